@@ -1,0 +1,187 @@
+// Package env is goshmem's one table of environment variables: every
+// GOSHMEM_* setting is one row here, read once at Init, and printed with its
+// source by GOSHMEM_INFO=1.
+package env
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Var is one row of the table.
+type Var struct {
+	Name    string
+	Default string
+	Help    string
+	kind    kind
+}
+
+type kind int
+
+const (
+	kindBool kind = iota
+	kindSize
+	kindDuration
+	kindString
+)
+
+// Table lists every variable goshmem reads. Append rows; keep names stable.
+var Table = []Var{
+	{Name: "GOSHMEM_SYMMETRIC_SIZE", Default: "1G", kind: kindSize,
+		Help: "bytes of symmetric heap per PE (suffix K, M, G); reserved sparsely, committed on first touch"},
+	{Name: "GOSHMEM_INFO", Default: "0", kind: kindBool,
+		Help: "print the transport chosen per peer and every setting with its source at Init (PE 0)"},
+	{Name: "GOSHMEM_DEBUG", Default: "0", kind: kindBool,
+		Help: "debug checks: freed blocks are poisoned and quarantined so use after Free is caught"},
+	{Name: "GOSHMEM_TIMEOUT", Default: "0", kind: kindDuration,
+		Help: "watchdog: a wait, quiet or barrier longer than this fails with ErrTimeout (0 = off; e.g. 10s)"},
+	{Name: "GOSHMEM_TRANSPORT", Default: "auto", kind: kindString,
+		Help: "host transport for every peer: auto (shm on one node) or shm"},
+	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
+		Help: "auto (MPI under mpirun, 1-PE job otherwise), mpi, or single"},
+}
+
+// Setting is a parsed value and where it came from.
+type Setting struct {
+	Var
+	Value  string
+	Source string // "default" or "environment"
+}
+
+// Settings is the table read at one moment.
+type Settings map[string]Setting
+
+// Read reads every row from the process environment (lookup = os.LookupEnv
+// when nil) and validates it; the first bad value is an error naming the
+// variable and the accepted form.
+func Read(lookup func(string) (string, bool)) (Settings, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	s := make(Settings, len(Table))
+	for _, v := range Table {
+		st := Setting{Var: v, Value: v.Default, Source: "default"}
+		if val, ok := lookup(v.Name); ok && val != "" {
+			st.Value, st.Source = val, "environment"
+		}
+		if err := st.validate(); err != nil {
+			return nil, err
+		}
+		s[v.Name] = st
+	}
+	return s, nil
+}
+
+func (st Setting) validate() error {
+	var err error
+	switch st.kind {
+	case kindBool:
+		_, err = ParseBool(st.Value)
+	case kindSize:
+		_, err = ParseSize(st.Value)
+	case kindDuration:
+		_, err = ParseDuration(st.Value)
+	}
+	if err != nil {
+		return errors.WithHint(errors.Wrapf(err, "env: %s=%q", st.Name, st.Value), st.Help)
+	}
+	return nil
+}
+
+// Bool returns a boolean setting.
+func (s Settings) Bool(name string) bool { b, _ := ParseBool(s.get(name).Value); return b }
+
+// Size returns a size setting in bytes.
+func (s Settings) Size(name string) uint64 { n, _ := ParseSize(s.get(name).Value); return n }
+
+// Duration returns a duration setting.
+func (s Settings) Duration(name string) time.Duration {
+	d, _ := ParseDuration(s.get(name).Value)
+	return d
+}
+
+// String returns a string setting.
+func (s Settings) String(name string) string { return s.get(name).Value }
+
+func (s Settings) get(name string) Setting {
+	st, ok := s[name]
+	if !ok {
+		panic("env: " + name + " is not in the table")
+	}
+	return st
+}
+
+// Print writes every setting with its value and source.
+func (s Settings) Print(w io.Writer) {
+	names := make([]string, 0, len(s))
+	for n := range s {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		st := s[n]
+		fmt.Fprintf(w, "goshmem: info: %-24s = %-8s (%s) %s\n", n, st.Value, st.Source, st.Help)
+	}
+}
+
+// ParseBool accepts 1/0, true/false, yes/no, on/off.
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on", "y":
+		return true, nil
+	case "0", "false", "no", "off", "n", "":
+		return false, nil
+	}
+	return false, errors.Newf("not a boolean (want 1/0, true/false, yes/no, on/off)")
+}
+
+// ParseSize accepts a byte count with an optional K, M, G or T suffix
+// (powers of 1024), e.g. 512M.
+func ParseSize(v string) (uint64, error) {
+	v = strings.TrimSpace(strings.ToUpper(v))
+	v = strings.TrimSuffix(strings.TrimSuffix(v, "B"), "I")
+	mult := uint64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			v = v[:n-1]
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n == 0 {
+		return 0, errors.Newf("not a positive size (want e.g. 1048576, 512M, 2G)")
+	}
+	if n > (1<<63)/mult {
+		return 0, errors.Newf("size overflows 64 bits")
+	}
+	return n * mult, nil
+}
+
+// ParseDuration accepts a Go duration (10s, 500ms) or a number of seconds.
+func ParseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, errors.Newf("not a duration (want e.g. 10s, 500ms, or seconds as a number)")
+	}
+	return d, nil
+}

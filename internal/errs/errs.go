@@ -1,0 +1,38 @@
+// Package errs holds goshmem's sentinel errors so that every layer (the
+// public shmem package, collectives, quiet, transports) returns the same
+// values; shmem re-exports them. Match with errors.Is.
+package errs
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+)
+
+// The sentinels. Messages are package-prefixed; wrap them with the PE and
+// the argument at each boundary (see New).
+var (
+	ErrNotInitialized  = errors.New("goshmem: not initialized")
+	ErrPEOutOfRange    = errors.New("goshmem: PE out of range")
+	ErrOutOfBounds     = errors.New("goshmem: index out of bounds")
+	ErrHeapExhausted   = errors.New("goshmem: symmetric heap exhausted")
+	ErrNotSymmetric    = errors.New("goshmem: collective arguments differ across PEs")
+	ErrInvalidArgument = errors.New("goshmem: invalid argument")
+	ErrNotSupported    = errors.New("goshmem: not supported")
+	ErrTimeout         = errors.New("goshmem: timed out")
+)
+
+// New returns sentinel wrapped with "PE <pe>: <op>: <detail>"; the result
+// matches sentinel under errors.Is. pe < 0 leaves the PE out.
+func New(sentinel error, pe int, op string, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if pe >= 0 {
+		return errors.Wrapf(sentinel, "PE %d: %s: %s", pe, op, msg)
+	}
+	return errors.Wrapf(sentinel, "%s: %s", op, msg)
+}
+
+// Hint is New plus a user-facing hint (errors.WithHint).
+func Hint(sentinel error, hint string, pe int, op string, format string, args ...any) error {
+	return errors.WithHint(New(sentinel, pe, op, format, args...), hint)
+}

@@ -1,0 +1,83 @@
+// Package spin is goshmem's one waiting policy: spin on a memory word, then
+// back off by yielding the OS thread, then by sleeping, so that 8 PEs on 2
+// cores keep making progress while 2 PEs on 2 cores pay only the cache-line
+// transfer. It also enforces the GOSHMEM_TIMEOUT watchdog.
+package spin
+
+import (
+	"syscall"
+	"time"
+)
+
+// Policy is how a PE waits. The zero value spins forever without a deadline.
+type Policy struct {
+	// Spins is the number of busy polls before the first yield. Large when
+	// every PE of the node has its own core, small when oversubscribed.
+	Spins int
+	// Yields is the number of sched_yield rounds before sleeping starts.
+	Yields int
+	// MaxSleep caps the sleep between polls once sleeping.
+	MaxSleep time.Duration
+	// Timeout, when > 0, ends a wait with ok=false after this long.
+	Timeout time.Duration
+}
+
+// For returns the policy for a node with pesOnNode PEs and cpus cores.
+func For(pesOnNode, cpus int, timeout time.Duration) Policy {
+	p := Policy{Spins: 1 << 16, Yields: 1 << 12, MaxSleep: 50 * time.Microsecond, Timeout: timeout}
+	if pesOnNode > cpus {
+		// Oversubscribed: a spinning PE steals the core of the PE it waits for.
+		p.Spins = 64
+		p.Yields = 256
+	}
+	return p
+}
+
+// Yield gives up the OS thread (sched_yield), so another process on this
+// core runs; runtime.Gosched would only switch goroutines.
+func Yield() {
+	syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) //nolint:errcheck
+}
+
+// Until calls done until it returns true. It returns false when the
+// policy's timeout expired first. check, when non-nil, is called on the slow
+// path (about every millisecond once sleeping) and may end the wait with an
+// error (a dead peer, an asynchronous failure).
+func (p Policy) Until(done func() bool, check func() error) (ok bool, err error) {
+	for i := 0; i < p.Spins; i++ {
+		if done() {
+			return true, nil
+		}
+	}
+	var start time.Time
+	if p.Timeout > 0 || check != nil {
+		start = time.Now()
+	}
+	sleep := time.Microsecond
+	lastCheck := start
+	for n := 0; ; n++ {
+		if done() {
+			return true, nil
+		}
+		if n < p.Yields {
+			Yield()
+		} else {
+			time.Sleep(sleep)
+			if sleep < p.MaxSleep {
+				sleep *= 2
+			}
+		}
+		if n&63 == 0 || n >= p.Yields {
+			now := time.Now()
+			if p.Timeout > 0 && now.Sub(start) > p.Timeout {
+				return done(), nil
+			}
+			if check != nil && now.Sub(lastCheck) > time.Millisecond {
+				lastCheck = now
+				if err := check(); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+}

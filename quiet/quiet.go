@@ -1,0 +1,166 @@
+// Package quiet is goshmem's completion model: which operations have been
+// issued and which have completed, per queue, per context, and PE-wide.
+//
+// A Queue is one ordered channel to the network or a peer (a QP, a libfabric
+// endpoint, a proxy ring, a memory-copy stream). Each operation is counted
+// when issued (Issue) and again when the transport learns it completed
+// (Complete). Quiet on a scope snapshots every queue's issued count and waits
+// until the completed count has reached the snapshot:
+//
+//	issued:    read once, with acquire order, before waiting
+//	completed: read repeatedly until completed >= snapshot
+//
+// Operations issued after the snapshot (by other goroutines) are not waited
+// for: quiet guarantees completion of what was issued before it was called
+// (Ref: OpenSHMEM 1.6 §9.8.2 shmem_quiet). A failure reported by a transport
+// (Fail) is returned by the next quiet of every scope that contains the
+// queue, once, and then cleared: asynchronous errors are never dropped.
+//
+// Scopes: a Ctx holds its own queues (Ctx.Quiet = Scope.Quiet over those
+// only); the Domain holds every queue of the PE (PE-wide Quiet).
+package quiet
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
+)
+
+// Queue counts the operations of one ordered channel.
+type Queue struct {
+	name      string
+	issued    atomic.Uint64
+	completed atomic.Uint64
+	// progress, when set, is called while waiting: transports with manual
+	// progress drive their completion queue from it.
+	progress func()
+
+	mu  sync.Mutex
+	err error
+}
+
+// NewQueue returns a queue named for diagnostics ("ctx 3 -> PE 1 (ofi)").
+// progress may be nil.
+func NewQueue(name string, progress func()) *Queue {
+	return &Queue{name: name, progress: progress}
+}
+
+// Name is the diagnostic name.
+func (q *Queue) Name() string { return q.name }
+
+// Issue counts n operations as issued and returns the new issued count (the
+// ticket the last of them completes at).
+func (q *Queue) Issue(n uint64) uint64 { return q.issued.Add(n) }
+
+// Complete counts n operations as completed.
+func (q *Queue) Complete(n uint64) { q.completed.Add(n) }
+
+// Fail records an asynchronous failure and counts the operation as
+// completed (it will not complete otherwise). The error surfaces at the next
+// quiet that covers this queue.
+func (q *Queue) Fail(err error) {
+	q.mu.Lock()
+	if q.err == nil {
+		q.err = err
+	} else {
+		q.err = errors.CombineErrors(q.err, err)
+	}
+	q.mu.Unlock()
+	q.completed.Add(1)
+}
+
+// Pending is issued - completed, read in that order.
+func (q *Queue) Pending() uint64 {
+	i := q.issued.Load()
+	return i - q.completed.Load()
+}
+
+// Counts returns (issued, completed).
+func (q *Queue) Counts() (issued, completed uint64) {
+	return q.issued.Load(), q.completed.Load()
+}
+
+func (q *Queue) takeErr() error {
+	q.mu.Lock()
+	err := q.err
+	q.err = nil
+	q.mu.Unlock()
+	return err
+}
+
+// Scope is a set of queues completed together: a context's queues, or every
+// queue of the PE. It is safe for concurrent use.
+type Scope struct {
+	mu     sync.RWMutex
+	queues []*Queue
+	name   string
+}
+
+// NewScope returns an empty scope named for diagnostics.
+func NewScope(name string) *Scope { return &Scope{name: name} }
+
+// Add puts q in the scope.
+func (s *Scope) Add(q *Queue) {
+	s.mu.Lock()
+	s.queues = append(s.queues, q)
+	s.mu.Unlock()
+}
+
+// Remove takes q out of the scope (a destroyed context).
+func (s *Scope) Remove(q *Queue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.queues {
+		if x == q {
+			// Copy: Quiet may be iterating the old slice without the lock.
+			s.queues = append(append([]*Queue(nil), s.queues[:i]...), s.queues[i+1:]...)
+			return
+		}
+	}
+}
+
+// Queues returns a snapshot of the scope's queues.
+func (s *Scope) Queues() []*Queue {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]*Queue(nil), s.queues...)
+}
+
+// Quiet waits until every operation issued on the scope's queues before the
+// call has completed, then returns the first asynchronous failure recorded
+// on any of them. With a timeout in p, a stuck queue gives ErrTimeout naming
+// the queue and its counts. check (may be nil) is consulted on the slow path.
+func (s *Scope) Quiet(p spin.Policy, check func() error) error {
+	s.mu.RLock()
+	qs := s.queues
+	s.mu.RUnlock()
+	var firstErr error
+	for _, q := range qs {
+		target := q.issued.Load()
+		if q.completed.Load() < target {
+			done := func() bool {
+				if q.progress != nil {
+					q.progress()
+				}
+				return q.completed.Load() >= target
+			}
+			ok, err := p.Until(done, check)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errs.New(errs.ErrTimeout, -1, "quiet",
+					"%s: queue %q completed %d of %d issued operations within GOSHMEM_TIMEOUT=%v",
+					s.name, q.name, q.completed.Load(), target, p.Timeout)
+			}
+		}
+		if err := q.takeErr(); err != nil && firstErr == nil {
+			firstErr = errors.Wrapf(err, "%s: queue %q", s.name, q.name)
+		}
+	}
+	return firstErr
+}

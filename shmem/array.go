@@ -1,0 +1,241 @@
+package shmem
+
+import (
+	"encoding/binary"
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/elem"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/symmetric"
+)
+
+// Elem is every type a symmetric array may hold.
+type Elem = elem.Elem
+
+// Array is a symmetric array of n elements of T: every PE has one at the
+// same offset of its symmetric heap, so an Array value names the remote
+// copies as well as the local one. Copies of an Array value refer to the
+// same allocation. The zero Array is invalid.
+type Array[T Elem] struct {
+	b *block
+}
+
+type block struct {
+	off   uint64 // region offset of element 0
+	n     int
+	bytes uint64
+	gen   uint64
+	freed atomic.Bool
+}
+
+// Len is the number of elements on each PE (0 for the zero Array).
+func (a Array[T]) Len() int {
+	if a.b == nil {
+		return 0
+	}
+	return a.b.n
+}
+
+// Local is this PE's part of the array: a slice over symmetric memory that
+// peers may read and write. It is nil for a freed or zero Array, or after
+// Finalize. Plain loads and stores through it are not atomic and not
+// ordered with respect to peers: use WaitUntil/TestCmp/atomics for words
+// that peers update concurrently.
+func (a Array[T]) Local() []T {
+	r := current.Load()
+	if r == nil || a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
+		return nil
+	}
+	return unsafe.Slice((*T)(r.localPtr(a.b.off)), a.b.n)
+}
+
+// Free releases the array on every PE. It is collective (every PE frees the
+// same array, in the same order as its other collective heap calls) and
+// begins with a barrier, so no PE is still accessing it (Ref: OpenSHMEM 1.6
+// §9.3.1 shmem_free). Freeing twice returns ErrInvalidArgument.
+func (a Array[T]) Free() error {
+	r, err := rt("Free")
+	if err != nil {
+		return err
+	}
+	status := uint64(0)
+	var off uint64
+	switch {
+	case a.b == nil:
+		status = 1
+	case a.b.gen != r.gen:
+		status = 2
+	case a.b.freed.Load():
+		status = 3
+	default:
+		off = a.b.off
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	err = r.heapCollective(opFree, off, status, func() error {
+		switch status {
+		case 1:
+			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "the zero Array was never allocated")
+		case 2:
+			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "array belongs to an earlier Init")
+		case 3:
+			return errs.Hint(errs.ErrInvalidArgument, "free each array once", r.me, "Free",
+				"array of %d %s at heap offset %d was already freed", a.b.n, elem.Name[T](), a.b.off-heapOff)
+		}
+		if _, err := r.alloc.Free(off - heapOff); err != nil {
+			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
+		}
+		a.b.freed.Store(true)
+		if r.debug {
+			poison(r.local(off, int(a.b.bytes)))
+		}
+		return nil
+	})
+	return err
+}
+
+// poisonByte fills freed memory in debug mode, so a stale Local slice reads
+// garbage that is easy to recognise (0xdbdbdbdb...).
+const poisonByte = 0xdb
+
+func poison(b []byte) {
+	for i := range b {
+		b[i] = poisonByte
+	}
+}
+
+// Alloc allocates a symmetric array of n elements of T on the host heap of
+// every PE. It is collective: every PE calls it with the same n, in the same
+// order. The memory is zeroed, and the call ends with a barrier, so peers
+// may write into the new array as soon as it returns on their side
+// (Ref: OpenSHMEM 1.6 §9.3.1 shmem_malloc).
+//
+// Errors: n < 1 → ErrInvalidArgument; more than the heap holds →
+// ErrHeapExhausted (hint: raise GOSHMEM_SYMMETRIC_SIZE); PEs asking
+// different sizes → ErrNotSymmetric on every PE, nothing allocated.
+func Alloc[T Elem](n int) (Array[T], error) {
+	r, err := rt("Alloc")
+	if err != nil {
+		return Array[T]{}, err
+	}
+	sz := uint64(elem.Size[T]())
+	var bytes uint64
+	if n > 0 && uint64(n) <= math.MaxInt64/sz {
+		bytes = uint64(n) * sz
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	var out Array[T]
+	err = r.heapCollective(opAlloc, bytes, uint64(int64(n)), func() error {
+		if n < 1 {
+			return errs.New(errs.ErrInvalidArgument, r.me, "Alloc", "n = %d elements of %s; must be in [1, %d]",
+				n, elem.Name[T](), r.heapLen/sz)
+		}
+		if bytes == 0 || bytes > r.heapLen {
+			return errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_SYMMETRIC_SIZE", r.me, "Alloc",
+				"n = %d elements of %s is more than the whole heap (%d bytes, at most %d elements)",
+				n, elem.Name[T](), r.heapLen, r.heapLen/sz)
+		}
+		off, err := r.alloc.Alloc(bytes, heapAlign)
+		if err != nil {
+			if errors.Is(err, symmetric.ErrHeapExhausted) {
+				return errors.Wrapf(errors.Mark(err, errs.ErrHeapExhausted), "goshmem: PE %d: Alloc: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)
+			}
+			return errors.Wrapf(errors.Mark(err, errs.ErrInvalidArgument), "goshmem: PE %d: Alloc", r.me)
+		}
+		clear(r.local(heapOff+off, int(bytes)))
+		out = Array[T]{b: &block{off: heapOff + off, n: n, bytes: bytes, gen: r.gen}}
+		return nil
+	})
+	return out, err
+}
+
+// AllocDevice allocates a symmetric array in GPU memory. This build found
+// no GPU (the CUDA runtime path is not available), so it returns
+// ErrNotSupported; use Alloc for host memory.
+func AllocDevice[T Elem](n int) (Array[T], error) {
+	r, err := rt("AllocDevice")
+	if err != nil {
+		return Array[T]{}, err
+	}
+	return Array[T]{}, errs.Hint(errs.ErrNotSupported,
+		"no GPU was found at Init (or this build has no CUDA support); use shmem.Alloc for the host heap",
+		r.me, "AllocDevice", "n = %d elements of %s: no GPU symmetric heap", n, elem.Name[T]())
+}
+
+const (
+	opAlloc = 1
+	opFree  = 2
+)
+
+// heapCollective runs a collective heap operation: every PE publishes
+// (sequence, op, a, b), all compare, and only if every PE asked the same
+// thing does fn run (the same fn on every PE, deterministic allocator, so
+// offsets agree). A final sync orders fn's effects (zeroed memory) before
+// any peer's next access. The caller holds r.coll.
+func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error {
+	r.collSeq++
+	var in [32]byte
+	binary.LittleEndian.PutUint64(in[0:], r.collSeq)
+	binary.LittleEndian.PutUint64(in[8:], op)
+	binary.LittleEndian.PutUint64(in[16:], a)
+	binary.LittleEndian.PutUint64(in[24:], b)
+	all, err := r.world.Exchange(r, in[:])
+	if err != nil {
+		return err
+	}
+	for pe, got := range all {
+		if string(got) == string(in[:]) {
+			continue
+		}
+		what := func(x []byte) string {
+			o := binary.LittleEndian.Uint64(x[8:])
+			name := map[uint64]string{opAlloc: "Alloc", opFree: "Free"}[o]
+			if o == opAlloc {
+				return sprintf("call #%d Alloc of %d bytes (n = %d)", binary.LittleEndian.Uint64(x[0:]),
+					binary.LittleEndian.Uint64(x[16:]), int64(binary.LittleEndian.Uint64(x[24:])))
+			}
+			return sprintf("call #%d %s of heap offset %d (status %d)", binary.LittleEndian.Uint64(x[0:]), name,
+				binary.LittleEndian.Uint64(x[16:]), binary.LittleEndian.Uint64(x[24:]))
+		}
+		return errs.Hint(errs.ErrNotSymmetric, "every PE must make the same Alloc/Free calls with the same sizes, in the same order",
+			r.me, map[uint64]string{opAlloc: "Alloc", opFree: "Free"}[op], "PE %d made %s, this PE made %s", pe, what(got), what(in[:]))
+	}
+	ferr := fn()
+	if err := r.world.Sync(r); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// span checks an access to elements [idx, idx+n) of a on pe and returns its
+// region offset. op names the call for the error.
+func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, error) {
+	if a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
+		return 0, badArray(r, a, op)
+	}
+	if uint(pe) >= uint(r.npes) {
+		return 0, errs.New(errs.ErrPEOutOfRange, r.me, op, "pe = %d; must be in [0, %d)", pe, r.npes)
+	}
+	if idx < 0 || n < 0 || idx > a.b.n || n > a.b.n-idx {
+		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "index %d, length %d on PE %d: elements [%d, %d) are outside the array's [0, %d)",
+			idx, n, pe, idx, idx+n, a.b.n)
+	}
+	return a.b.off + uint64(idx)*uint64(elem.Size[T]()), nil
+}
+
+func badArray[T Elem](r *runtime, a Array[T], op string) error {
+	switch {
+	case a.b == nil:
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "the zero Array: allocate arrays with shmem.Alloc")
+	case a.b.gen != r.gen:
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "the array belongs to an earlier Init")
+	default:
+		return errs.Hint(errs.ErrInvalidArgument, "do not use an array after Free", r.me, op,
+			"use after Free: array of %d %s at heap offset %d was freed", a.b.n, elem.Name[T](), a.b.off-heapOff)
+	}
+}

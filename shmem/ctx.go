@@ -1,0 +1,144 @@
+package shmem
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/quiet"
+)
+
+var sprintf = fmt.Sprintf
+
+// Ctx is a communication context (Ref: OpenSHMEM 1.6 §9.4): an independent
+// stream of RMA, atomic and signal operations with its own completion scope.
+// Ctx.Quiet waits only for this context's operations, so a thread's latency-
+// sensitive traffic need not wait behind another context's bulk transfers;
+// the PE-wide Quiet and Fence cover every context. A nil *Ctx in the ...Ctx
+// calls means the default context.
+type Ctx struct {
+	r         *runtime
+	id        int
+	q         *quiet.Queue
+	scope     *quiet.Scope
+	destroyed atomic.Bool
+}
+
+// CtxOption configures NewCtx (reserved; none yet).
+type CtxOption func(*Ctx)
+
+// NewCtx creates a context on this PE (not collective).
+func NewCtx(opts ...CtxOption) (*Ctx, error) {
+	r, err := rt("NewCtx")
+	if err != nil {
+		return nil, err
+	}
+	c := r.newCtx("")
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+func (r *runtime) newCtx(name string) *Ctx {
+	r.ctxMu.Lock()
+	id := r.nextID
+	r.nextID++
+	r.ctxMu.Unlock()
+	if name == "" {
+		name = sprintf("context %d", id)
+	}
+	c := &Ctx{r: r, id: id, q: quiet.NewQueue(name, nil), scope: quiet.NewScope(name)}
+	c.scope.Add(c.q)
+	r.all.Add(c.q)
+	return c
+}
+
+// use resolves c (nil = default) against the live runtime.
+func (c *Ctx) use(op string) (*runtime, *Ctx, error) {
+	r := current.Load()
+	if r == nil {
+		return nil, nil, errs.Hint(errs.ErrNotInitialized, "call shmem.Init first (and not after Finalize)", -1, op, "goshmem is not initialized")
+	}
+	if c == nil {
+		return r, r.dflt, nil
+	}
+	if c.r != r {
+		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "context %d belongs to an earlier Init", c.id)
+	}
+	if c.destroyed.Load() {
+		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "context %d was destroyed", c.id)
+	}
+	return r, c, nil
+}
+
+// Quiet waits until every operation issued on this context before the call
+// is complete: puts and atomics are visible at their targets, non-blocking
+// gets have filled their buffers, and buffers passed to PutNBI may be
+// reused (Ref: OpenSHMEM 1.6 §9.8.2 shmem_ctx_quiet). Other contexts'
+// operations are not waited for. Asynchronous failures of this context are
+// returned here.
+func (c *Ctx) Quiet() error {
+	r, c, err := c.use("Ctx.Quiet")
+	if err != nil {
+		return err
+	}
+	qerr := c.scope.Quiet(r.policy, r.checkPeers)
+	r.shm.Quiet()
+	return qerr
+}
+
+// Fence orders this context's puts, atomics and signals to each PE: those
+// issued before the fence are delivered to a PE before those issued after
+// it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_ctx_fence). It does not wait for
+// completion.
+func (c *Ctx) Fence() error {
+	r, c, err := c.use("Ctx.Fence")
+	if err != nil {
+		return err
+	}
+	return r.shm.Fence(c.q)
+}
+
+// Destroy quiets the context and releases it; using it afterwards is an
+// error. The default context cannot be destroyed.
+func (c *Ctx) Destroy() error {
+	r, c, err := c.use("Ctx.Destroy")
+	if err != nil {
+		return err
+	}
+	if c == r.dflt {
+		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "the default context cannot be destroyed")
+	}
+	qerr := c.scope.Quiet(r.policy, r.checkPeers)
+	if c.destroyed.Swap(true) {
+		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "context %d was already destroyed", c.id)
+	}
+	r.all.Remove(c.q)
+	return qerr
+}
+
+// Quiet waits for completion of every operation this PE issued before the
+// call, on every context (Ref: OpenSHMEM 1.6 §9.8.2 shmem_quiet): puts and
+// atomics are visible at their targets, non-blocking gets have filled their
+// buffers, PutNBI sources may be reused. On the shm transport operations
+// complete as they are issued, so this costs one store-load barrier.
+func Quiet() error {
+	r, err := rt("Quiet")
+	if err != nil {
+		return err
+	}
+	return r.quietAll()
+}
+
+// Fence orders this PE's puts, atomics and signals to each target PE, on
+// every context: those issued before it are delivered to a PE before those
+// issued after it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_fence). It does not wait
+// for completion (that is Quiet).
+func Fence() error {
+	r, err := rt("Fence")
+	if err != nil {
+		return err
+	}
+	return r.shm.Fence(r.dflt.q)
+}

@@ -1,0 +1,508 @@
+package shmem
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
+	"github.com/goshmem/goshmem/internal/transport"
+	"github.com/goshmem/goshmem/internal/transport/shm"
+	"github.com/goshmem/goshmem/quiet"
+	"github.com/goshmem/goshmem/symmetric"
+)
+
+// Region layout: [0, collectives.ControlSize) psync and scratch words;
+// [headerOff, heapOff) this PE's header (liveness); [heapOff, size) the
+// user heap managed by the allocator.
+const (
+	headerOff = collectives.ControlSize
+	heapOff   = (headerOff + 4096 + 4095) &^ 4095
+	// header words
+	hdrPID   = headerOff
+	hdrState = headerOff + 64
+
+	stateRunning   = 1
+	stateFinalized = 2
+
+	heapAlign = 64
+)
+
+// The one runtime singleton. Hot paths read it with one atomic load.
+var (
+	current atomic.Pointer[runtime]
+	// lifecycle serializes Init and Finalize.
+	lifecycle sync.Mutex
+	// generation numbers each Init, so arrays of an earlier Init are rejected.
+	generation atomic.Uint64
+)
+
+type runtime struct {
+	boot     bootstrap.Bootstrap
+	me, npes int
+	node     []int
+	settings env.Settings
+	policy   spin.Policy
+	debug    bool
+	gen      uint64
+
+	regions []*symmetric.Region // own at [me]; node peers mapped; nil otherwise
+	bases   []unsafe.Pointer
+	pids    []int
+	heapLen uint64
+	alloc   *symmetric.Allocator
+
+	shm *shm.Transport
+	tr  []transport.Transport // per peer
+
+	all  *quiet.Scope // every queue: PE-wide Quiet
+	dflt *Ctx
+
+	// coll serializes this PE's collectives (heap, teams, data collectives):
+	// they share the team epochs and scratch words.
+	coll    sync.Mutex
+	world   *collectives.Team
+	teamsMu sync.RWMutex
+	teams   map[int32]*collectives.Team
+	nextTID int32
+	collSeq uint64
+
+	ctxMu  sync.Mutex
+	nextID int
+}
+
+// Option configures Init. Options override the environment.
+type Option func(*config)
+
+type config struct {
+	heapSize uint64
+	timeout  time.Duration
+	debug    *bool
+	boot     bootstrap.Bootstrap
+}
+
+// WithSymmetricSize sets the bytes of symmetric heap per PE (overrides
+// GOSHMEM_SYMMETRIC_SIZE). Every PE must pass the same size.
+func WithSymmetricSize(bytes uint64) Option { return func(c *config) { c.heapSize = bytes } }
+
+// WithTimeout sets the watchdog (overrides GOSHMEM_TIMEOUT): a wait, quiet or
+// barrier longer than d fails with ErrTimeout. 0 turns it off.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithDebug turns debug checks on or off (overrides GOSHMEM_DEBUG).
+func WithDebug(on bool) Option { return func(c *config) { c.debug = &on } }
+
+// WithBootstrap runs on the given bootstrap instead of choosing one (used by
+// goshmem's own tests and tools).
+func WithBootstrap(b bootstrap.Bootstrap) Option { return func(c *config) { c.boot = b } }
+
+// Init starts goshmem on this PE. Under mpirun (or another PMI launcher)
+// it bootstraps over MPI; a program started alone is a 1-PE job. Init is
+// collective: every PE of the job calls it. It maps the symmetric heap of
+// every PE on this node, chooses a transport for every peer, and ends with
+// a barrier. Calling Init again before Finalize is an error.
+func Init(opts ...Option) error {
+	lifecycle.Lock()
+	defer lifecycle.Unlock()
+	if r := current.Load(); r != nil {
+		return errs.Hint(errs.ErrInvalidArgument, "call Finalize before initializing again",
+			r.me, "Init", "goshmem is already initialized")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	settings, err := env.Read(nil)
+	if err != nil {
+		return errors.Mark(err, errs.ErrInvalidArgument)
+	}
+	boot := cfg.boot
+	if boot == nil {
+		if boot, err = chooseBootstrap(settings.String("GOSHMEM_BOOTSTRAP")); err != nil {
+			return err
+		}
+	}
+	r, err := newRuntime(boot, settings, cfg)
+	if err != nil {
+		if cfg.boot == nil {
+			_ = boot.Finalize()
+		}
+		return err
+	}
+	current.Store(r)
+	if settings.Bool("GOSHMEM_INFO") {
+		r.printInfo(os.Stderr)
+	}
+	return nil
+}
+
+var mpiUsed atomic.Bool
+
+func chooseBootstrap(name string) (bootstrap.Bootstrap, error) {
+	useMPI := false
+	switch name {
+	case "auto":
+		useMPI = mpiboot.UnderLauncher()
+	case "mpi":
+		useMPI = true
+	case "single":
+	default:
+		return nil, errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi or single", name)
+	}
+	if !useMPI {
+		job, err := local.NewJob(1)
+		if err != nil {
+			return nil, err
+		}
+		return job[0], nil
+	}
+	if mpiUsed.Load() {
+		return nil, errs.Hint(errs.ErrNotSupported, "MPI cannot be initialized twice in one process: call Init once per run",
+			-1, "Init", "Init after Finalize under MPI")
+	}
+	b, err := mpiboot.New()
+	if err != nil {
+		return nil, errors.Wrap(err, "goshmem: Init: MPI bootstrap")
+	}
+	mpiUsed.Store(true)
+	return b, nil
+}
+
+func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*runtime, error) {
+	r := &runtime{
+		boot:     boot,
+		me:       boot.Rank(),
+		npes:     boot.Size(),
+		node:     boot.Node(),
+		settings: settings,
+		gen:      generation.Add(1),
+		teams:    map[int32]*collectives.Team{},
+		nextTID:  2,
+	}
+	heap := settings.Size("GOSHMEM_SYMMETRIC_SIZE")
+	if cfg.heapSize != 0 {
+		heap = cfg.heapSize
+	}
+	heap = (heap + 4095) &^ 4095
+	timeout := settings.Duration("GOSHMEM_TIMEOUT")
+	if cfg.timeout != 0 {
+		timeout = cfg.timeout
+	}
+	r.debug = settings.Bool("GOSHMEM_DEBUG")
+	if cfg.debug != nil {
+		r.debug = *cfg.debug
+	}
+	_, localSize := bootstrap.LocalRank(boot)
+	r.policy = spin.For(localSize, goruntime.NumCPU(), timeout)
+
+	// Agree on the heap size and learn every PE's pid (for liveness checks).
+	var mine [16]byte
+	binary.LittleEndian.PutUint64(mine[0:], heap)
+	binary.LittleEndian.PutUint64(mine[8:], uint64(os.Getpid()))
+	all, err := boot.Allgather(mine[:])
+	if err != nil {
+		return nil, errors.Wrap(err, "goshmem: Init: exchanging heap sizes")
+	}
+	r.pids = make([]int, r.npes)
+	for pe := 0; pe < r.npes; pe++ {
+		h := binary.LittleEndian.Uint64(all[16*pe:])
+		r.pids[pe] = int(binary.LittleEndian.Uint64(all[16*pe+8:]))
+		if h != heap {
+			return nil, errs.Hint(errs.ErrNotSymmetric, "set the same GOSHMEM_SYMMETRIC_SIZE on every PE",
+				r.me, "Init", "symmetric heap size %d bytes here, %d bytes on PE %d", heap, h, pe)
+		}
+	}
+	// A job-unique name prefix for the regions, chosen by PE 0.
+	var jobID [48]byte
+	if r.me == 0 {
+		var rnd [8]byte
+		_, _ = rand.Read(rnd[:])
+		copy(jobID[:], fmt.Sprintf("goshmem-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:])))
+	}
+	if err := boot.Bcast(jobID[:], 0); err != nil {
+		return nil, errors.Wrap(err, "goshmem: Init: broadcasting the job id")
+	}
+	job := strings.TrimRight(string(jobID[:]), "\x00")
+
+	if err := r.mapHeaps(job, heap); err != nil {
+		r.unmap()
+		return nil, err
+	}
+	r.heapLen = heap - heapOff
+	if r.alloc, err = symmetric.NewAllocator(r.heapLen, heapAlign); err != nil {
+		r.unmap()
+		return nil, errors.Wrap(err, "goshmem: Init")
+	}
+	if r.debug {
+		r.alloc.SetQuarantine(true)
+	}
+
+	if err := r.chooseTransports(settings.String("GOSHMEM_TRANSPORT")); err != nil {
+		r.unmap()
+		return nil, err
+	}
+	r.all = quiet.NewScope("PE-wide quiet")
+	r.dflt = r.newCtx("default context")
+	r.world = collectives.World(r)
+	r.teams[1] = r.world
+
+	binary.LittleEndian.PutUint64(r.local(hdrPID, 8), uint64(os.Getpid()))
+	atomic.StoreUint64((*uint64)(r.localPtr(hdrState)), stateRunning)
+	if err := r.world.Sync(r); err != nil {
+		r.unmap()
+		return nil, errors.Wrap(err, "goshmem: Init: first barrier")
+	}
+	return r, nil
+}
+
+// mapHeaps creates this PE's region, then maps every same-node peer's.
+func (r *runtime) mapHeaps(job string, heap uint64) error {
+	r.regions = make([]*symmetric.Region, r.npes)
+	r.bases = make([]unsafe.Pointer, r.npes)
+	name := func(pe int) string { return fmt.Sprintf("%s-%d", job, pe) }
+	reg, err := symmetric.CreateRegion(name(r.me), heap)
+	if err != nil {
+		return errors.Wrapf(errors.Mark(err, errs.ErrHeapExhausted), "goshmem: PE %d: Init: symmetric heap of %d bytes", r.me, heap)
+	}
+	r.regions[r.me] = reg
+	var openErr error
+	if err := r.boot.Barrier(); err != nil {
+		return errors.Wrap(err, "goshmem: Init")
+	}
+	for pe := 0; pe < r.npes; pe++ {
+		if pe == r.me || r.node[pe] != r.node[r.me] {
+			continue
+		}
+		if r.regions[pe], err = symmetric.OpenRegion(name(pe), heap); err != nil && openErr == nil {
+			openErr = errors.Wrapf(err, "goshmem: PE %d: Init: mapping the heap of PE %d", r.me, pe)
+		}
+	}
+	// Everyone has mapped everyone: the names can go, so nothing is left in
+	// /dev/shm even if the job is killed later.
+	if err := r.boot.Barrier(); err != nil {
+		return errors.Wrap(err, "goshmem: Init")
+	}
+	_ = reg.Unlink()
+	if openErr != nil {
+		return openErr
+	}
+	for pe, rg := range r.regions {
+		if rg != nil {
+			r.bases[pe] = unsafe.Pointer(unsafe.SliceData(rg.Bytes()))
+		}
+	}
+	return nil
+}
+
+func (r *runtime) chooseTransports(want string) error {
+	switch want {
+	case "auto", "shm":
+	default:
+		return errs.Hint(errs.ErrNotSupported, "use GOSHMEM_TRANSPORT=auto or shm",
+			r.me, "Init", "GOSHMEM_TRANSPORT=%q is not available in this build", want)
+	}
+	r.shm = shm.New(r.bases)
+	r.tr = make([]transport.Transport, r.npes)
+	for pe := range r.tr {
+		if r.bases[pe] == nil {
+			return errs.Hint(errs.ErrNotSupported, "run every PE on one node; the inter-node ofi transport is not built yet",
+				r.me, "Init", "PE %d is on another node (node %d, this PE is on node %d) and no inter-node transport is available",
+				pe, r.node[pe], r.node[r.me])
+		}
+		r.tr[pe] = r.shm
+	}
+	return nil
+}
+
+func (r *runtime) unmap() {
+	for i, rg := range r.regions {
+		if rg != nil {
+			_ = rg.Close()
+			r.regions[i] = nil
+		}
+	}
+}
+
+func (r *runtime) local(off uint64, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(r.bases[r.me], off)), n)
+}
+
+func (r *runtime) localPtr(off uint64) unsafe.Pointer { return unsafe.Add(r.bases[r.me], off) }
+
+// Finalize ends goshmem on this PE. It is collective: it completes every
+// outstanding operation (Quiet), waits for every PE (barrier), unmaps the
+// heap and releases the bootstrap. Arrays are unusable afterwards; every
+// call but Init returns ErrNotInitialized.
+func Finalize() error {
+	lifecycle.Lock()
+	defer lifecycle.Unlock()
+	r := current.Load()
+	if r == nil {
+		return errs.Hint(errs.ErrNotInitialized, "call shmem.Init first", -1, "Finalize", "goshmem is not initialized")
+	}
+	var errList []error
+	if err := r.all.Quiet(r.policy, r.checkPeers); err != nil {
+		errList = append(errList, err)
+	}
+	r.coll.Lock()
+	if err := r.world.Barrier(r); err != nil {
+		errList = append(errList, errors.Wrap(err, "goshmem: Finalize: barrier"))
+	}
+	r.coll.Unlock()
+	atomic.StoreUint64((*uint64)(r.localPtr(hdrState)), stateFinalized)
+	// The bootstrap barrier keeps every PE's mapping alive until all are
+	// past their last access (a peer may still read our barrier word).
+	if err := r.boot.Barrier(); err != nil {
+		errList = append(errList, err)
+	}
+	current.Store(nil)
+	r.unmap()
+	if err := r.boot.Finalize(); err != nil {
+		errList = append(errList, err)
+	}
+	return errors.Join(errList...)
+}
+
+// MyPE returns this PE's number in [0, NPEs()), or -1 before Init.
+func MyPE() int {
+	if r := current.Load(); r != nil {
+		return r.me
+	}
+	return -1
+}
+
+// NPEs returns the number of PEs in the job, or -1 before Init.
+func NPEs() int {
+	if r := current.Load(); r != nil {
+		return r.npes
+	}
+	return -1
+}
+
+// GlobalExit ends every PE of the job with the given exit status
+// (shmem_global_exit), printing msg naming this PE. It does not return.
+func GlobalExit(code int, msg string) {
+	if r := current.Load(); r != nil {
+		r.boot.Abort(code, msg)
+	}
+	fmt.Fprintf(os.Stderr, "goshmem: %s\n", msg)
+	os.Exit(code)
+}
+
+// rt returns the runtime or ErrNotInitialized naming op.
+func rt(op string) (*runtime, error) {
+	if r := current.Load(); r != nil {
+		return r, nil
+	}
+	return nil, errs.Hint(errs.ErrNotInitialized, "call shmem.Init first (and not after Finalize)", -1, op, "goshmem is not initialized")
+}
+
+// checkPeers runs on the slow path of every wait: a node peer whose process
+// is gone without finalizing will never answer, so the wait ends with an
+// error naming it instead of hanging.
+func (r *runtime) checkPeers() error {
+	for pe := 0; pe < r.npes; pe++ {
+		if pe == r.me || r.bases[pe] == nil {
+			continue
+		}
+		st := atomic.LoadUint64((*uint64)(unsafe.Add(r.bases[pe], hdrState)))
+		if st == stateFinalized {
+			continue
+		}
+		if err := syscall.Kill(r.pids[pe], 0); err == syscall.ESRCH {
+			return errs.New(errs.ErrTimeout, r.me, "wait",
+				"PE %d (pid %d) exited without calling Finalize; it will never answer", pe, r.pids[pe])
+		}
+	}
+	return nil
+}
+
+func (r *runtime) printInfo(w io.Writer) {
+	var b strings.Builder
+	if r.me == 0 {
+		fmt.Fprintf(&b, "goshmem: info: %d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores\n",
+			r.npes, r.boot.Name(), r.heapLen+heapOff, r.heapLen, goruntime.NumCPU())
+		fmt.Fprintf(&b, "goshmem: info: wait policy: spin %d, yield %d, then sleep up to %v; timeout %v\n",
+			r.policy.Spins, r.policy.Yields, r.policy.MaxSleep, r.policy.Timeout)
+		r.settings.Print(&b)
+	}
+	byName := map[string][]int{}
+	for pe, t := range r.tr {
+		byName[t.Name()] = append(byName[t.Name()], pe)
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "goshmem: info: PE %d (node %d): transport %s to PEs %v\n", r.me, r.node[r.me], n, byName[n])
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+// Comm, for the collectives: the default context's queue, the shm signals.
+
+func (r *runtime) MyPE() int { return r.me }
+func (r *runtime) NPEs() int { return r.npes }
+
+func (r *runtime) Put(pe int, off uint64, src []byte) error {
+	return r.tr[pe].Put(r.dflt.q, pe, off, src)
+}
+
+func (r *runtime) Get(dst []byte, pe int, off uint64) error {
+	return r.tr[pe].Get(r.dflt.q, dst, pe, off)
+}
+
+func (r *runtime) Signal(pe int, off uint64, v uint64) error {
+	t := r.tr[pe]
+	if err := t.Fence(r.dflt.q); err != nil {
+		return err
+	}
+	_, err := t.Atomic(r.dflt.q, transport.AMOSet, 8, pe, off, v, 0)
+	return err
+}
+
+func (r *runtime) Local(off uint64, n int) []byte { return r.local(off, n) }
+
+func (r *runtime) WaitGE(off uint64, v uint64, what func() string) error {
+	p := (*uint64)(r.localPtr(off))
+	if atomic.LoadUint64(p) >= v {
+		return nil
+	}
+	ok, err := r.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, r.checkPeers)
+	if err != nil {
+		return errors.Wrap(err, what())
+	}
+	if !ok {
+		return errs.New(errs.ErrTimeout, r.me, "wait", "%s: still waiting after GOSHMEM_TIMEOUT=%v", what(), r.policy.Timeout)
+	}
+	return nil
+}
+
+func (r *runtime) Quiet() error { return r.quietAll() }
+
+func (r *runtime) quietAll() error {
+	err := r.all.Quiet(r.policy, r.checkPeers)
+	r.shm.Quiet()
+	return err
+}

@@ -1,0 +1,190 @@
+package shmem
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/goshmem/goshmem/internal/elem"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/transport"
+)
+
+// Cmp is a comparison for the wait and test calls (Ref: OpenSHMEM 1.6 §9.10).
+type Cmp int
+
+// The comparisons: the wait ends when (a[idx] cmp v) holds.
+const (
+	CmpEQ Cmp = iota
+	CmpNE
+	CmpGT
+	CmpGE
+	CmpLT
+	CmpLE
+)
+
+var cmpNames = [...]string{"==", "!=", ">", ">=", "<", "<="}
+
+func (c Cmp) String() string {
+	if c < 0 || int(c) >= len(cmpNames) {
+		return sprintf("Cmp(%d)", int(c))
+	}
+	return cmpNames[c]
+}
+
+func (c Cmp) valid() bool { return c >= CmpEQ && c <= CmpLE }
+
+func compare[T Elem](x T, c Cmp, v T) bool {
+	switch c {
+	case CmpEQ:
+		return x == v
+	case CmpNE:
+		return x != v
+	case CmpGT:
+		return x > v
+	case CmpGE:
+		return x >= v
+	case CmpLT:
+		return x < v
+	default:
+		return x <= v
+	}
+}
+
+// load reads *p with acquire order and without tearing. 1- and 2-byte
+// elements are read through their aligned 32-bit word.
+func load[T Elem](p unsafe.Pointer) T {
+	var z T
+	switch unsafe.Sizeof(z) {
+	case 8:
+		return fromBits[T](atomic.LoadUint64((*uint64)(p)))
+	case 4:
+		return fromBits[T](uint64(atomic.LoadUint32((*uint32)(p))))
+	default:
+		addr := uintptr(p)
+		w := atomic.LoadUint32((*uint32)(unsafe.Add(p, -int(addr&3))))
+		return fromBits[T](uint64(w >> ((addr & 3) * 8)))
+	}
+}
+
+// WaitUntil blocks until this PE's a[idx] satisfies (a[idx] cmp v), which a
+// peer makes true with a put, P, atomic or signal. Loads have acquire
+// order: data the peer wrote before the word (with Fence or PutSignal) is
+// visible once WaitUntil returns (Ref: OpenSHMEM 1.6 §9.10.1). It spins,
+// then yields, then sleeps, so oversubscribed nodes keep progressing; with
+// GOSHMEM_TIMEOUT set it fails with ErrTimeout naming the word and values.
+func WaitUntil[T Elem](a Array[T], idx int, cmp Cmp, v T) error {
+	r, err := rt("WaitUntil")
+	if err != nil {
+		return err
+	}
+	off, err := span(r, a, "WaitUntil", idx, 1, r.me)
+	if err != nil {
+		return err
+	}
+	if !cmp.valid() {
+		return errs.New(errs.ErrInvalidArgument, r.me, "WaitUntil", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+	}
+	p := r.localPtr(off)
+	if compare(load[T](p), cmp, v) {
+		return nil
+	}
+	ok, werr := r.policy.Until(func() bool { return compare(load[T](p), cmp, v) }, r.checkPeers)
+	if werr != nil {
+		return werr
+	}
+	if !ok {
+		return errs.New(errs.ErrTimeout, r.me, "WaitUntil",
+			"waited GOSHMEM_TIMEOUT=%v for a[%d] %v %v (%s), value is still %v",
+			r.policy.Timeout, idx, cmp, v, elem.Name[T](), load[T](p))
+	}
+	return nil
+}
+
+// TestCmp reports whether this PE's a[idx] satisfies (a[idx] cmp v) now,
+// without waiting (Ref: OpenSHMEM 1.6 §9.10.3 shmem_test).
+func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
+	r, err := rt("TestCmp")
+	if err != nil {
+		return false, err
+	}
+	off, err := span(r, a, "TestCmp", idx, 1, r.me)
+	if err != nil {
+		return false, err
+	}
+	if !cmp.valid() {
+		return false, errs.New(errs.ErrInvalidArgument, r.me, "TestCmp", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+	}
+	return compare(load[T](r.localPtr(off)), cmp, v), nil
+}
+
+// SignalOp is how PutSignal updates the signal word.
+type SignalOp int
+
+// Signal operations (Ref: OpenSHMEM 1.6 §9.6 SHMEM_SIGNAL_SET/ADD).
+const (
+	SignalSet SignalOp = iota
+	SignalAdd
+)
+
+// PutSignal copies src into dst[dstIdx:] on pe and then updates
+// sig[sigIdx] on pe with sigVal (set or add). The signal update is ordered
+// after the data: a PE that sees the signal (SignalWaitUntil, WaitUntil)
+// sees the data (release/acquire; Ref: OpenSHMEM 1.6 §9.6.1
+// shmem_put_signal). src is reusable on return.
+func PutSignal[T Elem](dst Array[T], dstIdx int, src []T, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
+	return PutSignalCtx(nil, dst, dstIdx, src, sig, sigIdx, sigVal, op, pe)
+}
+
+// PutSignalCtx is PutSignal on context c.
+func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
+	r, c, err := c.use("PutSignal")
+	if err != nil {
+		return err
+	}
+	off, err := span(r, dst, "PutSignal", dstIdx, len(src), pe)
+	if err != nil {
+		return err
+	}
+	soff, err := span(r, sig, "PutSignal (signal)", sigIdx, 1, pe)
+	if err != nil {
+		return err
+	}
+	amo := transport.AMOSet
+	switch op {
+	case SignalSet:
+	case SignalAdd:
+		amo = transport.AMOAdd
+	default:
+		return errs.New(errs.ErrInvalidArgument, r.me, "PutSignal", "op = %d; must be SignalSet or SignalAdd", int(op))
+	}
+	t := r.tr[pe]
+	if err := t.Put(c.q, pe, off, elem.Bytes(src)); err != nil {
+		return err
+	}
+	// The signal must not overtake the data: fence the context's queue.
+	if err := t.Fence(c.q); err != nil {
+		return err
+	}
+	_, err = t.Atomic(c.q, amo, 8, pe, soff, sigVal, 0)
+	return err
+}
+
+// SignalWaitUntil waits until this PE's sig[idx] satisfies (sig[idx] cmp v)
+// and returns the value that satisfied it (Ref: OpenSHMEM 1.6 §9.6.3
+// shmem_signal_wait_until).
+func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, error) {
+	if err := WaitUntil(sig, idx, cmp, v); err != nil {
+		return 0, err
+	}
+	r := current.Load()
+	return atomic.LoadUint64((*uint64)(r.localPtr(sig.b.off + uint64(idx)*8))), nil
+}
+
+// SignalFetch atomically reads this PE's sig[idx] (shmem_signal_fetch).
+func SignalFetch(sig Array[uint64], idx int) (uint64, error) {
+	r, err := rt("SignalFetch")
+	if err != nil {
+		return 0, err
+	}
+	return AtomicFetch(sig, idx, r.me)
+}

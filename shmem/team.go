@@ -1,0 +1,303 @@
+package shmem
+
+import (
+	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/internal/elem"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// Team is a set of PEs that run collectives together (Ref: OpenSHMEM 1.6
+// §9.4 teams). A Team value is a handle local to this PE. TeamWorld holds
+// every PE; TeamSplitStrided makes others. The zero Team is TeamInvalid.
+type Team struct{ id int32 }
+
+var (
+	// TeamWorld is every PE of the job, numbered as MyPE.
+	TeamWorld = Team{id: 1}
+	// TeamInvalid is returned to PEs that are not members of a new team.
+	TeamInvalid = Team{}
+)
+
+// Valid reports whether t is a team this PE belongs to.
+func (t Team) Valid() bool {
+	r := current.Load()
+	return r != nil && r.teams[t.id] != nil
+}
+
+// MyPE is this PE's number in t, or -1 when t is not valid here.
+func (t Team) MyPE() int {
+	if r := current.Load(); r != nil {
+		if ct := r.teamOf(t); ct != nil {
+			return ct.Me
+		}
+	}
+	return -1
+}
+
+// NPEs is the number of PEs in t, or -1 when t is not valid here.
+func (t Team) NPEs() int {
+	if r := current.Load(); r != nil {
+		if ct := r.teamOf(t); ct != nil {
+			return ct.Size
+		}
+	}
+	return -1
+}
+
+// TranslatePE returns the number in team dest of the PE numbered pe in t,
+// or -1 if that PE is not in dest (shmem_team_translate_pe).
+func (t Team) TranslatePE(pe int, dest Team) int {
+	r := current.Load()
+	if r == nil {
+		return -1
+	}
+	src, dst := r.teamOf(t), r.teamOf(dest)
+	if src == nil || dst == nil || pe < 0 || pe >= src.Size {
+		return -1
+	}
+	return dst.Index(src.PE(pe))
+}
+
+// Destroy releases the team on this PE (collective over its members:
+// call it after the team's last collective). TeamWorld cannot be destroyed.
+func (t Team) Destroy() error {
+	r, err := rt("Team.Destroy")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := r.team(t, "Team.Destroy")
+	if err != nil {
+		return err
+	}
+	if ct == r.world {
+		return errs.New(errs.ErrInvalidArgument, r.me, "Team.Destroy", "TeamWorld cannot be destroyed")
+	}
+	ct.Destroy(r, r.world)
+	r.teamsMu.Lock()
+	delete(r.teams, t.id)
+	r.teamsMu.Unlock()
+	return nil
+}
+
+func (r *runtime) teamOf(t Team) *collectives.Team {
+	r.teamsMu.RLock()
+	defer r.teamsMu.RUnlock()
+	return r.teams[t.id]
+}
+
+func (r *runtime) team(t Team, op string) (*collectives.Team, error) {
+	if ct := r.teamOf(t); ct != nil {
+		return ct, nil
+	}
+	return nil, errs.New(errs.ErrInvalidArgument, r.me, op,
+		"team %d is not valid on this PE (TeamInvalid, destroyed, or this PE is not a member)", t.id)
+}
+
+// TeamSplitStrided makes a new team of the parent's PEs numbered start,
+// start+stride, ..., start+(size-1)*stride (numbers in parent). It is
+// collective over parent: every parent member calls it with the same
+// arguments. Members get the new team; other parent PEs get TeamInvalid and
+// a nil error (Ref: OpenSHMEM 1.6 §9.4.6 shmem_team_split_strided).
+func TeamSplitStrided(parent Team, start, stride, size int) (Team, error) {
+	r, err := rt("TeamSplitStrided")
+	if err != nil {
+		return TeamInvalid, err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	pt, err := r.team(parent, "TeamSplitStrided")
+	if err != nil {
+		return TeamInvalid, err
+	}
+	ct, err := collectives.Split(r, r.world, pt, start, stride, size)
+	if err != nil || ct == nil {
+		return TeamInvalid, err
+	}
+	r.teamsMu.Lock()
+	id := r.nextTID
+	r.nextTID++
+	r.teams[id] = ct
+	r.teamsMu.Unlock()
+	return Team{id: id}, nil
+}
+
+// Op is a reduction operator for Reduce.
+type Op = collectives.Op
+
+// The reduction operators. And, Or and Xor are for integer types only.
+const (
+	OpSum  = collectives.OpSum
+	OpProd = collectives.OpProd
+	OpMin  = collectives.OpMin
+	OpMax  = collectives.OpMax
+	OpAnd  = collectives.OpAnd
+	OpOr   = collectives.OpOr
+	OpXor  = collectives.OpXor
+)
+
+// BarrierAll completes every outstanding operation of this PE (Quiet) and
+// waits until every PE has entered the barrier: afterwards, every PE's puts
+// issued before the barrier are visible everywhere (Ref: OpenSHMEM 1.6
+// §9.9.3 shmem_barrier_all). A dissemination barrier over signal words.
+func BarrierAll() error {
+	r, err := rt("BarrierAll")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	return r.world.Barrier(r)
+}
+
+// SyncAll waits until every PE has entered it, without completing
+// outstanding operations (Ref: OpenSHMEM 1.6 §9.9.4 shmem_sync_all).
+func SyncAll() error {
+	r, err := rt("SyncAll")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	return r.world.Sync(r)
+}
+
+// Barrier is BarrierAll over team t's members only.
+func (t Team) Barrier() error {
+	r, err := rt("Team.Barrier")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := r.team(t, "Team.Barrier")
+	if err != nil {
+		return err
+	}
+	return ct.Barrier(r)
+}
+
+// Sync is SyncAll over team t's members only (shmem_team_sync).
+func (t Team) Sync() error {
+	r, err := rt("Team.Sync")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := r.team(t, "Team.Sync")
+	if err != nil {
+		return err
+	}
+	return ct.Sync(r)
+}
+
+// collArgs validates a data collective's arrays: count elements from dst
+// starting at 0 and srcN from src must fit.
+func collArgs[T Elem](r *runtime, t Team, op string, dst, src Array[T], dstN, srcN int) (*collectives.Team, error) {
+	ct, err := r.team(t, op)
+	if err != nil {
+		return nil, err
+	}
+	if dstN < 0 || srcN < 0 {
+		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "n must be >= 0")
+	}
+	for _, x := range []struct {
+		a    Array[T]
+		n    int
+		name string
+	}{{dst, dstN, "dst"}, {src, srcN, "src"}} {
+		if x.a.b == nil || x.a.b.freed.Load() || x.a.b.gen != r.gen {
+			return nil, badArray(r, x.a, op+" ("+x.name+")")
+		}
+		if x.n > x.a.b.n {
+			return nil, errs.New(errs.ErrOutOfBounds, r.me, op, "%s needs %d elements, has %d", x.name, x.n, x.a.b.n)
+		}
+	}
+	return ct, nil
+}
+
+// Broadcast copies n elements of src on the team's root (a number in t)
+// into dst on every member, root included (Ref: OpenSHMEM 1.6 §9.9.7).
+func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
+	r, err := rt("Broadcast")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := collArgs(r, t, "Broadcast", dst, src, n, n)
+	if err != nil {
+		return err
+	}
+	if root < 0 || root >= ct.Size {
+		return errs.New(errs.ErrPEOutOfRange, r.me, "Broadcast", "root = %d; must be in [0, %d) (a number in the team)", root, ct.Size)
+	}
+	return collectives.Broadcast(r, ct, dst.b.off, src.b.off, n*elem.Size[T](), root)
+}
+
+// Reduce combines n elements of src from every member of t with op and
+// leaves the result in dst on every member (an all-reduce; Ref: OpenSHMEM
+// 1.6 §9.9.11). dst may be src. OpAnd, OpOr and OpXor on floating-point
+// types return ErrInvalidArgument.
+func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
+	r, err := rt("Reduce")
+	if err != nil {
+		return err
+	}
+	if op < OpSum || op > OpXor {
+		return errs.New(errs.ErrInvalidArgument, r.me, "Reduce", "op = %d; must be one of OpSum..OpXor", int(op))
+	}
+	if op.Bitwise() && elem.IsFloat[T]() {
+		return errs.Hint(errs.ErrInvalidArgument, "use OpSum, OpProd, OpMin or OpMax for floating point",
+			r.me, "Reduce", "op %v is bitwise; element type %s is floating point", op, elem.Name[T]())
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := collArgs(r, t, "Reduce", dst, src, n, n)
+	if err != nil {
+		return err
+	}
+	return collectives.Reduce[T](r, ct, op, dst.b.off, src.b.off, n)
+}
+
+// FCollect concatenates n elements of src from every member of t into dst
+// on every member, in team order: dst needs n*t.NPEs() elements
+// (Ref: OpenSHMEM 1.6 §9.9.9 shmem_fcollect).
+func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
+	r, err := rt("FCollect")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := r.team(t, "FCollect")
+	if err != nil {
+		return err
+	}
+	if _, err := collArgs(r, t, "FCollect", dst, src, n*ct.Size, n); err != nil {
+		return err
+	}
+	return collectives.FCollect(r, ct, dst.b.off, src.b.off, n*elem.Size[T]())
+}
+
+// AllToAll sends block j (n elements) of src on every member to member j,
+// where it lands at block MyPE of dst: src and dst need n*t.NPEs() elements
+// (Ref: OpenSHMEM 1.6 §9.9.10 shmem_alltoall).
+func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
+	r, err := rt("AllToAll")
+	if err != nil {
+		return err
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	ct, err := r.team(t, "AllToAll")
+	if err != nil {
+		return err
+	}
+	if _, err := collArgs(r, t, "AllToAll", dst, src, n*ct.Size, n*ct.Size); err != nil {
+		return err
+	}
+	return collectives.AllToAll(r, ct, dst.b.off, src.b.off, n*elem.Size[T]())
+}
