@@ -1,0 +1,285 @@
+// Package mpiboot is the MPI implementation of bootstrap.Bootstrap, over
+// goshmem's own cgo binding (internal/cgo/mpi). It is what a program started
+// by mpirun (or another PMI launcher, see UnderLauncher) uses.
+//
+// Every MPI call of the process, MPI_Init_thread and MPI_Finalize included,
+// runs on one goroutine that holds runtime.LockOSThread for its whole life;
+// the methods hand it closures over a channel and wait for the answer. The
+// job asks only for MPI_THREAD_FUNNELED. The reason is measured, not
+// stylistic: MPI_THREAD_MULTIPLE in this OpenMPI (4.1) is bimodal under
+// concurrent blocking calls (milliseconds or tens of seconds, the same in
+// plain C), and Go moves goroutines between threads freely.
+// Ref: /work/shared/BASELINES.md "Platform facts".
+package mpiboot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/cgo/mpi"
+)
+
+// launcherEnv are environment variables that a launcher sets in every
+// process it starts: OpenMPI's mpirun (OMPI_COMM_WORLD_*), PMIx servers
+// (PMIX_RANK: OpenMPI 4/5, Slurm srun --mpi=pmix) and PMI-1/2 (PMI_RANK,
+// PMI_SIZE: MPICH hydra, Slurm srun --mpi=pmi2).
+var launcherEnv = []string{
+	"OMPI_COMM_WORLD_SIZE",
+	"OMPI_COMM_WORLD_RANK",
+	"PMIX_RANK",
+	"PMI_RANK",
+	"PMI_SIZE",
+}
+
+// UnderLauncher reports whether this process was started by mpirun or a PMI
+// launcher, judged by the environment it left (OMPI_COMM_WORLD_SIZE,
+// PMIX_RANK, PMI_RANK, PMI_SIZE ...). A program not under a launcher is a
+// 1-PE job and need not pay for MPI at all.
+func UnderLauncher() bool {
+	for _, k := range launcherEnv {
+		if _, ok := os.LookupEnv(k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// abortWait is how long Abort waits for the MPI goroutine to take its
+// MPI_Abort request before it gives up and exits the process instead (the
+// goroutine may be blocked in a collective that will never complete).
+const abortWait = 2 * time.Second
+
+// request is one unit of work for the MPI goroutine.
+type request struct {
+	fn   func() error
+	errc chan error // buffered, capacity 1
+	stop bool       // the goroutine ends after fn (MPI_Finalize)
+}
+
+// boot is the MPI bootstrap of one process.
+type boot struct {
+	rank, size int
+	nodes      []int
+
+	reqs   chan request
+	done   chan struct{} // closed when the MPI goroutine has ended
+	stderr io.Writer
+}
+
+var _ bootstrap.Bootstrap = (*boot)(nil)
+
+// New initializes MPI (MPI_Init_thread asking for MPI_THREAD_FUNNELED) on a
+// goroutine of its own, locked to its OS thread, and learns rank, size and
+// the node of every rank. It fails if MPI was already initialized or
+// finalized in this process, or if MPI grants less than
+// MPI_THREAD_FUNNELED. New is collective: every process of the job calls it.
+func New() (bootstrap.Bootstrap, error) {
+	b := &boot{
+		reqs:   make(chan request),
+		done:   make(chan struct{}),
+		stderr: os.Stderr,
+	}
+	go b.loop()
+
+	err := b.call("New", false, func() error {
+		inited, err := mpi.Initialized()
+		if err != nil {
+			return err
+		}
+		fin, err := mpi.Finalized()
+		if err != nil {
+			return err
+		}
+		if fin {
+			return errors.WithHint(errors.New("MPI was already finalized in this process"),
+				"a process can run MPI (and so bootstrap/mpi) only once")
+		}
+		if inited {
+			return errors.WithHint(errors.New("MPI was already initialized in this process"),
+				"goshmem initializes MPI itself; do not call MPI_Init before shmem.Init")
+		}
+		provided, err := mpi.InitThread(mpi.ThreadFunneled)
+		if err != nil {
+			return err
+		}
+		if provided < mpi.ThreadFunneled {
+			_ = mpi.Finalize()
+			return errors.Newf("MPI provided thread level %s, goshmem requires at least %s",
+				mpi.ThreadLevelName(provided), mpi.ThreadLevelName(mpi.ThreadFunneled))
+		}
+		if b.rank, err = mpi.Rank(); err != nil {
+			return err
+		}
+		if b.size, err = mpi.Size(); err != nil {
+			return err
+		}
+		b.nodes, err = mpi.NodeIDs()
+		return err
+	})
+	if err != nil {
+		b.stopLoop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// loop is the MPI goroutine: the only one that ever calls into MPI.
+func (b *boot) loop() {
+	// Never unlocked: when this goroutine returns its thread ends with it,
+	// so no other goroutine ever runs on the thread MPI initialized.
+	runtime.LockOSThread()
+	for r := range b.reqs {
+		err := r.fn()
+		if r.stop {
+			close(b.done)
+			r.errc <- err
+			return
+		}
+		r.errc <- err
+	}
+}
+
+// stopLoop ends the MPI goroutine without calling MPI (New's failure path).
+func (b *boot) stopLoop() {
+	_ = b.call("stop", true, func() error { return nil })
+}
+
+// call runs fn on the MPI goroutine and returns its error wrapped with the
+// PE and op. After Finalize it fails without touching MPI.
+func (b *boot) call(op string, stop bool, fn func() error) error {
+	r := request{fn: fn, errc: make(chan error, 1), stop: stop}
+	select {
+	case b.reqs <- r:
+	case <-b.done:
+		return errors.Newf("bootstrap/mpi: PE %d: %s after Finalize", b.rank, op)
+	}
+	if err := <-r.errc; err != nil {
+		return errors.Wrapf(err, "bootstrap/mpi: PE %d: %s", b.rank, op)
+	}
+	return nil
+}
+
+// Name returns "mpi".
+func (b *boot) Name() string { return "mpi" }
+
+// Rank returns this PE's rank in MPI_COMM_WORLD.
+func (b *boot) Rank() int { return b.rank }
+
+// Size returns the size of MPI_COMM_WORLD.
+func (b *boot) Size() int { return b.size }
+
+// Node returns a copy of the node of every rank (MPI_COMM_TYPE_SHARED,
+// numbered in order of first appearance).
+func (b *boot) Node() []int { return append([]int(nil), b.nodes...) }
+
+// exchangeHeaders allgathers one (length, root) pair per PE so that every PE
+// sees the same mismatch, if any, and fails the same way instead of some PEs
+// hanging or reading truncated data. Runs on the MPI goroutine.
+func (b *boot) exchangeHeaders(n, root int) ([]int64, []int64, error) {
+	var hdr [16]byte
+	binary.LittleEndian.PutUint64(hdr[0:], uint64(n))
+	binary.LittleEndian.PutUint64(hdr[8:], uint64(int64(root)))
+	all := make([]byte, 16*b.size)
+	if err := mpi.Allgather(hdr[:], all); err != nil {
+		return nil, nil, err
+	}
+	lens := make([]int64, b.size)
+	roots := make([]int64, b.size)
+	for r := range b.size {
+		lens[r] = int64(binary.LittleEndian.Uint64(all[16*r:]))
+		roots[r] = int64(binary.LittleEndian.Uint64(all[16*r+8:]))
+	}
+	return lens, roots, nil
+}
+
+func allEqual(v []int64) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// Allgather returns every rank's in, concatenated in rank order. The lengths
+// are exchanged first: if they differ, every PE gets an error listing them.
+func (b *boot) Allgather(in []byte) ([]byte, error) {
+	var out []byte
+	err := b.call(fmt.Sprintf("Allgather(%d bytes)", len(in)), false, func() error {
+		lens, _, err := b.exchangeHeaders(len(in), 0)
+		if err != nil {
+			return err
+		}
+		if !allEqual(lens) {
+			return errors.Newf("Allgather lengths differ between PEs: %v", lens)
+		}
+		out = make([]byte, len(in)*b.size)
+		return mpi.Allgather(in, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Barrier returns once every PE has entered it (MPI_Barrier).
+func (b *boot) Barrier() error {
+	return b.call("Barrier", false, mpi.Barrier)
+}
+
+// Bcast overwrites buf on every PE with root's buf. Lengths and roots are
+// exchanged first: a mismatch, or a root outside [0, Size()), is an error on
+// every PE.
+func (b *boot) Bcast(buf []byte, root int) error {
+	return b.call(fmt.Sprintf("Bcast(%d bytes, root %d)", len(buf), root), false, func() error {
+		lens, roots, err := b.exchangeHeaders(len(buf), root)
+		if err != nil {
+			return err
+		}
+		if !allEqual(lens) {
+			return errors.Newf("Bcast lengths differ between PEs: %v", lens)
+		}
+		if !allEqual(roots) {
+			return errors.Newf("Bcast roots differ between PEs: %v", roots)
+		}
+		if root < 0 || root >= b.size {
+			return errors.Newf("Bcast root %d is outside [0, %d)", root, b.size)
+		}
+		return mpi.Bcast(buf, root)
+	})
+}
+
+// Abort prints "goshmem: PE <rank>: <msg>" to stderr and ends the job with
+// MPI_Abort(MPI_COMM_WORLD, code), run on the MPI goroutine. If that
+// goroutine is busy (blocked in a collective) for abortWait, or MPI is
+// already finalized, or MPI_Abort returns, the process exits with code
+// instead; mpirun then ends the other processes because this one exited
+// without MPI_Finalize. Abort does not return.
+func (b *boot) Abort(code int, msg string) {
+	fmt.Fprintf(b.stderr, "goshmem: PE %d: %s\n", b.rank, msg)
+	r := request{fn: func() error { return mpi.Abort(code) }, errc: make(chan error, 1)}
+	timer := time.NewTimer(abortWait)
+	select {
+	case b.reqs <- r:
+		if err := <-r.errc; err != nil {
+			fmt.Fprintf(b.stderr, "goshmem: PE %d: %v\n", b.rank, err)
+		}
+	case <-b.done:
+	case <-timer.C:
+		fmt.Fprintf(b.stderr, "goshmem: PE %d: MPI busy for %v, exiting without MPI_Abort\n", b.rank, abortWait)
+	}
+	os.Exit(code)
+}
+
+// Finalize calls MPI_Finalize on the MPI goroutine and ends that goroutine.
+// Every later call, Finalize included, returns an error without touching MPI.
+func (b *boot) Finalize() error {
+	return b.call("Finalize", true, mpi.Finalize)
+}
