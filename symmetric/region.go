@@ -1,0 +1,272 @@
+//go:build linux
+
+package symmetric
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+	"golang.org/x/sys/unix"
+)
+
+// ShmDir is where POSIX shared-memory objects live on Linux; a region
+// named N is the file ShmDir/N (what shm_open("/N") would create).
+const ShmDir = "/dev/shm"
+
+const hintShmSize = "lower GOSHMEM_SYMMETRIC_SIZE, or enlarge /dev/shm " +
+	"(mount -o remount,size=<bytes> /dev/shm; under Docker: --shm-size)"
+
+// Region is one PE's part of the symmetric heap: a POSIX shared-memory
+// object mapped MAP_SHARED read-write into this process. The mapping is
+// outside the Go heap; it stays valid after Unlink and until Close.
+//
+// A Region is safe for concurrent use, but Bytes and Base must not be used
+// (nor their results dereferenced) after Close.
+type Region struct {
+	name string
+	size uint64
+
+	mu       sync.Mutex
+	mem      []byte // nil after Close
+	unlinked bool
+}
+
+// CreateRegion creates the shared-memory object name (the file
+// /dev/shm/<name>, O_CREAT|O_EXCL, mode 0600), sizes it to size bytes and
+// maps it. The object is sparse: ftruncate reserves the length and pages
+// are committed on first touch, so creating a large region is cheap.
+//
+// Errors: a name that is not one plain file name → ErrInvalidName; size 0
+// → ErrInvalidSize; the name already taken → ErrRegionExists (naming the
+// file, with a hint); a size larger than the whole tmpfs, or a tmpfs with
+// no room left for even the region's first page or its inode →
+// ErrShmCapacity (with a hint). The caller owns the name: Unlink it once
+// every PE has opened it, or at exit.
+func CreateRegion(name string, size uint64) (*Region, error) {
+	path, err := regionPath(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegionSize("create", path, size); err != nil {
+		return nil, err
+	}
+	if err := checkShm(size, true); err != nil {
+		return nil, errors.Wrapf(err, "create region %s (%d bytes)", path, size)
+	}
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_EXCL|unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	switch {
+	case errors.Is(err, unix.EEXIST):
+		return nil, errors.WithHint(errors.Wrapf(ErrRegionExists, "create region %s", path),
+			"another job is using this name, or a crashed job left it behind: remove "+path+" if no job is running")
+	case errors.Is(err, unix.ENOSPC):
+		return nil, errors.WithHint(errors.Wrapf(ErrShmCapacity, "create region %s: %s has no room for a new file: %v",
+			path, ShmDir, err), hintShmSize)
+	case err != nil:
+		return nil, errors.Wrapf(err, "symmetric: create region %s", path)
+	}
+	defer unix.Close(fd) // the mapping keeps the object alive
+	fail := func(err error) (*Region, error) {
+		_ = unix.Unlink(path)
+		return nil, err
+	}
+	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EFBIG) {
+			return fail(errors.WithHint(errors.Wrapf(ErrShmCapacity, "create region %s: reserve %d bytes: %v",
+				path, size, err), hintShmSize))
+		}
+		return fail(errors.Wrapf(err, "symmetric: create region %s: reserve %d bytes", path, size))
+	}
+	mem, err := mapRegion(fd, path, size)
+	if err != nil {
+		return fail(err)
+	}
+	return &Region{name: name, size: size, mem: mem}, nil
+}
+
+// OpenRegion maps the existing shared-memory object name, which must be
+// exactly size bytes long (as CreateRegion made it on another PE).
+//
+// Errors: ErrInvalidName, ErrInvalidSize as for CreateRegion; no such
+// object → ErrRegionNotFound; another length → ErrRegionSize naming both.
+func OpenRegion(name string, size uint64) (*Region, error) {
+	path, err := regionPath(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegionSize("open", path, size); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, errors.WithHint(errors.Wrapf(ErrRegionNotFound, "open region %s", path),
+			"the owning PE has not created it yet, or has already unlinked it")
+	case err != nil:
+		return nil, errors.Wrapf(err, "symmetric: open region %s", path)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, errors.Wrapf(err, "symmetric: open region %s: fstat", path)
+	}
+	if st.Size < 0 || uint64(st.Size) != size {
+		return nil, errors.WithHint(
+			errors.Wrapf(ErrRegionSize, "open region %s: the object is %d bytes, expected %d", path, st.Size, size),
+			"every PE must use the same GOSHMEM_SYMMETRIC_SIZE")
+	}
+	mem, err := mapRegion(fd, path, size)
+	if err != nil {
+		return nil, err
+	}
+	return &Region{name: name, size: size, mem: mem}, nil
+}
+
+func mapRegion(fd int, path string, size uint64) ([]byte, error) {
+	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		err = errors.Wrapf(err, "symmetric: map region %s (%d bytes)", path, size)
+		if errors.Is(err, unix.ENOMEM) {
+			err = errors.WithHint(err, "the address space limit (ulimit -v) or vm.max_map_count is too low, "+
+				"or lower GOSHMEM_SYMMETRIC_SIZE")
+		}
+		return nil, err
+	}
+	return mem, nil
+}
+
+// regionPath validates name and returns ShmDir/name.
+func regionPath(name string) (string, error) {
+	bad := ""
+	switch {
+	case name == "":
+		bad = "is empty"
+	case name == "." || name == "..":
+		bad = "is a directory name"
+	case strings.ContainsAny(name, "/\x00"):
+		bad = "contains '/' or NUL"
+	case len(name) > 255:
+		bad = "is longer than 255 bytes"
+	}
+	if bad != "" {
+		return "", errors.Wrapf(ErrInvalidName, "region name %q %s; want one file name under %s",
+			name, bad, ShmDir)
+	}
+	return filepath.Join(ShmDir, name), nil
+}
+
+func checkRegionSize(op, path string, size uint64) error {
+	if size == 0 || size > math.MaxInt {
+		return invalidArg(ErrInvalidSize, "%s region %s: size %d is not in [1, %d]", op, path, size, uint64(math.MaxInt))
+	}
+	return nil
+}
+
+// CheckShmCapacity reports whether total bytes of sparse reservations fit
+// in /dev/shm: it returns ErrShmCapacity (with a hint) if total exceeds the
+// tmpfs's size. A tmpfs mounted without a size limit accepts any total.
+//
+// The rule, and why: tmpfs lets ftruncate reserve any length and commits
+// pages on first touch, so reserving more than is free now is fine (that is
+// what lazy commit is for). But once the tmpfs is full, the next first
+// touch of a page is a SIGBUS, not an error. A reservation larger than the
+// whole tmpfs can never be fully used, so it is refused: CreateRegion
+// applies this to its own size; the runtime should call it with the
+// node-wide sum (local PEs × GOSHMEM_SYMMETRIC_SIZE) and decide whether
+// exceeding it is fatal or a warning.
+func CheckShmCapacity(total uint64) error {
+	return checkShm(total, false)
+}
+
+// checkShm is CheckShmCapacity; with needRoom it also requires room for
+// one page and one inode right now.
+func checkShm(total uint64, needRoom bool) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(ShmDir, &st); err != nil {
+		return errors.WithHint(errors.Wrapf(err, "symmetric: statfs %s", ShmDir),
+			"POSIX shared memory needs a tmpfs mounted at "+ShmDir)
+	}
+	unit := uint64(st.Frsize)
+	if unit == 0 {
+		unit = uint64(st.Bsize)
+	}
+	fsSize, fsFree := st.Blocks*unit, st.Bavail*unit
+	if st.Blocks != 0 && total > fsSize { // Blocks == 0: tmpfs with no size limit
+		return errors.WithHint(errors.Wrapf(ErrShmCapacity,
+			"reserving %d bytes exceeds the size of %s (%d bytes, %d free); touching the pages beyond it would SIGBUS",
+			total, ShmDir, fsSize, fsFree), hintShmSize)
+	}
+	if needRoom {
+		page := uint64(unix.Getpagesize())
+		if st.Blocks != 0 && fsFree < page {
+			return errors.WithHint(errors.Wrapf(ErrShmCapacity,
+				"%s has %d bytes free, less than one page (%d bytes) for the region's metadata",
+				ShmDir, fsFree, page), "remove stale files from "+ShmDir+" (crashed jobs), or "+hintShmSize)
+		}
+		if st.Files != 0 && st.Ffree == 0 {
+			return errors.WithHint(errors.Wrapf(ErrShmCapacity, "%s has no free inodes", ShmDir),
+				"remove stale files from "+ShmDir+" (crashed jobs), or raise its nr_inodes")
+		}
+	}
+	return nil
+}
+
+// Name returns the region's name (its file is ShmDir/Name()).
+func (r *Region) Name() string { return r.name }
+
+// Size returns the region's length in bytes.
+func (r *Region) Size() uint64 { return r.size }
+
+// Bytes returns the whole mapping (not on the Go heap), or nil after Close.
+func (r *Region) Bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mem
+}
+
+// Base returns the mapping's address in this process, or 0 after Close.
+// The address of offset off on this region's PE is Base()+off.
+func (r *Region) Base() uintptr {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(unsafe.SliceData(r.mem)))
+}
+
+// Unlink removes the region's name from /dev/shm; existing mappings (here
+// and in other processes) stay valid, and the memory is freed when the last
+// one is unmapped. A second Unlink of the same Region is a no-op.
+func (r *Region) Unlink() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unlinked {
+		return nil
+	}
+	path := filepath.Join(ShmDir, r.name)
+	if err := unix.Unlink(path); err != nil {
+		return errors.Wrapf(err, "symmetric: unlink region %s", path)
+	}
+	r.unlinked = true
+	return nil
+}
+
+// Close unmaps the region. It does not unlink the name. Closing twice is
+// not an error.
+func (r *Region) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		return nil
+	}
+	mem := r.mem
+	r.mem = nil
+	if err := unix.Munmap(mem); err != nil {
+		return errors.Wrapf(err, "symmetric: unmap region %s", filepath.Join(ShmDir, r.name))
+	}
+	return nil
+}
