@@ -170,14 +170,37 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 }
 
 // SignalWaitUntil waits until this PE's sig[idx] satisfies (sig[idx] cmp v)
-// and returns the value that satisfied it (Ref: OpenSHMEM 1.6 §9.6.3
-// shmem_signal_wait_until).
+// and returns the value that satisfied it, read by the same acquire load
+// that ended the wait (Ref: OpenSHMEM 1.6 §9.6.3 shmem_signal_wait_until).
 func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, error) {
-	if err := WaitUntil(sig, idx, cmp, v); err != nil {
+	r, err := rt("SignalWaitUntil")
+	if err != nil {
 		return 0, err
 	}
-	r := current.Load()
-	return atomic.LoadUint64((*uint64)(r.localPtr(sig.b.off + uint64(idx)*8))), nil
+	off, err := span(r, sig, "SignalWaitUntil", idx, 1, r.me)
+	if err != nil {
+		return 0, err
+	}
+	if !cmp.valid() {
+		return 0, errs.New(errs.ErrInvalidArgument, r.me, "SignalWaitUntil", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+	}
+	p := (*uint64)(r.localPtr(off))
+	seen := atomic.LoadUint64(p)
+	if compare(seen, cmp, v) {
+		return seen, nil
+	}
+	ok, werr := r.policy.Until(func() bool {
+		seen = atomic.LoadUint64(p)
+		return compare(seen, cmp, v)
+	}, r.checkPeers)
+	if werr != nil {
+		return 0, werr
+	}
+	if !ok {
+		return 0, errs.New(errs.ErrTimeout, r.me, "SignalWaitUntil",
+			"waited GOSHMEM_TIMEOUT=%v for sig[%d] %v %d, value is still %d", r.policy.Timeout, idx, cmp, v, seen)
+	}
+	return seen, nil
 }
 
 // SignalFetch atomically reads this PE's sig[idx] (shmem_signal_fetch).
