@@ -89,7 +89,9 @@ func (t *Team) Index(pe int) int {
 		}
 		return -1
 	}
-	if d < 0 || d%t.Stride != 0 || d/t.Stride >= t.Size {
+	// Strides may be negative (Split accepts them), so test the quotient,
+	// not the sign of d.
+	if d%t.Stride != 0 || d/t.Stride < 0 || d/t.Stride >= t.Size {
 		return -1
 	}
 	return d / t.Stride

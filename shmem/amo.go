@@ -3,8 +3,6 @@ package shmem
 import (
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/transport"
@@ -58,7 +56,7 @@ func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T]
 		return 0, err
 	}
 	if intOnly && elem.IsFloat[T]() {
-		return 0, errors.Mark(errs.Hint(errs.ErrInvalidArgument,
+		return 0, markErr(errs.Hint(errs.ErrInvalidArgument,
 			"use an integer element type, or AtomicFetch/AtomicSet/AtomicSwap for floating point",
 			r.me, name, "element type %s: %s is defined for integer types only", elem.Name[T](), name), errs.ErrNotSupported)
 	}

@@ -143,9 +143,9 @@ func Alloc[T Elem](n int) (Array[T], error) {
 		off, err := r.alloc.Alloc(bytes, heapAlign)
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return errors.Wrapf(errors.Mark(err, errs.ErrHeapExhausted), "goshmem: PE %d: Alloc: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)
+				return errors.Wrapf(markErr(err, errs.ErrHeapExhausted), "goshmem: PE %d: Alloc: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)
 			}
-			return errors.Wrapf(errors.Mark(err, errs.ErrInvalidArgument), "goshmem: PE %d: Alloc", r.me)
+			return errors.Wrapf(markErr(err, errs.ErrInvalidArgument), "goshmem: PE %d: Alloc", r.me)
 		}
 		clear(r.local(heapOff+off, int(bytes)))
 		out = Array[T]{b: &block{off: heapOff + off, n: n, bytes: bytes, gen: r.gen}}

@@ -133,7 +133,7 @@ func Init(opts ...Option) error {
 	}
 	settings, err := env.Read(nil)
 	if err != nil {
-		return errors.Mark(err, errs.ErrInvalidArgument)
+		return markErr(err, errs.ErrInvalidArgument)
 	}
 	boot := cfg.boot
 	if boot == nil {
@@ -169,7 +169,7 @@ func chooseBootstrap(name string) (bootstrap.Bootstrap, error) {
 		return nil, errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi or single", name)
 	}
 	if !useMPI {
-		job, err := local.NewJob(1)
+		job, err := local.NewJob(1, local.ExitOnAbort())
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +231,13 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 				r.me, "Init", "symmetric heap size %d bytes here, %d bytes on PE %d", heap, h, pe)
 		}
 	}
+	// The front of the region holds the control area and the header: a
+	// smaller heap would put them (and the allocator's range) outside the
+	// mapping. Every PE agreed on heap above, so every PE fails alike.
+	if heap <= heapOff {
+		return nil, errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("set GOSHMEM_SYMMETRIC_SIZE above %d bytes", heapOff),
+			r.me, "Init", "symmetric heap of %d bytes leaves no room for the user heap: goshmem reserves the first %d bytes", heap, heapOff)
+	}
 	// A job-unique name prefix for the regions, chosen by PE 0.
 	var jobID [48]byte
 	if r.me == 0 {
@@ -281,7 +288,7 @@ func (r *runtime) mapHeaps(job string, heap uint64) error {
 	name := func(pe int) string { return fmt.Sprintf("%s-%d", job, pe) }
 	reg, err := symmetric.CreateRegion(name(r.me), heap)
 	if err != nil {
-		return errors.Wrapf(errors.Mark(err, errs.ErrHeapExhausted), "goshmem: PE %d: Init: symmetric heap of %d bytes", r.me, heap)
+		return errors.Wrapf(markErr(err, errs.ErrHeapExhausted), "goshmem: PE %d: Init: symmetric heap of %d bytes", r.me, heap)
 	}
 	r.regions[r.me] = reg
 	var openErr error

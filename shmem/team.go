@@ -21,7 +21,7 @@ var (
 // Valid reports whether t is a team this PE belongs to.
 func (t Team) Valid() bool {
 	r := current.Load()
-	return r != nil && r.teams[t.id] != nil
+	return r != nil && r.teamOf(t) != nil // under teamsMu: splits may run concurrently
 }
 
 // MyPE is this PE's number in t, or -1 when t is not valid here.

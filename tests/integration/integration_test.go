@@ -1,0 +1,222 @@
+// Package integration runs goshmem's multi-PE integration suite: the SPMD
+// program in ./spmd, built once, run under mpirun with 1, 2, 4 and 8 PEs,
+// with GOSHMEM_DEBUG=1 and GOSHMEM_TIMEOUT, plus fault injection (a PE
+// that panics or exits without Finalize while the others wait on it) and
+// the Init+Finalize wall time of a 4-PE job.
+//
+// The tests skip, saying so, when mpirun is not installed. They run the
+// jobs one after another (8 PEs on a 2-core machine are already
+// oversubscribed).
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	mpirun   string // path, or "" when not installed
+	spmdBin  string // the built program
+	buildErr error
+)
+
+func TestMain(m *testing.M) {
+	mpirun, _ = exec.LookPath("mpirun")
+	dir, err := os.MkdirTemp("", "goshmem-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if mpirun != "" {
+		spmdBin = filepath.Join(dir, "spmd")
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		cmd := exec.Command(goCmd, "build", "-o", spmdBin, "./spmd")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./spmd: %v\n%s", err, out)
+		}
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func needMPI(t *testing.T) {
+	t.Helper()
+	if mpirun == "" {
+		t.Skip("mpirun not found in PATH: install OpenMPI (Debian: openmpi-bin) to run the multi-PE suite")
+	}
+	require.NoError(t, buildErr)
+}
+
+// result is one finished job.
+type result struct {
+	out  string
+	code int
+	wall time.Duration
+}
+
+// job runs the spmd program under mpirun with np PEs (np == 0: started
+// directly, a 1-PE job without a launcher), with extra environment
+// variables, and kills the whole process group at the deadline.
+func job(t *testing.T, np int, limit time.Duration, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var cmd *exec.Cmd
+	if np == 0 {
+		cmd = exec.CommandContext(ctx, spmdBin, args...)
+	} else {
+		cmd = exec.CommandContext(ctx, mpirun, append([]string{"--oversubscribe", "-np", fmt.Sprint(np), spmdBin}, args...)...)
+	}
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		// Do not inherit a caller's goshmem settings.
+		"GOSHMEM_DEBUG=", "GOSHMEM_TIMEOUT=", "GOSHMEM_SYMMETRIC_SIZE=", "GOSHMEM_INFO=")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	start := time.Now()
+	err := cmd.Run()
+	r := result{out: buf.String(), wall: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Fatalf("np %d %v: still running after %v (killed); output:\n%s", np, args, limit, r.out)
+	}
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else {
+			t.Fatalf("np %d %v: %v", np, args, err)
+		}
+	}
+	return r
+}
+
+var summaryRE = regexp.MustCompile(`spmd: np (\d+): (\d+) passed, (\d+) failed, (\d+) skipped`)
+
+// suite runs the checks and asserts every one passed on every PE.
+func suite(t *testing.T, np int, env []string, args ...string) {
+	t.Helper()
+	r := job(t, np, 150*time.Second, env, args...)
+	m := summaryRE.FindStringSubmatch(r.out)
+	if r.code != 0 || m == nil || m[3] != "0" {
+		t.Fatalf("np %d %v %v: exit %d after %v; output:\n%s", np, env, args, r.code, r.wall.Round(time.Millisecond), r.out)
+	}
+	wantNP := np
+	if np == 0 {
+		wantNP = 1
+	}
+	assert.Equal(t, fmt.Sprint(wantNP), m[1], "PE count in the summary")
+	assert.NotEqual(t, "0", m[2], "no check ran")
+	t.Logf("np %d %v: %s (%v)", wantNP, env, strings.TrimPrefix(m[0], "spmd: "), r.wall.Round(time.Millisecond))
+}
+
+// TestSPMD runs every check with 1, 2, 4 and 8 PEs, and once started
+// without mpirun (a 1-PE job).
+func TestSPMD(t *testing.T) {
+	needMPI(t)
+	for _, np := range []int{1, 2, 4, 8, 3} { // 3: a team size that is not a power of two
+		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) { suite(t, np, nil) })
+	}
+	t.Run("no-launcher", func(t *testing.T) { suite(t, 0, nil) })
+}
+
+// TestSPMDDebug runs every check with GOSHMEM_DEBUG=1 (freed blocks are
+// poisoned and quarantined: use after Free must still be caught).
+func TestSPMDDebug(t *testing.T) {
+	needMPI(t)
+	for _, np := range []int{2, 4} {
+		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) { suite(t, np, []string{"GOSHMEM_DEBUG=1"}) })
+	}
+}
+
+// TestSPMDTimeout runs the error checks with GOSHMEM_TIMEOUT=200ms: the
+// unsatisfiable waits of err/timeout end in ErrTimeout, and the other error
+// checks still pass under a tight watchdog.
+func TestSPMDTimeout(t *testing.T) {
+	needMPI(t)
+	for _, np := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) {
+			r := job(t, np, 120*time.Second, []string{"GOSHMEM_TIMEOUT=200ms"}, "-v", "-run", "^(err/|lifecycle/|rma/put-get/int64)")
+			require.Equal(t, 0, r.code, "output:\n%s", r.out)
+			assert.Contains(t, r.out, "ok   err/timeout", "err/timeout did not run and pass")
+			assert.Regexp(t, `np \d+: \d+ passed, 0 failed`, r.out)
+		})
+	}
+}
+
+// TestFault: PE 1 dies (a Go panic, or os.Exit(3) without Finalize) while
+// the other PEs wait for it in WaitUntil or BarrierAll. The job must end
+// with a non-zero status within 15 s, and the output must name PE 1 (rank 1).
+func TestFault(t *testing.T) {
+	needMPI(t)
+	gosh := regexp.MustCompile(`PE 1 \(pid \d+\) exited without calling Finalize`)
+	ompi := regexp.MustCompile(`Process name: \[\[\d+,\d+\],1\]`)
+	for _, mode := range []string{"fault-panic", "fault-exit"} {
+		for _, wait := range []string{"wait", "barrier"} {
+			for _, np := range []int{2, 4} {
+				t.Run(fmt.Sprintf("%s/%s/np%d", mode, wait, np), func(t *testing.T) {
+					r := job(t, np, 60*time.Second, nil, "-mode", mode, "-fault-wait", wait)
+					t.Logf("exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)
+					assert.NotEqual(t, 0, r.code, "mpirun exit status")
+					assert.Less(t, r.wall, 15*time.Second, "time to end the job")
+					assert.Contains(t, r.out, "spmd: PE 1: injecting "+mode)
+					g, o := gosh.MatchString(r.out), ompi.MatchString(r.out)
+					assert.True(t, g || o, "output names neither PE 1 (goshmem) nor rank 1 (OpenMPI)")
+					t.Logf("goshmem named PE 1: %v; OpenMPI named rank 1: %v", g, o)
+					if mode == "fault-panic" {
+						assert.Contains(t, r.out, "panic: spmd: injected fault on PE 1")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestInitAsymmetric: PEs asking Init for different heap sizes all get
+// ErrNotSymmetric, and the job still ends cleanly.
+func TestInitAsymmetric(t *testing.T) {
+	needMPI(t)
+	for _, np := range []int{2, 4} {
+		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) {
+			r := job(t, np, 60*time.Second, nil, "-mode", "init-asym")
+			require.Equal(t, 0, r.code, "output:\n%s", r.out)
+			for pe := 0; pe < np; pe++ {
+				assert.Contains(t, r.out, fmt.Sprintf("init-asym: PE %d: ok", pe))
+			}
+		})
+	}
+}
+
+// TestInitFinalizeTiming measures a 4-PE job that only calls Init and
+// Finalize (the issue's target is <= 2 s wall). It reports and does not
+// assert the time: it depends on the machine and on MPI_Init.
+func TestInitFinalizeTiming(t *testing.T) {
+	needMPI(t)
+	var walls []time.Duration
+	for i := 0; i < 3; i++ {
+		r := job(t, 4, 60*time.Second, nil, "-mode", "initfin", "-heap", "0")
+		require.Equal(t, 0, r.code, "output:\n%s", r.out)
+		require.Contains(t, r.out, "initfin: np 4:")
+		walls = append(walls, r.wall)
+		t.Logf("run %d: mpirun wall %v; %s", i+1, r.wall.Round(time.Millisecond), strings.TrimSpace(r.out))
+	}
+	t.Logf("Init+Finalize of 4 PEs, mpirun wall: %v (target <= 2s; not asserted)", walls)
+}
