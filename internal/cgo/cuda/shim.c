@@ -1,0 +1,416 @@
+// shim.c: see shim.h. The only file of goshmem that calls into libcuda.
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shim.h"
+
+/* GOSHMEMI_CU_SYMBOLS lists every entry point: X(field, first choice,
+ * fallback). The first choice is the versioned symbol that cuda.h's
+ * #define maps the plain name to (cuMemAlloc -> cuMemAlloc_v2 ...): the
+ * unversioned export of those is the legacy ABI and must not be used.
+ * The fallback (same signature) is only for entry points whose _v2 is a
+ * behaviour fix, tried on drivers older than the _v2. NULL = no fallback.
+ * Ref: cuda.h "#define cuMemAlloc cuMemAlloc_v2" block (__CUDA_API_VERSION_INTERNAL). */
+#define GOSHMEMI_CU_SYMBOLS(X) \
+	X(cuInit, "cuInit", NULL) \
+	X(cuDriverGetVersion, "cuDriverGetVersion", NULL) \
+	X(cuGetErrorName, "cuGetErrorName", NULL) \
+	X(cuGetErrorString, "cuGetErrorString", NULL) \
+	X(cuDeviceGetCount, "cuDeviceGetCount", NULL) \
+	X(cuDeviceGet, "cuDeviceGet", NULL) \
+	X(cuDeviceGetName, "cuDeviceGetName", NULL) \
+	X(cuDeviceGetAttribute, "cuDeviceGetAttribute", NULL) \
+	X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", NULL) \
+	X(cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2", NULL) \
+	X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL) \
+	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL) \
+	X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease") \
+	X(cuCtxSetCurrent, "cuCtxSetCurrent", NULL) \
+	X(cuCtxGetCurrent, "cuCtxGetCurrent", NULL) \
+	X(cuCtxSynchronize, "cuCtxSynchronize", NULL) \
+	X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL) \
+	X(cuMemAlloc_v2, "cuMemAlloc_v2", NULL) \
+	X(cuMemFree_v2, "cuMemFree_v2", NULL) \
+	X(cuMemsetD8_v2, "cuMemsetD8_v2", NULL) \
+	X(cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", NULL) \
+	X(cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2", NULL) \
+	X(cuMemcpyDtoD_v2, "cuMemcpyDtoD_v2", NULL) \
+	X(cuMemcpyPeer, "cuMemcpyPeer", NULL) \
+	X(cuMemGetInfo_v2, "cuMemGetInfo_v2", NULL) \
+	X(cuMemHostAlloc, "cuMemHostAlloc", NULL) \
+	X(cuMemFreeHost, "cuMemFreeHost", NULL) \
+	X(cuMemHostGetDevicePointer_v2, "cuMemHostGetDevicePointer_v2", NULL) \
+	X(cuMemHostRegister_v2, "cuMemHostRegister_v2", NULL) \
+	X(cuMemHostUnregister, "cuMemHostUnregister", NULL) \
+	X(cuPointerGetAttribute, "cuPointerGetAttribute", NULL) \
+	X(cuIpcGetMemHandle, "cuIpcGetMemHandle", NULL) \
+	X(cuIpcOpenMemHandle_v2, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle") \
+	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", NULL) \
+	X(cuModuleLoadData, "cuModuleLoadData", NULL) \
+	X(cuModuleLoad, "cuModuleLoad", NULL) \
+	X(cuModuleUnload, "cuModuleUnload", NULL) \
+	X(cuModuleGetFunction, "cuModuleGetFunction", NULL) \
+	X(cuModuleGetGlobal_v2, "cuModuleGetGlobal_v2", NULL) \
+	X(cuLaunchKernel, "cuLaunchKernel", NULL) \
+	X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", NULL) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL) \
+	X(cuStreamCreate, "cuStreamCreate", NULL) \
+	X(cuStreamSynchronize, "cuStreamSynchronize", NULL) \
+	X(cuStreamDestroy_v2, "cuStreamDestroy_v2", NULL) \
+	X(cuEventCreate, "cuEventCreate", NULL) \
+	X(cuEventRecord, "cuEventRecord", NULL) \
+	X(cuEventSynchronize, "cuEventSynchronize", NULL) \
+	X(cuEventElapsedTime, "cuEventElapsedTime", NULL) \
+	X(cuEventDestroy_v2, "cuEventDestroy_v2", NULL)
+
+static struct {
+#define GOSHMEMI_FIELD(f, a, b) PFN_##f f;
+	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_FIELD)
+#undef GOSHMEMI_FIELD
+} cu;
+
+static void *cu_lib;
+
+enum {
+#define GOSHMEMI_IDX(f, a, b) GOSHMEMI_IDX_##f,
+	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_IDX)
+#undef GOSHMEMI_IDX
+	GOSHMEMI_NSYMS
+};
+static const int cu_nsyms = GOSHMEMI_NSYMS;
+static const char *cu_resolved[GOSHMEMI_NSYMS];
+
+int goshmemi_cu_nsyms(void) { return cu_nsyms; }
+
+const char *goshmemi_cu_sym_name(int i)
+{
+	return (i >= 0 && i < cu_nsyms) ? cu_resolved[i] : NULL;
+}
+
+void goshmemi_cu_unload(void)
+{
+	memset(&cu, 0, sizeof cu);
+	memset(cu_resolved, 0, sizeof cu_resolved);
+	if (cu_lib) {
+		dlclose(cu_lib);
+		cu_lib = NULL;
+	}
+}
+
+int goshmemi_cu_load(const char *lib, char *err, size_t errlen)
+{
+	int i = 0;
+	void *h;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	if (cu_lib)
+		goshmemi_cu_unload();
+	dlerror();
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "dlopen failed");
+		return 1;
+	}
+	cu_lib = h;
+#define GOSHMEMI_RESOLVE(f, a, b)                                                   \
+	{                                                                          \
+		const char *alt = b;                                               \
+		void *p = dlsym(h, a);                                             \
+		cu_resolved[i] = a;                                                \
+		if (!p && alt) {                                                   \
+			p = dlsym(h, alt);                                         \
+			cu_resolved[i] = alt;                                      \
+		}                                                                  \
+		if (!p) {                                                          \
+			snprintf(err, errlen, "%s%s%s", a, alt ? " (or " : "", \
+				 alt ? "the older symbol without _v2)" : "");      \
+			goshmemi_cu_unload();                                      \
+			return 2;                                                  \
+		}                                                                  \
+		*(void **)(&cu.f) = p;                                             \
+		i++;                                                               \
+	}
+	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_RESOLVE)
+#undef GOSHMEMI_RESOLVE
+	return 0;
+}
+
+/* CALL(f, args): fail cleanly when the table is empty (Go checks first;
+ * this is the second line of defence against a NULL call). */
+#define CALL(f, ...) (cu.f ? (int)cu.f(__VA_ARGS__) : GOSHMEMI_NOT_LOADED)
+
+/* SETCTX(ctx): make ctx current on this thread first (see shim.h). */
+#define SETCTX(ctx)                                                      \
+	do {                                                             \
+		if (!cu.cuCtxSetCurrent)                                 \
+			return GOSHMEMI_NOT_LOADED;                      \
+		if (ctx) {                                               \
+			int r_ = (int)cu.cuCtxSetCurrent(ctx);           \
+			if (r_ != CUDA_SUCCESS)                          \
+				return r_ | GOSHMEMI_SETCTX_FAILED;      \
+		}                                                        \
+	} while (0)
+
+int goshmemi_cuInit(unsigned int flags) { return CALL(cuInit, flags); }
+int goshmemi_cuDriverGetVersion(int *v) { return CALL(cuDriverGetVersion, v); }
+int goshmemi_cuGetErrorName(int code, const char **s) { return CALL(cuGetErrorName, (CUresult)code, s); }
+int goshmemi_cuGetErrorString(int code, const char **s) { return CALL(cuGetErrorString, (CUresult)code, s); }
+
+int goshmemi_cuDeviceGetCount(int *n) { return CALL(cuDeviceGetCount, n); }
+int goshmemi_cuDeviceGet(CUdevice *d, int ordinal) { return CALL(cuDeviceGet, d, ordinal); }
+int goshmemi_cuDeviceGetName(char *name, int len, CUdevice d) { return CALL(cuDeviceGetName, name, len, d); }
+int goshmemi_cuDeviceGetAttribute(int *v, int attr, CUdevice d) { return CALL(cuDeviceGetAttribute, v, (CUdevice_attribute)attr, d); }
+int goshmemi_cuDeviceGetPCIBusId(char *id, int len, CUdevice d) { return CALL(cuDeviceGetPCIBusId, id, len, d); }
+int goshmemi_cuDeviceTotalMem(size_t *bytes, CUdevice d) { return CALL(cuDeviceTotalMem_v2, bytes, d); }
+int goshmemi_cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) { return CALL(cuDeviceCanAccessPeer, can, d, peer); }
+
+int goshmemi_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) { return CALL(cuDevicePrimaryCtxRetain, ctx, d); }
+int goshmemi_cuDevicePrimaryCtxRelease(CUdevice d) { return CALL(cuDevicePrimaryCtxRelease_v2, d); }
+int goshmemi_cuCtxSetCurrent(CUcontext ctx) { return CALL(cuCtxSetCurrent, ctx); }
+int goshmemi_cuCtxGetCurrent(CUcontext *ctx) { return CALL(cuCtxGetCurrent, ctx); }
+
+int goshmemi_cuCtxSynchronize(CUcontext ctx)
+{
+	SETCTX(ctx);
+	return cu.cuCtxSynchronize();
+}
+
+int goshmemi_cuCtxEnablePeerAccess(CUcontext ctx, CUcontext peer, unsigned int flags)
+{
+	SETCTX(ctx);
+	return cu.cuCtxEnablePeerAccess(peer, flags);
+}
+
+int goshmemi_cuMemAlloc(CUcontext ctx, CUdeviceptr *p, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemAlloc_v2(p, n);
+}
+
+int goshmemi_cuMemFree(CUcontext ctx, CUdeviceptr p)
+{
+	SETCTX(ctx);
+	return cu.cuMemFree_v2(p);
+}
+
+int goshmemi_cuMemsetD8(CUcontext ctx, CUdeviceptr p, unsigned char v, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemsetD8_v2(p, v, n);
+}
+
+int goshmemi_cuMemcpyHtoD(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemcpyHtoD_v2(dst, src, n);
+}
+
+int goshmemi_cuMemcpyDtoH(CUcontext ctx, void *dst, CUdeviceptr src, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemcpyDtoH_v2(dst, src, n);
+}
+
+int goshmemi_cuMemcpyDtoD(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemcpyDtoD_v2(dst, src, n);
+}
+
+int goshmemi_cuMemcpyPeer(CUcontext ctx, CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src, CUcontext srcCtx, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemcpyPeer(dst, dstCtx, src, srcCtx, n);
+}
+
+int goshmemi_cuMemGetInfo(CUcontext ctx, size_t *free, size_t *total)
+{
+	SETCTX(ctx);
+	return cu.cuMemGetInfo_v2(free, total);
+}
+
+int goshmemi_cuMemHostAlloc(CUcontext ctx, void **p, size_t n, unsigned int flags)
+{
+	SETCTX(ctx);
+	return cu.cuMemHostAlloc(p, n, flags);
+}
+
+int goshmemi_cuMemFreeHost(CUcontext ctx, void *p)
+{
+	SETCTX(ctx);
+	return cu.cuMemFreeHost(p);
+}
+
+int goshmemi_cuMemHostGetDevicePointer(CUcontext ctx, CUdeviceptr *d, void *p)
+{
+	SETCTX(ctx);
+	/* Ref: cuMemHostGetDevicePointer: "Flags provided for future releases.
+	 * For now, it must be set to 0." */
+	return cu.cuMemHostGetDevicePointer_v2(d, p, 0);
+}
+
+int goshmemi_cuMemHostRegister(CUcontext ctx, void *p, size_t n, unsigned int flags)
+{
+	SETCTX(ctx);
+	return cu.cuMemHostRegister_v2(p, n, flags);
+}
+
+int goshmemi_cuMemHostUnregister(CUcontext ctx, void *p)
+{
+	SETCTX(ctx);
+	return cu.cuMemHostUnregister(p);
+}
+
+int goshmemi_cuPointerGetAttribute(CUcontext ctx, unsigned long long *v, int attr, CUdeviceptr p)
+{
+	/* Every attribute this binding accepts is at most 8 bytes; a zeroed
+	 * 16-byte buffer leaves narrower values readable as little-endian u64. */
+	unsigned long long buf[2] = {0, 0};
+	int r;
+	SETCTX(ctx);
+	r = cu.cuPointerGetAttribute(buf, (CUpointer_attribute)attr, p);
+	*v = buf[0];
+	return r;
+}
+
+int goshmemi_cuIpcGetMemHandle(CUcontext ctx, void *handle64, CUdeviceptr p)
+{
+	CUipcMemHandle h;
+	int r;
+	SETCTX(ctx);
+	r = cu.cuIpcGetMemHandle(&h, p);
+	if (r == CUDA_SUCCESS)
+		memcpy(handle64, h.reserved, CU_IPC_HANDLE_SIZE);
+	return r;
+}
+
+int goshmemi_cuIpcOpenMemHandle(CUcontext ctx, CUdeviceptr *p, const void *handle64, unsigned int flags)
+{
+	CUipcMemHandle h;
+	SETCTX(ctx);
+	memcpy(h.reserved, handle64, CU_IPC_HANDLE_SIZE);
+	return cu.cuIpcOpenMemHandle_v2(p, h, flags);
+}
+
+int goshmemi_cuIpcCloseMemHandle(CUcontext ctx, CUdeviceptr p)
+{
+	SETCTX(ctx);
+	return cu.cuIpcCloseMemHandle(p);
+}
+
+int goshmemi_cuModuleLoadData(CUcontext ctx, CUmodule *m, const void *image)
+{
+	SETCTX(ctx);
+	return cu.cuModuleLoadData(m, image);
+}
+
+int goshmemi_cuModuleLoad(CUcontext ctx, CUmodule *m, const char *path)
+{
+	SETCTX(ctx);
+	return cu.cuModuleLoad(m, path);
+}
+
+int goshmemi_cuModuleUnload(CUcontext ctx, CUmodule m)
+{
+	SETCTX(ctx);
+	return cu.cuModuleUnload(m);
+}
+
+int goshmemi_cuModuleGetFunction(CUcontext ctx, CUfunction *f, CUmodule m, const char *name)
+{
+	SETCTX(ctx);
+	return cu.cuModuleGetFunction(f, m, name);
+}
+
+int goshmemi_cuModuleGetGlobal(CUcontext ctx, CUdeviceptr *p, size_t *n, CUmodule m, const char *name)
+{
+	SETCTX(ctx);
+	return cu.cuModuleGetGlobal_v2(p, n, m, name);
+}
+
+int goshmemi_launch(CUcontext ctx, CUfunction f,
+		    unsigned int gx, unsigned int gy, unsigned int gz,
+		    unsigned int bx, unsigned int by, unsigned int bz,
+		    unsigned int smem, CUstream s,
+		    const unsigned char *buf, size_t nbytes,
+		    const unsigned int *offs, int nargs, int cooperative)
+{
+	_Alignas(16) unsigned char params[GOSHMEMI_MAX_PARAM_BYTES];
+	void *ptrs[GOSHMEMI_MAX_PARAMS];
+	void **kp = NULL;
+	int i;
+
+	if (nbytes > sizeof params || nargs < 0 || nargs > GOSHMEMI_MAX_PARAMS)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nargs > 0) {
+		memcpy(params, buf, nbytes);
+		for (i = 0; i < nargs; i++) {
+			if (offs[i] >= nbytes)
+				return CUDA_ERROR_INVALID_VALUE;
+			ptrs[i] = params + offs[i];
+		}
+		kp = ptrs;
+	}
+	SETCTX(ctx);
+	if (cooperative)
+		return cu.cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, smem, s, kp);
+	return cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, kp, NULL);
+}
+
+int goshmemi_cuOccupancyMaxActiveBlocksPerMultiprocessor(CUcontext ctx, int *n, CUfunction f, int block, size_t smem)
+{
+	SETCTX(ctx);
+	return cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
+}
+
+int goshmemi_cuStreamCreate(CUcontext ctx, CUstream *s, unsigned int flags)
+{
+	SETCTX(ctx);
+	return cu.cuStreamCreate(s, flags);
+}
+
+int goshmemi_cuStreamSynchronize(CUcontext ctx, CUstream s)
+{
+	SETCTX(ctx);
+	return cu.cuStreamSynchronize(s);
+}
+
+int goshmemi_cuStreamDestroy(CUcontext ctx, CUstream s)
+{
+	SETCTX(ctx);
+	return cu.cuStreamDestroy_v2(s);
+}
+
+int goshmemi_cuEventCreate(CUcontext ctx, CUevent *e, unsigned int flags)
+{
+	SETCTX(ctx);
+	return cu.cuEventCreate(e, flags);
+}
+
+int goshmemi_cuEventRecord(CUcontext ctx, CUevent e, CUstream s)
+{
+	SETCTX(ctx);
+	return cu.cuEventRecord(e, s);
+}
+
+int goshmemi_cuEventSynchronize(CUcontext ctx, CUevent e)
+{
+	SETCTX(ctx);
+	return cu.cuEventSynchronize(e);
+}
+
+int goshmemi_cuEventElapsedTime(CUcontext ctx, float *ms, CUevent a, CUevent b)
+{
+	SETCTX(ctx);
+	return cu.cuEventElapsedTime(ms, a, b);
+}
+
+int goshmemi_cuEventDestroy(CUcontext ctx, CUevent e)
+{
+	SETCTX(ctx);
+	return cu.cuEventDestroy_v2(e);
+}

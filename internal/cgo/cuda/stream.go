@@ -1,0 +1,132 @@
+package cuda
+
+// #include "shim.h"
+import "C"
+
+import (
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// Stream is a CUDA stream of one context. The zero Stream stands for the
+// NULL (legacy default) stream of whatever context the call uses.
+type Stream struct {
+	ctx *Context
+	h   C.CUstream
+}
+
+// Event is a CUDA event of one context.
+type Event struct {
+	ctx *Context
+	h   C.CUevent
+}
+
+// StreamCreate creates a stream in c (cuStreamCreate) with StreamDefault or
+// StreamNonBlocking (no implicit sync with the NULL stream).
+func (c *Context) StreamCreate(flags uint) (Stream, error) {
+	h, err := c.live("cuStreamCreate")
+	if err != nil {
+		return Stream{}, err
+	}
+	var s C.CUstream
+	if err := check(C.goshmemi_cuStreamCreate(h, &s, C.uint(flags)), "cuStreamCreate"); err != nil {
+		return Stream{}, err
+	}
+	return Stream{ctx: c, h: s}, nil
+}
+
+// Synchronize waits for the stream's work (cuStreamSynchronize); a kernel
+// fault in it is reported here (IsStickyFault). The zero Stream cannot say
+// which context to wait for: use Context.Synchronize.
+func (s Stream) Synchronize() error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamSynchronize: the zero Stream has no context; use Context.Synchronize")
+	}
+	h, err := s.ctx.live("cuStreamSynchronize")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuStreamSynchronize(h, s.h), "cuStreamSynchronize")
+}
+
+// Destroy destroys the stream once its work is done (cuStreamDestroy_v2).
+// Destroying the zero Stream is a no-op.
+func (s Stream) Destroy() error {
+	if s.ctx == nil {
+		return nil
+	}
+	h, err := s.ctx.live("cuStreamDestroy")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuStreamDestroy(h, s.h), "cuStreamDestroy_v2")
+}
+
+// EventCreate creates an event in c (cuEventCreate) with Event* flags.
+func (c *Context) EventCreate(flags uint) (Event, error) {
+	h, err := c.live("cuEventCreate")
+	if err != nil {
+		return Event{}, err
+	}
+	var e C.CUevent
+	if err := check(C.goshmemi_cuEventCreate(h, &e, C.uint(flags)), "cuEventCreate"); err != nil {
+		return Event{}, err
+	}
+	return Event{ctx: c, h: e}, nil
+}
+
+func (e Event) live(call string) (C.CUcontext, error) {
+	if e.ctx == nil {
+		return nil, errors.Wrapf(errs.ErrInvalidArgument, "cuda: %s: zero Event (use Context.EventCreate)", call)
+	}
+	return e.ctx.live(call)
+}
+
+// Record records the event on stream (cuEventRecord): it completes when the
+// work queued on stream before it has completed.
+func (e Event) Record(stream Stream) error {
+	h, err := e.live("cuEventRecord")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuEventRecord(h, e.h, stream.h), "cuEventRecord")
+}
+
+// Synchronize waits for the event (cuEventSynchronize).
+func (e Event) Synchronize() error {
+	h, err := e.live("cuEventSynchronize")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuEventSynchronize(h, e.h), "cuEventSynchronize")
+}
+
+// Destroy destroys the event (cuEventDestroy_v2).
+func (e Event) Destroy() error {
+	h, err := e.live("cuEventDestroy")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuEventDestroy(h, e.h), "cuEventDestroy_v2")
+}
+
+// EventElapsedTime returns the time between two recorded, completed events
+// (cuEventElapsedTime; resolution about 0.5 µs). Neither may have been
+// created with EventDisableTiming.
+func EventElapsedTime(start, end Event) (time.Duration, error) {
+	h, err := start.live("cuEventElapsedTime")
+	if err != nil {
+		return 0, err
+	}
+	if _, err := end.live("cuEventElapsedTime"); err != nil {
+		return 0, err
+	}
+	var ms C.float
+	if err := check(C.goshmemi_cuEventElapsedTime(h, &ms, start.h, end.h), "cuEventElapsedTime"); err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
