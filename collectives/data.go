@@ -169,10 +169,18 @@ func combine[T elem.Elem](op Op, acc, x []T) {
 // bitwise applies and/or/xor on the raw bits (callers reject floats).
 func bitwise[T elem.Elem](op Op, acc, x []T) {
 	a, b := elem.Bytes(acc), elem.Bytes(x)
-	// Work a word at a time where the slices allow; bytes otherwise.
+	// Work a word at a time where the slices allow (at least one word, both
+	// 8-byte aligned: a narrow T's slice may be neither, and converting its
+	// pointer to *uint64 would be invalid); bytes otherwise.
 	n := len(a) / 8
-	aw := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(a))), n)
-	bw := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	if n == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(a)))%8 != 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
+		n = 0
+	}
+	var aw, bw []uint64
+	if n > 0 {
+		aw = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(a))), n)
+		bw = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	}
 	for i := range aw {
 		switch op {
 		case OpAnd:

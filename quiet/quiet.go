@@ -13,8 +13,9 @@
 // Operations issued after the snapshot (by other goroutines) are not waited
 // for: quiet guarantees completion of what was issued before it was called
 // (Ref: OpenSHMEM 1.6 §9.8.2 shmem_quiet). A failure reported by a transport
-// (Fail) is returned by the next quiet of every scope that contains the
-// queue, once, and then cleared: asynchronous errors are never dropped.
+// (Fail) is returned once, by the next quiet of any scope that contains the
+// queue (a context's or the PE-wide one, whichever comes first), and then
+// cleared: asynchronous errors are never dropped, nor reported twice.
 //
 // Scopes: a Ctx holds its own queues (Ctx.Quiet = Scope.Quiet over those
 // only); the Domain holds every queue of the PE (PE-wide Quiet).
@@ -131,16 +132,25 @@ func (s *Scope) Queues() []*Queue {
 }
 
 // Quiet waits until every operation issued on the scope's queues before the
-// call has completed, then returns the first asynchronous failure recorded
-// on any of them. With a timeout in p, a stuck queue gives ErrTimeout naming
+// call has completed, then returns the asynchronous failures recorded on
+// them (the first as the error, the others attached as secondary errors,
+// shown by %+v). With a timeout in p, a stuck queue gives ErrTimeout naming
 // the queue and its counts. check (may be nil) is consulted on the slow path.
 func (s *Scope) Quiet(p spin.Policy, check func() error) error {
 	s.mu.RLock()
 	qs := s.queues
 	s.mu.RUnlock()
-	var firstErr error
+	// Snapshot every queue's issued count before waiting on any of them, so
+	// operations issued on a later queue while an earlier one drains are not
+	// waited for (the model in the package comment).
+	var buf [16]uint64
+	targets := buf[:0]
 	for _, q := range qs {
-		target := q.issued.Load()
+		targets = append(targets, q.issued.Load())
+	}
+	var firstErr error
+	for i, q := range qs {
+		target := targets[i]
 		if q.completed.Load() < target {
 			done := func() bool {
 				if q.progress != nil {
@@ -158,8 +168,10 @@ func (s *Scope) Quiet(p spin.Policy, check func() error) error {
 					s.name, q.name, q.completed.Load(), target, p.Timeout)
 			}
 		}
-		if err := q.takeErr(); err != nil && firstErr == nil {
-			firstErr = errors.Wrapf(err, "%s: queue %q", s.name, q.name)
+		if err := q.takeErr(); err != nil {
+			// takeErr cleared it: keep every queue's failure (the first as
+			// the error, later ones as secondary errors), never drop one.
+			firstErr = errors.CombineErrors(firstErr, errors.Wrapf(err, "%s: queue %q", s.name, q.name))
 		}
 	}
 	return firstErr

@@ -6,6 +6,7 @@ package env
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -176,7 +177,9 @@ func ParseSize(v string) (uint64, error) {
 // ParseDuration accepts a Go duration (10s, 500ms) or a number of seconds.
 func ParseDuration(v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+	// The upper bound keeps +Inf and huge values from converting to a
+	// negative Duration (an out-of-range float-to-int conversion).
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < math.MaxInt64/float64(time.Second) {
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(v)

@@ -1,0 +1,127 @@
+package collectives
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
+)
+
+// The fake runtime: N PEs of one process, each with its own symmetric
+// region (a Go-heap []uint64 viewed as bytes, so the race detector sees
+// every access; symmetric memory of the real runtime is mmap'd instead).
+// Put and Get are plain copies between regions, Signal is an atomic 64-bit
+// store, WaitGE polls with atomic loads. The only happens-before edges
+// between PEs are those Signal/WaitGE create, so a collective that reads or
+// writes a peer's memory without the right synchronization is flagged by
+// go test -race.
+
+const (
+	dataOff  = ControlSize // first byte after the control area
+	dataSize = 64 << 10
+	srcOff   = dataOff
+	dstOff   = dataOff + dataSize/2
+)
+
+type fakeWorld struct {
+	n       int
+	regions [][]byte
+	policy  spin.Policy
+}
+
+func newFakeWorld(n int, policy spin.Policy) *fakeWorld {
+	w := &fakeWorld{n: n, regions: make([][]byte, n), policy: policy}
+	for pe := range w.regions {
+		words := make([]uint64, (ControlSize+dataSize)/8)
+		w.regions[pe] = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	}
+	return w
+}
+
+// fakeComm is one PE's Comm.
+type fakeComm struct {
+	w       *fakeWorld
+	me      int
+	quiets  int
+	failPut error // when set, Put returns it
+}
+
+var _ Comm = (*fakeComm)(nil)
+
+func (c *fakeComm) MyPE() int { return c.me }
+func (c *fakeComm) NPEs() int { return c.w.n }
+
+func (c *fakeComm) Put(pe int, off uint64, src []byte) error {
+	if c.failPut != nil {
+		return c.failPut
+	}
+	copy(c.w.regions[pe][off:off+uint64(len(src))], src)
+	return nil
+}
+
+func (c *fakeComm) Get(dst []byte, pe int, off uint64) error {
+	copy(dst, c.w.regions[pe][off:off+uint64(len(dst))])
+	return nil
+}
+
+func (c *fakeComm) word(pe int, off uint64) *uint64 {
+	if off%8 != 0 {
+		panic(fmt.Sprintf("signal word at unaligned offset %d", off))
+	}
+	return (*uint64)(unsafe.Pointer(&c.w.regions[pe][off]))
+}
+
+func (c *fakeComm) Signal(pe int, off uint64, v uint64) error {
+	atomic.StoreUint64(c.word(pe, off), v)
+	return nil
+}
+
+func (c *fakeComm) Local(off uint64, n int) []byte {
+	return c.w.regions[c.me][off : off+uint64(n)]
+}
+
+func (c *fakeComm) WaitGE(off uint64, v uint64, what func() string) error {
+	p := c.word(c.me, off)
+	ok, err := c.w.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, nil)
+	if err != nil {
+		return errors.Wrap(err, what())
+	}
+	if !ok {
+		return errs.New(errs.ErrTimeout, c.me, "wait", "%s: word at %d is %d, want >= %d",
+			what(), off, atomic.LoadUint64(p), v)
+	}
+	return nil
+}
+
+func (c *fakeComm) Quiet() error {
+	c.quiets++
+	return nil
+}
+
+// testPolicy is oversubscription-friendly and ends a hung collective with
+// ErrTimeout instead of hanging the test binary.
+var testPolicy = spin.Policy{Spins: 64, Yields: 64, MaxSleep: 50 * time.Microsecond, Timeout: 20 * time.Second}
+
+var sizes = []int{1, 2, 3, 4, 5, 8}
+
+// spmd runs fn on n PEs of one fake world, as goroutines of the local
+// bootstrap, and fails the test with every PE's error.
+func spmd(t *testing.T, n int, fn func(c *fakeComm, world *Team, b bootstrap.Bootstrap) error) *fakeWorld {
+	t.Helper()
+	w := newFakeWorld(n, testPolicy)
+	err := local.Run(n, func(b bootstrap.Bootstrap) error {
+		c := &fakeComm{w: w, me: b.Rank()}
+		return fn(c, World(c), b)
+	})
+	require.NoError(t, err)
+	return w
+}

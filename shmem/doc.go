@@ -1,0 +1,55 @@
+// Package shmem is goshmem's public host API: an OpenSHMEM-style PGAS
+// library for Go SPMD programs launched with mpirun.
+//
+// Every PE (processing element: one process of the job) allocates the same
+// symmetric arrays in the same order; an Array[T] then names this PE's copy
+// and every peer's copy, and data moves with one-sided puts, gets, atomics
+// and signals, without the target PE taking part.
+//
+//	if err := shmem.Init(); err != nil { ... }   // mpirun -np N ./prog
+//	defer shmem.Finalize()
+//	a, _ := shmem.Alloc[float64](1024)          // collective
+//	shmem.Put(a, 0, []float64{1, 2, 3}, (shmem.MyPE()+1)%shmem.NPEs())
+//	shmem.BarrierAll()                          // puts complete and visible
+//	fmt.Println(a.Local()[:3])
+//
+// # Memory model (OpenSHMEM 1.6 §9.8)
+//
+// Put, P, PutNBI and the atomics are one-sided. Their completion rules:
+//
+//   - Put returns when src may be reused; the data is guaranteed visible at
+//     the target only after Quiet (this PE) or a barrier (everyone).
+//   - PutNBI and GetNBI may return earlier still: their buffers belong to
+//     the library until Quiet.
+//   - Get, G and fetching atomics return with the value.
+//   - Fence orders this PE's puts, atomics and signals to each target PE
+//     (earlier before later) without waiting for completion; Quiet waits for
+//     completion of everything issued before it, on every context, and makes
+//     it visible to every PE.
+//   - PutSignal delivers the data before the signal: a PE that observes the
+//     signal with SignalWaitUntil or WaitUntil also observes the data
+//     (release on the sender, acquire in the wait).
+//   - WaitUntil and TestCmp read with acquire order.
+//
+// Contexts (Ctx) split a PE's operations into independent completion scopes:
+// Ctx.Quiet waits for that context only. The PE-wide Quiet and Fence cover
+// every context.
+//
+// On the shm transport (all PEs on one node, the default) data moves with
+// plain loads and stores into peers' mappings of the heap, so operations
+// complete when they return and Quiet costs one store-load barrier; the
+// rules above are what portable programs may rely on.
+//
+// # Errors
+//
+// Every error matches one sentinel under errors.Is (ErrPEOutOfRange,
+// ErrOutOfBounds, ...) and names the PE, the argument and its valid range;
+// many carry a hint (github.com/cockroachdb/errors GetAllHints). Bad input
+// never corrupts memory and leaves the runtime usable.
+//
+// # Environment
+//
+// GOSHMEM_SYMMETRIC_SIZE, GOSHMEM_INFO, GOSHMEM_DEBUG, GOSHMEM_TIMEOUT,
+// GOSHMEM_TRANSPORT and GOSHMEM_BOOTSTRAP are read once, at Init; see the
+// README for their meaning.
+package shmem
