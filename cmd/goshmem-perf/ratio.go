@@ -1,0 +1,378 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Dataset is goshmem's rows and the peers' rows of one run.
+type Dataset struct {
+	Ours      []Row
+	Peers     map[string][]Row // by Row.Series()
+	PeerOrder []string         // series in the order first seen
+	// Report options: skip the headline table; list only the rows that
+	// some peer also has.
+	NoHeadlines, MatchedOnly bool
+}
+
+// NewDataset groups peer rows by series. Rows of lib "goshmem" among the
+// peers are kept as a peer series too (e.g. another timing mode), under
+// their series name.
+func NewDataset(ours []Row, peers ...[]Row) Dataset {
+	d := Dataset{Ours: ours, Peers: map[string][]Row{}}
+	for _, rows := range peers {
+		for _, r := range rows {
+			s := r.Series()
+			if _, ok := d.Peers[s]; !ok {
+				d.PeerOrder = append(d.PeerOrder, s)
+			}
+			d.Peers[s] = append(d.Peers[s], r)
+		}
+	}
+	return d
+}
+
+// find returns the row of series (or ours, when series is "") with that
+// name and size; the last one wins if a file holds repeats.
+func (d Dataset) find(series, name string, size int64) (Row, bool) {
+	rows := d.Ours
+	if series != "" {
+		rows = d.Peers[series]
+	}
+	var out Row
+	ok := false
+	for _, r := range rows {
+		if r.Name == name && r.Size == size {
+			out, ok = r, true
+		}
+	}
+	return out, ok
+}
+
+// Ratio compares ours with peer, always as "goshmem ÷ peer" of the row's
+// figure of merit: time for latency rows (< 1: goshmem is faster), bandwidth
+// for put_bw (> 1: goshmem is faster). ok is false when either value is
+// missing or zero.
+func Ratio(ours, peer Row) (ratio float64, ok bool) {
+	if ours.IsBandwidth() {
+		if ours.BWGBs <= 0 || peer.BWGBs <= 0 {
+			return 0, false
+		}
+		return ours.BWGBs / peer.BWGBs, true
+	}
+	if ours.MedianUS <= 0 || peer.MedianUS <= 0 {
+		return 0, false
+	}
+	return ours.MedianUS / peer.MedianUS, true
+}
+
+// value is the row's figure of merit with its unit.
+func value(r Row) string {
+	if r.IsBandwidth() {
+		return fmt.Sprintf("%.2f GB/s", r.BWGBs)
+	}
+	return fmtUS(r.MedianUS)
+}
+
+func fmtUS(us float64) string {
+	switch {
+	case us >= 100:
+		return fmt.Sprintf("%.0f us", us)
+	case us >= 10:
+		return fmt.Sprintf("%.1f us", us)
+	}
+	return fmt.Sprintf("%.3f us", us)
+}
+
+func fmtRatio(x float64) string {
+	switch {
+	case x >= 10:
+		return fmt.Sprintf("%.1fx", x)
+	case x >= 0.1:
+		return fmt.Sprintf("%.2fx", x)
+	}
+	return fmt.Sprintf("%.3fx", x)
+}
+
+// grid is a table of cells rendered as aligned text or as Markdown.
+type grid struct {
+	head  []string
+	right []bool // right-align column i
+	rows  [][]string
+}
+
+func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
+
+func (g *grid) widths() []int {
+	w := make([]int, len(g.head))
+	for _, row := range append([][]string{g.head}, g.rows...) {
+		for i, c := range row {
+			w[i] = max(w[i], len([]rune(c)))
+		}
+	}
+	return w
+}
+
+func (g *grid) text(out io.Writer) {
+	w := g.widths()
+	line := func(row []string) {
+		var b strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if g.right[i] {
+				b.WriteString(padLeft(c, w[i]))
+			} else {
+				b.WriteString(padRight(c, w[i]))
+			}
+		}
+		fmt.Fprintln(out, strings.TrimRight(b.String(), " "))
+	}
+	line(g.head)
+	sep := make([]string, len(w))
+	for i := range w {
+		sep[i] = strings.Repeat("-", w[i])
+	}
+	line(sep)
+	for _, r := range g.rows {
+		line(r)
+	}
+}
+
+func (g *grid) markdown(out io.Writer) {
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	row := func(cells []string) {
+		for i := range cells {
+			cells[i] = esc(cells[i])
+		}
+		fmt.Fprintf(out, "| %s |\n", strings.Join(cells, " | "))
+	}
+	row(append([]string(nil), g.head...))
+	sep := make([]string, len(g.head))
+	for i := range sep {
+		sep[i] = "---"
+		if g.right[i] {
+			sep[i] = "---:"
+		}
+	}
+	fmt.Fprintf(out, "| %s |\n", strings.Join(sep, " | "))
+	for _, r := range g.rows {
+		row(append([]string(nil), r...))
+	}
+}
+
+// RatioGrid is every goshmem row against every peer series that has the
+// same (name, size): the peer's value and goshmem ÷ peer.
+func RatioGrid(d Dataset) *grid {
+	g := &grid{head: []string{"name", "size", "goshmem"}, right: []bool{false, true, true}}
+	for _, s := range d.PeerOrder {
+		g.head = append(g.head, s, "ratio vs "+s)
+		g.right = append(g.right, true, true)
+	}
+	for _, r := range d.Ours {
+		cells := []string{r.Name, fmtSize(r.Size), value(r)}
+		matched := false
+		for _, s := range d.PeerOrder {
+			p, ok := d.find(s, r.Name, r.Size)
+			if !ok {
+				cells = append(cells, "-", "-")
+				continue
+			}
+			matched = true
+			ratio, ok := Ratio(r, p)
+			rs := "-"
+			if ok {
+				rs = fmtRatio(ratio)
+			}
+			cells = append(cells, value(p), rs)
+		}
+		if matched || !d.MatchedOnly {
+			g.add(cells...)
+		}
+	}
+	return g
+}
+
+// Headline is one of the issue's targets.
+type Headline struct {
+	Label string
+	Name  string
+	Size  int64
+	// PeerLib selects the peer series compared ("openshmem" matches
+	// openshmem/heap and openshmem/data); empty for an absolute target.
+	PeerLib string
+	// Max: the ratio (or absolute microseconds) must be <= Target;
+	// otherwise >= Target.
+	Max    bool
+	Target float64
+}
+
+// Headlines are the targets of the performance issue.
+var Headlines = []Headline{
+	{Label: "put 8 B + quiet", Name: "put_lat", Size: 8, PeerLib: "openshmem", Max: true, Target: 0.1},
+	{Label: "p + wait_until ping-pong (round trip)", Name: "pingpong_p", Size: 8, PeerLib: "openshmem", Max: true, Target: 0.35},
+	{Label: "p + wait_until ping-pong vs floor", Name: "pingpong_p", Size: 8, PeerLib: "floor", Max: true, Target: 1.15},
+	{Label: "barrier_all", Name: "barrier", Size: 0, PeerLib: "openshmem", Max: true, Target: 0.7},
+	{Label: "1 MiB put bandwidth (put_bw)", Name: "put_bw", Size: 1 << 20, PeerLib: "openshmem", Max: false, Target: 0.9},
+	{Label: "Alloc+Free 1 MiB (absolute)", Name: "alloc_free", Size: 1 << 20, Max: true, Target: 50},
+}
+
+// Verdicts.
+const (
+	Pass = "PASS"
+	Fail = "FAIL"
+	NA   = "n/a"
+)
+
+// HeadlineResult is one headline against one peer series.
+type HeadlineResult struct {
+	Headline
+	Peer    string // series, or "" for absolute
+	Ours    Row
+	PeerRow Row
+	Ratio   float64 // or the absolute value in us
+	Verdict string
+}
+
+// EvalHeadlines compares goshmem with every matching peer series.
+func EvalHeadlines(d Dataset, hs []Headline) []HeadlineResult {
+	var out []HeadlineResult
+	for _, h := range hs {
+		ours, haveOurs := d.find("", h.Name, h.Size)
+		check := func(x float64) string {
+			if (h.Max && x <= h.Target) || (!h.Max && x >= h.Target) {
+				return Pass
+			}
+			return Fail
+		}
+		if h.PeerLib == "" {
+			res := HeadlineResult{Headline: h, Ours: ours, Verdict: NA}
+			if haveOurs {
+				res.Ratio = ours.MedianUS
+				res.Verdict = check(ours.MedianUS)
+			}
+			out = append(out, res)
+			continue
+		}
+		matched := false
+		for _, s := range d.PeerOrder {
+			rows := d.Peers[s]
+			if len(rows) == 0 || rows[0].Lib != h.PeerLib {
+				continue
+			}
+			matched = true
+			res := HeadlineResult{Headline: h, Peer: s, Ours: ours, Verdict: NA}
+			if p, ok := d.find(s, h.Name, h.Size); ok && haveOurs {
+				res.PeerRow = p
+				if r, ok := Ratio(ours, p); ok {
+					res.Ratio = r
+					res.Verdict = check(r)
+				}
+			}
+			out = append(out, res)
+		}
+		if !matched {
+			out = append(out, HeadlineResult{Headline: h, Peer: h.PeerLib + " (no data)", Ours: ours, Verdict: NA})
+		}
+	}
+	return out
+}
+
+// HeadlineGrid renders EvalHeadlines.
+func HeadlineGrid(rs []HeadlineResult) *grid {
+	g := &grid{
+		head:  []string{"headline", "goshmem", "peer", "peer value", "goshmem÷peer", "target", "verdict"},
+		right: []bool{false, true, false, true, true, false, false},
+	}
+	prev := ""
+	for _, r := range rs {
+		label, ours := r.Label, "-"
+		if r.Ours.Name != "" {
+			ours = value(r.Ours)
+		}
+		if label == prev {
+			label, ours = "", ""
+		}
+		prev = r.Label
+		cmp := "≥"
+		if r.Max {
+			cmp = "≤"
+		}
+		if r.PeerLib == "" {
+			g.add(label, ours, "(absolute)", "-", "-", fmt.Sprintf("%s %g us", cmp, r.Target), r.Verdict)
+			continue
+		}
+		pv, ratio := "-", "-"
+		if r.PeerRow.Name != "" {
+			pv = value(r.PeerRow)
+		}
+		if r.Verdict != NA {
+			ratio = fmtRatio(r.Ratio)
+		}
+		g.add(label, ours, r.Peer, pv, ratio, fmt.Sprintf("%s %gx", cmp, r.Target), r.Verdict)
+	}
+	return g
+}
+
+// segNotes explains the peer series names.
+var segNotes = map[string]string{
+	"openshmem/heap":            "OpenSHMEM (oshmem/UCX), buffers from shmem_malloc: peers' heaps are mapped, so RMA is direct load/store",
+	"openshmem/data":            "OpenSHMEM (oshmem/UCX), buffers in the static data segment: RMA goes through UCX (the figures in BASELINES.md)",
+	"floor":                     "C floor: two processes sharing one mapping (bench/oshmem/floor.c); nothing can beat it",
+	"goshmem/pinned-after-init": "goshmem under mpirun --bind-to none, measuring thread pinned after Init (-pin): Init sees both CPUs, so the spin policy is not the oversubscribed one",
+	"goshmem/batch-timing":      "goshmem timing 100 operations per sample (-timing batch): the ~30 ns timer pair amortized away",
+}
+
+// WriteReport prints the headline table and the full ratio table, as text
+// or Markdown.
+func WriteReport(out io.Writer, d Dataset, markdown bool) {
+	render := func(g *grid) {
+		if markdown {
+			g.markdown(out)
+		} else {
+			g.text(out)
+		}
+	}
+	h1 := func(s string) {
+		if markdown {
+			fmt.Fprintf(out, "\n## %s\n\n", s)
+		} else {
+			fmt.Fprintf(out, "\n== %s ==\n\n", s)
+		}
+	}
+	note := func(s string) {
+		if markdown {
+			fmt.Fprintf(out, "%s\n\n", s)
+		} else {
+			fmt.Fprintln(out, s)
+		}
+	}
+	if !d.NoHeadlines {
+		h1("Headline targets")
+		note("goshmem÷peer: time ratio for latency rows (< 1: goshmem is faster), bandwidth ratio for put_bw (> 1: goshmem is faster).")
+		if !markdown {
+			fmt.Fprintln(out)
+		}
+		render(HeadlineGrid(EvalHeadlines(d, Headlines)))
+	}
+	h1("All rows: goshmem ÷ peer (same run, same machine)")
+	note("Latency rows show median us and goshmem time ÷ peer time (< 1: goshmem is faster); put_bw rows show GB/s and goshmem BW ÷ peer BW (> 1: goshmem is faster).")
+	if !markdown {
+		fmt.Fprintln(out)
+	}
+	render(RatioGrid(d))
+	if len(d.PeerOrder) > 0 {
+		fmt.Fprintln(out)
+		for _, s := range d.PeerOrder {
+			if n := segNotes[s]; n != "" {
+				if markdown {
+					fmt.Fprintf(out, "- `%s`: %s\n", s, n)
+				} else {
+					fmt.Fprintf(out, "  %s: %s\n", s, n)
+				}
+			}
+		}
+	}
+}
