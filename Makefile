@@ -5,6 +5,7 @@
 #   make test      vet, unit tests with -race, allocator fuzzing, multi-PE integration suite
 #   make bench     goshmem-perf and the OpenSHMEM peer in one run; ratio table + plot
 #   make lint      go vet + gofmt check
+#   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 fatbin checks
 #   make build     every binary into bin/
 
 SHELL := /bin/bash
@@ -20,7 +21,7 @@ DEMO_NP  ?= 4
 UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./cmd/... ./examples/...
 FUZZTIME ?= 20s
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu
 
 all: build
 
@@ -36,7 +37,7 @@ demo: deps
 	$(GO) build -o $(BIN)/jacobi-cpu ./examples/jacobi-cpu
 	$(MPIRUN) -np $(DEMO_NP) $(BIN)/jacobi-cpu
 
-test: deps lint unit fuzz integration
+test: deps lint hdrcheck unit fuzz integration
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS)
@@ -46,6 +47,17 @@ fuzz:
 
 integration:
 	$(GO) test -count=1 -timeout 15m ./tests/...
+
+# Device API: host-mode tests (gcc C11 + g++ C++17), then nvcc fatbin/cuobjdump
+# checks (installed by scripts/deps.sh --cuda; a missing nvcc is a loud skip,
+# and fails when GOSHMEM_REQUIRE_NVCC=1).
+hdrcheck:
+	@bash scripts/deps.sh --cuda
+	bash tests/hdr/run.sh
+
+# On the GPU machine, after `make hdrcheck` built bin/hdr (carry bin/hdr).
+hdrcheck-gpu:
+	bin/hdr/smoke_host bin/hdr/smoke.fatbin 0 && bin/hdr/smoke_host bin/hdr/smoke.fatbin 1
 
 bench: deps
 	bash bench/run.sh

@@ -1,0 +1,175 @@
+/* goshmem device API: barriers and team synchronization.
+ *
+ * Algorithm: dissemination barrier (ceil(log2 n) rounds). In round k, the
+ * team member with index i stores the barrier's epoch into round k's psync
+ * word of member (i + 2^k) mod n, then waits for its own round-k word to
+ * reach the epoch. Epochs only grow, so a word that already holds a later
+ * epoch also releases the wait (a partner can only be one barrier ahead
+ * after this barrier completed everywhere).
+ *
+ * Memory layout (device_state.h): psync words at the front of every PE's
+ * device heap; team slot s, round k is the uint64_t at
+ *     heap_base[pe] + s*GOSHMEMI_PSYNC_ROUNDS*GOSHMEMI_PSYNC_LINE + k*GOSHMEMI_PSYNC_LINE
+ * (one 64-byte line per word: no false sharing between rounds). The epoch
+ * of slot s is state->team_epoch[s], bumped once per barrier by the one
+ * thread that runs it. The host zeroes the psync area and the epochs at
+ * init, and when it (re)assigns a slot to a new team it sets team_epoch[s]
+ * to the same value on every member (after zeroing that slot's lines).
+ * Slot 0 is GOSHMEM_TEAM_WORLD's; the world team is derived from my_pe and
+ * n_pes, so barrier_all works even before teams[] is filled.
+ *
+ * Ordering: one fence.acq_rel per round (acquire of this round's arrival,
+ * release of the next round's store), so causality is transitive through
+ * the intermediate PEs: after the barrier each PE sees every store any
+ * member made before entering it (given quiet for remote puts: barrier
+ * does that quiet; sync does not complete outstanding puts but orders the
+ * caller's own stores, as OpenSHMEM sync). Scope as in ordering.h.
+ *
+ * Who calls: exactly ONE thread per PE for the thread forms (goshmem_*),
+ * one whole warp for _warp, one whole block for _block, and every member
+ * PE must call. Two blocks of one PE calling concurrently corrupt the
+ * epoch; and all PEs' kernels must be running at the same time (a barrier
+ * across kernels that the GPU time-slices never completes: use MPS or a
+ * cooperative/collective launch). Ref: NVSHMEM nvshmem_barrier_all /
+ * nvshmemx_barrier_all_{warp,block}; OpenSHMEM 1.5 §9.9.3-4, §9.5.
+ *
+ * Include <goshmem.h>, not this file.
+ */
+#ifndef GOSHMEM_COLL_H
+#define GOSHMEM_COLL_H
+
+#include "quiet.h"
+#include "rma.h" /* group sync helpers */
+
+typedef struct goshmemi_team_view {
+    int32_t start, stride, size, my_index, slot;
+} goshmemi_team_view_t;
+
+/* Resolves team to its member layout; traps on an invalid team or when
+ * this PE is not a member. */
+GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    goshmemi_team_view_t v;
+    if (team == GOSHMEM_TEAM_WORLD) {
+        v.start = 0;
+        v.stride = 1;
+        v.size = st->n_pes;
+        v.my_index = st->my_pe;
+        v.slot = 0;
+        return v;
+    }
+    if (GOSHMEMI_UNLIKELY((uint32_t)team >= GOSHMEMI_MAX_TEAMS))
+        goshmemi_fail(st, GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
+                      "team handle out of range [0, GOSHMEMI_MAX_TEAMS)");
+    const goshmemi_team_t *t = &st->teams[team];
+    v.start = t->start;
+    v.stride = t->stride;
+    v.size = t->size;
+    v.my_index = t->my_index;
+    v.slot = t->slot;
+    if (GOSHMEMI_UNLIKELY(v.size <= 0 || v.my_index < 0 || v.my_index >= v.size ||
+                          (uint32_t)v.slot >= GOSHMEMI_MAX_TEAMS))
+        goshmemi_fail(st, GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
+                      "team not initialized, or this PE is not a member");
+    return v;
+}
+
+/* Dissemination sync over team view v (see top of file). initial_fence:
+ * order the caller's prior stores before its first arrival (skipped when
+ * the caller just ran quiet, which is stronger). */
+GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_fence)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    int sys = goshmemi_sys_scope();
+    if (initial_fence) goshmemi_order_fence(sys);
+    if (v.size <= 1) return;
+    uint64_t epoch = st->team_epoch[v.slot] + 1;
+    st->team_epoch[v.slot] = epoch;
+    uintptr_t psync = (uintptr_t)st->heap_base[st->my_pe] +
+                      (uintptr_t)v.slot * GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE;
+    int k = 0;
+    for (int32_t dist = 1; dist < v.size; dist <<= 1, k++) {
+        int32_t to = v.start + ((v.my_index + dist) % v.size) * v.stride;
+        uint64_t *word = (uint64_t *)(psync + (uintptr_t)k * GOSHMEMI_PSYNC_LINE);
+        /* arrival: relaxed store, ordered by the fence before it */
+        goshmemi_relaxed_store_u64(goshmemi_peer(word, to, sizeof(uint64_t)), epoch, sys);
+        while (goshmemi_relaxed_load_u64(word, sys) < epoch) goshmemi_poll_pause();
+        goshmemi_order_fence(sys); /* acquire this round; release the next */
+    }
+}
+
+/* Runs body on one thread of GROUP with group syncs around it. */
+#define GOSHMEMI_GROUP_ONE(GROUP, body)                                                                               \
+    do {                                                                                                              \
+        GOSHMEMI_SYNC_##GROUP();                                                                                      \
+        if (GOSHMEMI_LEADER_##GROUP()) {                                                                              \
+            body;                                                                                                     \
+        }                                                                                                             \
+        GOSHMEMI_SYNC_##GROUP();                                                                                      \
+    } while (0)
+
+#define GOSHMEMI_COLL_DEF(PREFIX, SUFFIX, GROUP)                                                                      \
+    /* Barrier over all PEs: quiet (all prior puts/AMOs/stores of the group complete), then wait until every PE       \
+     * arrived. After it returns, every PE's pre-barrier stores are visible. */                                       \
+    GOSHMEMI_FN void PREFIX##_barrier_all##SUFFIX(void)                                                               \
+    {                                                                                                                 \
+        GOSHMEMI_GROUP_ONE(GROUP, goshmem_quiet(); goshmemi_team_sync_thread(goshmemi_team_view(GOSHMEM_TEAM_WORLD), 0)); \
+    }                                                                                                                 \
+    /* Waits until every PE arrived; orders (does not complete) prior stores. */                                      \
+    GOSHMEMI_FN void PREFIX##_sync_all##SUFFIX(void)                                                                  \
+    {                                                                                                                 \
+        GOSHMEMI_GROUP_ONE(GROUP, goshmemi_team_sync_thread(goshmemi_team_view(GOSHMEM_TEAM_WORLD), 1));              \
+    }                                                                                                                 \
+    /* barrier_all restricted to the members of team. */                                                              \
+    GOSHMEMI_FN void PREFIX##_barrier##SUFFIX(goshmem_team_t team)                                                    \
+    {                                                                                                                 \
+        GOSHMEMI_GROUP_ONE(GROUP, goshmem_quiet(); goshmemi_team_sync_thread(goshmemi_team_view(team), 0));           \
+    }                                                                                                                 \
+    /* sync_all restricted to the members of team. */                                                                 \
+    GOSHMEMI_FN void PREFIX##_team_sync##SUFFIX(goshmem_team_t team)                                                  \
+    {                                                                                                                 \
+        GOSHMEMI_GROUP_ONE(GROUP, goshmemi_team_sync_thread(goshmemi_team_view(team), 1));                            \
+    }
+GOSHMEMI_COLL_DEF(goshmem, , thread)
+GOSHMEMI_COLL_DEF(goshmemx, _warp, warp)
+GOSHMEMI_COLL_DEF(goshmemx, _block, block)
+#undef GOSHMEMI_COLL_DEF
+
+/* This PE's index in team, or -1 when not a member. */
+GOSHMEMI_FN int goshmem_team_my_pe(goshmem_team_t team)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    if (team == GOSHMEM_TEAM_WORLD) return st->my_pe;
+    if ((uint32_t)team >= GOSHMEMI_MAX_TEAMS || st->teams[team].size <= 0) return -1;
+    return st->teams[team].my_index;
+}
+
+/* Number of PEs in team, or -1 for an invalid team. */
+GOSHMEMI_FN int goshmem_team_n_pes(goshmem_team_t team)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    if (team == GOSHMEM_TEAM_WORLD) return st->n_pes;
+    if ((uint32_t)team >= GOSHMEMI_MAX_TEAMS || st->teams[team].size <= 0) return -1;
+    return st->teams[team].size;
+}
+
+/* PE index pe of src_team expressed in dest_team, or -1 when it is not a member. */
+GOSHMEMI_FN int goshmem_team_translate_pe(goshmem_team_t src_team, int pe, goshmem_team_t dest_team)
+{
+    int n = goshmem_team_n_pes(src_team), m = goshmem_team_n_pes(dest_team);
+    if (n < 0 || m < 0 || pe < 0 || pe >= n) return -1;
+    goshmemi_device_state_t *st = goshmemi_state();
+    int world = pe, s0 = 0, s = 1;
+    if (src_team != GOSHMEM_TEAM_WORLD) world = st->teams[src_team].start + pe * st->teams[src_team].stride;
+    if (dest_team != GOSHMEM_TEAM_WORLD) {
+        s0 = st->teams[dest_team].start;
+        s = st->teams[dest_team].stride;
+    }
+    if (s == 0) return world == s0 ? 0 : -1;
+    if ((world - s0) % s != 0) return -1;
+    int idx = (world - s0) / s;
+    return idx >= 0 && idx < m ? idx : -1;
+}
+
+#endif /* GOSHMEM_COLL_H */

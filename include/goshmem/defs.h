@@ -1,0 +1,102 @@
+/* goshmem device API: compiler modes, constants and public types.
+ *
+ * One header, two compilers:
+ *   - nvcc (__CUDACC__): every function is `static __device__ __forceinline__`
+ *     and inlines into the user's kernel (no -rdc needed); ordering is PTX
+ *     inline asm (ordering.h).
+ *   - gcc -std=c11 / g++ -std=c++17 (host mode): every function is
+ *     `static inline` host C using __atomic builtins, so the protocols run on
+ *     the CPU where a "GPU thread" is an OS thread (tests/hdr/).
+ *
+ * Include <goshmem.h>, not this file.
+ */
+#ifndef GOSHMEM_DEFS_H
+#define GOSHMEM_DEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device_state.h"
+
+#if defined(__CUDACC__)
+#define GOSHMEMI_CUDA 1
+/* Every device entry point: inlined into the caller's kernel. */
+#define GOSHMEMI_FN static __device__ __forceinline__
+/* Cold paths (error reporting) stay out of line so hot paths stay small. */
+#define GOSHMEMI_COLD static __device__ __noinline__
+#else
+#define GOSHMEMI_CUDA 0
+#define GOSHMEMI_FN static inline
+#if defined(__GNUC__)
+#define GOSHMEMI_COLD static __attribute__((noinline, cold))
+#else
+#define GOSHMEMI_COLD static
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__CUDACC__)
+#define GOSHMEMI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GOSHMEMI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define GOSHMEMI_LIKELY(x) (x)
+#define GOSHMEMI_UNLIKELY(x) (x)
+#endif
+
+#if defined(__cplusplus)
+#define GOSHMEMI_EXTERN_C_BEGIN extern "C" {
+#define GOSHMEMI_EXTERN_C_END }
+#else
+#define GOSHMEMI_EXTERN_C_BEGIN
+#define GOSHMEMI_EXTERN_C_END
+#endif
+
+/* ---- comparison operators for wait_until / test / signal_wait_until ----
+ * Ref: OpenSHMEM 1.5 §9.10 (point-to-point synchronization constants).
+ * Only the names are portable; nvshmem_compat.h maps NVSHMEM_CMP_* by name. */
+#define GOSHMEM_CMP_EQ 0
+#define GOSHMEM_CMP_NE 1
+#define GOSHMEM_CMP_GT 2
+#define GOSHMEM_CMP_LE 3
+#define GOSHMEM_CMP_LT 4
+#define GOSHMEM_CMP_GE 5
+#define GOSHMEM_CMP_SENTINEL 6
+
+/* ---- signal operators for signal_op / putmem_signal ----
+ * Ref: OpenSHMEM 1.5 §9.8.1 (SHMEM_SIGNAL_SET, SHMEM_SIGNAL_ADD). */
+#define GOSHMEM_SIGNAL_SET 0
+#define GOSHMEM_SIGNAL_ADD 1
+
+/* ---- contexts ----
+ * On the load/store path (CUDA IPC / NVLink) every context issues plain
+ * stores from the calling thread, so a context carries no queue: ctx_quiet
+ * has the same scope as quiet (all prior stores of the calling thread). The
+ * type exists so NVSHMEM code and the IBGDA path (per-QP contexts) share one
+ * signature. */
+typedef int32_t goshmem_ctx_t;
+#define GOSHMEM_CTX_DEFAULT ((goshmem_ctx_t)0)
+#define GOSHMEM_CTX_INVALID ((goshmem_ctx_t)-1)
+
+/* ---- teams ----
+ * A team is an index into goshmemi_device_state_t.teams[]. Slot 0 of the
+ * psync area and of team_epoch[] belongs to GOSHMEM_TEAM_WORLD. */
+typedef int32_t goshmem_team_t;
+#define GOSHMEM_TEAM_WORLD ((goshmem_team_t)0)
+#define GOSHMEM_TEAM_INVALID ((goshmem_team_t)-1)
+
+/* ---- error codes written to goshmemi_device_state_t.error_code ----
+ * The first error wins (compare-and-swap from 0); error_info then holds
+ * GOSHMEMI_ERROR_INFO(pe, detail). The host reads both after the kernel
+ * traps (keep the state in host-mapped memory, or read it from the host
+ * mapping: a trapped CUDA context cannot copy device memory any more). */
+#define GOSHMEMI_ERR_NONE 0
+#define GOSHMEMI_ERR_PE_UNREACHABLE 1   /* heap_base[pe] == 0 (info: pe, offset) */
+#define GOSHMEMI_ERR_PE_OUT_OF_RANGE 2  /* pe < 0 or pe >= n_pes (info: pe, n_pes) */
+#define GOSHMEMI_ERR_NOT_SYMMETRIC 3    /* address outside this PE's heap (info: pe, offset low 32 bits) */
+#define GOSHMEMI_ERR_BAD_TEAM 4         /* invalid team or not a member (info: team, my_pe) */
+#define GOSHMEMI_ERR_NO_STATE 5         /* goshmemi_device_state is NULL (module not loaded by shmem.LoadModule) */
+#define GOSHMEMI_ERR_BAD_STATE 6        /* version/size mismatch (info: version seen, expected) */
+#define GOSHMEMI_ERR_INVALID_ARG 7      /* e.g. a comparison operator out of range (info: value, 0) */
+
+#define GOSHMEMI_ERROR_INFO(hi, lo) (((uint64_t)(uint32_t)(hi) << 32) | (uint64_t)(uint32_t)(lo))
+
+#endif /* GOSHMEM_DEFS_H */

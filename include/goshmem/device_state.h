@@ -1,0 +1,70 @@
+/* goshmem device state: the one struct the Go host fills and every kernel
+ * reads. Layout is shared between Go (internal/cuda: devstate.go mirrors it
+ * and checks the size) and C/CUDA. Never edit a released version in place:
+ * add fields at the end and bump GOSHMEMI_DEVICE_STATE_VERSION's minor part.
+ *
+ * Dependents: include/goshmem/ headers (device API), shmem (host side, writes it
+ * with cuMemcpyHtoD and sets each module's __constant__ pointer).
+ */
+#ifndef GOSHMEM_DEVICE_STATE_H
+#define GOSHMEM_DEVICE_STATE_H
+
+#include <stdint.h>
+
+#define GOSHMEMI_MAX_PES 128 /* PEs reachable by load/store from one GPU */
+#define GOSHMEMI_MAX_TEAMS 32
+
+/* Front of every PE's device heap (bytes): psync words for barriers. */
+#define GOSHMEMI_PSYNC_ROUNDS 32
+#define GOSHMEMI_PSYNC_LINE 64
+#define GOSHMEMI_PSYNC_BYTES (GOSHMEMI_MAX_TEAMS * GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE)
+#define GOSHMEMI_DEVICE_CONTROL_BYTES (GOSHMEMI_PSYNC_BYTES + 65536) /* + scratch */
+
+typedef struct goshmemi_team {
+    int32_t start, stride, size; /* members: start + i*stride, i < size */
+    int32_t my_index;            /* -1 when this PE is not a member */
+    int32_t slot;                /* psync slot */
+    int32_t pad_;
+} goshmemi_team_t;
+
+typedef struct goshmemi_device_state {
+    uint32_t version;      /* GOSHMEMI_DEVICE_STATE_VERSION */
+    uint32_t size;         /* sizeof(goshmemi_device_state_t) */
+    int32_t my_pe;
+    int32_t n_pes;
+    uint64_t heap_size;    /* bytes of device heap per PE, control area included */
+    /* heap_base[pe]: this GPU's address of PE pe's device heap (peer-mapped
+     * with CUDA IPC), or 0 when pe is not load/store reachable. */
+    uint64_t heap_base[GOSHMEMI_MAX_PES];
+    /* barrier epochs per team slot live in this PE's own memory: the struct
+     * is per-PE, and device code updates them (one block at a time). */
+    uint64_t team_epoch[GOSHMEMI_MAX_TEAMS];
+    goshmemi_team_t teams[GOSHMEMI_MAX_TEAMS];
+    /* error flag the host polls: nonzero when a device call saw bad input */
+    uint64_t error_code;
+    uint64_t error_info;
+    /* Nonzero when every PE with heap_base[pe] != 0 lives on this same GPU
+     * (CUDA IPC peers sharing one device) and no host agent reads the heap
+     * concurrently: quiet, fence, signals, waits and AMOs then use GPU scope
+     * (fence.sc.gpu, st.release.gpu, atom.gpu) instead of system scope.
+     * Zero (the safe default) means system scope: a peer on another GPU
+     * over NVLink, or host-pinned memory, needs .sys. Taken from reserved[]
+     * (size unchanged). */
+    uint32_t all_peers_same_device;
+    uint32_t pad0_;
+    uint64_t reserved[15];
+} goshmemi_device_state_t;
+
+#define GOSHMEMI_DEVICE_STATE_VERSION ((1u << 16) + (uint32_t)sizeof(goshmemi_device_state_t))
+
+#if defined(__cplusplus)
+static_assert(sizeof(goshmemi_device_state_t) == 16 + 8 + 8 * GOSHMEMI_MAX_PES + 8 * GOSHMEMI_MAX_TEAMS +
+                                                     24 * GOSHMEMI_MAX_TEAMS + 16 + 8 + 120,
+              "goshmemi_device_state_t layout changed: update devstate.go");
+#else
+_Static_assert(sizeof(goshmemi_device_state_t) == 16 + 8 + 8 * GOSHMEMI_MAX_PES + 8 * GOSHMEMI_MAX_TEAMS +
+                                                      24 * GOSHMEMI_MAX_TEAMS + 16 + 8 + 120,
+               "goshmemi_device_state_t layout changed: update devstate.go");
+#endif
+
+#endif

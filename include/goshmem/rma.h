@@ -1,0 +1,195 @@
+/* goshmem device API: remote memory access (put/get/p/g, _nbi, _warp,
+ * _block, sized and typed), on the load/store path: the calling thread(s)
+ * copy directly between local memory and the peer's heap mapping.
+ *
+ * Completion on this path:
+ *   put      returns when the source may be reused (stores issued); the data
+ *            is visible at the target after goshmem_quiet, or ordered before
+ *            later puts to the same PE by goshmem_fence.
+ *   put_nbi  same as put here (stores cannot be left pending past return);
+ *            kept for NVSHMEM parity and for paths with queues.
+ *   get      returns when the data is in dest.
+ *   get_nbi  same as get here; dest is guaranteed only after quiet.
+ *   p / g    one element moved as one word with a relaxed (morally strong)
+ *            store/load at the chosen scope, so g can poll a value that
+ *            another PE updates.
+ *   _warp    all 32 lanes of the warp call with the same arguments; lanes
+ *            split the copy (16-byte vectors when source and dest share
+ *            16-byte alignment) and __syncwarp() at the end.
+ *   _block   all threads of the block call with the same arguments; split
+ *            copy, __syncthreads() at the end.
+ * Host mode: _warp/_block run on the calling thread alone (a "GPU thread"
+ * is an OS thread; there are no warps), with the same results.
+ *
+ * Include <goshmem.h>, not this file.
+ */
+#ifndef GOSHMEM_RMA_H
+#define GOSHMEM_RMA_H
+
+#include "quiet.h"
+#include "types.h"
+
+#if !GOSHMEMI_CUDA
+#include <string.h>
+#endif
+
+/* ---- cooperative copy ------------------------------------------------------ */
+
+#if GOSHMEMI_CUDA
+/* Thread tid of nthreads copies its share of n bytes. The widest word W in
+ * {16, 8, 4} for which dst and src have the same misalignment mod W is
+ * used for the body; the (< W) head and the tail go byte by byte. */
+#define GOSHMEMI_COPY_WIDTH(W, VT)                                                                                    \
+    if ((((d ^ s) & (W - 1)) == 0) && n >= W) {                                                                       \
+        size_t head = (size_t)((W - (d & (W - 1))) & (W - 1));                                                        \
+        size_t nw = (n - head) / W;                                                                                   \
+        for (size_t i = tid; i < head; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];                      \
+        VT *dw = (VT *)(d + head);                                                                                    \
+        const VT *sw = (const VT *)(s + head);                                                                        \
+        for (size_t i = tid; i < nw; i += nthreads) dw[i] = sw[i];                                                    \
+        for (size_t i = head + nw * W + tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];         \
+        return;                                                                                                       \
+    }
+GOSHMEMI_FN void goshmemi_copy_part(void *dst, const void *src, size_t n, size_t tid, size_t nthreads)
+{
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    GOSHMEMI_COPY_WIDTH(16, uint4)
+    GOSHMEMI_COPY_WIDTH(8, unsigned long long)
+    GOSHMEMI_COPY_WIDTH(4, unsigned int)
+    for (size_t i = tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];
+}
+#undef GOSHMEMI_COPY_WIDTH
+
+GOSHMEMI_FN unsigned goshmemi_block_tid(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+GOSHMEMI_FN unsigned goshmemi_block_nthreads(void) { return blockDim.x * blockDim.y * blockDim.z; }
+/* Lane of the calling thread: warps are formed from the linear thread id. */
+GOSHMEMI_FN unsigned goshmemi_lane(void) { return goshmemi_block_tid() & 31u; }
+
+GOSHMEMI_FN void goshmemi_copy_thread(void *dst, const void *src, size_t n) { goshmemi_copy_part(dst, src, n, 0, 1); }
+GOSHMEMI_FN void goshmemi_copy_warp(void *dst, const void *src, size_t n)
+{
+    goshmemi_copy_part(dst, src, n, goshmemi_lane(), 32);
+    __syncwarp();
+}
+GOSHMEMI_FN void goshmemi_copy_block(void *dst, const void *src, size_t n)
+{
+    goshmemi_copy_part(dst, src, n, goshmemi_block_tid(), goshmemi_block_nthreads());
+    __syncthreads();
+}
+/* Group helpers: run body on one thread of the group, after and before a group sync. */
+#define GOSHMEMI_SYNC_thread() ((void)0)
+#define GOSHMEMI_SYNC_warp() __syncwarp()
+#define GOSHMEMI_SYNC_block() __syncthreads()
+#define GOSHMEMI_LEADER_thread() 1
+#define GOSHMEMI_LEADER_warp() (goshmemi_lane() == 0)
+#define GOSHMEMI_LEADER_block() (goshmemi_block_tid() == 0)
+#else
+GOSHMEMI_FN void goshmemi_copy_thread(void *dst, const void *src, size_t n)
+{
+    if (n) memcpy(dst, src, n);
+}
+GOSHMEMI_FN void goshmemi_copy_warp(void *dst, const void *src, size_t n) { goshmemi_copy_thread(dst, src, n); }
+GOSHMEMI_FN void goshmemi_copy_block(void *dst, const void *src, size_t n) { goshmemi_copy_thread(dst, src, n); }
+#define GOSHMEMI_SYNC_thread() ((void)0)
+#define GOSHMEMI_SYNC_warp() ((void)0)
+#define GOSHMEMI_SYNC_block() ((void)0)
+#define GOSHMEMI_LEADER_thread() 1
+#define GOSHMEMI_LEADER_warp() 1
+#define GOSHMEMI_LEADER_block() 1
+#endif
+
+/* ---- putmem / getmem ----------------------------------------------------- *
+ * GOSHMEMI_MEM_DEF(PREFIX, SUFFIX, GROUP) defines
+ *   PREFIX_putmem{,_nbi}SUFFIX and PREFIX_getmem{,_nbi}SUFFIX. */
+#define GOSHMEMI_MEM_DEF(PREFIX, SUFFIX, GROUP)                                                                       \
+    /* Copies nelems bytes from local source to dest on PE pe (see top of file). */                                   \
+    GOSHMEMI_FN void PREFIX##_putmem##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                   \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems), source, nelems);                                       \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_putmem_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)               \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems), source, nelems);                                       \
+    }                                                                                                                 \
+    /* Copies nelems bytes from source on PE pe into local dest. */                                                   \
+    GOSHMEMI_FN void PREFIX##_getmem##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                   \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems), nelems);                                       \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_getmem_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)               \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems), nelems);                                       \
+    }
+GOSHMEMI_MEM_DEF(goshmem, , thread)
+GOSHMEMI_MEM_DEF(goshmemx, _warp, warp)
+GOSHMEMI_MEM_DEF(goshmemx, _block, block)
+#undef GOSHMEMI_MEM_DEF
+
+/* ---- typed put / get (+ _nbi, _warp, _block) ------------------------------ */
+#define GOSHMEMI_TYPED_RMA_GROUP(PREFIX, NAME, TYPE, SUFFIX, GROUP)                                                   \
+    GOSHMEMI_FN void PREFIX##_##NAME##_put##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)             \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * sizeof(TYPE)), source, nelems * sizeof(TYPE));         \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_##NAME##_put_nbi##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)         \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * sizeof(TYPE)), source, nelems * sizeof(TYPE));         \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_##NAME##_get##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)             \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * sizeof(TYPE)), nelems * sizeof(TYPE));         \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_##NAME##_get_nbi##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)         \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * sizeof(TYPE)), nelems * sizeof(TYPE));         \
+    }
+
+#define GOSHMEMI_TYPED_RMA(NAME, TYPE, BITS)                                                                          \
+    GOSHMEMI_TYPED_RMA_GROUP(goshmem, NAME, TYPE, , thread)                                                           \
+    GOSHMEMI_TYPED_RMA_GROUP(goshmemx, NAME, TYPE, _warp, warp)                                                       \
+    GOSHMEMI_TYPED_RMA_GROUP(goshmemx, NAME, TYPE, _block, block)                                                     \
+    /* Stores value into dest on PE pe: one relaxed word store (visible after quiet). */                              \
+    GOSHMEMI_FN void goshmem_##NAME##_p(TYPE *dest, TYPE value, int pe)                                               \
+    {                                                                                                                 \
+        goshmemi_relaxed_store_u##BITS(goshmemi_peer(dest, pe, sizeof(TYPE)), goshmemi_to_bits_##NAME(value),         \
+                                       goshmemi_sys_scope());                                                         \
+    }                                                                                                                 \
+    /* Returns source on PE pe: one relaxed word load (fresh on every call). */                                       \
+    GOSHMEMI_FN TYPE goshmem_##NAME##_g(const TYPE *source, int pe)                                                   \
+    {                                                                                                                 \
+        return goshmemi_from_bits_##NAME(                                                                             \
+            goshmemi_relaxed_load_u##BITS(goshmemi_peer(source, pe, sizeof(TYPE)), goshmemi_sys_scope()));            \
+    }
+GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_TYPED_RMA)
+#undef GOSHMEMI_TYPED_RMA
+
+/* ---- sized put / get: goshmem_put{8,16,32,64,128}[_nbi] etc. (nelems elements of BITS bits) ---- */
+#define GOSHMEMI_SIZED_RMA_GROUP(PREFIX, BITS, BYTES, SUFFIX, GROUP)                                                  \
+    GOSHMEMI_FN void PREFIX##_put##BITS##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * BYTES), source, nelems * BYTES);                       \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_put##BITS##_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)          \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * BYTES), source, nelems * BYTES);                       \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_get##BITS##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * BYTES), nelems * BYTES);                       \
+    }                                                                                                                 \
+    GOSHMEMI_FN void PREFIX##_get##BITS##_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)          \
+    {                                                                                                                 \
+        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * BYTES), nelems * BYTES);                       \
+    }
+#define GOSHMEMI_SIZED_RMA(BITS, BYTES)                                                                               \
+    GOSHMEMI_SIZED_RMA_GROUP(goshmem, BITS, BYTES, , thread)                                                          \
+    GOSHMEMI_SIZED_RMA_GROUP(goshmemx, BITS, BYTES, _warp, warp)                                                      \
+    GOSHMEMI_SIZED_RMA_GROUP(goshmemx, BITS, BYTES, _block, block)
+GOSHMEMI_FOR_SIZES(GOSHMEMI_SIZED_RMA)
+#undef GOSHMEMI_SIZED_RMA
+#undef GOSHMEMI_SIZED_RMA_GROUP
+
+#endif /* GOSHMEM_RMA_H */

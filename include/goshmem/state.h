@@ -1,0 +1,188 @@
+/* goshmem device API: the per-module device-state pointer, error reporting
+ * and symmetric addressing.
+ *
+ * Include <goshmem.h>, not this file.
+ */
+#ifndef GOSHMEM_STATE_H
+#define GOSHMEM_STATE_H
+
+#include "defs.h"
+
+#if !GOSHMEMI_CUDA
+#include <stdio.h>
+#include <stdlib.h>
+#endif
+
+/* ---------------------------------------------------------------------------
+ * The state pointer.
+ *
+ * CUDA: one `__constant__ goshmemi_device_state_t *goshmemi_device_state` per
+ * loaded module. The Go host finds it with
+ *     cuModuleGetGlobal(&dptr, &bytes, module, "goshmemi_device_state")
+ * (bytes == 8) and writes the device address of this PE's state struct with
+ * cuMemcpyHtoD, once per module, before the first launch.
+ *
+ * Why it is defined here (in a header) and how it stays findable by name
+ * (checked with nvcc 11.8, `make hdrcheck` repeats the checks):
+ *   - Without -rdc (whole-program mode) every .cu file is its own module with
+ *     its own copy of every __device__/__constant__ variable: there is no
+ *     device link, so one definition per translation unit is exactly right,
+ *     and a kernel file is one translation unit.
+ *   - Non-static, C language linkage (extern "C" block): the cubin's symbol
+ *     is the plain name `goshmemi_device_state` (STB_LOCAL, as every
+ *     whole-program global is; cuModuleGetGlobal finds those by name, as the
+ *     runtime API's cudaMemcpyToSymbol does), and nvcc keeps it even in a
+ *     module whose kernels never call goshmem (a `static` one is dropped
+ *     when unused, and C++17 `inline __constant__` must be internal in
+ *     whole-program mode).
+ *   - nvcc's host-side shadow of the variable is internal (`static`) in
+ *     whole-program mode, so several nvcc objects that include goshmem.h
+ *     link into one host executable without duplicate symbols.
+ *   - With -rdc (separate compilation) all TUs share one device image: define
+ *     GOSHMEM_DEFINE_DEVICE_STATE before including goshmem.h in exactly one
+ *     TU of the device link; the others see an extern declaration (then the
+ *     symbol is STB_GLOBAL in the linked image).
+ *
+ * Host mode (gcc/g++): a thread-local pointer, so tests run several PEs as
+ * threads of one process, each thread pointing at its own state with
+ * goshmemx_host_set_state(). Weak, so several test TUs may include the
+ * header. */
+#if GOSHMEMI_CUDA
+#if defined(__CUDACC_RDC__) && !defined(GOSHMEM_DEFINE_DEVICE_STATE)
+extern "C" {
+extern __constant__ goshmemi_device_state_t *goshmemi_device_state;
+}
+#else
+extern "C" {
+__constant__ goshmemi_device_state_t *goshmemi_device_state;
+}
+#endif
+#else /* host mode */
+GOSHMEMI_EXTERN_C_BEGIN
+#if defined(__cplusplus)
+__attribute__((weak)) thread_local goshmemi_device_state_t *goshmemi_device_state;
+#else
+__attribute__((weak)) _Thread_local goshmemi_device_state_t *goshmemi_device_state;
+#endif
+/* Host-mode trap hook for tests: called instead of abort() when a device call
+ * sees bad input, after error_code/error_info are recorded. It must not
+ * return (longjmp or exit); if it does, abort() follows. */
+typedef void (*goshmemx_host_trap_fn)(uint64_t code, uint64_t info, const char *what);
+__attribute__((weak)) goshmemx_host_trap_fn goshmemx_host_trap_hook;
+GOSHMEMI_EXTERN_C_END
+
+/* Host mode only: make st the device state of the calling thread (the
+ * calling "GPU thread" becomes PE st->my_pe). */
+GOSHMEMI_FN void goshmemx_host_set_state(goshmemi_device_state_t *st)
+{
+    goshmemi_device_state = st;
+}
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Error path: record the first error in the state, then trap.
+ * CUDA: __trap() ends the kernel with an illegal-instruction error; the
+ * context is unusable afterwards, so the host reads error_code/error_info
+ * through a host mapping of the state (or infers it from the launch error).
+ * Host: message on stderr, then goshmemx_host_trap_hook or abort(). */
+GOSHMEMI_COLD void goshmemi_fail(goshmemi_device_state_t *st, uint64_t code, uint64_t info, const char *what)
+{
+#if GOSHMEMI_CUDA
+    (void)what;
+    if (st != NULL) {
+        /* First error wins: 64-bit CAS at system scope (the host polls it). */
+        if (atomicCAS_system((unsigned long long *)&st->error_code, 0ull, (unsigned long long)code) == 0ull) {
+            atomicExch_system((unsigned long long *)&st->error_info, (unsigned long long)info);
+        }
+        __threadfence_system(); /* make the record visible to the host before the trap */
+    }
+    __trap();
+#else
+    if (st != NULL) {
+        uint64_t zero = 0;
+        if (__atomic_compare_exchange_n(&st->error_code, &zero, code, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            __atomic_store_n(&st->error_info, info, __ATOMIC_SEQ_CST);
+        }
+    }
+    fprintf(stderr, "goshmem: PE %d: device call failed: %s (code %llu, info 0x%llx)\n",
+            st ? st->my_pe : -1, what, (unsigned long long)code, (unsigned long long)info);
+    if (goshmemx_host_trap_hook != NULL) goshmemx_host_trap_hook(code, info, what);
+    abort();
+#endif
+}
+
+/* The calling PE's state; traps when the module's pointer was never set. */
+GOSHMEMI_FN goshmemi_device_state_t *goshmemi_state(void)
+{
+    goshmemi_device_state_t *st = goshmemi_device_state;
+    if (GOSHMEMI_UNLIKELY(st == NULL))
+        goshmemi_fail(NULL, GOSHMEMI_ERR_NO_STATE, 0, "goshmemi_device_state is NULL (module not loaded by shmem.LoadModule?)");
+    return st;
+}
+
+/* Nonzero when the state's version and size match this header. Cheap enough
+ * to call once at kernel start (goshmemx_check_state) when debugging. */
+GOSHMEMI_FN int goshmemx_state_ok(void)
+{
+    goshmemi_device_state_t *st = goshmemi_device_state;
+    return st != NULL && st->version == GOSHMEMI_DEVICE_STATE_VERSION &&
+           st->size == (uint32_t)sizeof(goshmemi_device_state_t);
+}
+
+/* Traps with GOSHMEMI_ERR_BAD_STATE when the host's struct does not match. */
+GOSHMEMI_FN void goshmemx_check_state(void)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    if (GOSHMEMI_UNLIKELY(!goshmemx_state_ok()))
+        goshmemi_fail(st, GOSHMEMI_ERR_BAD_STATE, GOSHMEMI_ERROR_INFO(st->version, GOSHMEMI_DEVICE_STATE_VERSION),
+                      "device state version/size mismatch: header and host disagree");
+}
+
+/* ---------------------------------------------------------------------------
+ * PE queries. */
+
+/* This PE's number in GOSHMEM_TEAM_WORLD. Ref: OpenSHMEM 1.5 §9.2.2. */
+GOSHMEMI_FN int goshmem_my_pe(void) { return goshmemi_state()->my_pe; }
+
+/* Number of PEs in GOSHMEM_TEAM_WORLD. Ref: OpenSHMEM 1.5 §9.2.3. */
+GOSHMEMI_FN int goshmem_n_pes(void) { return goshmemi_state()->n_pes; }
+
+/* ---------------------------------------------------------------------------
+ * Symmetric addressing: a symmetric address p of this PE maps to PE pe as
+ *     heap_base[pe] + (p - heap_base[my_pe]).
+ * heap_base[pe] == 0 means pe is not load/store reachable from this GPU. */
+
+/* Address of [p, p+nbytes) on PE pe; traps on a PE out of range, an address
+ * range outside this PE's heap, or an unreachable PE (error recorded). */
+GOSHMEMI_FN void *goshmemi_peer(const void *p, int pe, size_t nbytes)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    if (GOSHMEMI_UNLIKELY((uint32_t)pe >= (uint32_t)st->n_pes))
+        goshmemi_fail(st, GOSHMEMI_ERR_PE_OUT_OF_RANGE, GOSHMEMI_ERROR_INFO(pe, st->n_pes),
+                      "PE out of range [0, n_pes)");
+    uint64_t off = (uint64_t)(uintptr_t)p - st->heap_base[st->my_pe];
+    if (GOSHMEMI_UNLIKELY(off > st->heap_size || (uint64_t)nbytes > st->heap_size - off))
+        goshmemi_fail(st, GOSHMEMI_ERR_NOT_SYMMETRIC, GOSHMEMI_ERROR_INFO(pe, off),
+                      "address range is not inside the symmetric heap");
+    uint64_t base = st->heap_base[pe];
+    if (GOSHMEMI_UNLIKELY(base == 0))
+        goshmemi_fail(st, GOSHMEMI_ERR_PE_UNREACHABLE, GOSHMEMI_ERROR_INFO(pe, off),
+                      "PE not reachable by load/store (heap_base[pe] == 0)");
+    return (void *)(uintptr_t)(base + off);
+}
+
+/* Local address through which this thread can load/store PE pe's copy of
+ * the symmetric object at p, or NULL when pe is out of range, not
+ * load/store reachable, or p is not symmetric. Never traps.
+ * Ref: OpenSHMEM 1.5 §9.4.3 (shmem_ptr). */
+GOSHMEMI_FN void *goshmem_ptr(const void *p, int pe)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    if ((uint32_t)pe >= (uint32_t)st->n_pes) return NULL;
+    uint64_t off = (uint64_t)(uintptr_t)p - st->heap_base[st->my_pe];
+    uint64_t base = st->heap_base[pe];
+    if (off >= st->heap_size || base == 0) return NULL;
+    return (void *)(uintptr_t)(base + off);
+}
+
+#endif /* GOSHMEM_STATE_H */

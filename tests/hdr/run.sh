@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
+#   1. host mode: tests/hdr/hdrcheck.c as C11 (gcc) and as C++17 (g++), run;
+#   2. nvcc (when present): kernels.cu and the NVSHMEM Jacobi port to fatbins
+#      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
+#      of the goshmemi_device_state symbol, the PTX ordering instructions,
+#      a multi-object host link, and an -rdc device link.
+# Without nvcc step 2 is skipped with a loud warning, and fails only when
+# GOSHMEM_REQUIRE_NVCC=1. Install nvcc with scripts/cuda.sh.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${HDR_OUT:-bin/hdr}
+mkdir -p "$out"
+CFLAGS="-Wall -Wextra -Werror -O2 -pthread -Iinclude"
+
+echo "hdrcheck: gcc -std=c11"
+gcc -std=c11 $CFLAGS tests/hdr/hdrcheck.c -o "$out/hdrcheck_c"
+"$out/hdrcheck_c" 2>"$out/hdrcheck_c.stderr" || { cat "$out/hdrcheck_c.stderr"; exit 1; }
+echo "hdrcheck: g++ -std=c++17"
+g++ -std=c++17 $CFLAGS tests/hdr/hdrcheck.cpp -o "$out/hdrcheck_cpp"
+"$out/hdrcheck_cpp" 2>"$out/hdrcheck_cpp.stderr" || { cat "$out/hdrcheck_cpp.stderr"; exit 1; }
+
+if ! command -v nvcc >/dev/null 2>&1; then
+    echo "################################################################"
+    echo "hdrcheck: WARNING: nvcc NOT FOUND: CUDA compile checks SKIPPED"
+    echo "hdrcheck: install it with: bash scripts/cuda.sh  (~5.5 GB)"
+    echo "################################################################"
+    [ "${GOSHMEM_REQUIRE_NVCC:-0}" = 1 ] && { echo "hdrcheck: GOSHMEM_REQUIRE_NVCC=1: failing"; exit 1; }
+    exit 0
+fi
+
+NVCC="nvcc -std=c++17 -Iinclude -Werror all-warnings"
+GENCODE="-gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90"
+fail=0
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@" >/dev/null 2>&1; then echo "hdrcheck: ok   $what"; else echo "hdrcheck: FAIL $what"; fail=1; fi
+}
+fatbin_checks() { # fatbin_checks FILE
+    local f=$1
+    check "$f: sm_90 SASS" bash -c "cuobjdump -lelf '$f' | grep -q 'sm_90'"
+    check "$f: compute_90 PTX" bash -c "cuobjdump -lptx '$f' | grep -q 'sm_90.ptx'"
+    check "$f: symbol goshmemi_device_state" bash -c "cuobjdump -symbols '$f' | grep -qw goshmemi_device_state"
+}
+
+echo "hdrcheck: $(nvcc --version | grep release)"
+for src in kernels jacobi_nvshmem_port; do
+    $NVCC $GENCODE -fatbin "tests/hdr/$src.cu" -o "$out/$src.fatbin"
+    fatbin_checks "$out/$src.fatbin"
+done
+# GPU smoke test (run on the GPU machine: bin/hdr/smoke_host bin/hdr/smoke.fatbin [0|1])
+$NVCC $GENCODE -fatbin tests/hdr/gpu/smoke.cu -o "$out/smoke.fatbin"
+fatbin_checks "$out/smoke.fatbin"
+gcc -std=c11 $CFLAGS tests/hdr/gpu/smoke_host.c -o "$out/smoke_host" -ldl
+$NVCC -DGOSHMEM_DEVICE_SCOPE_GPU $GENCODE -fatbin tests/hdr/kernels.cu -o "$out/kernels_gpuscope.fatbin"
+fatbin_checks "$out/kernels_gpuscope.fatbin"
+
+# the ordering instructions the design names, in the PTX
+$NVCC -arch=sm_90 -ptx tests/hdr/kernels.cu -o "$out/kernels.ptx"
+for ins in fence.sc.sys fence.sc.gpu fence.acq_rel.sys st.release.sys.global.u64 ld.acquire.sys.global.u64 \
+    ld.relaxed.sys.global st.relaxed.sys.global atom.relaxed.sys.global.add red.relaxed.sys.global.add \
+    red.release.sys.global.add atom.relaxed.sys.global.cas trap; do
+    check "PTX has $ins" grep -q "$ins" "$out/kernels.ptx"
+done
+
+# two objects that both include goshmem.h link into one host program
+# (nvcc's host shadow of the __constant__ pointer is internal)
+printf '#include <goshmem.h>\nextern "C" __global__ void k_a(int *x) { *x = goshmem_my_pe(); }\n' >"$out/link_a.cu"
+printf '#include <goshmem.h>\nextern "C" __global__ void k_b(int *x) { *x = goshmem_n_pes(); }\nint main() { return 0; }\n' >"$out/link_b.cu"
+check "two TUs link (whole-program mode)" bash -c "$NVCC -arch=sm_90 -c $out/link_a.cu -o $out/link_a.o &&
+    $NVCC -arch=sm_90 -c $out/link_b.cu -o $out/link_b.o && nvcc $out/link_a.o $out/link_b.o -o $out/link_ab"
+check "-rdc device link with GOSHMEM_DEFINE_DEVICE_STATE in one TU" bash -c "
+    $NVCC -arch=sm_90 -rdc=true -DGOSHMEM_DEFINE_DEVICE_STATE -c $out/link_a.cu -o $out/rdc_a.o &&
+    $NVCC -arch=sm_90 -rdc=true -c $out/link_b.cu -o $out/rdc_b.o &&
+    nvcc -arch=sm_90 -rdc=true $out/rdc_a.o $out/rdc_b.o -o $out/rdc_ab &&
+    cuobjdump -symbols $out/rdc_ab | grep -qw goshmemi_device_state"
+
+[ $fail = 0 ] || { echo "hdrcheck: nvcc checks FAILED"; exit 1; }
+echo "hdrcheck: nvcc checks passed"
