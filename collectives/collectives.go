@@ -29,9 +29,9 @@ type Comm interface {
 	Signal(pe int, off uint64, v uint64) error
 	// Local is this PE's own symmetric memory [off, off+n).
 	Local(off uint64, n int) []byte
-	// WaitGE waits until this PE's 64-bit word at off is >= v. what
-	// describes the wait for a timeout error.
-	WaitGE(off uint64, v uint64, what func() string) error
+	// WaitGE waits until this PE's 64-bit word at off is >= v. why
+	// describes the wait for a timeout error (formatted only on error).
+	WaitGE(off uint64, v uint64, why Wait) error
 	// Quiet completes every put this PE issued.
 	Quiet() error
 }
@@ -116,14 +116,23 @@ func (t *Team) Sync(c Comm) error {
 			return err
 		}
 		from := t.PE((t.Me - d%t.Size + t.Size) % t.Size)
-		round := k
-		if err := c.WaitGE(off, e, func() string {
-			return fmt.Sprintf("barrier #%d on %v, round %d: waiting for PE %d", e, t, round, from)
-		}); err != nil {
+		if err := c.WaitGE(off, e, Wait{Team: t, Epoch: e, Round: k, From: from}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Wait describes a barrier wait for diagnostics. It is a value, so passing
+// it costs nothing unless the wait fails and String formats it.
+type Wait struct {
+	Team        *Team
+	Epoch       uint64
+	Round, From int
+}
+
+func (w Wait) String() string {
+	return fmt.Sprintf("barrier #%d on %v, round %d: waiting for PE %d", w.Epoch, w.Team, w.Round, w.From)
 }
 
 // Barrier completes this PE's outstanding puts (Quiet) and then syncs:

@@ -89,15 +89,15 @@ func (c *fakeComm) Local(off uint64, n int) []byte {
 	return c.w.regions[c.me][off : off+uint64(n)]
 }
 
-func (c *fakeComm) WaitGE(off uint64, v uint64, what func() string) error {
+func (c *fakeComm) WaitGE(off uint64, v uint64, why Wait) error {
 	p := c.word(c.me, off)
 	ok, err := c.w.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, nil)
 	if err != nil {
-		return errors.Wrap(err, what())
+		return errors.Wrap(err, why.String())
 	}
 	if !ok {
 		return errs.New(errs.ErrTimeout, c.me, "wait", "%s: word at %d is %d, want >= %d",
-			what(), off, atomic.LoadUint64(p), v)
+			why.String(), off, atomic.LoadUint64(p), v)
 	}
 	return nil
 }

@@ -40,8 +40,9 @@ type Queue struct {
 	// progress drive their completion queue from it.
 	progress func()
 
-	mu  sync.Mutex
-	err error
+	mu     sync.Mutex
+	err    error
+	hasErr atomic.Bool // err != nil; lets Quiet skip the mutex when clean
 }
 
 // NewQueue returns a queue named for diagnostics ("ctx 3 -> PE 1 (ofi)").
@@ -70,6 +71,7 @@ func (q *Queue) Fail(err error) {
 	} else {
 		q.err = errors.CombineErrors(q.err, err)
 	}
+	q.hasErr.Store(true)
 	q.mu.Unlock()
 	q.completed.Add(1)
 }
@@ -86,9 +88,13 @@ func (q *Queue) Counts() (issued, completed uint64) {
 }
 
 func (q *Queue) takeErr() error {
+	if !q.hasErr.Load() {
+		return nil
+	}
 	q.mu.Lock()
 	err := q.err
 	q.err = nil
+	q.hasErr.Store(false)
 	q.mu.Unlock()
 	return err
 }
@@ -96,8 +102,10 @@ func (q *Queue) takeErr() error {
 // Scope is a set of queues completed together: a context's queues, or every
 // queue of the PE. It is safe for concurrent use.
 type Scope struct {
-	mu     sync.RWMutex
-	queues []*Queue
+	mu sync.Mutex // serializes Add and Remove
+	// queues is replaced, never modified in place, so Quiet reads it with
+	// one atomic load and no lock.
+	queues atomic.Pointer[[]*Queue]
 	name   string
 }
 
@@ -107,7 +115,8 @@ func NewScope(name string) *Scope { return &Scope{name: name} }
 // Add puts q in the scope.
 func (s *Scope) Add(q *Queue) {
 	s.mu.Lock()
-	s.queues = append(s.queues, q)
+	qs := append(s.Queues(), q)
+	s.queues.Store(&qs)
 	s.mu.Unlock()
 }
 
@@ -115,20 +124,26 @@ func (s *Scope) Add(q *Queue) {
 func (s *Scope) Remove(q *Queue) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, x := range s.queues {
+	old := s.load()
+	for i, x := range old {
 		if x == q {
-			// Copy: Quiet may be iterating the old slice without the lock.
-			s.queues = append(append([]*Queue(nil), s.queues[:i]...), s.queues[i+1:]...)
+			qs := append(append([]*Queue(nil), old[:i]...), old[i+1:]...)
+			s.queues.Store(&qs)
 			return
 		}
 	}
 }
 
+func (s *Scope) load() []*Queue {
+	if p := s.queues.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // Queues returns a snapshot of the scope's queues.
 func (s *Scope) Queues() []*Queue {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return append([]*Queue(nil), s.queues...)
+	return append([]*Queue(nil), s.load()...)
 }
 
 // Quiet waits until every operation issued on the scope's queues before the
@@ -137,9 +152,7 @@ func (s *Scope) Queues() []*Queue {
 // shown by %+v). With a timeout in p, a stuck queue gives ErrTimeout naming
 // the queue and its counts. check (may be nil) is consulted on the slow path.
 func (s *Scope) Quiet(p spin.Policy, check func() error) error {
-	s.mu.RLock()
-	qs := s.queues
-	s.mu.RUnlock()
+	qs := s.load()
 	// Snapshot every queue's issued count before waiting on any of them, so
 	// operations issued on a later queue while an earlier one drains are not
 	// waited for (the model in the package comment).

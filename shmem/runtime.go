@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	goruntime "runtime"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
+	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/collectives"
 	"github.com/goshmem/goshmem/internal/bootstrap"
@@ -88,6 +90,8 @@ type runtime struct {
 
 	ctxMu  sync.Mutex
 	nextID int
+
+	cpus int // cores the node's PEs may run on, together
 }
 
 // Option configures Init. Options override the environment.
@@ -211,21 +215,25 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 	if cfg.debug != nil {
 		r.debug = *cfg.debug
 	}
-	_, localSize := bootstrap.LocalRank(boot)
-	r.policy = spin.For(localSize, goruntime.NumCPU(), timeout)
 
 	// Agree on the heap size and learn every PE's pid (for liveness checks).
-	var mine [16]byte
+	// Each PE also sends the CPUs it may run on, so the wait policy can
+	// tell whether the node's PEs have a core each (spin) or share cores
+	// (yield early). runtime.NumCPU alone counts only this process's
+	// affinity: 1 under mpirun's default per-core binding.
+	const rec = 16 + cpuMaskBytes
+	var mine [rec]byte
 	binary.LittleEndian.PutUint64(mine[0:], heap)
 	binary.LittleEndian.PutUint64(mine[8:], uint64(os.Getpid()))
+	copy(mine[16:], cpuMask())
 	all, err := boot.Allgather(mine[:])
 	if err != nil {
 		return nil, errors.Wrap(err, "goshmem: Init: exchanging heap sizes")
 	}
 	r.pids = make([]int, r.npes)
 	for pe := 0; pe < r.npes; pe++ {
-		h := binary.LittleEndian.Uint64(all[16*pe:])
-		r.pids[pe] = int(binary.LittleEndian.Uint64(all[16*pe+8:]))
+		h := binary.LittleEndian.Uint64(all[rec*pe:])
+		r.pids[pe] = int(binary.LittleEndian.Uint64(all[rec*pe+8:]))
 		if h != heap {
 			return nil, errs.Hint(errs.ErrNotSymmetric, "set the same GOSHMEM_SYMMETRIC_SIZE on every PE",
 				r.me, "Init", "symmetric heap size %d bytes here, %d bytes on PE %d", heap, h, pe)
@@ -238,6 +246,20 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 		return nil, errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("set GOSHMEM_SYMMETRIC_SIZE above %d bytes", heapOff),
 			r.me, "Init", "symmetric heap of %d bytes leaves no room for the user heap: goshmem reserves the first %d bytes", heap, heapOff)
 	}
+	var union [cpuMaskBytes]byte
+	localSize := 0
+	for pe := 0; pe < r.npes; pe++ {
+		if r.node[pe] != r.node[r.me] {
+			continue
+		}
+		localSize++
+		for i, b := range all[rec*pe+16 : rec*(pe+1)] {
+			union[i] |= b
+		}
+	}
+	r.cpus = popcount(union[:])
+	r.policy = spin.For(localSize, r.cpus, timeout)
+
 	// A job-unique name prefix for the regions, chosen by PE 0.
 	var jobID [48]byte
 	if r.me == 0 {
@@ -446,8 +468,8 @@ func (r *runtime) checkPeers() error {
 func (r *runtime) printInfo(w io.Writer) {
 	var b strings.Builder
 	if r.me == 0 {
-		fmt.Fprintf(&b, "goshmem: info: %d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores\n",
-			r.npes, r.boot.Name(), r.heapLen+heapOff, r.heapLen, goruntime.NumCPU())
+		fmt.Fprintf(&b, "goshmem: info: %d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores for this node's PEs\n",
+			r.npes, r.boot.Name(), r.heapLen+heapOff, r.heapLen, r.cpus)
 		fmt.Fprintf(&b, "goshmem: info: wait policy: spin %d, yield %d, then sleep up to %v; timeout %v\n",
 			r.policy.Spins, r.policy.Yields, r.policy.MaxSleep, r.policy.Timeout)
 		r.settings.Print(&b)
@@ -491,17 +513,17 @@ func (r *runtime) Signal(pe int, off uint64, v uint64) error {
 
 func (r *runtime) Local(off uint64, n int) []byte { return r.local(off, n) }
 
-func (r *runtime) WaitGE(off uint64, v uint64, what func() string) error {
+func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 	p := (*uint64)(r.localPtr(off))
 	if atomic.LoadUint64(p) >= v {
 		return nil
 	}
 	ok, err := r.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, r.checkPeers)
 	if err != nil {
-		return errors.Wrap(err, what())
+		return errors.Wrap(err, why.String())
 	}
 	if !ok {
-		return errs.New(errs.ErrTimeout, r.me, "wait", "%s: still waiting after GOSHMEM_TIMEOUT=%v", what(), r.policy.Timeout)
+		return errs.New(errs.ErrTimeout, r.me, "wait", "%v: still waiting after GOSHMEM_TIMEOUT=%v", why, r.policy.Timeout)
 	}
 	return nil
 }
@@ -512,4 +534,34 @@ func (r *runtime) quietAll() error {
 	err := r.all.Quiet(r.policy, r.checkPeers)
 	r.shm.Quiet()
 	return err
+}
+
+// cpuMaskBytes is the affinity mask exchanged at Init (1024 CPUs).
+const cpuMaskBytes = 128
+
+// cpuMask is this process's CPU affinity as a little-endian bitmap; on
+// failure it claims every CPU runtime.NumCPU reports.
+func cpuMask() []byte {
+	m := make([]byte, cpuMaskBytes)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil {
+		for c := 0; c < cpuMaskBytes*8; c++ {
+			if set.IsSet(c) {
+				m[c/8] |= 1 << (c % 8)
+			}
+		}
+		return m
+	}
+	for c := 0; c < goruntime.NumCPU() && c < cpuMaskBytes*8; c++ {
+		m[c/8] |= 1 << (c % 8)
+	}
+	return m
+}
+
+func popcount(b []byte) int {
+	n := 0
+	for _, x := range b {
+		n += bits.OnesCount8(x)
+	}
+	return n
 }

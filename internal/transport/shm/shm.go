@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/goshmem/goshmem/internal/memord"
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/quiet"
 )
@@ -35,9 +36,20 @@ func (t *Transport) at(pe int, off uint64, n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(t.bases[pe], off)), n)
 }
 
+// copyChunk bounds each memmove: Go's memmove switches to non-temporal
+// stores at 1 MiB, which bypass the caches and halve put bandwidth into a
+// peer that reads the data soon after; copies below the threshold stay
+// cached (glibc's memcpy, which OpenSHMEM uses, switches much later).
+const copyChunk = 512 << 10
+
 // Put implements transport.Transport: a memmove into the peer's mapping.
 func (t *Transport) Put(_ *quiet.Queue, pe int, off uint64, src []byte) error {
-	copy(t.at(pe, off, len(src)), src)
+	dst := t.at(pe, off, len(src))
+	for len(src) > copyChunk {
+		copy(dst[:copyChunk], src[:copyChunk])
+		dst, src = dst[copyChunk:], src[copyChunk:]
+	}
+	copy(dst, src)
 	return nil
 }
 
@@ -48,7 +60,12 @@ func (t *Transport) PutNBI(q *quiet.Queue, pe int, off uint64, src []byte) error
 
 // Get implements transport.Transport.
 func (t *Transport) Get(_ *quiet.Queue, dst []byte, pe int, off uint64) error {
-	copy(dst, t.at(pe, off, len(dst)))
+	src := t.at(pe, off, len(dst))
+	for len(src) > copyChunk {
+		copy(dst[:copyChunk], src[:copyChunk])
+		dst, src = dst[copyChunk:], src[copyChunk:]
+	}
+	copy(dst, src)
 	return nil
 }
 
@@ -78,7 +95,9 @@ func amo64(p *uint64, op transport.AMO, v, cmp uint64) uint64 {
 	case transport.AMOFetch:
 		return atomic.LoadUint64(p)
 	case transport.AMOSet:
-		atomic.StoreUint64(p, v)
+		// P, AtomicSet and signal stores: single-copy atomic and ordered
+		// after earlier stores (release), without XCHG's full barrier.
+		memord.StoreRelease64(p, v)
 		return 0
 	case transport.AMOSwap:
 		return atomic.SwapUint64(p, v)
@@ -114,7 +133,7 @@ func amo32(p *uint32, op transport.AMO, v, cmp uint32) uint32 {
 	case transport.AMOFetch:
 		return atomic.LoadUint32(p)
 	case transport.AMOSet:
-		atomic.StoreUint32(p, v)
+		memord.StoreRelease32(p, v)
 		return 0
 	case transport.AMOSwap:
 		return atomic.SwapUint32(p, v)
@@ -190,12 +209,12 @@ func amoNarrow(p unsafe.Pointer, width int, op transport.AMO, v, cmp uint64) uin
 	}
 }
 
-// Fence implements transport.Transport. Puts to one peer are plain stores
-// in program order and x86/TSO keeps store order, so Fence only has to keep
-// the compiler from reordering; the locked add below is also a full barrier
-// (store-load), which Quiet needs.
+// Fence implements transport.Transport. Puts and signals to a peer are
+// stores into its mapping; Fence orders the earlier ones before the later
+// ones (a compiler barrier on x86-TSO, DMB ISHST on arm64). Atomics are
+// locked instructions and need nothing more.
 func (t *Transport) Fence(_ *quiet.Queue) error {
-	storeFence(&t.fence)
+	memord.StoreStoreFence()
 	return nil
 }
 

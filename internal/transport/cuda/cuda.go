@@ -1,0 +1,446 @@
+// Package cudatr is the GPU heap and its transport: every PE allocates its
+// device heap with cuMemAlloc, exports it with a CUDA IPC handle, and maps
+// every same-node peer's heap (same GPU or another over NVLink), so kernels
+// reach peers with plain loads and stores. The host API reaches device
+// arrays through synchronous copies and a module of one-thread atomic
+// kernels. It also owns the device state (include/goshmem/device_state.h)
+// that every loaded module points at.
+package cudatr
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/transport"
+	"github.com/goshmem/goshmem/quiet"
+)
+
+// Transport is one PE's view of the GPU heaps.
+type Transport struct {
+	Ctx      *cuda.Context
+	Dev      cuda.Device
+	DevName  string
+	BusID    string
+	me, npes int
+	size     uint64
+	own      cuda.DevicePtr
+	peers    []cuda.DevicePtr // device address of each PE's heap here; 0 = unreachable
+	opened   []bool
+	busIDs   []string
+	state    cuda.DevicePtr
+	img      State
+	// Stream is the non-blocking stream the host's own work (atomic
+	// kernels) runs on, so it never waits behind a user's kernels.
+	Stream cuda.Stream
+
+	mu      sync.Mutex // staging buffer and AMO out word
+	stage   unsafe.Pointer
+	stageN  int
+	amoMod  *cuda.Module
+	amoFn   [2][transport.AMOXor + 1]*cuda.Function
+	amoOut  unsafe.Pointer
+	amoOutD cuda.DevicePtr
+	args    cuda.Args
+}
+
+const stageBytes = 4 << 20
+
+// record exchanged at Open: status, IPC handle, PCI bus id.
+const (
+	recStatus = 0
+	recHandle = 8
+	recBus    = recHandle + cuda.IpcHandleSize
+	recLen    = recBus + 32
+)
+
+// Open sets up the GPU heap collectively (every PE calls it, GPU or not).
+// A PE without a usable GPU reports why, and then no PE gets a GPU heap, so
+// AllocDevice behaves the same everywhere; that error (matching
+// ErrNotSupported) is returned on every PE.
+func Open(boot bootstrap.Bootstrap, heapSize uint64) (*Transport, error) {
+	t := &Transport{me: boot.Rank(), npes: boot.Size(), size: heapSize}
+	if t.npes > MaxPEs {
+		return nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
+	}
+	local := t.setupLocal(boot)
+	rec := make([]byte, recLen)
+	if local == nil {
+		rec[recStatus] = 1
+		h, err := t.Ctx.IpcGetMemHandle(t.own)
+		if err != nil {
+			local = err
+			rec[recStatus] = 0
+		} else {
+			copy(rec[recHandle:], h[:])
+			copy(rec[recBus:], t.BusID)
+		}
+	}
+	all, err := boot.Allgather(rec)
+	if err != nil {
+		t.Close()
+		return nil, errors.Wrap(err, "goshmem: Init: exchanging GPU heap handles")
+	}
+	if local != nil {
+		t.Close()
+		return nil, local
+	}
+	for pe := 0; pe < t.npes; pe++ {
+		if all[pe*recLen+recStatus] != 1 {
+			t.Close()
+			return nil, errs.Hint(errs.ErrNotSupported, "every PE needs a GPU for the GPU heap; run where each node has one",
+				t.me, "Init", "PE %d has no usable GPU, so no PE gets a GPU heap", pe)
+		}
+	}
+	nodes := boot.Node()
+	t.peers = make([]cuda.DevicePtr, t.npes)
+	t.opened = make([]bool, t.npes)
+	t.busIDs = make([]string, t.npes)
+	openErr := error(nil)
+	for pe := 0; pe < t.npes; pe++ {
+		r := all[pe*recLen : (pe+1)*recLen]
+		t.busIDs[pe] = string(trimZero(r[recBus:]))
+		switch {
+		case pe == t.me:
+			t.peers[pe] = t.own
+		case nodes[pe] == nodes[t.me]:
+			var h cuda.IpcMemHandle
+			copy(h[:], r[recHandle:])
+			p, err := t.Ctx.IpcOpenMemHandle(h, cuda.IpcMemLazyEnablePeerAccess)
+			if err != nil && openErr == nil {
+				openErr = errors.Wrapf(err, "goshmem: PE %d: Init: mapping the GPU heap of PE %d (GPU %s) into GPU %s", t.me, pe, t.busIDs[pe], t.BusID)
+				continue
+			}
+			t.peers[pe], t.opened[pe] = p, true
+		}
+	}
+	// Agree that everyone mapped everyone, so a failure is seen everywhere.
+	var ok [1]byte
+	if openErr == nil {
+		ok[0] = 1
+	}
+	oks, err := boot.Allgather(ok[:])
+	if err == nil {
+		for pe, v := range oks {
+			if v != 1 && openErr == nil {
+				openErr = errs.New(errs.ErrNotSupported, t.me, "Init", "PE %d could not map the GPU heaps of its peers", pe)
+			}
+		}
+	} else if openErr == nil {
+		openErr = err
+	}
+	if openErr != nil {
+		t.Close()
+		return nil, openErr
+	}
+	if err := t.writeState(); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func trimZero(b []byte) []byte {
+	for i, c := range b {
+		if c == 0 {
+			return b[:i]
+		}
+	}
+	return b
+}
+
+// setupLocal loads the driver, picks the GPU by node-local rank, and
+// allocates the heap. Errors match ErrNotSupported.
+func (t *Transport) setupLocal(boot bootstrap.Bootstrap) error {
+	notSupported := func(err error, what string) error {
+		return errors.Wrapf(markNotSupported(err), "goshmem: PE %d: Init: %s", t.me, what)
+	}
+	if err := cuda.Load(); err != nil {
+		return notSupported(err, "no GPU")
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil || n == 0 {
+		if err == nil {
+			err = errors.New("cuda: no devices")
+		}
+		return notSupported(err, "no GPU")
+	}
+	lr, _ := bootstrap.LocalRank(boot)
+	t.Dev = cuda.Device(lr % n)
+	if t.DevName, err = t.Dev.Name(); err != nil {
+		return notSupported(err, "GPU name")
+	}
+	if t.BusID, err = t.Dev.PCIBusID(); err != nil {
+		return notSupported(err, "GPU PCI bus id")
+	}
+	if t.Ctx, err = t.Dev.RetainPrimary(); err != nil {
+		return notSupported(err, fmt.Sprintf("CUDA context on GPU %d", t.Dev))
+	}
+	if t.own, err = t.Ctx.MemAlloc(int(t.size)); err != nil {
+		return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
+			"lower GOSHMEM_DEVICE_HEAP_SIZE")
+	}
+	if err := t.Ctx.MemsetD8(t.own, 0, int(t.size)); err != nil {
+		return notSupported(err, "clearing the GPU heap")
+	}
+	if t.Stream, err = t.Ctx.StreamCreate(cuda.StreamNonBlocking); err != nil {
+		return notSupported(err, "creating the host stream")
+	}
+	return nil
+}
+
+func markNotSupported(err error) error {
+	return &supported{err}
+}
+
+type supported struct{ error }
+
+func (e *supported) Unwrap() error { return e.error }
+
+// Is makes every setup failure match ErrNotSupported (both errors.Is).
+func (e *supported) Is(target error) bool { return target == errs.ErrNotSupported }
+
+// writeState builds this PE's device state (world team in slot 0) and
+// copies it to the GPU.
+func (t *Transport) writeState() error {
+	t.img = State{MyPE: int32(t.me), NPEs: int32(t.npes), HeapSize: t.size, AllPeersSameDevice: true}
+	for pe, p := range t.peers {
+		t.img.HeapBase[pe] = uint64(p)
+		if p != 0 && t.busIDs[pe] != t.BusID {
+			t.img.AllPeersSameDevice = false
+		}
+	}
+	for i := range t.img.Teams {
+		t.img.Teams[i] = Team{MyIndex: -1, Slot: int32(i)}
+	}
+	t.img.Teams[0] = Team{Start: 0, Stride: 1, Size: int32(t.npes), MyIndex: int32(t.me), Slot: 0}
+	var err error
+	if t.state, err = t.Ctx.MemAlloc(StateSize); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: Init: device state", t.me)
+	}
+	return t.syncState()
+}
+
+func (t *Transport) syncState() error {
+	b := t.img.Bytes()
+	return t.Ctx.MemcpyHtoD(t.state, unsafe.Pointer(&b[0]), len(b))
+}
+
+// SetTeam publishes a team in the device team table (slot < MaxTeams).
+func (t *Transport) SetTeam(slot int, tm Team) error {
+	if slot < 0 || slot >= MaxTeams {
+		return nil // host-only team: the device table has fewer slots
+	}
+	t.img.Teams[slot] = tm
+	return t.syncState()
+}
+
+// StatePtr is the device address of this PE's device state.
+func (t *Transport) StatePtr() cuda.DevicePtr { return t.state }
+
+// Base is this PE's own heap base (device address).
+func (t *Transport) Base() cuda.DevicePtr { return t.own }
+
+// Size is the heap size per PE.
+func (t *Transport) Size() uint64 { return t.size }
+
+// AllPeersSameDevice reports whether every reachable PE shares this GPU.
+func (t *Transport) AllPeersSameDevice() bool { return t.img.AllPeersSameDevice }
+
+// Reachable reports whether pe's heap is mapped here.
+func (t *Transport) Reachable(pe int) bool { return t.peers[pe] != 0 }
+
+// BusIDs returns every PE's GPU PCI bus id.
+func (t *Transport) BusIDs() []string { return t.busIDs }
+
+// InstallState points a loaded module's goshmemi_device_state at this PE's
+// state. A module that does not include goshmem.h lacks the symbol: that
+// is not an error (found=false).
+func (t *Transport) InstallState(m *cuda.Module) (found bool, err error) {
+	p, n, err := m.Global("goshmemi_device_state")
+	if err != nil {
+		return false, nil
+	}
+	if n != 8 {
+		return true, errs.New(errs.ErrInvalidArgument, t.me, "LoadModule",
+			"goshmemi_device_state is %d bytes in the module, want 8 (a pointer): module built against another goshmem.h?", n)
+	}
+	v := uint64(t.state)
+	return true, t.Ctx.MemcpyHtoD(p, unsafe.Pointer(&v), 8)
+}
+
+// ErrorCode reads the device state's error word (set by a device call that
+// saw bad input).
+func (t *Transport) ErrorCode() (code, info uint64, err error) {
+	var b [16]byte
+	if err := t.Ctx.MemcpyDtoH(unsafe.Pointer(&b[0]), t.state+offErrorCode, 16); err != nil {
+		return 0, 0, err
+	}
+	return binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:]), nil
+}
+
+// Name implements transport.Transport.
+func (t *Transport) Name() string {
+	if t.img.AllPeersSameDevice {
+		return "cuda (same GPU)"
+	}
+	return "cuda (IPC/NVLink)"
+}
+
+// Put implements transport.Transport: src is staged through pinned memory
+// so the copy has completed (is visible to kernels) when Put returns.
+func (t *Transport) Put(_ *quiet.Queue, pe int, off uint64, src []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensureStage(); err != nil {
+		return err
+	}
+	stage := unsafe.Slice((*byte)(t.stage), t.stageN)
+	for done := 0; done < len(src); {
+		n := copy(stage, src[done:])
+		if err := t.Ctx.MemcpyHtoD(t.peers[pe]+cuda.DevicePtr(off)+cuda.DevicePtr(done), t.stage, n); err != nil {
+			return errors.Wrapf(err, "goshmem: PE %d: Put to the GPU heap of PE %d", t.me, pe)
+		}
+		done += n
+	}
+	return nil
+}
+
+func (t *Transport) ensureStage() error {
+	if t.stage != nil {
+		return nil
+	}
+	p, err := t.Ctx.MemHostAlloc(stageBytes, cuda.HostAllocPortable)
+	if err != nil {
+		return err
+	}
+	t.stage, t.stageN = p, stageBytes
+	return nil
+}
+
+// PutNBI implements transport.Transport (complete on return here).
+func (t *Transport) PutNBI(q *quiet.Queue, pe int, off uint64, src []byte) error {
+	return t.Put(q, pe, off, src)
+}
+
+// Get implements transport.Transport (device-to-pageable copies complete
+// before cuMemcpyDtoH returns).
+func (t *Transport) Get(_ *quiet.Queue, dst []byte, pe int, off uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := t.Ctx.MemcpyDtoH(unsafe.Pointer(&dst[0]), t.peers[pe]+cuda.DevicePtr(off), len(dst)); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: Get from the GPU heap of PE %d", t.me, pe)
+	}
+	return nil
+}
+
+// GetNBI implements transport.Transport.
+func (t *Transport) GetNBI(q *quiet.Queue, dst []byte, pe int, off uint64) error {
+	return t.Get(q, dst, pe, off)
+}
+
+// Atomic implements transport.Transport with a one-thread kernel doing
+// atom.global.sys on the target word, on the host's non-blocking stream.
+// 1- and 2-byte widths are not supported on device arrays from the host.
+func (t *Transport) Atomic(_ *quiet.Queue, op transport.AMO, width int, pe int, off uint64, v, cmp uint64) (uint64, error) {
+	if width != 4 && width != 8 {
+		return 0, errs.Hint(errs.ErrNotSupported, "use 32- or 64-bit elements for atomics on GPU arrays from the host",
+			t.me, "atomic", "%d-byte atomic on a GPU array from the host", width)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensureAMO(); err != nil {
+		return 0, err
+	}
+	w := 0
+	if width == 8 {
+		w = 1
+	}
+	fn := t.amoFn[w][op]
+	t.args.Reset().Ptr(t.peers[pe] + cuda.DevicePtr(off)).U64(v).U64(cmp).Ptr(t.amoOutD)
+	one := [3]uint32{1, 1, 1}
+	if err := fn.Launch(one, one, 0, t.Stream, &t.args); err != nil {
+		return 0, err
+	}
+	if err := t.Stream.Synchronize(); err != nil {
+		return 0, errors.Wrapf(err, "goshmem: PE %d: %v on the GPU heap of PE %d", t.me, op, pe)
+	}
+	if width == 4 {
+		return uint64(*(*uint32)(t.amoOut)), nil
+	}
+	return *(*uint64)(t.amoOut), nil
+}
+
+func (t *Transport) ensureAMO() error {
+	if t.amoMod != nil {
+		return nil
+	}
+	m, err := t.Ctx.ModuleLoadData([]byte(amoPTX()))
+	if err != nil {
+		return errors.Wrap(err, "goshmem: loading the host-atomics PTX module")
+	}
+	for w, width := range []int{32, 64} {
+		for op := transport.AMOFetch; op <= transport.AMOXor; op++ {
+			if t.amoFn[w][op], err = m.Function(amoKernel(op, width)); err != nil {
+				return err
+			}
+		}
+	}
+	if t.amoOut, err = t.Ctx.MemHostAlloc(64, cuda.HostAllocPortable|cuda.HostAllocDeviceMap); err != nil {
+		return err
+	}
+	if t.amoOutD, err = t.Ctx.MemHostGetDevicePointer(t.amoOut); err != nil {
+		return err
+	}
+	t.amoMod = m
+	return nil
+}
+
+// Fence implements transport.Transport: host copies complete in order.
+func (t *Transport) Fence(_ *quiet.Queue) error { return nil }
+
+// Ptr implements transport.Transport: the host cannot load/store GPU memory.
+func (t *Transport) Ptr(int, uint64) unsafe.Pointer { return nil }
+
+// Zero clears [off, off+n) of this PE's heap.
+func (t *Transport) Zero(off uint64, n int) error {
+	return t.Ctx.MemsetD8(t.own+cuda.DevicePtr(off), 0, n)
+}
+
+// Close unmaps peers and frees everything (safe on a partly opened one).
+func (t *Transport) Close() error {
+	if t.Ctx == nil {
+		return nil
+	}
+	var errList []error
+	for pe, o := range t.opened {
+		if o {
+			errList = append(errList, t.Ctx.IpcCloseMemHandle(t.peers[pe]))
+		}
+	}
+	if t.amoMod != nil {
+		errList = append(errList, t.amoMod.Unload())
+	}
+	if t.amoOut != nil {
+		errList = append(errList, t.Ctx.MemFreeHost(t.amoOut))
+	}
+	if t.stage != nil {
+		errList = append(errList, t.Ctx.MemFreeHost(t.stage))
+	}
+	if t.state != 0 {
+		errList = append(errList, t.Ctx.MemFree(t.state))
+	}
+	if t.own != 0 {
+		errList = append(errList, t.Ctx.MemFree(t.own))
+	}
+	errList = append(errList, t.Ctx.Release())
+	t.Ctx = nil
+	return errors.Join(errList...)
+}

@@ -1,0 +1,76 @@
+package cudatr
+
+import (
+	"encoding/binary"
+)
+
+// Go mirror of include/goshmem/device_state.h (goshmemi_device_state_t).
+// devstate_test.go compiles the header with gcc and checks every offset and
+// the size against these constants, so the two cannot drift apart.
+// Ref: include/goshmem/device_state.h.
+const (
+	MaxPEs   = 128 // GOSHMEMI_MAX_PES
+	MaxTeams = 32  // GOSHMEMI_MAX_TEAMS
+
+	psyncRounds = 32 // GOSHMEMI_PSYNC_ROUNDS
+	psyncLine   = 64 // GOSHMEMI_PSYNC_LINE
+	// ControlBytes is GOSHMEMI_DEVICE_CONTROL_BYTES: the front of every
+	// device heap (psync words + scratch) that the allocator never hands out.
+	ControlBytes = MaxTeams*psyncRounds*psyncLine + 65536
+
+	offVersion    = 0
+	offSize       = 4
+	offMyPE       = 8
+	offNPEs       = 12
+	offHeapSize   = 16
+	offHeapBase   = 24
+	offTeamEpoch  = offHeapBase + 8*MaxPEs
+	offTeams      = offTeamEpoch + 8*MaxTeams
+	teamSize      = 24
+	offErrorCode  = offTeams + teamSize*MaxTeams
+	offErrorInfo  = offErrorCode + 8
+	offAllSameDev = offErrorInfo + 8
+	offReserved   = offAllSameDev + 8
+	StateSize     = offReserved + 8*15
+	StateVersion  = 1<<16 + StateSize
+)
+
+// Team is one row of the device team table (goshmemi_team_t).
+type Team struct {
+	Start, Stride, Size, MyIndex, Slot int32
+}
+
+// State is the host-side image of the device state, encoded with Bytes.
+type State struct {
+	MyPE, NPEs         int32
+	HeapSize           uint64
+	HeapBase           [MaxPEs]uint64
+	Teams              [MaxTeams]Team
+	AllPeersSameDevice bool
+}
+
+// Bytes encodes s exactly as the C struct lays it out (little-endian).
+func (s *State) Bytes() []byte {
+	b := make([]byte, StateSize)
+	le := binary.LittleEndian
+	le.PutUint32(b[offVersion:], StateVersion)
+	le.PutUint32(b[offSize:], StateSize)
+	le.PutUint32(b[offMyPE:], uint32(s.MyPE))
+	le.PutUint32(b[offNPEs:], uint32(s.NPEs))
+	le.PutUint64(b[offHeapSize:], s.HeapSize)
+	for i, v := range s.HeapBase {
+		le.PutUint64(b[offHeapBase+8*i:], v)
+	}
+	for i, t := range s.Teams {
+		o := offTeams + teamSize*i
+		le.PutUint32(b[o:], uint32(t.Start))
+		le.PutUint32(b[o+4:], uint32(t.Stride))
+		le.PutUint32(b[o+8:], uint32(t.Size))
+		le.PutUint32(b[o+12:], uint32(t.MyIndex))
+		le.PutUint32(b[o+16:], uint32(t.Slot))
+	}
+	if s.AllPeersSameDevice {
+		le.PutUint32(b[offAllSameDev:], 1)
+	}
+	return b
+}

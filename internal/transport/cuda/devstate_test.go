@@ -1,0 +1,74 @@
+package cudatr
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStateLayoutMatchesHeader compiles include/goshmem/device_state.h with
+// gcc and compares every offset, the size and the version with the Go mirror.
+func TestStateLayoutMatchesHeader(t *testing.T) {
+	cc, err := exec.LookPath("gcc")
+	require.NoError(t, err, "gcc is needed to check the device-state layout (it is on every dev and CI machine)")
+	_, self, _, _ := runtime.Caller(0)
+	include := filepath.Join(filepath.Dir(self), "..", "..", "..", "include")
+	src := `#include <stdio.h>
+#include <stddef.h>
+#include "goshmem/device_state.h"
+#define P(f) printf(#f " %zu\n", offsetof(goshmemi_device_state_t, f))
+int main(void) {
+  P(version); P(size); P(my_pe); P(n_pes); P(heap_size); P(heap_base); P(team_epoch);
+  P(teams); P(error_code); P(error_info); P(all_peers_same_device); P(reserved);
+  printf("sizeof %zu\nteam %zu\nstateversion %u\ncontrol %u\n", sizeof(goshmemi_device_state_t),
+         sizeof(goshmemi_team_t), GOSHMEMI_DEVICE_STATE_VERSION, (unsigned)GOSHMEMI_DEVICE_CONTROL_BYTES);
+  return 0;
+}`
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "l.c"), []byte(src), 0o600))
+	bin := filepath.Join(dir, "l")
+	out, err := exec.Command(cc, "-std=c11", "-I", include, "-o", bin, filepath.Join(dir, "l.c")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin).Output()
+	require.NoError(t, err)
+	got := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		n, err := strconv.Atoi(f[1])
+		require.NoError(t, err)
+		got[f[0]] = n
+	}
+	want := map[string]int{
+		"version": offVersion, "size": offSize, "my_pe": offMyPE, "n_pes": offNPEs, "heap_size": offHeapSize,
+		"heap_base": offHeapBase, "team_epoch": offTeamEpoch, "teams": offTeams, "error_code": offErrorCode,
+		"error_info": offErrorInfo, "all_peers_same_device": offAllSameDev, "reserved": offReserved,
+		"sizeof": StateSize, "team": teamSize, "stateversion": StateVersion, "control": ControlBytes,
+	}
+	for k, v := range want {
+		n, ok := got[k]
+		if assert.True(t, ok, "gcc printed no %s", k) {
+			assert.Equal(t, v, n, "%s: Go mirror vs device_state.h", k)
+		}
+	}
+
+	// And the encoder writes the fields where C reads them.
+	s := State{MyPE: 3, NPEs: 4, HeapSize: 1 << 30, AllPeersSameDevice: true}
+	s.HeapBase[2] = 0xdead0000
+	s.Teams[1] = Team{Start: 1, Stride: 2, Size: 2, MyIndex: 1, Slot: 1}
+	b := s.Bytes()
+	require.Len(t, b, StateSize)
+	le := binary.LittleEndian
+	assert.EqualValues(t, StateVersion, le.Uint32(b[offVersion:]))
+	assert.EqualValues(t, 3, le.Uint32(b[offMyPE:]))
+	assert.EqualValues(t, 0xdead0000, le.Uint64(b[offHeapBase+16:]))
+	assert.EqualValues(t, 2, le.Uint32(b[offTeams+teamSize+4:]))
+	assert.EqualValues(t, 1, le.Uint32(b[offAllSameDev:]))
+}
