@@ -36,4 +36,3 @@ func New(sentinel error, pe int, op string, format string, args ...any) error {
 func Hint(sentinel error, hint string, pe int, op string, format string, args ...any) error {
 	return errors.WithHint(New(sentinel, pe, op, format, args...), hint)
 }
-
