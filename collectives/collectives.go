@@ -77,6 +77,9 @@ func World(c Comm) *Team {
 	return &Team{Start: 0, Stride: 1, Size: c.NPEs(), Me: c.MyPE(), slot: 0, freeSlots: &free}
 }
 
+// Slot is the team's psync slot (0 for the world team).
+func (t *Team) Slot() int { return t.slot }
+
 // PE is the world number of team member i.
 func (t *Team) PE(i int) int { return t.Start + i*t.Stride }
 

@@ -64,7 +64,7 @@ func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T]
 	if err != nil {
 		return 0, err
 	}
-	old, err := r.tr[pe].Atomic(c.q, op, elem.Size[T](), pe, off, toBits(v), toBits(cmp))
+	old, err := r.trFor(a.b, pe).Atomic(c.q, op, elem.Size[T](), pe, off, toBits(v), toBits(cmp))
 	return fromBits[T](old), err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/symmetric"
 )
 
@@ -29,6 +30,7 @@ type block struct {
 	n     int
 	bytes uint64
 	gen   uint64
+	dev   bool // GPU heap (AllocDevice)
 	freed atomic.Bool
 }
 
@@ -41,13 +43,13 @@ func (a Array[T]) Len() int {
 }
 
 // Local is this PE's part of the array: a slice over symmetric memory that
-// peers may read and write. It is nil for a freed or zero Array, or after
-// Finalize. Plain loads and stores through it are not atomic and not
+// peers may read and write. It is nil for a freed or zero Array, after
+// Finalize, and for GPU arrays (use DevicePtr for those). Plain loads and stores through it are not atomic and not
 // ordered with respect to peers: use WaitUntil/TestCmp/atomics for words
 // that peers update concurrently.
 func (a Array[T]) Local() []T {
 	r := current.Load()
-	if r == nil || a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
+	if r == nil || a.b == nil || a.b.dev || a.b.freed.Load() || a.b.gen != r.gen {
 		return nil
 	}
 	return unsafe.Slice((*T)(r.localPtr(a.b.off)), a.b.n)
@@ -85,6 +87,13 @@ func (a Array[T]) Free() error {
 		case 3:
 			return errs.Hint(errs.ErrInvalidArgument, "free each array once", r.me, "Free",
 				"array of %d %s at heap offset %d was already freed", a.b.n, elem.Name[T](), a.b.off-heapOff)
+		}
+		if a.b.dev {
+			if _, err := r.galloc.Free(off - cudatr.ControlBytes); err != nil {
+				return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
+			}
+			a.b.freed.Store(true)
+			return nil
 		}
 		if _, err := r.alloc.Free(off - heapOff); err != nil {
 			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
@@ -154,23 +163,13 @@ func Alloc[T Elem](n int) (Array[T], error) {
 	return out, err
 }
 
-// AllocDevice allocates a symmetric array in GPU memory. This build found
-// no GPU (the CUDA runtime path is not available), so it returns
-// ErrNotSupported; use Alloc for host memory.
-func AllocDevice[T Elem](n int) (Array[T], error) {
-	r, err := rt("AllocDevice")
-	if err != nil {
-		return Array[T]{}, err
-	}
-	return Array[T]{}, errs.Hint(errs.ErrNotSupported,
-		"no GPU was found at Init (or this build has no CUDA support); use shmem.Alloc for the host heap",
-		r.me, "AllocDevice", "n = %d elements of %s: no GPU symmetric heap", n, elem.Name[T]())
-}
-
 const (
-	opAlloc = 1
-	opFree  = 2
+	opAlloc       = 1
+	opFree        = 2
+	opAllocDevice = 3
 )
+
+var heapOpNames = map[uint64]string{opAlloc: "Alloc", opFree: "Free", opAllocDevice: "AllocDevice"}
 
 // heapCollective runs a collective heap operation: every PE publishes
 // (sequence, op, a, b), all compare, and only if every PE asked the same
@@ -194,16 +193,16 @@ func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error 
 		}
 		what := func(x []byte) string {
 			o := binary.LittleEndian.Uint64(x[8:])
-			name := map[uint64]string{opAlloc: "Alloc", opFree: "Free"}[o]
-			if o == opAlloc {
-				return sprintf("call #%d Alloc of %d bytes (n = %d)", binary.LittleEndian.Uint64(x[0:]),
+			name := heapOpNames[o]
+			if o == opAlloc || o == opAllocDevice {
+				return sprintf("call #%d %s of %d bytes (n = %d)", binary.LittleEndian.Uint64(x[0:]), name,
 					binary.LittleEndian.Uint64(x[16:]), int64(binary.LittleEndian.Uint64(x[24:])))
 			}
 			return sprintf("call #%d %s of heap offset %d (status %d)", binary.LittleEndian.Uint64(x[0:]), name,
 				binary.LittleEndian.Uint64(x[16:]), binary.LittleEndian.Uint64(x[24:]))
 		}
 		return errs.Hint(errs.ErrNotSymmetric, "every PE must make the same Alloc/Free calls with the same sizes, in the same order",
-			r.me, map[uint64]string{opAlloc: "Alloc", opFree: "Free"}[op], "PE %d made %s, this PE made %s", pe, what(got), what(in[:]))
+			r.me, heapOpNames[op], "PE %d made %s, this PE made %s", pe, what(got), what(in[:]))
 	}
 	ferr := fn()
 	if err := r.world.Sync(r); err != nil {
@@ -224,6 +223,10 @@ func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, er
 	if idx < 0 || n < 0 || idx > a.b.n || n > a.b.n-idx {
 		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "index %d, length %d on PE %d: elements [%d, %d) are outside the array's [0, %d)",
 			idx, n, pe, idx, idx+n, a.b.n)
+	}
+	if a.b.dev && !r.gpu.Reachable(pe) {
+		return 0, errs.Hint(errs.ErrNotSupported, "GPU arrays are reachable from the PEs of one node", r.me, op,
+			"the GPU heap of PE %d is not mapped on this PE (another node)", pe)
 	}
 	return a.b.off + uint64(idx)*uint64(elem.Size[T]()), nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/shm"
 	"github.com/goshmem/goshmem/quiet"
 	"github.com/goshmem/goshmem/symmetric"
@@ -75,6 +76,15 @@ type runtime struct {
 
 	shm *shm.Transport
 	tr  []transport.Transport // per peer
+
+	gpu    *cudatr.Transport    // nil without a GPU heap
+	gpuErr error                // why gpu is nil (ErrNotSupported)
+	galloc *symmetric.Allocator // the GPU heap's allocator
+
+	streamOnce sync.Once
+	stream     *Stream                // default launch stream
+	streamErr  error
+	lastKernel atomic.Pointer[string] // last kernel launched, for fault messages
 
 	all  *quiet.Scope // every queue: PE-wide Quiet
 	dflt *Ctx
@@ -296,6 +306,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 
 	binary.LittleEndian.PutUint64(r.local(hdrPID, 8), uint64(os.Getpid()))
 	atomic.StoreUint64((*uint64)(r.localPtr(hdrState)), stateRunning)
+	if err := r.openGPU(); err != nil {
+		r.unmap()
+		return nil, err
+	}
 	if err := r.world.Sync(r); err != nil {
 		r.unmap()
 		return nil, errors.Wrap(err, "goshmem: Init: first barrier")
@@ -363,6 +377,10 @@ func (r *runtime) chooseTransports(want string) error {
 }
 
 func (r *runtime) unmap() {
+	if r.gpu != nil {
+		_ = r.gpu.Close()
+		r.gpu = nil
+	}
 	for i, rg := range r.regions {
 		if rg != nil {
 			_ = rg.Close()

@@ -84,6 +84,9 @@ func WaitUntil[T Elem](a Array[T], idx int, cmp Cmp, v T) error {
 	if !cmp.valid() {
 		return errs.New(errs.ErrInvalidArgument, r.me, "WaitUntil", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
 	}
+	if a.b.dev {
+		return waitDevice(r, off, idx, cmp, v)
+	}
 	p := r.localPtr(off)
 	if compare(load[T](p), cmp, v) {
 		return nil
@@ -114,7 +117,32 @@ func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
 	if !cmp.valid() {
 		return false, errs.New(errs.ErrInvalidArgument, r.me, "TestCmp", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
 	}
+	if a.b.dev {
+		return compare(loadDevice[T](r, off), cmp, v), nil
+	}
 	return compare(load[T](r.localPtr(off)), cmp, v), nil
+}
+
+// waitDevice is WaitUntil on a GPU array: the host polls the word with
+// device-to-host copies (microseconds each), backing off like any wait.
+func waitDevice[T Elem](r *runtime, off uint64, idx int, cmp Cmp, v T) error {
+	seen := loadDevice[T](r, off)
+	if compare(seen, cmp, v) {
+		return nil
+	}
+	ok, err := r.policy.Until(func() bool {
+		seen = loadDevice[T](r, off)
+		return compare(seen, cmp, v)
+	}, r.checkPeers)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errs.New(errs.ErrTimeout, r.me, "WaitUntil",
+			"waited GOSHMEM_TIMEOUT=%v for GPU array a[%d] %v %v (%s), value is still %v",
+			r.policy.Timeout, idx, cmp, v, elem.Name[T](), seen)
+	}
+	return nil
 }
 
 // SignalOp is how PutSignal updates the signal word.
@@ -157,15 +185,17 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 	default:
 		return errs.New(errs.ErrInvalidArgument, r.me, "PutSignal", "op = %d; must be SignalSet or SignalAdd", int(op))
 	}
-	t := r.tr[pe]
+	t := r.trFor(dst.b, pe)
 	if err := t.Put(c.q, pe, off, elem.Bytes(src)); err != nil {
 		return err
 	}
 	// The signal must not overtake the data: fence the context's queue.
+	// (When data and signal live in different heaps, the data transport's
+	// Put has completed before the signal's transport sees anything.)
 	if err := t.Fence(c.q); err != nil {
 		return err
 	}
-	_, err = t.Atomic(c.q, amo, 8, pe, soff, sigVal, 0)
+	_, err = r.trFor(sig.b, pe).Atomic(c.q, amo, 8, pe, soff, sigVal, 0)
 	return err
 }
 
@@ -183,6 +213,12 @@ func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, err
 	}
 	if !cmp.valid() {
 		return 0, errs.New(errs.ErrInvalidArgument, r.me, "SignalWaitUntil", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+	}
+	if sig.b.dev {
+		if err := waitDevice(r, off, idx, cmp, v); err != nil {
+			return 0, err
+		}
+		return loadDevice[uint64](r, off), nil
 	}
 	p := (*uint64)(r.localPtr(off))
 	seen := atomic.LoadUint64(p)

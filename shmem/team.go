@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"github.com/goshmem/goshmem/collectives"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 )
@@ -29,6 +30,18 @@ func (t Team) MyPE() int {
 	if r := current.Load(); r != nil {
 		if ct := r.teamOf(t); ct != nil {
 			return ct.Me
+		}
+	}
+	return -1
+}
+
+// DeviceID is the value kernels pass as goshmem_team_t for this team (its
+// slot in the device team table), or -1 when t is not valid here or has no
+// device slot (only the first 32 slots are published to the GPU).
+func (t Team) DeviceID() int {
+	if r := current.Load(); r != nil && r.gpu != nil {
+		if ct := r.teamOf(t); ct != nil && ct.Slot() < cudatr.MaxTeams {
+			return ct.Slot()
 		}
 	}
 	return -1
@@ -114,6 +127,18 @@ func TeamSplitStrided(parent Team, start, stride, size int) (Team, error) {
 	ct, err := collectives.Split(r, r.world, pt, start, stride, size)
 	if err != nil || ct == nil {
 		return TeamInvalid, err
+	}
+	if r.gpu != nil {
+		// Publish the team to kernels (device team id = its psync slot),
+		// then sync the members so none runs a device barrier on the slot
+		// before every member has zeroed its psync words.
+		if err := r.gpu.SetTeam(ct.Slot(), cudatr.Team{Start: int32(ct.Start), Stride: int32(ct.Stride),
+			Size: int32(ct.Size), MyIndex: int32(ct.Me), Slot: int32(ct.Slot())}); err != nil {
+			return TeamInvalid, err
+		}
+		if err := ct.Sync(r); err != nil {
+			return TeamInvalid, err
+		}
 	}
 	r.teamsMu.Lock()
 	id := r.nextTID
@@ -210,6 +235,10 @@ func collArgs[T Elem](r *runtime, t Team, op string, dst, src Array[T], dstN, sr
 	}{{dst, dstN, "dst"}, {src, srcN, "src"}} {
 		if x.a.b == nil || x.a.b.freed.Load() || x.a.b.gen != r.gen {
 			return nil, badArray(r, x.a, op+" ("+x.name+")")
+		}
+		if x.a.b.dev {
+			return nil, errs.Hint(errs.ErrNotSupported, "call the device collectives (goshmem_barrier_all, ...) from kernels, or use host arrays",
+				r.me, op, "%s is a GPU array: host collectives work on host arrays", x.name)
 		}
 		if x.n > x.a.b.n {
 			return nil, errs.New(errs.ErrOutOfBounds, r.me, op, "%s needs %d elements, has %d", x.name, x.n, x.a.b.n)

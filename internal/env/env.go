@@ -45,6 +45,12 @@ var Table = []Var{
 		Help: "watchdog: a wait, quiet or barrier longer than this fails with ErrTimeout (0 = off; e.g. 10s)"},
 	{Name: "GOSHMEM_TRANSPORT", Default: "auto", kind: kindString,
 		Help: "host transport for every peer: auto (shm on one node) or shm"},
+	{Name: "GOSHMEM_GPU", Default: "auto", kind: kindString,
+		Help: "auto (use a GPU when the driver finds one), on (Init fails without one), off"},
+	{Name: "GOSHMEM_DEVICE_HEAP_SIZE", Default: "1G", kind: kindSize,
+		Help: "bytes of GPU symmetric heap per PE (cuMemAlloc'd at Init when a GPU is used)"},
+	{Name: "GOSHMEM_LIBCUDA", Default: "libcuda.so.1", kind: kindString,
+		Help: "the CUDA driver library to dlopen"},
 	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
 		Help: "auto (MPI under mpirun, 1-PE job otherwise), mpi, or single"},
 }

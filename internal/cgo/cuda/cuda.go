@@ -69,8 +69,8 @@ const DefaultLibrary = "libcuda.so.1"
 
 // LibraryEnv names the environment variable that overrides DefaultLibrary for
 // Load: a path or soname, used by tests to point at a fake driver.
-// TODO(env owner): add a GOSHMEM_LIBCUDA row to internal/env.Table and have
-// shmem pass the setting to LoadLibrary.
+// The runtime reads it once through internal/env's table and calls
+// LoadLibrary; Load reads it directly for standalone tools and tests.
 const LibraryEnv = "GOSHMEM_LIBCUDA"
 
 // Sentinel errors; match with errors.Is.

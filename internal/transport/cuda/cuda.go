@@ -64,12 +64,12 @@ const (
 // A PE without a usable GPU reports why, and then no PE gets a GPU heap, so
 // AllocDevice behaves the same everywhere; that error (matching
 // ErrNotSupported) is returned on every PE.
-func Open(boot bootstrap.Bootstrap, heapSize uint64) (*Transport, error) {
+func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport, error) {
 	t := &Transport{me: boot.Rank(), npes: boot.Size(), size: heapSize}
 	if t.npes > MaxPEs {
 		return nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
 	}
-	local := t.setupLocal(boot)
+	local := t.setupLocal(boot, libcuda)
 	rec := make([]byte, recLen)
 	if local == nil {
 		rec[recStatus] = 1
@@ -157,11 +157,11 @@ func trimZero(b []byte) []byte {
 
 // setupLocal loads the driver, picks the GPU by node-local rank, and
 // allocates the heap. Errors match ErrNotSupported.
-func (t *Transport) setupLocal(boot bootstrap.Bootstrap) error {
+func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
 	notSupported := func(err error, what string) error {
 		return errors.Wrapf(markNotSupported(err), "goshmem: PE %d: Init: %s", t.me, what)
 	}
-	if err := cuda.Load(); err != nil {
+	if err := cuda.LoadLibrary(libcuda); err != nil {
 		return notSupported(err, "no GPU")
 	}
 	n, err := cuda.DeviceCount()
@@ -232,13 +232,28 @@ func (t *Transport) syncState() error {
 	return t.Ctx.MemcpyHtoD(t.state, unsafe.Pointer(&b[0]), len(b))
 }
 
-// SetTeam publishes a team in the device team table (slot < MaxTeams).
+// SetTeam publishes a team in the device team table (slot < MaxTeams;
+// host-only teams beyond that are skipped): it zeroes this PE's psync words
+// of the slot and the slot's epoch, then writes the team's row. Only those
+// bytes are written: the device owns the other slots' epochs. The caller
+// must synchronize the team's members afterwards, before any of them runs a
+// device barrier on it.
 func (t *Transport) SetTeam(slot int, tm Team) error {
 	if slot < 0 || slot >= MaxTeams {
-		return nil // host-only team: the device table has fewer slots
+		return nil
 	}
 	t.img.Teams[slot] = tm
-	return t.syncState()
+	psync := t.own + cuda.DevicePtr(slot*psyncRounds*psyncLine)
+	if err := t.Ctx.MemsetD8(psync, 0, psyncRounds*psyncLine); err != nil {
+		return err
+	}
+	var zero uint64
+	if err := t.Ctx.MemcpyHtoD(t.state+cuda.DevicePtr(offTeamEpoch+8*slot), unsafe.Pointer(&zero), 8); err != nil {
+		return err
+	}
+	b := t.img.Bytes()
+	o := offTeams + teamSize*slot
+	return t.Ctx.MemcpyHtoD(t.state+cuda.DevicePtr(o), unsafe.Pointer(&b[o]), teamSize)
 }
 
 // StatePtr is the device address of this PE's device state.

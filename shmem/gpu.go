@@ -1,0 +1,160 @@
+package shmem
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/elem"
+	"github.com/goshmem/goshmem/internal/errs"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+	"github.com/goshmem/goshmem/internal/transport"
+	"github.com/goshmem/goshmem/symmetric"
+)
+
+// gpuAlign is the alignment of device arrays (a full 256-byte transaction
+// segment, so block-wide vector copies start aligned).
+const gpuAlign = 256
+
+// openGPU sets up the GPU heap collectively (GOSHMEM_GPU: auto, on, off).
+// With auto, a machine without a usable GPU is not an error: AllocDevice
+// then explains why it is unavailable.
+func (r *runtime) openGPU() error {
+	mode := r.settings.String("GOSHMEM_GPU")
+	switch mode {
+	case "off", "0", "no":
+		r.gpuErr = errs.Hint(errs.ErrNotSupported, "unset GOSHMEM_GPU (or set it to auto) to use the GPU",
+			r.me, "AllocDevice", "GOSHMEM_GPU=%s turned the GPU heap off", mode)
+		return nil
+	case "auto", "on", "1", "yes":
+	default:
+		return errs.New(errs.ErrInvalidArgument, r.me, "Init", "GOSHMEM_GPU=%q; want auto, on or off", mode)
+	}
+	size := (r.settings.Size("GOSHMEM_DEVICE_HEAP_SIZE") + 4095) &^ 4095
+	if size <= cudatr.ControlBytes {
+		return errs.Hint(errs.ErrInvalidArgument, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "Init",
+			"GOSHMEM_DEVICE_HEAP_SIZE=%d bytes; must exceed the %d-byte control area", size, cudatr.ControlBytes)
+	}
+	g, err := cudatr.Open(r.boot, size, r.settings.String("GOSHMEM_LIBCUDA"))
+	if err != nil {
+		if mode == "auto" && errors.Is(err, errs.ErrNotSupported) {
+			r.gpuErr = errors.WithHint(err, "AllocDevice needs a GPU on every PE; use shmem.Alloc for the host heap")
+			return nil
+		}
+		return err
+	}
+	r.gpu = g
+	if r.galloc, err = symmetric.NewAllocator(size-cudatr.ControlBytes, gpuAlign); err != nil {
+		_ = g.Close()
+		r.gpu = nil
+		return errors.Wrap(err, "goshmem: Init: GPU heap allocator")
+	}
+	return nil
+}
+
+// GPU describes the GPU this PE uses, or reports why there is none.
+type GPU struct {
+	Device    int    // CUDA device ordinal
+	Name      string // e.g. "NVIDIA H200"
+	PCIBusID  string
+	HeapBytes uint64 // device symmetric heap per PE
+	// SameDevice is true when every reachable PE shares this GPU, so device
+	// ordering uses GPU scope instead of system scope.
+	SameDevice bool
+}
+
+// DeviceInfo returns this PE's GPU, or ErrNotSupported saying why none is
+// in use.
+func DeviceInfo() (GPU, error) {
+	r, err := rt("DeviceInfo")
+	if err != nil {
+		return GPU{}, err
+	}
+	if r.gpu == nil {
+		return GPU{}, r.gpuErr
+	}
+	return GPU{Device: int(r.gpu.Dev), Name: r.gpu.DevName, PCIBusID: r.gpu.BusID,
+		HeapBytes: r.gpu.Size(), SameDevice: r.gpu.AllPeersSameDevice()}, nil
+}
+
+// AllocDevice allocates a symmetric array of n elements of T in GPU memory
+// on every PE (collective, like Alloc; zeroed; ends with a barrier). Kernels
+// address it through DevicePtr and the device API (include/goshmem.h); the
+// host API's Put/Get/P/G and atomics work on it too (as synchronous copies
+// and one-thread atomic kernels), but Local does not. Without a GPU on
+// every PE it returns ErrNotSupported with the reason.
+func AllocDevice[T Elem](n int) (Array[T], error) {
+	r, err := rt("AllocDevice")
+	if err != nil {
+		return Array[T]{}, err
+	}
+	if r.gpu == nil {
+		return Array[T]{}, errors.Wrapf(r.gpuErr, "goshmem: PE %d: AllocDevice: n = %d elements of %s: no GPU symmetric heap", r.me, n, elem.Name[T]())
+	}
+	sz := uint64(elem.Size[T]())
+	var bytes uint64
+	if n > 0 && uint64(n) <= math.MaxInt64/sz {
+		bytes = uint64(n) * sz
+	}
+	r.coll.Lock()
+	defer r.coll.Unlock()
+	heapLen := r.galloc.Total()
+	var out Array[T]
+	err = r.heapCollective(opAllocDevice, bytes, uint64(int64(n)), func() error {
+		if n < 1 {
+			return errs.New(errs.ErrInvalidArgument, r.me, "AllocDevice", "n = %d elements of %s; must be in [1, %d]",
+				n, elem.Name[T](), heapLen/sz)
+		}
+		if bytes == 0 || bytes > heapLen {
+			return errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "AllocDevice",
+				"n = %d elements of %s is more than the whole GPU heap (%d bytes, at most %d elements)",
+				n, elem.Name[T](), heapLen, heapLen/sz)
+		}
+		off, err := r.galloc.Alloc(bytes, gpuAlign)
+		if err != nil {
+			if errors.Is(err, symmetric.ErrHeapExhausted) {
+				return errors.Wrapf(markErr(err, errs.ErrHeapExhausted), "goshmem: PE %d: AllocDevice: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)
+			}
+			return errors.Wrapf(markErr(err, errs.ErrInvalidArgument), "goshmem: PE %d: AllocDevice", r.me)
+		}
+		doff := cudatr.ControlBytes + off
+		if err := r.gpu.Zero(doff, int(bytes)); err != nil {
+			_, _ = r.galloc.Free(off)
+			return errors.Wrapf(err, "goshmem: PE %d: AllocDevice: clearing %d bytes", r.me, bytes)
+		}
+		out = Array[T]{b: &block{off: doff, n: n, bytes: bytes, gen: r.gen, dev: true}}
+		return nil
+	})
+	return out, err
+}
+
+// DevicePtr is the device address of this PE's part of a GPU array, for
+// kernel arguments; 0 for host arrays, freed arrays and the zero Array.
+func (a Array[T]) DevicePtr() uintptr {
+	r := current.Load()
+	if r == nil || r.gpu == nil || a.b == nil || !a.b.dev || a.b.freed.Load() || a.b.gen != r.gen {
+		return 0
+	}
+	return uintptr(r.gpu.Base()) + uintptr(a.b.off)
+}
+
+// OnDevice reports whether a lives in GPU memory (AllocDevice).
+func (a Array[T]) OnDevice() bool { return a.b != nil && a.b.dev }
+
+// trFor picks the transport for an access to b on pe: the GPU heap's for
+// device arrays, the host heap's per-peer transport otherwise.
+func (r *runtime) trFor(b *block, pe int) transport.Transport {
+	if b.dev {
+		return r.gpu
+	}
+	return r.tr[pe]
+}
+
+// loadDevice reads one element of a device array on this PE (for the
+// host's waits and tests on GPU memory).
+func loadDevice[T Elem](r *runtime, off uint64) T {
+	var v T
+	_ = r.gpu.Get(nil, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)), r.me, off)
+	return v
+}
