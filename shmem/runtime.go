@@ -82,7 +82,7 @@ type runtime struct {
 	galloc *symmetric.Allocator // the GPU heap's allocator
 
 	streamOnce sync.Once
-	stream     *Stream                // default launch stream
+	stream     *Stream // default launch stream
 	streamErr  error
 	lastKernel atomic.Pointer[string] // last kernel launched, for fault messages
 

@@ -2,9 +2,9 @@ package shmem
 
 import (
 	"github.com/goshmem/goshmem/collectives"
-	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
 // Team is a set of PEs that run collectives together (Ref: OpenSHMEM 1.6
