@@ -546,7 +546,13 @@ func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 	return nil
 }
 
-func (r *runtime) Quiet() error { return r.quietAll() }
+// Quiet, for the collectives, completes every queue but skips the shm
+// store-load barrier of the user-facing Quiet: a collective always follows
+// its puts with a signal (a release store, ordered after them) that the
+// peers wait for, so they see the data by causality, and this PE's own
+// later loads come after its wait's loads. The barrier is only needed when
+// this PE itself must not let a later load pass its stores (shmem_quiet).
+func (r *runtime) Quiet() error { return r.all.Quiet(r.policy, r.checkPeers) }
 
 func (r *runtime) quietAll() error {
 	err := r.all.Quiet(r.policy, r.checkPeers)

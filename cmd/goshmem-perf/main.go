@@ -10,7 +10,8 @@
 //
 //	mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
 //	goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
-//	goshmem-perf device | ibgda | proxy                        reserved (not built yet)
+//	mpirun --bind-to none -np 2 goshmem-perf device [flags]   device-initiated RMA/signals/barriers from CUDA kernels (cuda transport)
+//	goshmem-perf ibgda | proxy                                 reserved (not built yet)
 //
 // Host mode runs under mpirun with 2 PEs: PE 0 measures, PE 1 is the target
 // and the partner of the ping-pong rows. Started alone it is a 1-PE job that
@@ -33,7 +34,7 @@ var version = ""
 var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"host":   runHost,
 	"report": runReport,
-	"device": notYet("device", "device-initiated RMA/AMO from CUDA kernels over the cuda transport"),
+	"device": runDevice,
 	"ibgda":  notYet("ibgda", "GPU-built mlx5 WQEs (soft NIC here)"),
 	"proxy":  notYet("proxy", "GPU descriptors through host proxy rings"),
 }
@@ -68,8 +69,9 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
   goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
-  goshmem-perf device | ibgda | proxy                        reserved: not built yet
-Run "goshmem-perf host -h" or "goshmem-perf report -h" for the flags.
+  mpirun --bind-to none -np 2 goshmem-perf device [flags]   device API from CUDA kernels (cuda transport; MPS when PEs share a GPU)
+  goshmem-perf ibgda | proxy                                 reserved: not built yet
+Run "goshmem-perf host -h", "goshmem-perf device -h" or "goshmem-perf report -h" for the flags.
 `)
 }
 
