@@ -73,6 +73,10 @@ func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
 func points(rows []Row, name string, y func(Row) float64) plotter.XYs {
 	var xys plotter.XYs
 	for _, r := range rows {
+		// Latency panels show thread scope (device rows also have warp and block).
+		if name != "put_bw" && r.Scope != "" && r.Scope != "thread" {
+			continue
+		}
 		if r.Name == name && r.Size > 0 && y(r) > 0 {
 			xys = append(xys, plotter.XY{X: float64(r.Size), Y: y(r)})
 		}

@@ -36,6 +36,13 @@ func NewDataset(ours []Row, peers ...[]Row) Dataset {
 // find returns the row of series (or ours, when series is "") with that
 // name and size; the last one wins if a file holds repeats.
 func (d Dataset) find(series, name string, size int64) (Row, bool) {
+	return d.findScope(series, name, size, "")
+}
+
+// findScope is find that also matches the scope (thread, warp, block) when
+// both scope and the row's scope are set and are not "-": device rows of
+// one name and size differ by scope, host and oshbench rows have one.
+func (d Dataset) findScope(series, name string, size int64, scope string) (Row, bool) {
 	rows := d.Ours
 	if series != "" {
 		rows = d.Peers[series]
@@ -43,11 +50,34 @@ func (d Dataset) find(series, name string, size int64) (Row, bool) {
 	var out Row
 	ok := false
 	for _, r := range rows {
-		if r.Name == name && r.Size == size {
+		if r.Name == name && r.Size == size && scopeMatch(scope, r.Scope) {
 			out, ok = r, true
 		}
 	}
 	return out, ok
+}
+
+func scopeMatch(want, have string) bool {
+	return want == "" || want == "-" || have == "" || have == "-" || want == have
+}
+
+// isDevice reports whether the rows are device-mode rows (transport cuda).
+func isDevice(rows []Row) bool {
+	for _, r := range rows {
+		if r.Transport == "cuda" {
+			return true
+		}
+	}
+	return false
+}
+
+// displayName is the row's name, with the scope appended for warp and
+// block rows (device mode), so a table shows put_lat/warp.
+func displayName(r Row) string {
+	if r.Scope == "warp" || r.Scope == "block" {
+		return r.Name + "/" + r.Scope
+	}
+	return r.Name
 }
 
 // Ratio compares ours with peer, always as "goshmem ÷ peer" of the row's
@@ -172,10 +202,10 @@ func RatioGrid(d Dataset) *grid {
 		g.right = append(g.right, true, true)
 	}
 	for _, r := range d.Ours {
-		cells := []string{r.Name, fmtSize(r.Size), value(r)}
+		cells := []string{displayName(r), fmtSize(r.Size), value(r)}
 		matched := false
 		for _, s := range d.PeerOrder {
-			p, ok := d.find(s, r.Name, r.Size)
+			p, ok := d.findScope(s, r.Name, r.Size, r.Scope)
 			if !ok {
 				cells = append(cells, "-", "-")
 				continue
@@ -207,6 +237,8 @@ type Headline struct {
 	// otherwise >= Target.
 	Max    bool
 	Target float64
+	// Scope selects device rows of that scope ("" matches any).
+	Scope string
 }
 
 // Headlines are the targets of the performance issue.
@@ -217,6 +249,31 @@ var Headlines = []Headline{
 	{Label: "barrier_all", Name: "barrier", Size: 0, PeerLib: "openshmem", Max: true, Target: 0.7},
 	{Label: "1 MiB put bandwidth (put_bw)", Name: "put_bw", Size: 1 << 20, PeerLib: "openshmem", Max: false, Target: 0.9},
 	{Label: "Alloc+Free 1 MiB (absolute)", Name: "alloc_free", Size: 1 << 20, Max: true, Target: 50},
+}
+
+// DeviceHeadlines are the device-mode targets (rows with transport cuda),
+// against NVSHMEM measured in the same run on the same GPU, the CUDA copy
+// of the same size, and the absolute launch cost.
+var DeviceHeadlines = []Headline{
+	{Label: "device putmem 8 B + quiet (thread)", Name: "put_lat", Size: 8, Scope: "thread", PeerLib: "nvshmem", Max: true, Target: 0.6},
+	{Label: "device p + wait_until ping-pong (round trip)", Name: "pingpong_p", Size: 8, Scope: "thread", PeerLib: "nvshmem", Max: true, Target: 0.8},
+	{Label: "device barrier_all (thread)", Name: "barrier", Size: 0, Scope: "thread", PeerLib: "nvshmem", Max: true, Target: 0.8},
+	{Label: "device barrier_all (block)", Name: "barrier", Size: 0, Scope: "block", PeerLib: "nvshmem", Max: true, Target: 0.8},
+	{Label: "put bandwidth block 1 MiB", Name: "put_bw", Size: 1 << 20, Scope: "block", PeerLib: "nvshmem", Max: false, Target: 0.95},
+	{Label: "put bandwidth block 16 MiB", Name: "put_bw", Size: 16 << 20, Scope: "block", PeerLib: "nvshmem", Max: false, Target: 0.95},
+	{Label: "put bandwidth block 256 MiB", Name: "put_bw", Size: 256 << 20, Scope: "block", PeerLib: "nvshmem", Max: false, Target: 0.95},
+	{Label: "put bandwidth block 1 MiB vs copy", Name: "put_bw", Size: 1 << 20, Scope: "block", PeerLib: "cudamemcpy", Max: false, Target: 0.9},
+	{Label: "put bandwidth block 16 MiB vs copy", Name: "put_bw", Size: 16 << 20, Scope: "block", PeerLib: "cudamemcpy", Max: false, Target: 0.9},
+	{Label: "put bandwidth block 256 MiB vs copy", Name: "put_bw", Size: 256 << 20, Scope: "block", PeerLib: "cudamemcpy", Max: false, Target: 0.9},
+	{Label: "Go Launch of an empty kernel (absolute)", Name: "launch", Size: 0, Max: true, Target: 5},
+}
+
+// headlinesFor picks the host or the device targets by goshmem's rows.
+func headlinesFor(d Dataset) []Headline {
+	if isDevice(d.Ours) {
+		return DeviceHeadlines
+	}
+	return Headlines
 }
 
 // Verdicts.
@@ -240,7 +297,7 @@ type HeadlineResult struct {
 func EvalHeadlines(d Dataset, hs []Headline) []HeadlineResult {
 	var out []HeadlineResult
 	for _, h := range hs {
-		ours, haveOurs := d.find("", h.Name, h.Size)
+		ours, haveOurs := d.findScope("", h.Name, h.Size, h.Scope)
 		check := func(x float64) string {
 			if (h.Max && x <= h.Target) || (!h.Max && x >= h.Target) {
 				return Pass
@@ -264,7 +321,7 @@ func EvalHeadlines(d Dataset, hs []Headline) []HeadlineResult {
 			}
 			matched = true
 			res := HeadlineResult{Headline: h, Peer: s, Ours: ours, Verdict: NA}
-			if p, ok := d.find(s, h.Name, h.Size); ok && haveOurs {
+			if p, ok := d.findScope(s, h.Name, h.Size, h.Scope); ok && haveOurs {
 				res.PeerRow = p
 				if r, ok := Ratio(ours, p); ok {
 					res.Ratio = r
@@ -323,6 +380,11 @@ var segNotes = map[string]string{
 	"floor":                     "C floor: two processes sharing one mapping (bench/oshmem/floor.c); nothing can beat it",
 	"goshmem/pinned-after-init": "goshmem under mpirun --bind-to none, measuring thread pinned after Init (-pin): Init sees both CPUs, so the spin policy is not the oversubscribed one",
 	"goshmem/batch-timing":      "goshmem timing 100 operations per sample (-timing batch): the ~30 ns timer pair amortized away",
+	"nvshmem":                   "NVSHMEM (GPU machine's Python package), the same kernels (bench/gpu/kernels.cuh) built against it, same run, same GPU",
+	"floor/sys":                 "floor: 8 B store to the peer's mapping + __threadfence_system (fence.sc.sys), no library",
+	"floor/gpu":                 "floor: 8 B store to the peer's mapping + __threadfence (fence.sc.gpu), no library",
+	"cudamemcpy":                "cudaMemcpyAsync DtoD of the same size into the peer's buffer (nvshmem_ptr), timed with CUDA events",
+	"cudart":                    "CUDA runtime <<<>>> launch of the same empty kernel from C++",
 }
 
 // WriteReport prints the headline table and the full ratio table, as text
@@ -355,7 +417,7 @@ func WriteReport(out io.Writer, d Dataset, markdown bool) {
 		if !markdown {
 			fmt.Fprintln(out)
 		}
-		render(HeadlineGrid(EvalHeadlines(d, Headlines)))
+		render(HeadlineGrid(EvalHeadlines(d, headlinesFor(d))))
 	}
 	h1("All rows: goshmem ÷ peer (same run, same machine)")
 	note("Latency rows show median us and goshmem time ÷ peer time (< 1: goshmem is faster); put_bw rows show GB/s and goshmem BW ÷ peer BW (> 1: goshmem is faster).")
