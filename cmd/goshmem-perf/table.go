@@ -20,7 +20,8 @@ var descriptions = map[string]string{
 	"barrier":              "BarrierAll, PE 0's time (shmem_barrier_all)",
 	"put_bw":               "window of 64 PutNBI + one Quiet; latency = one window; GB/s = 1e9 B/s",
 	"alloc_free":           "Alloc[byte] 1 MiB + Free, collective, PE 0's time",
-	"launch":               "device mode: host launch of an empty kernel, mean of back-to-back launches",
+	"launch":               "device mode: host cost of one launch of an empty kernel (bursts of 128, queue never full)",
+	"launch_b2b":           "device mode: back-to-back launches of an empty kernel (bounded by the GPU retiring them)",
 	"launch_sync":          "device mode: host launch of an empty kernel + Synchronize",
 }
 

@@ -1,0 +1,453 @@
+/* NVSHMEM peer of `goshmem-perf device`: the same kernels (kernels.cuh),
+ * compiled against NVSHMEM, driven the same way, printing the same JSON
+ * lines with "lib":"nvshmem". Also the floor under any put + quiet
+ * ("lib":"floor": an 8 B store to the peer's mapping + __threadfence_system,
+ * variant sys; + __threadfence, variant gpu), cudaMemcpyAsync DtoD of the
+ * same sizes as put_bw ("lib":"cudamemcpy"), and the CUDA runtime's launch
+ * overhead ("lib":"cudart").
+ *
+ * Build on the GPU machine (bench/gpu/run.sh):
+ *   nvcc -rdc=true -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I$NV/include -I$MPI_INC \
+ *        bench/gpu/nvshmem_perf.cu -L$NV/lib -lnvshmem_host -lnvshmem_device -lmpi -o nvshmem_perf
+ * Run: NVSHMEM_DISABLE_NVLS=1 mpirun -np 2 ./nvshmem_perf [flags] (UID bootstrap over MPI_Bcast).
+ */
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels.cuh"
+
+/* ---- floor kernels: no library at all ---- */
+template <int SYS>
+__device__ __forceinline__ void floor_put(unsigned long long *peer_word, int iters, int warmup, long long *samples,
+                                          unsigned long long *meta)
+{
+    __shared__ long long sbuf[PERF_SBUF];
+    int n = iters + warmup, kept = 0;
+    unsigned long long g0 = perf_gtimer();
+    long long k0 = perf_clock();
+    for (int i = 0; i < n; i++) {
+        long long c0 = perf_clock();
+        *(volatile unsigned long long *)peer_word = (unsigned long long)i;
+        if (SYS)
+            __threadfence_system();
+        else
+            __threadfence();
+        long long c1 = perf_clock();
+        if (i >= warmup) {
+            sbuf[kept % PERF_SBUF] = c1 - c0;
+            kept++;
+            if (kept % PERF_SBUF == 0)
+                for (int j = 0; j < PERF_SBUF; j++) samples[kept - PERF_SBUF + j] = sbuf[j];
+        }
+    }
+    long long k1 = perf_clock();
+    unsigned long long g1 = perf_gtimer();
+    for (int j = kept - kept % PERF_SBUF; j < kept; j++) samples[j] = sbuf[j % PERF_SBUF];
+    meta[0] = g0;
+    meta[1] = g1;
+    meta[2] = (unsigned long long)k0;
+    meta[3] = (unsigned long long)k1;
+}
+__global__ void floor_put_sys(unsigned long long *w, int iters, int warmup, long long *s, unsigned long long *m)
+{
+    floor_put<1>(w, iters, warmup, s, m);
+}
+__global__ void floor_put_gpu(unsigned long long *w, int iters, int warmup, long long *s, unsigned long long *m)
+{
+    floor_put<0>(w, iters, warmup, s, m);
+}
+
+#define CK(x)                                                                                                         \
+    do {                                                                                                              \
+        cudaError_t e_ = (x);                                                                                         \
+        if (e_ != cudaSuccess) {                                                                                      \
+            fprintf(stderr, "nvshmem_perf: PE %d: %s:%d: %s: %s\n", me, __FILE__, __LINE__, #x,                      \
+                    cudaGetErrorString(e_));                                                                          \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                             \
+        }                                                                                                             \
+    } while (0)
+
+static int me, npes, peer;
+static int iters = 10000, warmup = 1000, maxsize = 1 << 20, maxsize_thread = 64 << 10, ctas = 32, bw_threads = 1024;
+static long long bw_max = 256ll << 20, bw_target = 4ll << 30; /* bytes moved per bw size */
+static int launches = 10000;
+static bool concurrent = true;
+static std::string only;
+static long long *d_samples;
+static unsigned long long *d_meta;
+static std::vector<long long> h_samples;
+static cudaStream_t stream;
+
+static bool want(const char *name) { return only.empty() || strstr(name, only.c_str()) != nullptr; }
+
+static int iters_for(long long size)
+{
+    if (size <= 4096) return iters;
+    long long n = (long long)iters * 4096 / size;
+    return (int)std::max(std::min(n, (long long)iters), std::min(20ll, (long long)iters));
+}
+
+struct Summary {
+    double med_ns, p99_ns;
+};
+static Summary summarize(std::vector<double> &v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    if (n == 0) return {0, 0};
+    double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    long long i = (99ll * (long long)n + 99) / 100 - 1;
+    i = std::max(0ll, std::min(i, (long long)n - 1));
+    return {med, v[i]};
+}
+
+/* Converts the kernel's cycle samples to ns with its own clock rate. */
+static Summary read_samples(int n, double *ghz_out)
+{
+    unsigned long long meta[5];
+    CK(cudaMemcpy(meta, d_meta, sizeof meta, cudaMemcpyDeviceToHost));
+    h_samples.resize(n);
+    CK(cudaMemcpy(h_samples.data(), d_samples, sizeof(long long) * n, cudaMemcpyDeviceToHost));
+    double cyc_per_ns = (double)(meta[3] - meta[2]) / (double)(meta[1] - meta[0]);
+    if (!(cyc_per_ns > 0)) cyc_per_ns = 1.98;
+    std::vector<double> ns(n);
+    for (int i = 0; i < n; i++) ns[i] = (double)h_samples[i] / cyc_per_ns;
+    if (ghz_out) *ghz_out = cyc_per_ns;
+    return summarize(ns);
+}
+
+static void emit(const char *lib, const char *name, long long size, long long n, double med_us, double p99_us,
+                 double bw, const char *scope, const char *timing, const char *variant = "")
+{
+    if (me != 0) return;
+    printf("{\"lib\":\"%s\",\"name\":\"%s\",\"size\":%lld,\"iters\":%lld,\"median_us\":%.4f,\"p99_us\":%.4f,"
+           "\"bw_gbs\":%.4f,\"transport\":\"cuda\",\"scope\":\"%s\",\"timing\":\"%s\"%s%s%s}\n",
+           lib, name, size, n, med_us, p99_us, bw, scope, timing, variant[0] ? ",\"variant\":\"" : "", variant,
+           variant[0] ? "\"" : "");
+    fflush(stdout);
+}
+
+static void timing_str(char *buf, size_t n, double ghz) { snprintf(buf, n, "clock64/iter @%.3f GHz", ghz); }
+
+static char *sbuf, *dbuf;
+static unsigned long long *flag_p, *flag_s;
+static unsigned long long base_p = 0, base_s = 0;
+
+typedef void (*lat_kernel)(char *, const char *, size_t, int, int, int, long long *, unsigned long long *);
+
+static void lat_row(const char *name, lat_kernel k, int threads, const char *scope, long long size, bool get)
+{
+    int n = iters_for(size);
+    int w = size <= 4096 ? warmup : std::min(warmup, std::max(n / 5, 5));
+    if (me == 0) {
+        /* put/p: dest is the peer's dbuf, source the local sbuf; get/g: dest is the local
+         * sbuf, source the peer's dbuf */
+        const char *s = get ? dbuf : sbuf;
+        char *dl = get ? sbuf : dbuf;
+        k<<<1, threads, 0, stream>>>(dl, s, (size_t)size, peer, n, w, d_samples, d_meta);
+        CK(cudaGetLastError());
+        CK(cudaStreamSynchronize(stream));
+        double ghz;
+        Summary s2 = read_samples(n, &ghz);
+        char t[64];
+        timing_str(t, sizeof t, ghz);
+        emit("nvshmem", name, size, n, s2.med_ns / 1000, s2.p99_ns / 1000, 0, scope, t);
+    }
+    nvshmem_barrier_all();
+}
+
+static void pingpong_row(const char *name, int kind)
+{
+    int n = iters;
+    unsigned long long *flag = kind == 0 ? flag_p : flag_s;
+    unsigned long long base = kind == 0 ? base_p : base_s;
+    void *args[] = {&dbuf, &sbuf, &flag, &me, &peer, &base, &n, &warmup, &d_samples, &d_meta};
+    void *fn = kind == 0 ? (void *)perf_pingpong_p : (void *)perf_pingpong_putsignal;
+    nvshmem_barrier_all();
+    int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(1), args, 0, stream);
+    if (rc != 0) {
+        fprintf(stderr, "nvshmem_perf: PE %d: collective launch of %s: %d\n", me, name, rc);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CK(cudaStreamSynchronize(stream));
+    if (kind == 0)
+        base_p += (unsigned long long)(n + warmup);
+    else
+        base_s += (unsigned long long)(n + warmup);
+    if (me == 0) {
+        double ghz;
+        Summary s = read_samples(n, &ghz);
+        char t[64];
+        timing_str(t, sizeof t, ghz);
+        emit("nvshmem", name, 8, n, s.med_ns / 1000, s.p99_ns / 1000, 0, "thread", t);
+    }
+    nvshmem_barrier_all();
+}
+
+static void barrier_row(int threads)
+{
+    int n = iters;
+    void *args[] = {&n, &warmup, &d_samples, &d_meta};
+    void *fn = threads == 1 ? (void *)perf_barrier_thread : (void *)perf_barrier_block;
+    nvshmem_barrier_all();
+    int rc = nvshmemx_collective_launch(fn, dim3(1), dim3(threads), args, 0, stream);
+    if (rc != 0) {
+        fprintf(stderr, "nvshmem_perf: PE %d: collective launch of barrier: %d\n", me, rc);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CK(cudaStreamSynchronize(stream));
+    if (me == 0) {
+        double ghz;
+        Summary s = read_samples(n, &ghz);
+        char t[64];
+        timing_str(t, sizeof t, ghz);
+        emit("nvshmem", "barrier", 0, n, s.med_ns / 1000, s.p99_ns / 1000, 0, threads == 1 ? "thread" : "block", t);
+    }
+    nvshmem_barrier_all();
+}
+
+static int bw_iters(long long size)
+{
+    long long n = bw_target / size;
+    return (int)std::max(10ll, std::min(n, 10000ll));
+}
+
+static void bw_rows()
+{
+    std::vector<unsigned long long> meta(8 + 2 * ctas);
+    for (long long size = 4096; size <= bw_max; size *= 2) {
+        int n = bw_iters(size);
+        if (me == 0) {
+            /* warm-up launch, then the timed one */
+            for (int rep = 0; rep < 2; rep++) {
+                perf_put_bw<<<ctas, bw_threads, 0, stream>>>(dbuf, sbuf, (size_t)size, peer, rep ? n : 2, d_meta);
+                CK(cudaGetLastError());
+                CK(cudaStreamSynchronize(stream));
+            }
+            CK(cudaMemcpy(meta.data(), d_meta, sizeof(unsigned long long) * meta.size(), cudaMemcpyDeviceToHost));
+            unsigned long long lo = ~0ull, hi = 0;
+            for (int b = 0; b < ctas; b++) {
+                lo = std::min(lo, meta[8 + 2 * b]);
+                hi = std::max(hi, meta[9 + 2 * b]);
+            }
+            double ns = (double)(hi - lo);
+            double bw = (double)size * n / ns; /* bytes/ns = GB/s */
+            char t[96];
+            snprintf(t, sizeof t, "globaltimer, %d CTAs x %d threads, %d puts", ctas, bw_threads, n);
+            emit("nvshmem", "put_bw", size, n, ns / n / 1000, ns / n / 1000, bw, "block", t);
+
+            /* cudaMemcpyAsync DtoD into the peer's buffer (same GPU here) */
+            char *peer_dst = (char *)nvshmem_ptr(dbuf, peer);
+            if (peer_dst) {
+                cudaEvent_t e0, e1;
+                CK(cudaEventCreate(&e0));
+                CK(cudaEventCreate(&e1));
+                CK(cudaMemcpyAsync(peer_dst, sbuf, size, cudaMemcpyDeviceToDevice, stream));
+                CK(cudaEventRecord(e0, stream));
+                for (int i = 0; i < n; i++)
+                    CK(cudaMemcpyAsync(peer_dst, sbuf, size, cudaMemcpyDeviceToDevice, stream));
+                CK(cudaEventRecord(e1, stream));
+                CK(cudaEventSynchronize(e1));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                double cns = ms * 1e6;
+                snprintf(t, sizeof t, "cudaEvents, %d cudaMemcpyAsync DtoD to nvshmem_ptr(peer)", n);
+                emit("cudamemcpy", "put_bw", size, n, cns / n / 1000, cns / n / 1000, (double)size * n / cns,
+                     "-", t);
+                cudaEventDestroy(e0);
+                cudaEventDestroy(e1);
+            }
+        }
+        nvshmem_barrier_all();
+    }
+}
+
+static void floor_rows()
+{
+    if (me == 0) {
+        unsigned long long *w = (unsigned long long *)nvshmem_ptr(flag_p + 64, peer);
+        if (!w) {
+            fprintf(stderr, "nvshmem_perf: nvshmem_ptr(peer) is NULL: no floor rows\n");
+        } else {
+            for (int sys = 1; sys >= 0; sys--) {
+                if (sys)
+                    floor_put_sys<<<1, 1, 0, stream>>>(w, iters, warmup, d_samples, d_meta);
+                else
+                    floor_put_gpu<<<1, 1, 0, stream>>>(w, iters, warmup, d_samples, d_meta);
+                CK(cudaGetLastError());
+                CK(cudaStreamSynchronize(stream));
+                double ghz;
+                Summary s = read_samples(iters, &ghz);
+                char t[64];
+                timing_str(t, sizeof t, ghz);
+                emit("floor", "put_lat", 8, iters, s.med_ns / 1000, s.p99_ns / 1000, 0, "thread", t,
+                     sys ? "sys" : "gpu");
+            }
+        }
+    }
+    nvshmem_barrier_all();
+}
+
+static void launch_rows()
+{
+    if (me == 0) {
+        for (int i = 0; i < 100; i++) perf_empty<<<1, 1, 0, stream>>>();
+        CK(cudaStreamSynchronize(stream));
+        std::vector<double> per(launches);
+        double total = 0;
+        const int burst = 128; /* as goshmem-perf: untimed sync between bursts, queue never full */
+        for (int i = 0; i < launches; i++) {
+            if (i % burst == 0 && i > 0) CK(cudaStreamSynchronize(stream));
+            auto a = std::chrono::steady_clock::now();
+            perf_empty<<<1, 1, 0, stream>>>();
+            auto b = std::chrono::steady_clock::now();
+            per[i] = std::chrono::duration<double, std::nano>(b - a).count();
+            total += per[i];
+        }
+        CK(cudaStreamSynchronize(stream));
+        Summary s = summarize(per);
+        char t[160];
+        snprintf(t, sizeof t, "mean per <<<>>> launch, bursts of %d with untimed sync between (p99 per call)", burst);
+        emit("cudart", "launch", 0, launches, total / launches / 1000, s.p99_ns / 1000, 0, "-", t);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < launches; i++) {
+            auto a = std::chrono::steady_clock::now();
+            perf_empty<<<1, 1, 0, stream>>>();
+            auto b = std::chrono::steady_clock::now();
+            per[i] = std::chrono::duration<double, std::nano>(b - a).count();
+        }
+        auto t1 = std::chrono::steady_clock::now();
+        CK(cudaStreamSynchronize(stream));
+        double mean = std::chrono::duration<double, std::nano>(t1 - t0).count() / launches;
+        s = summarize(per);
+        snprintf(t, sizeof t, "mean of %d back-to-back async launches (p99 per call)", launches);
+        emit("cudart", "launch_b2b", 0, launches, mean / 1000, s.p99_ns / 1000, 0, "-", t);
+        for (int i = 0; i < launches; i++) {
+            auto a = std::chrono::steady_clock::now();
+            perf_empty<<<1, 1, 0, stream>>>();
+            CK(cudaStreamSynchronize(stream));
+            auto b = std::chrono::steady_clock::now();
+            per[i] = std::chrono::duration<double, std::nano>(b - a).count();
+        }
+        s = summarize(per);
+        snprintf(t, sizeof t, "per launch+cudaStreamSynchronize, host clock");
+        emit("cudart", "launch_sync", 0, launches, s.med_ns / 1000, s.p99_ns / 1000, 0, "-", t);
+    }
+    nvshmem_barrier_all();
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        auto arg = [&](const char *f) { return strcmp(argv[i], f) == 0 && i + 1 < argc; };
+        if (arg("-iters")) iters = atoi(argv[++i]);
+        else if (arg("-warmup")) warmup = atoi(argv[++i]);
+        else if (arg("-maxsize")) maxsize = atoi(argv[++i]);
+        else if (arg("-maxsize-thread")) maxsize_thread = atoi(argv[++i]);
+        else if (arg("-bw-maxsize")) bw_max = atoll(argv[++i]);
+        else if (arg("-ctas")) ctas = atoi(argv[++i]);
+        else if (arg("-bw-threads")) bw_threads = atoi(argv[++i]);
+        else if (arg("-launches")) launches = atoi(argv[++i]);
+        else if (arg("-only")) only = argv[++i];
+        else if (strcmp(argv[i], "-no-concurrent") == 0) concurrent = false;
+        else {
+            fprintf(stderr, "nvshmem_perf: unknown flag %s\n", argv[i]);
+            return 2;
+        }
+    }
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &npes);
+    int ndev = 0;
+    CK(cudaGetDeviceCount(&ndev));
+    CK(cudaSetDevice(me % ndev));
+    nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+    if (me == 0) nvshmemx_get_uniqueid(&id);
+    MPI_Bcast(&id, sizeof id, MPI_UINT8_T, 0, MPI_COMM_WORLD);
+    nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+    nvshmemx_set_attr_uniqueid_args(me, npes, &id, &attr);
+    if (nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) != 0) {
+        fprintf(stderr, "nvshmem_perf: PE %d: nvshmemx_init_attr failed\n", me);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    me = nvshmem_my_pe();
+    npes = nvshmem_n_pes();
+    peer = npes > 1 ? (me + 1) % npes : me;
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    size_t bufsz = (size_t)std::max((long long)maxsize, bw_max);
+    sbuf = (char *)nvshmem_malloc(bufsz);
+    dbuf = (char *)nvshmem_malloc(bufsz);
+    flag_p = (unsigned long long *)nvshmem_calloc(256, 8);
+    flag_s = (unsigned long long *)nvshmem_calloc(256, 8);
+    if (!sbuf || !dbuf || !flag_p || !flag_s) {
+        fprintf(stderr, "nvshmem_perf: PE %d: nvshmem_malloc of %zu bytes failed (raise NVSHMEM_SYMMETRIC_SIZE)\n", me,
+                bufsz);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    CK(cudaMemset(sbuf, me + 1, bufsz));
+    CK(cudaMemset(dbuf, 0, bufsz));
+    CK(cudaMalloc(&d_samples, sizeof(long long) * std::max(iters, 1)));
+    CK(cudaMalloc(&d_meta, sizeof(unsigned long long) * (8 + 2 * ctas)));
+    CK(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+    if (me == 0) {
+        cudaDeviceProp p;
+        CK(cudaGetDeviceProperties(&p, me % ndev));
+        int drv = 0, rtv = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rtv);
+        int vmaj = 0, vmin = 0;
+        nvshmem_info_get_version(&vmaj, &vmin);
+        fprintf(stderr, "# nvshmem_perf: NVSHMEM (OpenSHMEM spec %d.%d), %d PEs, %s, driver %d runtime %d, iters=%d warmup=%d\n",
+                vmaj, vmin, npes, p.name, drv, rtv, iters, warmup);
+    }
+
+    struct {
+        const char *name;
+        lat_kernel k;
+        int threads;
+        const char *scope;
+        bool get;
+    } lat[] = {
+        {"put_lat", perf_put_thread, 1, "thread", false},  {"put_lat", perf_put_warp, 32, "warp", false},
+        {"put_lat", perf_put_block, 1024, "block", false}, {"get_lat", perf_get_thread, 1, "thread", true},
+        {"get_lat", perf_get_warp, 32, "warp", true},      {"get_lat", perf_get_block, 1024, "block", true},
+    };
+    for (auto &l : lat) {
+        if (!want(l.name)) continue;
+        long long top = strcmp(l.scope, "thread") == 0 ? maxsize_thread : maxsize;
+        for (long long size = 8; size <= top; size *= 2) lat_row(l.name, l.k, l.threads, l.scope, size, l.get);
+    }
+    if (want("p_lat")) lat_row("p_lat", perf_p_thread, 1, "thread", 8, false);
+    if (want("g_lat")) lat_row("g_lat", perf_g_thread, 1, "thread", 8, true);
+    if (want("floor")) floor_rows();
+    if (concurrent && npes > 1) {
+        if (want("pingpong_p")) pingpong_row("pingpong_p", 0);
+        if (want("pingpong_putsignal")) pingpong_row("pingpong_putsignal", 1);
+        if (want("barrier")) {
+            barrier_row(1);
+            barrier_row(1024);
+        }
+    }
+    if (want("put_bw")) bw_rows();
+    if (want("launch")) launch_rows();
+    nvshmem_barrier_all();
+    nvshmem_free(sbuf);
+    nvshmem_free(dbuf);
+    nvshmem_free(flag_p);
+    nvshmem_free(flag_s);
+    nvshmem_finalize();
+    MPI_Finalize();
+    return 0;
+}
