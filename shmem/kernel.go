@@ -144,7 +144,12 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 func (k *Kernel) Name() string { return k.name }
 
 // Unload releases the module; its kernels must not be launched afterwards.
-func (m *Module) Unload() error { return m.m.Unload() }
+func (m *Module) Unload() error {
+	if m.r.gpu != nil {
+		m.r.gpu.ForgetModule(m.m)
+	}
+	return m.m.Unload()
+}
 
 // NewStream creates a non-blocking stream on this PE's GPU.
 func NewStream() (*Stream, error) {

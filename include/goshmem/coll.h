@@ -49,7 +49,7 @@ typedef struct goshmemi_team_view {
  * this PE is not a member. */
 GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
+    const goshmemi_device_state_t *st = goshmemi_cstate();
     goshmemi_team_view_t v;
     if (team == GOSHMEM_TEAM_WORLD) {
         v.start = 0;
@@ -60,7 +60,7 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
         return v;
     }
     if (GOSHMEMI_UNLIKELY((uint32_t)team >= GOSHMEMI_MAX_TEAMS))
-        goshmemi_fail(st, GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
                       "team handle out of range [0, GOSHMEMI_MAX_TEAMS)");
     const goshmemi_team_t *t = &st->teams[team];
     v.start = t->start;
@@ -70,7 +70,7 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
     v.slot = t->slot;
     if (GOSHMEMI_UNLIKELY(v.size <= 0 || v.my_index < 0 || v.my_index >= v.size ||
                           (uint32_t)v.slot >= GOSHMEMI_MAX_TEAMS))
-        goshmemi_fail(st, GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
                       "team not initialized, or this PE is not a member");
     return v;
 }
@@ -86,7 +86,8 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
     if (v.size <= 1) return;
     uint64_t epoch = st->team_epoch[v.slot] + 1;
     st->team_epoch[v.slot] = epoch;
-    uintptr_t psync = (uintptr_t)st->heap_base[st->my_pe] +
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    uintptr_t psync = (uintptr_t)cs->heap_base[cs->my_pe] +
                       (uintptr_t)v.slot * GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE;
     int k = 0;
     for (int32_t dist = 1; dist < v.size; dist <<= 1, k++) {
@@ -139,7 +140,7 @@ GOSHMEMI_COLL_DEF(goshmemx, _block, block)
 /* This PE's index in team, or -1 when not a member. */
 GOSHMEMI_FN int goshmem_team_my_pe(goshmem_team_t team)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
+    const goshmemi_device_state_t *st = goshmemi_cstate();
     if (team == GOSHMEM_TEAM_WORLD) return st->my_pe;
     if ((uint32_t)team >= GOSHMEMI_MAX_TEAMS || st->teams[team].size <= 0) return -1;
     return st->teams[team].my_index;
@@ -148,7 +149,7 @@ GOSHMEMI_FN int goshmem_team_my_pe(goshmem_team_t team)
 /* Number of PEs in team, or -1 for an invalid team. */
 GOSHMEMI_FN int goshmem_team_n_pes(goshmem_team_t team)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
+    const goshmemi_device_state_t *st = goshmemi_cstate();
     if (team == GOSHMEM_TEAM_WORLD) return st->n_pes;
     if ((uint32_t)team >= GOSHMEMI_MAX_TEAMS || st->teams[team].size <= 0) return -1;
     return st->teams[team].size;
@@ -159,7 +160,7 @@ GOSHMEMI_FN int goshmem_team_translate_pe(goshmem_team_t src_team, int pe, goshm
 {
     int n = goshmem_team_n_pes(src_team), m = goshmem_team_n_pes(dest_team);
     if (n < 0 || m < 0 || pe < 0 || pe >= n) return -1;
-    goshmemi_device_state_t *st = goshmemi_state();
+    const goshmemi_device_state_t *st = goshmemi_cstate();
     int world = pe, s0 = 0, s = 1;
     if (src_team != GOSHMEM_TEAM_WORLD) world = st->teams[src_team].start + pe * st->teams[src_team].stride;
     if (dest_team != GOSHMEM_TEAM_WORLD) {

@@ -46,7 +46,7 @@ GOSHMEMI_FN int goshmemi_sys_scope(void)
 #elif defined(GOSHMEM_DEVICE_SCOPE_GPU)
     return 0;
 #else
-    return goshmemi_state()->all_peers_same_device == 0;
+    return goshmemi_cstate()->all_peers_same_device == 0;
 #endif
 }
 

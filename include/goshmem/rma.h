@@ -46,7 +46,17 @@
         for (size_t i = tid; i < head; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];                      \
         VT *dw = (VT *)(d + head);                                                                                    \
         const VT *sw = (const VT *)(s + head);                                                                        \
-        for (size_t i = tid; i < nw; i += nthreads) dw[i] = sw[i];                                                    \
+        size_t i = tid;                                                                                               \
+        /* four loads in flight before their stores: one memory latency per                                          \
+         * 4 words instead of per word */                                                                            \
+        for (; i + 3 * nthreads < nw; i += 4 * nthreads) {                                                            \
+            VT w0 = sw[i], w1 = sw[i + nthreads], w2 = sw[i + 2 * nthreads], w3 = sw[i + 3 * nthreads];               \
+            dw[i] = w0;                                                                                               \
+            dw[i + nthreads] = w1;                                                                                    \
+            dw[i + 2 * nthreads] = w2;                                                                                \
+            dw[i + 3 * nthreads] = w3;                                                                                \
+        }                                                                                                             \
+        for (; i < nw; i += nthreads) dw[i] = sw[i];                                                                  \
         for (size_t i = head + nw * W + tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];         \
         return;                                                                                                       \
     }

@@ -48,13 +48,24 @@
  * goshmemx_host_set_state(). Weak, so several test TUs may include the
  * header. */
 #if GOSHMEMI_CUDA
+/* goshmemi_device_state_c: a copy of the same struct in constant memory,
+ * also written by the host at module load (cuModuleGetGlobal by name, the
+ * struct's size). Read-only fields on hot paths (my_pe, n_pes, heap_size,
+ * heap_base[], teams[], all_peers_same_device) are read from it: the
+ * constant cache is not invalidated by the fences that quiet and waits
+ * issue, while an L1-cached copy of the global struct is (fence.sc.gpu ends
+ * in CCTL.IVALL), which made every put after a quiet re-fetch its address
+ * translation from L2. Fields the device writes (team_epoch, error_code,
+ * error_info) are used only through the global struct. */
 #if defined(__CUDACC_RDC__) && !defined(GOSHMEM_DEFINE_DEVICE_STATE)
 extern "C" {
 extern __constant__ goshmemi_device_state_t *goshmemi_device_state;
+extern __constant__ goshmemi_device_state_t goshmemi_device_state_c;
 }
 #else
 extern "C" {
 __constant__ goshmemi_device_state_t *goshmemi_device_state;
+__constant__ goshmemi_device_state_t goshmemi_device_state_c;
 }
 #endif
 #else /* host mode */
@@ -120,6 +131,17 @@ GOSHMEMI_FN goshmemi_device_state_t *goshmemi_state(void)
     return st;
 }
 
+/* The read-only view of the state for hot paths (see goshmemi_device_state_c
+ * above). Host mode: the thread's struct itself. */
+GOSHMEMI_FN const goshmemi_device_state_t *goshmemi_cstate(void)
+{
+#if GOSHMEMI_CUDA
+    return &goshmemi_device_state_c;
+#else
+    return goshmemi_state();
+#endif
+}
+
 /* Nonzero when the state's version and size match this header. Cheap enough
  * to call once at kernel start (goshmemx_check_state) when debugging. */
 GOSHMEMI_FN int goshmemx_state_ok(void)
@@ -142,10 +164,10 @@ GOSHMEMI_FN void goshmemx_check_state(void)
  * PE queries. */
 
 /* This PE's number in GOSHMEM_TEAM_WORLD. Ref: OpenSHMEM 1.5 §9.2.2. */
-GOSHMEMI_FN int goshmem_my_pe(void) { return goshmemi_state()->my_pe; }
+GOSHMEMI_FN int goshmem_my_pe(void) { return goshmemi_cstate()->my_pe; }
 
 /* Number of PEs in GOSHMEM_TEAM_WORLD. Ref: OpenSHMEM 1.5 §9.2.3. */
-GOSHMEMI_FN int goshmem_n_pes(void) { return goshmemi_state()->n_pes; }
+GOSHMEMI_FN int goshmem_n_pes(void) { return goshmemi_cstate()->n_pes; }
 
 /* ---------------------------------------------------------------------------
  * Symmetric addressing: a symmetric address p of this PE maps to PE pe as
@@ -156,17 +178,17 @@ GOSHMEMI_FN int goshmem_n_pes(void) { return goshmemi_state()->n_pes; }
  * range outside this PE's heap, or an unreachable PE (error recorded). */
 GOSHMEMI_FN void *goshmemi_peer(const void *p, int pe, size_t nbytes)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
-    if (GOSHMEMI_UNLIKELY((uint32_t)pe >= (uint32_t)st->n_pes))
-        goshmemi_fail(st, GOSHMEMI_ERR_PE_OUT_OF_RANGE, GOSHMEMI_ERROR_INFO(pe, st->n_pes),
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    if (GOSHMEMI_UNLIKELY((uint32_t)pe >= (uint32_t)cs->n_pes))
+        goshmemi_fail(goshmemi_device_state, GOSHMEMI_ERR_PE_OUT_OF_RANGE, GOSHMEMI_ERROR_INFO(pe, cs->n_pes),
                       "PE out of range [0, n_pes)");
-    uint64_t off = (uint64_t)(uintptr_t)p - st->heap_base[st->my_pe];
-    if (GOSHMEMI_UNLIKELY(off > st->heap_size || (uint64_t)nbytes > st->heap_size - off))
-        goshmemi_fail(st, GOSHMEMI_ERR_NOT_SYMMETRIC, GOSHMEMI_ERROR_INFO(pe, off),
+    uint64_t off = (uint64_t)(uintptr_t)p - cs->heap_base[cs->my_pe];
+    if (GOSHMEMI_UNLIKELY(off > cs->heap_size || (uint64_t)nbytes > cs->heap_size - off))
+        goshmemi_fail(goshmemi_device_state, GOSHMEMI_ERR_NOT_SYMMETRIC, GOSHMEMI_ERROR_INFO(pe, off),
                       "address range is not inside the symmetric heap");
-    uint64_t base = st->heap_base[pe];
+    uint64_t base = cs->heap_base[pe];
     if (GOSHMEMI_UNLIKELY(base == 0))
-        goshmemi_fail(st, GOSHMEMI_ERR_PE_UNREACHABLE, GOSHMEMI_ERROR_INFO(pe, off),
+        goshmemi_fail(goshmemi_device_state, GOSHMEMI_ERR_PE_UNREACHABLE, GOSHMEMI_ERROR_INFO(pe, off),
                       "PE not reachable by load/store (heap_base[pe] == 0)");
     return (void *)(uintptr_t)(base + off);
 }
@@ -177,7 +199,7 @@ GOSHMEMI_FN void *goshmemi_peer(const void *p, int pe, size_t nbytes)
  * Ref: OpenSHMEM 1.5 §9.4.3 (shmem_ptr). */
 GOSHMEMI_FN void *goshmem_ptr(const void *p, int pe)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
+    const goshmemi_device_state_t *st = goshmemi_cstate();
     if ((uint32_t)pe >= (uint32_t)st->n_pes) return NULL;
     uint64_t off = (uint64_t)(uintptr_t)p - st->heap_base[st->my_pe];
     uint64_t base = st->heap_base[pe];

@@ -40,7 +40,8 @@ type Transport struct {
 	// kernels) runs on, so it never waits behind a user's kernels.
 	Stream cuda.Stream
 
-	mu      sync.Mutex // staging buffer and AMO out word
+	mu      sync.Mutex // staging buffer, AMO out word, consts
+	consts  []cuda.DevicePtr // goshmemi_device_state_c of every loaded module
 	stage   unsafe.Pointer
 	stageN  int
 	amoMod  *cuda.Module
@@ -186,7 +187,7 @@ func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
 		return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
 			"lower GOSHMEM_DEVICE_HEAP_SIZE")
 	}
-	if err := t.Ctx.MemsetD8(t.own, 0, int(t.size)); err != nil {
+	if err := t.memsetSync(t.own, int(t.size)); err != nil {
 		return notSupported(err, "clearing the GPU heap")
 	}
 	if t.Stream, err = t.Ctx.StreamCreate(cuda.StreamNonBlocking); err != nil {
@@ -244,7 +245,7 @@ func (t *Transport) SetTeam(slot int, tm Team) error {
 	}
 	t.img.Teams[slot] = tm
 	psync := t.own + cuda.DevicePtr(slot*psyncRounds*psyncLine)
-	if err := t.Ctx.MemsetD8(psync, 0, psyncRounds*psyncLine); err != nil {
+	if err := t.memsetSync(psync, psyncRounds*psyncLine); err != nil {
 		return err
 	}
 	var zero uint64
@@ -253,7 +254,18 @@ func (t *Transport) SetTeam(slot int, tm Team) error {
 	}
 	b := t.img.Bytes()
 	o := offTeams + teamSize*slot
-	return t.Ctx.MemcpyHtoD(t.state+cuda.DevicePtr(o), unsafe.Pointer(&b[o]), teamSize)
+	if err := t.Ctx.MemcpyHtoD(t.state+cuda.DevicePtr(o), unsafe.Pointer(&b[o]), teamSize); err != nil {
+		return err
+	}
+	// Every loaded module's constant copy gets the row too.
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.consts {
+		if err := t.Ctx.MemcpyHtoD(c+cuda.DevicePtr(o), unsafe.Pointer(&b[o]), teamSize); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StatePtr is the device address of this PE's device state.
@@ -275,8 +287,9 @@ func (t *Transport) Reachable(pe int) bool { return t.peers[pe] != 0 }
 func (t *Transport) BusIDs() []string { return t.busIDs }
 
 // InstallState points a loaded module's goshmemi_device_state at this PE's
-// state. A module that does not include goshmem.h lacks the symbol: that
-// is not an error (found=false).
+// state and fills its constant-memory copy goshmemi_device_state_c (the
+// header's hot-path view). A module that does not include goshmem.h lacks
+// the symbols: that is not an error (found=false).
 func (t *Transport) InstallState(m *cuda.Module) (found bool, err error) {
 	p, n, err := m.Global("goshmemi_device_state")
 	if err != nil {
@@ -287,7 +300,42 @@ func (t *Transport) InstallState(m *cuda.Module) (found bool, err error) {
 			"goshmemi_device_state is %d bytes in the module, want 8 (a pointer): module built against another goshmem.h?", n)
 	}
 	v := uint64(t.state)
-	return true, t.Ctx.MemcpyHtoD(p, unsafe.Pointer(&v), 8)
+	if err := t.Ctx.MemcpyHtoD(p, unsafe.Pointer(&v), 8); err != nil {
+		return true, err
+	}
+	c, cn, err := m.Global("goshmemi_device_state_c")
+	if err != nil {
+		return true, errs.Hint(errs.ErrInvalidArgument, "rebuild the module against this goshmem's include/goshmem.h",
+			t.me, "LoadModule", "the module has goshmemi_device_state but not goshmemi_device_state_c (an older goshmem.h)")
+	}
+	if cn != StateSize {
+		return true, errs.New(errs.ErrInvalidArgument, t.me, "LoadModule",
+			"goshmemi_device_state_c is %d bytes in the module, this goshmem's state is %d: module built against another goshmem.h?", cn, StateSize)
+	}
+	b := t.img.Bytes()
+	if err := t.Ctx.MemcpyHtoD(c, unsafe.Pointer(&b[0]), len(b)); err != nil {
+		return true, err
+	}
+	t.mu.Lock()
+	t.consts = append(t.consts, c)
+	t.mu.Unlock()
+	return true, nil
+}
+
+// ForgetModule stops updating a module's constant state (it was unloaded).
+func (t *Transport) ForgetModule(m *cuda.Module) {
+	c, _, err := m.Global("goshmemi_device_state_c")
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, x := range t.consts {
+		if x == c {
+			t.consts = append(t.consts[:i], t.consts[i+1:]...)
+			return
+		}
+	}
 }
 
 // ErrorCode reads the device state's error word (set by a device call that
@@ -424,9 +472,26 @@ func (t *Transport) Fence(_ *quiet.Queue) error { return nil }
 // Ptr implements transport.Transport: the host cannot load/store GPU memory.
 func (t *Transport) Ptr(int, uint64) unsafe.Pointer { return nil }
 
-// Zero clears [off, off+n) of this PE's heap.
+// Zero clears [off, off+n) of this PE's heap; the bytes are zero when it
+// returns.
 func (t *Transport) Zero(off uint64, n int) error {
-	return t.Ctx.MemsetD8(t.own+cuda.DevicePtr(off), 0, n)
+	return t.memsetSync(t.own+cuda.DevicePtr(off), n)
+}
+
+// memsetSync zeroes n bytes at p and waits until they are zero.
+// cuMemsetD8 is asynchronous with respect to the host for device memory: a
+// peer's put (another process) or a kernel on a non-blocking stream after
+// the caller's barrier could land first and then be wiped. A 1-byte
+// cuMemcpyDtoH on the same (NULL) stream returns only after the memset.
+func (t *Transport) memsetSync(p cuda.DevicePtr, n int) error {
+	if err := t.Ctx.MemsetD8(p, 0, n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	var b [1]byte
+	return t.Ctx.MemcpyDtoH(unsafe.Pointer(&b[0]), p, 1)
 }
 
 // Close unmaps peers and frees everything (safe on a partly opened one).
