@@ -48,7 +48,7 @@ func (r *runtime) newCtx(name string) *Ctx {
 	if name == "" {
 		name = sprintf("context %d", id)
 	}
-	c := &Ctx{r: r, id: id, q: quiet.NewQueue(name, nil), scope: quiet.NewScope(name)}
+	c := &Ctx{r: r, id: id, q: quiet.NewQueue(name, r.progress), scope: quiet.NewScope(name)}
 	c.scope.Add(c.q)
 	r.all.Add(c.q)
 	return c
@@ -97,7 +97,7 @@ func (c *Ctx) Fence() error {
 	if err != nil {
 		return err
 	}
-	return r.shm.Fence(c.q)
+	return r.fence(c.q)
 }
 
 // Destroy quiets the context and releases it; using it afterwards is an
@@ -140,5 +140,5 @@ func Fence() error {
 	if err != nil {
 		return err
 	}
-	return r.shm.Fence(r.dflt.q)
+	return r.fence(r.dflt.q)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+	"github.com/goshmem/goshmem/internal/transport/ofi"
 	"github.com/goshmem/goshmem/internal/transport/shm"
 	"github.com/goshmem/goshmem/quiet"
 	"github.com/goshmem/goshmem/symmetric"
@@ -75,7 +76,11 @@ type runtime struct {
 	alloc   *symmetric.Allocator
 
 	shm *shm.Transport
+	ofi *ofi.Transport        // nil unless some peer is reached over libfabric
 	tr  []transport.Transport // per peer
+	// progress drives the transports with manual progress (ofi) while a
+	// quiet waits; nil when every peer is on shm.
+	progress func()
 
 	gpu    *cudatr.Transport    // nil without a GPU heap
 	gpuErr error                // why gpu is nil (ErrNotSupported)
@@ -356,27 +361,75 @@ func (r *runtime) mapHeaps(job string, heap uint64) error {
 	return nil
 }
 
+// chooseTransports picks a transport per peer (like NVSHMEM's
+// can_reach_peer): shm for the PEs of this node, ofi for the others;
+// GOSHMEM_TRANSPORT=ofi sends every peer, this PE included, over ofi (how
+// the ofi path is tested on one machine). Every PE reaches the same
+// decision (the node map and the environment are the same everywhere), so
+// the ofi setup, which is collective, runs on all PEs or on none.
 func (r *runtime) chooseTransports(want string) error {
 	switch want {
-	case "auto", "shm":
+	case "auto", "shm", "ofi":
 	default:
-		return errs.Hint(errs.ErrNotSupported, "use GOSHMEM_TRANSPORT=auto or shm",
-			r.me, "Init", "GOSHMEM_TRANSPORT=%q is not available in this build", want)
+		return errs.Hint(errs.ErrNotSupported, "use GOSHMEM_TRANSPORT=auto, shm or ofi",
+			r.me, "Init", "GOSHMEM_TRANSPORT=%q is not a transport", want)
 	}
 	r.shm = shm.New(r.bases)
 	r.tr = make([]transport.Transport, r.npes)
+	needOFI := want == "ofi"
 	for pe := range r.tr {
 		if r.bases[pe] == nil {
-			return errs.Hint(errs.ErrNotSupported, "run every PE on one node; the inter-node ofi transport is not built yet",
-				r.me, "Init", "PE %d is on another node (node %d, this PE is on node %d) and no inter-node transport is available",
-				pe, r.node[pe], r.node[r.me])
+			if want == "shm" {
+				return errs.Hint(errs.ErrNotSupported, "use GOSHMEM_TRANSPORT=auto (ofi across nodes) or run every PE on one node",
+					r.me, "Init", "PE %d is on another node (node %d, this PE is on node %d) and GOSHMEM_TRANSPORT=shm",
+					pe, r.node[pe], r.node[r.me])
+			}
+			needOFI = true
 		}
 		r.tr[pe] = r.shm
+	}
+	if !needOFI {
+		return nil
+	}
+	own := r.regions[r.me].Bytes()
+	t, err := ofi.New(ofi.Config{
+		Provider:  r.settings.String("GOSHMEM_OFI_PROVIDER"),
+		Me:        r.me,
+		NPEs:      r.npes,
+		Region:    unsafe.Pointer(unsafe.SliceData(own)),
+		RegionLen: uint64(len(own)),
+		Local:     r.bases,
+		Allgather: r.boot.Allgather,
+		Timeout:   r.policy.Timeout,
+	})
+	if err != nil {
+		return errors.Wrap(err, "goshmem: Init: ofi transport")
+	}
+	r.ofi = t
+	r.progress = t.Progress
+	for pe := range r.tr {
+		if want == "ofi" || r.bases[pe] == nil {
+			r.tr[pe] = t
+		}
 	}
 	return nil
 }
 
+// fence orders q's operations on every transport (shmem_fence).
+func (r *runtime) fence(q *quiet.Queue) error {
+	if r.ofi != nil {
+		if err := r.ofi.Fence(q); err != nil {
+			return err
+		}
+	}
+	return r.shm.Fence(q)
+}
+
 func (r *runtime) unmap() {
+	if r.ofi != nil {
+		_ = r.ofi.Close() // before the heap it registered is unmapped
+		r.ofi = nil
+	}
 	if r.gpu != nil {
 		_ = r.gpu.Close()
 		r.gpu = nil

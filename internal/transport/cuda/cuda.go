@@ -40,7 +40,7 @@ type Transport struct {
 	// kernels) runs on, so it never waits behind a user's kernels.
 	Stream cuda.Stream
 
-	mu      sync.Mutex // staging buffer, AMO out word, consts
+	mu      sync.Mutex       // staging buffer, AMO out word, consts
 	consts  []cuda.DevicePtr // goshmemi_device_state_c of every loaded module
 	stage   unsafe.Pointer
 	stageN  int
