@@ -49,8 +49,10 @@ func (c *Context) MemFree(p DevicePtr) error {
 	return check(C.goshmemi_cuMemFree(h, C.CUdeviceptr(p)), "cuMemFree_v2")
 }
 
-// MemsetD8 sets n bytes at p to v (cuMemsetD8_v2; synchronous with respect
-// to the host for device memory, per the driver's memset rules).
+// MemsetD8 sets n bytes at p to v (cuMemsetD8_v2) and waits for the legacy
+// stream it ran on (cuStreamSynchronize(NULL)): on device memory the memset
+// alone may return before it is done, and kernels on non-blocking streams
+// would not wait for it.
 func (c *Context) MemsetD8(p DevicePtr, v byte, n int) error {
 	h, err := c.live("cuMemsetD8")
 	if err != nil {

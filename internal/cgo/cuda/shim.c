@@ -200,7 +200,12 @@ int goshmemi_cuMemFree(CUcontext ctx, CUdeviceptr p)
 int goshmemi_cuMemsetD8(CUcontext ctx, CUdeviceptr p, unsigned char v, size_t n)
 {
 	SETCTX(ctx);
-	return cu.cuMemsetD8_v2(p, v, n);
+	/* cuMemsetD8 on device memory may return before the memset is done
+	 * (it runs on the legacy stream); wait for it, so memory handed out as
+	 * zeroed is zero before any kernel on a non-blocking stream runs. */
+	int r = cu.cuMemsetD8_v2(p, v, n);
+	if (r != 0) return r;
+	return cu.cuStreamSynchronize(NULL);
 }
 
 int goshmemi_cuMemcpyHtoD(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n)
