@@ -5,6 +5,7 @@
 #   make test      vet, unit tests with -race, allocator fuzzing, multi-PE integration suite
 #   make bench     goshmem-perf and the OpenSHMEM peer in one run; ratio table + plot
 #   make lint      go vet + gofmt check
+#   make gpu       fatbins (sm_90 SASS + compute_90 PTX) and Go binaries for the GPU machine, in bin/
 #   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 fatbin checks
 #   make build     every binary into bin/
 
@@ -21,7 +22,7 @@ DEMO_NP  ?= 4
 UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./cmd/... ./examples/...
 FUZZTIME ?= 20s
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu
 
 all: build
 
@@ -55,6 +56,21 @@ integration:
 hdrcheck:
 	@bash scripts/deps.sh --cuda
 	bash tests/hdr/run.sh
+
+# Everything the GPU machine runs (tests/gpu/run.sh, bench/gpu/run.sh,
+# bench/jacobi/run.sh): kernels built here with CUDA 11.8, Go binaries built
+# here (cgo against the same libmpi.so.40). Carry bin/ there.
+NVCC_FATBIN := nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin
+gpu:
+	@bash scripts/deps.sh --cuda
+	@mkdir -p $(BIN)/gpu
+	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin
+	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin
+	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin
+	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin
+	$(GO) build -o $(BIN)/devtest ./tests/gpu/devtest
+	$(GO) build -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
+	$(GO) build -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
 
 # On the GPU machine, after `make hdrcheck` built bin/hdr (carry bin/hdr).
 hdrcheck-gpu:

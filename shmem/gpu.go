@@ -153,8 +153,8 @@ func (r *runtime) trFor(b *block, pe int) transport.Transport {
 
 // loadDevice reads one element of a device array on this PE (for the
 // host's waits and tests on GPU memory).
-func loadDevice[T Elem](r *runtime, off uint64) T {
+func loadDevice[T Elem](r *runtime, off uint64) (T, error) {
 	var v T
-	_ = r.gpu.Get(nil, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)), r.me, off)
-	return v
+	err := r.gpu.Get(nil, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)), r.me, off)
+	return v, err
 }

@@ -118,7 +118,8 @@ func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
 		return false, errs.New(errs.ErrInvalidArgument, r.me, "TestCmp", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
 	}
 	if a.b.dev {
-		return compare(loadDevice[T](r, off), cmp, v), nil
+		x, err := loadDevice[T](r, off)
+		return err == nil && compare(x, cmp, v), err
 	}
 	return compare(load[T](r.localPtr(off)), cmp, v), nil
 }
@@ -126,16 +127,23 @@ func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
 // waitDevice is WaitUntil on a GPU array: the host polls the word with
 // device-to-host copies (microseconds each), backing off like any wait.
 func waitDevice[T Elem](r *runtime, off uint64, idx int, cmp Cmp, v T) error {
-	seen := loadDevice[T](r, off)
+	seen, lerr := loadDevice[T](r, off)
+	if lerr != nil {
+		return lerr
+	}
 	if compare(seen, cmp, v) {
 		return nil
 	}
+	// A failed read ends the wait (done) and is returned, never spun on.
 	ok, err := r.policy.Until(func() bool {
-		seen = loadDevice[T](r, off)
-		return compare(seen, cmp, v)
+		seen, lerr = loadDevice[T](r, off)
+		return lerr != nil || compare(seen, cmp, v)
 	}, r.checkPeers)
 	if err != nil {
 		return err
+	}
+	if lerr != nil {
+		return lerr
 	}
 	if !ok {
 		return errs.New(errs.ErrTimeout, r.me, "WaitUntil",
@@ -218,7 +226,7 @@ func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, err
 		if err := waitDevice(r, off, idx, cmp, v); err != nil {
 			return 0, err
 		}
-		return loadDevice[uint64](r, off), nil
+		return loadDevice[uint64](r, off)
 	}
 	p := (*uint64)(r.localPtr(off))
 	seen := atomic.LoadUint64(p)

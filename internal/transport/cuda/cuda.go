@@ -187,7 +187,7 @@ func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
 		return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
 			"lower GOSHMEM_DEVICE_HEAP_SIZE")
 	}
-	if err := t.memsetSync(t.own, int(t.size)); err != nil {
+	if err := t.Ctx.MemsetD8(t.own, 0, int(t.size)); err != nil {
 		return notSupported(err, "clearing the GPU heap")
 	}
 	if t.Stream, err = t.Ctx.StreamCreate(cuda.StreamNonBlocking); err != nil {
@@ -245,7 +245,7 @@ func (t *Transport) SetTeam(slot int, tm Team) error {
 	}
 	t.img.Teams[slot] = tm
 	psync := t.own + cuda.DevicePtr(slot*psyncRounds*psyncLine)
-	if err := t.memsetSync(psync, psyncRounds*psyncLine); err != nil {
+	if err := t.Ctx.MemsetD8(psync, 0, psyncRounds*psyncLine); err != nil {
 		return err
 	}
 	var zero uint64
@@ -475,23 +475,7 @@ func (t *Transport) Ptr(int, uint64) unsafe.Pointer { return nil }
 // Zero clears [off, off+n) of this PE's heap; the bytes are zero when it
 // returns.
 func (t *Transport) Zero(off uint64, n int) error {
-	return t.memsetSync(t.own+cuda.DevicePtr(off), n)
-}
-
-// memsetSync zeroes n bytes at p and waits until they are zero.
-// cuMemsetD8 is asynchronous with respect to the host for device memory: a
-// peer's put (another process) or a kernel on a non-blocking stream after
-// the caller's barrier could land first and then be wiped. A 1-byte
-// cuMemcpyDtoH on the same (NULL) stream returns only after the memset.
-func (t *Transport) memsetSync(p cuda.DevicePtr, n int) error {
-	if err := t.Ctx.MemsetD8(p, 0, n); err != nil {
-		return err
-	}
-	if n == 0 {
-		return nil
-	}
-	var b [1]byte
-	return t.Ctx.MemcpyDtoH(unsafe.Pointer(&b[0]), p, 1)
+	return t.Ctx.MemsetD8(t.own+cuda.DevicePtr(off), 0, n) // waits for completion (see MemsetD8)
 }
 
 // Close unmaps peers and frees everything (safe on a partly opened one).

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh [OUTDIR]: the one script for the GPU machine.
+#
+#   1. kernels: bin/gpu/{devtest,compat}.fatbin (built here with CUDA 11.8 and
+#      carried, or built now with the local nvcc when absent);
+#   2. device test suite bin/devtest (Go, built on the dev machine:
+#      go build -o bin/devtest ./tests/gpu/devtest), 2 PEs on one GPU:
+#      without MPS (few rounds: the GPU time-slices the two processes), the
+#      fault test (PE 0 writes an illegal address: every PE must exit
+#      non-zero within FAULT_LIMIT seconds), then with MPS (many rounds) and
+#      4 PEs with MPS; 2 PEs on two GPUs when nvidia-smi lists >= 2
+#      (GPU = node-local rank);
+#   3. benchmarks: tests/gpu/bench.sh OUTDIR when it exists (hook);
+#   4. OUTDIR (default $OUT, else bench/out/gpu-devtest): devtest.log (all
+#      output) and summary.md (date, GPUs, driver, commands, pass/fail
+#      counts, timings) for bench/results/.
+#
+# Run on the device machine: carry bin/devtest bin/gpu/devtest.fatbin
+# bin/gpu/compat.fatbin and run `bash tests/gpu/run.sh`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-${OUT:-bench/out/gpu-devtest}}
+mkdir -p "$out"
+log=$out/devtest.log
+summary=$out/summary.md
+: >"$log"
+exec > >(tee -a "$log") 2>&1
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GOSHMEM_GPU=on
+ROUNDS_NOMPS=${ROUNDS_NOMPS:-20}
+ROUNDS_MPS=${ROUNDS_MPS:-2000}
+FAULT_LIMIT=${FAULT_LIMIT:-30}
+MPIRUN="mpirun --bind-to none -x GOSHMEM_GPU"
+NVCC_FLAGS="-std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin"
+
+. tests/gpu/mps.sh
+trap mps_stop EXIT
+
+secs_since() { # seconds since $1 (date +%s%N), one decimal
+    local ms=$((($(date +%s%N) - $1) / 1000000))
+    printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
+}
+rows=()
+fails=0
+row() { rows+=("| $1 | \`$2\` | $3 | $4 | $5 |"); }
+
+echo "== devtest $(date -u +%FT%TZ) on $(hostname)"
+nvidia-smi -L
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+ngpu=$(nvidia-smi -L | wc -l)
+echo "driver $driver, $ngpu GPU(s); $(mpirun --version | head -1); nvcc: $(nvcc --version 2>/dev/null | grep release || echo none)"
+
+# 1. kernels
+for k in devtest compat; do
+    if [ ! -s "bin/gpu/$k.fatbin" ]; then
+        echo "== building bin/gpu/$k.fatbin with the local nvcc"
+        mkdir -p bin/gpu
+        nvcc $NVCC_FLAGS "tests/gpu/kernels/$k.cu" -o "bin/gpu/$k.fatbin" || { echo "nvcc failed"; exit 1; }
+    fi
+done
+if [ ! -x bin/devtest ]; then
+    echo "bin/devtest missing: build it on the dev machine (go build -o bin/devtest ./tests/gpu/devtest) and carry it"
+    exit 1
+fi
+
+# step NAME TIMEOUT CMD...: runs CMD, records rc, seconds and the summary line
+step() {
+    local name=$1 limit=$2
+    shift 2
+    echo
+    echo "== $name: $*"
+    local t0 t1 rc tmp
+    tmp=$(mktemp)
+    t0=$(date +%s%N)
+    timeout "$limit" "$@" 2>&1 | tee "$tmp"
+    rc=${PIPESTATUS[0]}
+    secs=$(secs_since "$t0")
+    local line
+    line=$(grep -E 'devtest: [0-9]+ passed' "$tmp" | tail -1 | sed 's/^devtest: //')
+    [ -z "$line" ] && line="(no summary line)"
+    local verdict=PASS
+    [ "$rc" != 0 ] && { verdict="FAIL (rc $rc)"; fails=$((fails + 1)); }
+    row "$name" "$*" "$verdict" "$secs" "$line"
+    last_out=$tmp
+}
+
+DT="bin/devtest -fatbin bin/gpu/devtest.fatbin -compat bin/gpu/compat.fatbin -watchdog ${WATCHDOG:-30s}"
+
+# 2a. two PEs on one GPU, no MPS
+step "2 PEs, 1 GPU, no MPS" 100 $MPIRUN -np 2 $DT -rounds "$ROUNDS_NOMPS"
+
+# 2b. fault: every PE must exit non-zero within FAULT_LIMIT seconds
+echo
+echo "== fault test (limit ${FAULT_LIMIT}s)"
+tmp=$(mktemp)
+t0=$(date +%s%N)
+timeout 60 $MPIRUN -np 2 $DT -fault 2>&1 | tee "$tmp"
+rc=${PIPESTATUS[0]}
+secs=$(secs_since "$t0")
+verdict=PASS
+why=""
+[ "$rc" = 0 ] && why="$why mpirun exit 0;"
+[ "$rc" = 124 ] && why="$why hung (timeout);"
+[ "${secs%.*}" -ge "$FAULT_LIMIT" ] && why="$why took ${secs}s > ${FAULT_LIMIT}s;"
+grep -q 'fault ok' "$tmp" || why="$why PE 0 did not report the fault naming t_fault;"
+grep -q 'BarrierAll returned' "$tmp" && why="$why PE 1 left its barrier;"
+grep -q 'still running\|FAIL fault' "$tmp" && why="$why fault check failed;"
+if [ -n "$why" ]; then verdict="FAIL:$why"; fails=$((fails + 1)); fi
+echo "fault test: rc $rc in ${secs}s: $verdict"
+row "fault (PE 0 illegal address, PE 1 in barrier)" "$MPIRUN -np 2 $DT -fault" "$verdict" "$secs" \
+    "mpirun rc $rc; $(grep -o 'kernel "t_fault"[^;]*' "$tmp" | head -1)"
+
+# 2c. with MPS
+if mps_start; then
+    step "2 PEs, 1 GPU, MPS" 90 $MPIRUN -np 2 $DT -rounds "$ROUNDS_MPS"
+    echo get_server_list | nvidia-cuda-mps-control
+    step "4 PEs, 1 GPU, MPS" 60 $MPIRUN -np 4 --oversubscribe $DT -rounds 200
+    # informational: the same fault under MPS (a fatal fault is reported to every client of the server)
+    echo
+    echo "== fault under MPS (informational)"
+    t0=$(date +%s%N)
+    timeout 60 $MPIRUN -np 2 $DT -fault 2>&1 | tee "$tmp"
+    rc=${PIPESTATUS[0]}
+    secs=$(secs_since "$t0")
+    row "fault under MPS (informational)" "$MPIRUN -np 2 $DT -fault" "rc $rc" "$secs" \
+        "$(grep -c 'exiting 1' "$tmp") of 2 PEs exited 1 as designed"
+    mps_stop
+else
+    row "2 PEs, 1 GPU, MPS" "nvidia-cuda-mps-control -d" "FAIL (MPS did not start)" 0 ""
+    fails=$((fails + 1))
+fi
+
+# 2d. two GPUs (GPU = node-local rank)
+if [ "$ngpu" -ge 2 ]; then
+    step "2 PEs, 2 GPUs, no MPS" 90 $MPIRUN -np 2 $DT -rounds 200
+else
+    row "2 PEs, 2 GPUs" "-" "NOT RUN (only $ngpu GPU)" 0 ""
+fi
+
+# 3. benchmarks hook (goshmem-perf device mode; maintained separately)
+if [ -f tests/gpu/bench.sh ]; then
+    echo
+    echo "== benchmarks: tests/gpu/bench.sh $out"
+    bash tests/gpu/bench.sh "$out" || { echo "bench.sh failed"; fails=$((fails + 1)); }
+fi
+
+# 4. summary
+{
+    echo "# goshmem device test suite (tests/gpu/run.sh)"
+    echo
+    echo "- date: $(date -u +%FT%TZ)"
+    echo "- GPUs ($ngpu):"
+    nvidia-smi -L | sed 's/^/  - /'
+    echo "- driver: $driver; $(mpirun --version | head -1); nvcc on this machine: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo none)"
+    echo "- kernels: bin/gpu/devtest.fatbin, bin/gpu/compat.fatbin ($(cuobjdump -lelf bin/gpu/devtest.fatbin 2>/dev/null | tr '\n' ' '))"
+    echo "- env: OMPI_ALLOW_RUN_AS_ROOT=1 GOSHMEM_GPU=on; rounds: $ROUNDS_NOMPS without MPS, $ROUNDS_MPS with MPS"
+    echo
+    echo "| step | command | result | seconds | devtest summary |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "Per-test lines (ok/FAIL, time) and barrier timings are in devtest.log."
+    echo
+    echo "overall: $([ $fails = 0 ] && echo PASS || echo "FAIL ($fails steps failed)")"
+} >"$summary"
+echo
+cat "$summary"
+exit $((fails > 0))
