@@ -22,7 +22,7 @@ DEMO_NP  ?= 4
 UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./cmd/... ./examples/...
 FUZZTIME ?= 20s
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins
 
 all: build
 
@@ -39,7 +39,7 @@ demo: deps
 	$(MPIRUN) -np $(DEMO_NP) $(BIN)/jacobi-cpu
 	@echo "demo: OK: the $(DEMO_NP)-PE result matches the 1-PE reference element by element (jacobi-cpu exits 1 on any mismatch)"
 
-test: deps lint hdrcheck unit fuzz integration
+test: deps lint hdrcheck fatbins unit fuzz integration
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS)
@@ -61,16 +61,23 @@ hdrcheck:
 # bench/jacobi/run.sh): kernels built here with CUDA 11.8, Go binaries built
 # here (cgo against the same libmpi.so.40). Carry bin/ there.
 NVCC_FATBIN := nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin
-gpu:
-	@bash scripts/deps.sh --cuda
-	@mkdir -p $(BIN)/gpu
-	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin
-	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin
-	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin
-	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin
+gpu: fatbins
 	$(GO) build -o $(BIN)/devtest ./tests/gpu/devtest
 	$(GO) build -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
 	$(GO) build -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
+
+# Every kernel of the project to an sm_90 + compute_90 fatbin (CI runs this:
+# the kernels must compile even where no GPU exists). Skipped loudly without nvcc.
+fatbins:
+	@bash scripts/deps.sh --cuda
+	@if ! command -v nvcc >/dev/null; then echo "fatbins: WARNING: nvcc not found: kernels NOT compiled"; \
+	  [ "$${GOSHMEM_REQUIRE_NVCC:-0}" != 1 ] || exit 1; exit 0; fi; \
+	mkdir -p $(BIN)/gpu && \
+	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin && \
+	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin && \
+	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
+	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \
+	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
 
 # On the GPU machine, after `make hdrcheck` built bin/hdr (carry bin/hdr).
 hdrcheck-gpu:
