@@ -365,8 +365,10 @@ func TestInitBadConfig(t *testing.T) {
 			`GOSHMEM_SYMMETRIC_SIZE="lots"`, "bytes of symmetric heap"},
 		{"bad timeout variable", map[string]string{"GOSHMEM_TIMEOUT": "inf"}, nil, shmem.ErrInvalidArgument,
 			`GOSHMEM_TIMEOUT="inf"`, ""},
-		{"unknown transport", map[string]string{"GOSHMEM_TRANSPORT": "ofi"}, nil, shmem.ErrNotSupported,
-			`GOSHMEM_TRANSPORT="ofi"`, "GOSHMEM_TRANSPORT=auto"},
+		{"unknown transport", map[string]string{"GOSHMEM_TRANSPORT": "rdma"}, nil, shmem.ErrNotSupported,
+			`GOSHMEM_TRANSPORT="rdma"`, "GOSHMEM_TRANSPORT=auto"},
+		{"unknown ofi provider", map[string]string{"GOSHMEM_TRANSPORT": "ofi", "GOSHMEM_OFI_PROVIDER": "bogus"}, nil, shmem.ErrNotSupported,
+			`provider "bogus"`, "GOSHMEM_OFI_PROVIDER to one of: "},
 		{"unknown bootstrap", map[string]string{"GOSHMEM_BOOTSTRAP": "pmix"}, nil, shmem.ErrInvalidArgument,
 			`GOSHMEM_BOOTSTRAP="pmix"`, ""},
 	}

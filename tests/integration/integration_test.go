@@ -220,3 +220,13 @@ func TestInitFinalizeTiming(t *testing.T) {
 	}
 	t.Logf("Init+Finalize of 4 PEs, mpirun wall: %v (target <= 2s; not asserted)", walls)
 }
+
+// TestSPMDOFI runs every check with GOSHMEM_TRANSPORT=ofi: every peer,
+// this PE included, over libfabric (GOSHMEM_OFI_PROVIDER, tcp;ofi_rxm by
+// default) on one machine, the inter-node path without a second node.
+func TestSPMDOFI(t *testing.T) {
+	needMPI(t)
+	for _, np := range []int{2, 4} {
+		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) { suite(t, np, []string{"GOSHMEM_TRANSPORT=ofi"}) })
+	}
+}

@@ -1,0 +1,340 @@
+// Package fabric is goshmem's own minimal cgo binding to libfabric (1.14+;
+// 1.17 here): one RDM endpoint with an address vector, a completion queue
+// whose entries carry an integer context, memory registration, RMA
+// (fi_writemsg, fi_read) and atomics (fi_atomicmsg, fi_fetch_atomicmsg,
+// fi_compare_atomicmsg). It is the only package that says import "C" for
+// libfabric; the transport (internal/transport/ofi) builds goshmem's
+// semantics on it.
+//
+// Errors come in libfabric's two tiers: a call returns a negative fi_errno
+// (an Errno here, EAGAIN included), and a failure found later surfaces as a
+// completion-queue error entry (CQReadErr).
+//
+// Every call may be made from any goroutine: the domain is opened with
+// FI_THREAD_SAFE. The binding keeps no Go pointer in C: callers pass C or
+// mmap'd memory for anything the provider touches after the call returns.
+package fabric
+
+/*
+#cgo pkg-config: libfabric
+#cgo LDFLAGS: -lpthread
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+)
+
+// ErrNoProvider is returned by Open when no provider matches the request.
+var ErrNoProvider = errors.New("fabric: no matching libfabric provider")
+
+// Errno is a libfabric error number (positive; calls return its negative).
+type Errno int
+
+// Errors a caller acts on.
+const (
+	EAGAIN     = Errno(C.FI_EAGAIN)
+	EAVAIL     = Errno(C.FI_EAVAIL)
+	ENODATA    = Errno(C.FI_ENODATA)
+	EOPNOTSUPP = Errno(C.FI_EOPNOTSUPP)
+)
+
+func (e Errno) Error() string {
+	return fmt.Sprintf("%s (fi_errno %d)", C.GoString(C.fi_strerror(C.int(e))), int(e))
+}
+
+func errno(rc C.ssize_t) error {
+	if rc >= 0 {
+		return nil
+	}
+	return Errno(-rc)
+}
+
+// Capability and attribute bits Attr reports (Ref: fi_getinfo(3)).
+const (
+	CapAtomic       = uint64(C.FI_ATOMIC)
+	OrderWAW        = uint64(C.FI_ORDER_WAW)
+	OrderRAW        = uint64(C.FI_ORDER_RAW)
+	OrderAtomicWAW  = uint64(C.FI_ORDER_ATOMIC_WAW)
+	OrderRMAWAW     = uint64(C.FI_ORDER_RMA_WAW)
+	MRLocal         = uint64(C.FI_MR_LOCAL)
+	MRVirtAddr      = uint64(C.FI_MR_VIRT_ADDR)
+	ProgressManual  = int(C.FI_PROGRESS_MANUAL)
+	FlagDelivery    = uint64(C.FI_DELIVERY_COMPLETE)
+	FlagInject      = uint64(C.FI_INJECT)
+	FlagFence       = uint64(C.FI_FENCE)
+	AccessRemote    = uint64(C.FI_REMOTE_READ | C.FI_REMOTE_WRITE)
+	AccessLocal     = uint64(C.FI_READ | C.FI_WRITE)
+	CapFence        = uint64(C.FI_FENCE)
+	AddrUnspecified = ^uint64(0)
+)
+
+// Datatypes and atomic ops (Ref: fi_atomic(3)).
+const (
+	Uint8  = int(C.FI_UINT8)
+	Uint16 = int(C.FI_UINT16)
+	Uint32 = int(C.FI_UINT32)
+	Uint64 = int(C.FI_UINT64)
+
+	OpSum   = int(C.FI_SUM)
+	OpBand  = int(C.FI_BAND)
+	OpBor   = int(C.FI_BOR)
+	OpBxor  = int(C.FI_BXOR)
+	OpRead  = int(C.FI_ATOMIC_READ)
+	OpWrite = int(C.FI_ATOMIC_WRITE)
+	OpCswap = int(C.FI_CSWAP)
+)
+
+// Atomic call kinds.
+const (
+	KindAtomic  = 0 // fi_atomicmsg: no result
+	KindFetch   = 1 // fi_fetch_atomicmsg
+	KindCompare = 2 // fi_compare_atomicmsg
+)
+
+// Attr describes the opened provider.
+type Attr struct {
+	Provider, Fabric, Domain string
+	Caps, MsgOrder           uint64
+	MaxMsgSize, InjectSize   uint64
+	MRMode, MRKeySize        uint64
+	DataProgress             int
+	Atomic                   bool
+}
+
+// Endpoint is one opened RDM endpoint with its fabric, domain, address
+// vector and completion queue.
+type Endpoint struct {
+	f    *C.goshmemi_fab
+	Attr Attr
+}
+
+// Providers lists the providers fi_getinfo offers for RDM endpoints with RMA
+// on this machine, comma-separated ("tcp;ofi_rxm, shm, sockets, ...").
+func Providers() string {
+	var buf [1024]C.char
+	if rc := C.goshmemi_fab_providers(&buf[0], C.size_t(len(buf))); rc != 0 {
+		return "none (" + Errno(-rc).Error() + ")"
+	}
+	return C.GoString(&buf[0])
+}
+
+// Open opens an endpoint on provider prov ("tcp;ofi_rxm"; "" = libfabric's
+// choice), asking for atomics first and settling for RMA without them.
+func Open(prov string) (*Endpoint, error) {
+	cprov := C.CString(prov)
+	defer C.free(unsafe.Pointer(cprov))
+	var (
+		f     *C.goshmemi_fab
+		a     C.goshmemi_fab_attr
+		where [64]C.char
+	)
+	rc := C.goshmemi_fab_open(cprov, 1, &f, &a, &where[0], C.size_t(len(where)))
+	if rc == -C.FI_ENODATA {
+		rc = C.goshmemi_fab_open(cprov, 0, &f, &a, &where[0], C.size_t(len(where)))
+	}
+	if rc != 0 {
+		err := errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)
+		if rc == -C.FI_ENODATA {
+			err = errors.Mark(errors.WithHint(err,
+				fmt.Sprintf("set GOSHMEM_OFI_PROVIDER to one of: %s", Providers())), ErrNoProvider)
+		}
+		return nil, err
+	}
+	return &Endpoint{f: f, Attr: Attr{
+		Provider:     C.GoString(&a.prov[0]),
+		Fabric:       C.GoString(&a.fabric[0]),
+		Domain:       C.GoString(&a.domain[0]),
+		Caps:         uint64(a.caps),
+		MsgOrder:     uint64(a.msg_order),
+		MaxMsgSize:   uint64(a.max_msg_size),
+		InjectSize:   uint64(a.inject_size),
+		MRMode:       uint64(a.mr_mode),
+		MRKeySize:    uint64(a.mr_key_size),
+		DataProgress: int(a.data_progress),
+		Atomic:       a.has_atomic != 0,
+	}}, nil
+}
+
+// Close releases the endpoint and everything opened with it (close MRs first).
+func (e *Endpoint) Close() {
+	if e.f != nil {
+		C.goshmemi_fab_close(e.f)
+		e.f = nil
+	}
+}
+
+// Name returns the endpoint's address, to be exchanged with the peers.
+func (e *Endpoint) Name() ([]byte, error) {
+	var buf [256]byte
+	n := C.size_t(len(buf))
+	if rc := C.goshmemi_fab_getname(e.f, unsafe.Pointer(&buf[0]), &n); rc != 0 {
+		return nil, errors.Wrap(Errno(-rc), "fabric: fi_getname")
+	}
+	return append([]byte(nil), buf[:n]...), nil
+}
+
+// InsertAddrs inserts count addresses of size bytes each (concatenated in
+// addrs) into the address vector; with FI_AV_TABLE the i-th gets fi_addr i.
+func (e *Endpoint) InsertAddrs(addrs []byte, count int) ([]uint64, error) {
+	out := make([]C.fi_addr_t, count)
+	caddrs := C.CBytes(addrs)
+	defer C.free(caddrs)
+	if rc := C.goshmemi_fab_av_insert(e.f, caddrs, C.size_t(count), &out[0]); rc != 0 {
+		return nil, errors.Wrapf(Errno(-rc), "fabric: fi_av_insert of %d addresses", count)
+	}
+	res := make([]uint64, count)
+	for i, a := range out {
+		res[i] = uint64(a)
+	}
+	return res, nil
+}
+
+// MR is a registered memory region.
+type MR struct {
+	mr   *C.struct_fid_mr
+	Desc unsafe.Pointer // local descriptor (C-owned)
+	Key  uint64         // remote key
+}
+
+// Register registers [p, p+n) (C or mmap'd memory) with the given access
+// bits and requested key (ignored under FI_MR_PROV_KEY).
+func (e *Endpoint) Register(p unsafe.Pointer, n uint64, access, key uint64) (*MR, error) {
+	m := &MR{}
+	var desc unsafe.Pointer
+	var rkey C.uint64_t
+	if rc := C.goshmemi_fab_mr_reg(e.f, p, C.size_t(n), C.uint64_t(access), C.uint64_t(key), &m.mr, &desc, &rkey); rc != 0 {
+		return nil, errors.Wrapf(Errno(-rc), "fabric: fi_mr_reg of %d bytes", n)
+	}
+	m.Desc, m.Key = desc, uint64(rkey)
+	return m, nil
+}
+
+// Close deregisters the region.
+func (m *MR) Close() error {
+	if m == nil || m.mr == nil {
+		return nil
+	}
+	rc := C.goshmemi_fab_mr_close(m.mr)
+	m.mr = nil
+	if rc != 0 {
+		return errors.Wrap(Errno(-rc), "fabric: fi_close(mr)")
+	}
+	return nil
+}
+
+// Write posts an RMA write of n bytes at buf to dest's raddr (flags: e.g.
+// FlagDelivery, FlagInject; FI_COMPLETION is always added). ctx is returned
+// by the completion. buf must be C memory unless flags has FlagInject.
+func (e *Endpoint) Write(buf unsafe.Pointer, n uint64, desc unsafe.Pointer, dest, raddr, key, ctx, flags uint64) error {
+	return errno(C.goshmemi_fab_write(e.f, buf, C.size_t(n), desc, C.fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx), C.uint64_t(flags)))
+}
+
+// Read posts an RMA read of n bytes from src's raddr into buf (C memory).
+func (e *Endpoint) Read(buf unsafe.Pointer, n uint64, desc unsafe.Pointer, src, raddr, key, ctx uint64) error {
+	return errno(C.goshmemi_fab_read(e.f, buf, C.size_t(n), desc, C.fi_addr_t(src), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx)))
+}
+
+// Atomic posts an atomic of the given kind; operand, compare and result
+// point into C memory (compare/result may be nil when kind does not use them).
+func (e *Endpoint) Atomic(kind int, operand, compare, result, desc unsafe.Pointer, dt, op int, dest, raddr, key, ctx, flags uint64) error {
+	return errno(C.goshmemi_fab_atomic(e.f, C.int(kind), operand, compare, result, desc, C.int(dt), C.int(op),
+		C.fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx), C.uint64_t(flags)))
+}
+
+// QueryAtomic reports whether the provider implements op on dt for kind.
+func (e *Endpoint) QueryAtomic(kind, dt, op int) bool {
+	return C.goshmemi_fab_query_atomic(e.f, C.int(kind), C.int(dt), C.int(op)) == 0
+}
+
+// CQRead reads up to len(ctxs) completions without blocking, returning their
+// contexts; EAVAIL means an error entry waits (CQReadErr). It also drives
+// the provider's progress (FI_PROGRESS_MANUAL).
+func (e *Endpoint) CQRead(ctxs []uint64) (int, error) {
+	rc := C.goshmemi_fab_cq_read(e.f, (*C.uint64_t)(unsafe.Pointer(&ctxs[0])), C.size_t(len(ctxs)))
+	if rc < 0 {
+		return 0, Errno(-rc)
+	}
+	return int(rc), nil
+}
+
+// CQSRead is CQRead that blocks up to timeoutMS for a completion (when the
+// CQ has a wait object; otherwise it does not block).
+func (e *Endpoint) CQSRead(ctxs []uint64, timeoutMS int) (int, error) {
+	rc := C.goshmemi_fab_cq_sread(e.f, (*C.uint64_t)(unsafe.Pointer(&ctxs[0])), C.size_t(len(ctxs)), C.int(timeoutMS))
+	if rc < 0 {
+		return 0, Errno(-rc)
+	}
+	return int(rc), nil
+}
+
+// CQError is a completion-queue error entry.
+type CQError struct {
+	Ctx       uint64
+	Err       Errno
+	ProvErrno int
+	Msg       string
+}
+
+func (c *CQError) Error() string {
+	return fmt.Sprintf("fabric: completion error: %v (provider errno %d: %s)", c.Err, c.ProvErrno, strings.TrimSpace(c.Msg))
+}
+
+// CQReadErr reads one error entry; ok is false when none is waiting.
+func (e *Endpoint) CQReadErr() (*CQError, bool) {
+	var (
+		ctx     C.uint64_t
+		err, pe C.int
+		msg     [256]C.char
+	)
+	if rc := C.goshmemi_fab_cq_readerr(e.f, &ctx, &err, &pe, &msg[0], C.size_t(len(msg))); rc != 0 {
+		return nil, false
+	}
+	return &CQError{Ctx: uint64(ctx), Err: Errno(err), ProvErrno: int(pe), Msg: C.GoString(&msg[0])}, true
+}
+
+// Completion is one completion: the operation's context, and for an error
+// entry its fi_errno, provider errno and text.
+type Completion = C.goshmemi_comp
+
+// Ctx is the completed operation's context.
+func Ctx(c *Completion) uint64 { return uint64(c.ctx) }
+
+// Failed returns the error of an error entry, or nil.
+func Failed(c *Completion) *CQError {
+	if c.err == 0 {
+		return nil
+	}
+	return &CQError{Ctx: uint64(c.ctx), Err: Errno(c.err), ProvErrno: int(c.prov_errno), Msg: C.GoString(&c.msg[0])}
+}
+
+// Poll fills buf with completions: first those the progress thread reaped,
+// then fresh ones read from the CQ (driving the provider's progress).
+func (e *Endpoint) Poll(buf []Completion) int {
+	return int(C.goshmemi_fab_poll(e.f, &buf[0], C.int(len(buf))))
+}
+
+// StartProgress starts the progress thread: a C pthread that drives the
+// provider (blocking in fi_cq_sread where the CQ has a wait object) so RMA
+// aimed at this process lands while Go code computes. It is a C thread so
+// that it never needs a Go P: with GOMAXPROCS=1 and a goroutine spinning
+// in a wait, a Go progress goroutine would stall until preemption.
+func (e *Endpoint) StartProgress() error {
+	if rc := C.goshmemi_fab_start_progress(e.f); rc != 0 {
+		return errors.Newf("fabric: pthread_create: errno %d", -rc)
+	}
+	return nil
+}
+
+// StopProgress stops and joins the progress thread (Close does it too).
+func (e *Endpoint) StopProgress() {
+	if e.f != nil {
+		C.goshmemi_fab_stop_progress(e.f)
+	}
+}

@@ -1,0 +1,297 @@
+// goshmem's libfabric shim; see shim.h.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "shim.h"
+
+#define GOSHMEMI_FI_VERSION FI_VERSION(1, 14)
+
+static struct fi_info *goshmemi_fab_hints(const char *prov, int want_atomic) {
+	struct fi_info *h = fi_allocinfo();
+	if (!h) return NULL;
+	h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	if (want_atomic) h->caps |= FI_ATOMIC;
+	h->mode = 0; // contexts are plain integers: no FI_CONTEXT
+	h->ep_attr->type = FI_EP_RDM;
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	if (prov && prov[0]) h->fabric_attr->prov_name = strdup(prov);
+	return h;
+}
+
+int goshmemi_fab_providers(char *buf, size_t len) {
+	struct fi_info *h = goshmemi_fab_hints("", 0), *list = NULL, *i;
+	if (!h) return -FI_ENOMEM;
+	int rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &list);
+	fi_freeinfo(h);
+	buf[0] = 0;
+	if (rc) return rc;
+	size_t used = 0;
+	for (i = list; i; i = i->next) {
+		const char *p = i->fabric_attr->prov_name;
+		// skip duplicates (one entry per fabric/domain)
+		struct fi_info *j;
+		int dup = 0;
+		for (j = list; j != i; j = j->next)
+			if (!strcmp(j->fabric_attr->prov_name, p)) { dup = 1; break; }
+		if (dup) continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", p);
+		if (n < 0 || (size_t)n >= len - used) break;
+		used += n;
+	}
+	fi_freeinfo(list);
+	return 0;
+}
+
+#define FAIL(call) do { snprintf(f->where, sizeof f->where, "%s", call); goto fail; } while (0)
+
+int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
+	goshmemi_fab *f = calloc(1, sizeof *f);
+	struct fi_info *h = NULL;
+	int rc;
+	if (!f) return -FI_ENOMEM;
+	pthread_mutex_init(&f->lock, NULL);
+	h = goshmemi_fab_hints(prov, want_atomic);
+	if (!h) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_allocinfo"); goto fail; }
+	rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &f->info);
+	fi_freeinfo(h);
+	if (rc) FAIL("fi_getinfo");
+	if ((rc = fi_fabric(f->info->fabric_attr, &f->fabric, NULL))) FAIL("fi_fabric");
+	if ((rc = fi_domain(f->fabric, f->info, &f->domain, NULL))) FAIL("fi_domain");
+	struct fi_av_attr av = { .type = FI_AV_TABLE };
+	if ((rc = fi_av_open(f->domain, &av, &f->av, NULL))) FAIL("fi_av_open");
+	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096, .wait_obj = FI_WAIT_UNSPEC };
+	f->cq_wait = 1;
+	if (fi_cq_open(f->domain, &cq, &f->cq, NULL)) {
+		cq.wait_obj = FI_WAIT_NONE;
+		f->cq_wait = 0;
+		if ((rc = fi_cq_open(f->domain, &cq, &f->cq, NULL))) FAIL("fi_cq_open");
+	}
+	if ((rc = fi_endpoint(f->domain, f->info, &f->ep, NULL))) FAIL("fi_endpoint");
+	if ((rc = fi_ep_bind(f->ep, &f->av->fid, 0))) FAIL("fi_ep_bind(av)");
+	if ((rc = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV))) FAIL("fi_ep_bind(cq)");
+	if ((rc = fi_enable(f->ep))) FAIL("fi_enable");
+
+	memset(attr, 0, sizeof *attr);
+	snprintf(attr->prov, sizeof attr->prov, "%s", f->info->fabric_attr->prov_name);
+	snprintf(attr->fabric, sizeof attr->fabric, "%s", f->info->fabric_attr->name);
+	snprintf(attr->domain, sizeof attr->domain, "%s", f->info->domain_attr->name);
+	attr->caps = f->info->caps;
+	attr->msg_order = f->info->tx_attr->msg_order;
+	attr->max_msg_size = f->info->ep_attr->max_msg_size;
+	attr->inject_size = f->info->tx_attr->inject_size;
+	attr->mr_mode = (uint64_t)f->info->domain_attr->mr_mode;
+	attr->mr_key_size = f->info->domain_attr->mr_key_size;
+	attr->data_progress = f->info->domain_attr->data_progress;
+	attr->threading = f->info->domain_attr->threading;
+	attr->has_atomic = (f->info->caps & FI_ATOMIC) != 0;
+	*out = f;
+	return 0;
+fail:
+	snprintf(where, wherelen, "%s", f->where);
+	goshmemi_fab_close(f);
+	return rc;
+}
+
+void goshmemi_fab_close(goshmemi_fab *f) {
+	if (!f) return;
+	goshmemi_fab_stop_progress(f);
+	if (f->ep) fi_close(&f->ep->fid);
+	if (f->cq) fi_close(&f->cq->fid);
+	if (f->av) fi_close(&f->av->fid);
+	if (f->domain) fi_close(&f->domain->fid);
+	if (f->fabric) fi_close(&f->fabric->fid);
+	if (f->info) fi_freeinfo(f->info);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+int goshmemi_fab_getname(goshmemi_fab *f, void *buf, size_t *len) {
+	return fi_getname(&f->ep->fid, buf, len);
+}
+
+int goshmemi_fab_av_insert(goshmemi_fab *f, const void *addrs, size_t count, fi_addr_t *out) {
+	int n = fi_av_insert(f->av, addrs, count, out, 0, NULL);
+	if (n < 0) return n;
+	if ((size_t)n != count) return -FI_EADDRNOTAVAIL;
+	return 0;
+}
+
+int goshmemi_fab_mr_reg(goshmemi_fab *f, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr, void **desc, uint64_t *rkey) {
+	int rc = fi_mr_reg(f->domain, buf, len, access, 0, key, 0, mr, NULL);
+	if (rc) return rc;
+	if (f->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		if ((rc = fi_mr_bind(*mr, &f->ep->fid, 0)) || (rc = fi_mr_enable(*mr))) {
+			fi_close(&(*mr)->fid);
+			return rc;
+		}
+	}
+	*desc = fi_mr_desc(*mr);
+	*rkey = fi_mr_key(*mr);
+	if (*rkey == FI_KEY_NOTAVAIL) {
+		fi_close(&(*mr)->fid);
+		return -FI_ENOKEY;
+	}
+	return 0;
+}
+
+int goshmemi_fab_mr_close(struct fid_mr *mr) { return fi_close(&mr->fid); }
+
+ssize_t goshmemi_fab_write(goshmemi_fab *f, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags) {
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = raddr, .len = len, .key = key };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = (void *)(uintptr_t)ctx,
+	};
+	return fi_writemsg(f->ep, &msg, flags | FI_COMPLETION);
+}
+
+ssize_t goshmemi_fab_read(goshmemi_fab *f, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t raddr, uint64_t key, uint64_t ctx) {
+	return fi_read(f->ep, buf, len, desc, src, raddr, key, (void *)(uintptr_t)ctx);
+}
+
+// kind: 0 fi_atomicmsg (no result), 1 fi_fetch_atomicmsg, 2 fi_compare_atomicmsg.
+ssize_t goshmemi_fab_atomic(goshmemi_fab *f, int kind, const void *operand, const void *compare, void *result, void *desc,
+	int dt, int op, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags) {
+	struct fi_ioc ioc = { .addr = (void *)operand, .count = 1 };
+	struct fi_ioc cioc = { .addr = (void *)compare, .count = 1 };
+	struct fi_ioc rioc = { .addr = result, .count = 1 };
+	struct fi_rma_ioc rma = { .addr = raddr, .count = 1, .key = key };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = (enum fi_datatype)dt,
+		.op = (enum fi_op)op, .context = (void *)(uintptr_t)ctx,
+	};
+	flags |= FI_COMPLETION;
+	switch (kind) {
+	case 0:
+		return fi_atomicmsg(f->ep, &msg, flags);
+	case 1:
+		return fi_fetch_atomicmsg(f->ep, &msg, &rioc, &desc, 1, flags);
+	default:
+		return fi_compare_atomicmsg(f->ep, &msg, &cioc, &desc, 1, &rioc, &desc, 1, flags);
+	}
+}
+
+int goshmemi_fab_query_atomic(goshmemi_fab *f, int kind, int dt, int op) {
+	struct fi_atomic_attr a;
+	uint64_t flags = kind == 1 ? FI_FETCH_ATOMIC : kind == 2 ? FI_COMPARE_ATOMIC : 0;
+	int rc = fi_query_atomic(f->domain, (enum fi_datatype)dt, (enum fi_op)op, &a, flags);
+	if (rc) return rc;
+	return a.count >= 1 ? 0 : -FI_EOPNOTSUPP;
+}
+
+ssize_t goshmemi_fab_cq_read(goshmemi_fab *f, uint64_t *ctxs, size_t n) {
+	struct fi_cq_entry e[64];
+	if (n > 64) n = 64;
+	ssize_t rc = fi_cq_read(f->cq, e, n);
+	if (rc == -FI_EAGAIN) return 0;
+	for (ssize_t i = 0; i < rc; i++) ctxs[i] = (uint64_t)(uintptr_t)e[i].op_context;
+	return rc;
+}
+
+ssize_t goshmemi_fab_cq_sread(goshmemi_fab *f, uint64_t *ctxs, size_t n, int timeout_ms) {
+	struct fi_cq_entry e[64];
+	if (n > 64) n = 64;
+	ssize_t rc = f->cq_wait ? fi_cq_sread(f->cq, e, n, NULL, timeout_ms) : fi_cq_read(f->cq, e, n);
+	if (rc == -FI_EAGAIN) return 0;
+	for (ssize_t i = 0; i < rc; i++) ctxs[i] = (uint64_t)(uintptr_t)e[i].op_context;
+	return rc;
+}
+
+int goshmemi_fab_cq_readerr(goshmemi_fab *f, uint64_t *ctx, int *err, int *prov_errno, char *msg, size_t msglen) {
+	struct fi_cq_err_entry e;
+	memset(&e, 0, sizeof e);
+	ssize_t rc = fi_cq_readerr(f->cq, &e, 0);
+	if (rc < 0) return (int)rc;
+	if (rc == 0) return -FI_EAGAIN;
+	*ctx = (uint64_t)(uintptr_t)e.op_context;
+	*err = e.err;
+	*prov_errno = e.prov_errno;
+	const char *s = fi_cq_strerror(f->cq, e.prov_errno, e.err_data, NULL, 0);
+	snprintf(msg, msglen, "%s", s ? s : "");
+	return 0;
+}
+
+// read_cq reads up to n completions (and error entries) from the CQ.
+static int read_cq(goshmemi_fab *f, goshmemi_comp *out, int n, int block_ms) {
+	struct fi_cq_entry e[64];
+	if (n > 64) n = 64;
+	if (n <= 0) return 0;
+	ssize_t rc = block_ms > 0 && f->cq_wait ? fi_cq_sread(f->cq, e, n, NULL, block_ms) : fi_cq_read(f->cq, e, n);
+	if (rc > 0) {
+		for (ssize_t i = 0; i < rc; i++) {
+			out[i].ctx = (uint64_t)(uintptr_t)e[i].op_context;
+			out[i].err = 0;
+		}
+		return (int)rc;
+	}
+	if (rc != -FI_EAVAIL) return 0;
+	struct fi_cq_err_entry ee;
+	memset(&ee, 0, sizeof ee);
+	if (fi_cq_readerr(f->cq, &ee, 0) != 1) return 0;
+	out[0].ctx = (uint64_t)(uintptr_t)ee.op_context;
+	out[0].err = ee.err ? ee.err : FI_EOTHER;
+	out[0].prov_errno = ee.prov_errno;
+	const char *s = fi_cq_strerror(f->cq, ee.prov_errno, ee.err_data, NULL, 0);
+	snprintf(out[0].msg, sizeof out[0].msg, "%s", s ? s : "");
+	return 1;
+}
+
+int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n) {
+	int got = 0;
+	if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&f->head, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&f->lock);
+		while (got < n && f->head != f->tail) {
+			out[got++] = f->ring[f->head % GOSHMEMI_RING];
+			__atomic_store_n(&f->head, f->head + 1, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+	if (got < n) got += read_cq(f, out + got, n - got, 0);
+	return got;
+}
+
+// progress_main: block in fi_cq_sread when the CQ has a wait object (the
+// provider's sockets wake it), else poll with a short sleep. Ref:
+// fi_domain(3) FI_PROGRESS_MANUAL: the target must call in for RMA to land.
+static void *progress_main(void *arg) {
+	goshmemi_fab *f = arg;
+	goshmemi_comp c[16];
+	int idle = 0;
+	while (!f->stop) {
+		int n = read_cq(f, c, 16, 1);
+		if (n > 0) {
+			idle = 0;
+			pthread_mutex_lock(&f->lock);
+			for (int i = 0; i < n; i++) {
+				// The ring holds more than the operations in flight: never full.
+				f->ring[f->tail % GOSHMEMI_RING] = c[i];
+				__atomic_store_n(&f->tail, f->tail + 1, __ATOMIC_RELEASE);
+			}
+			pthread_mutex_unlock(&f->lock);
+		} else if (!f->cq_wait) {
+			struct timespec ts = { 0, idle < 1000 ? 0 : 50000 };
+			if (idle < 1000) idle++;
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+int goshmemi_fab_start_progress(goshmemi_fab *f) {
+	if (f->running) return 0;
+	int rc = pthread_create(&f->thread, NULL, progress_main, f);
+	if (rc) return -rc;
+	f->running = 1;
+	return 0;
+}
+
+void goshmemi_fab_stop_progress(goshmemi_fab *f) {
+	if (!f->running) return;
+	f->stop = 1;
+	pthread_join(f->thread, NULL);
+	f->running = 0;
+}

@@ -1,0 +1,94 @@
+// goshmem's libfabric shim: the handles of one endpoint in one C struct and
+// one C call per data-path operation, so Go crosses cgo once per put/get/AMO.
+// Ref: fi_getinfo(3), fi_endpoint(3), fi_rma(3), fi_atomic(3), fi_cq(3), fi_mr(3).
+// C never keeps a Go pointer: buffers passed here are either C/mmap memory
+// (the staging arena, the symmetric heap) or are copied before the call
+// returns (FI_INJECT).
+#ifndef GOSHMEMI_FABRIC_SHIM_H
+#define GOSHMEMI_FABRIC_SHIM_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+// One completion as the progress thread or a poll found it.
+typedef struct goshmemi_comp {
+	uint64_t ctx;
+	int err;        // 0, or the positive fi_errno of an error entry
+	int prov_errno;
+	char msg[48];   // fi_cq_strerror's text for an error entry
+} goshmemi_comp;
+
+#define GOSHMEMI_RING 8192 // > the transport's operations in flight
+
+typedef struct goshmemi_fab {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	int cq_wait;       // the CQ has a wait object (fi_cq_sread works)
+	char where[64];    // the call that failed, for the error message
+	// The progress thread (a C pthread, so it never waits for a Go P):
+	// it drives the provider and parks the completions it reaps here for
+	// the next goshmemi_fab_poll.
+	pthread_t thread;
+	int running;
+	volatile int stop;
+	pthread_mutex_t lock;
+	uint64_t head, tail;
+	goshmemi_comp ring[GOSHMEMI_RING];
+} goshmemi_fab;
+
+// Facts about the chosen provider, copied out of fi_info for Go.
+typedef struct goshmemi_fab_attr {
+	char prov[64];
+	char fabric[64];
+	char domain[64];
+	uint64_t caps;
+	uint64_t msg_order;
+	uint64_t max_msg_size;
+	uint64_t inject_size;
+	uint64_t mr_mode;
+	uint64_t mr_key_size;
+	int data_progress;
+	int threading;
+	int has_atomic;
+} goshmemi_fab_attr;
+
+int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
+int goshmemi_fab_providers(char *buf, size_t len);
+void goshmemi_fab_close(goshmemi_fab *f);
+int goshmemi_fab_getname(goshmemi_fab *f, void *buf, size_t *len);
+int goshmemi_fab_av_insert(goshmemi_fab *f, const void *addrs, size_t count, fi_addr_t *out);
+int goshmemi_fab_mr_reg(goshmemi_fab *f, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr, void **desc, uint64_t *rkey);
+int goshmemi_fab_mr_close(struct fid_mr *mr);
+
+ssize_t goshmemi_fab_write(goshmemi_fab *f, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags);
+ssize_t goshmemi_fab_read(goshmemi_fab *f, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t raddr, uint64_t key, uint64_t ctx);
+ssize_t goshmemi_fab_atomic(goshmemi_fab *f, int kind, const void *operand, const void *compare, void *result, void *desc,
+	int dt, int op, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags);
+int goshmemi_fab_query_atomic(goshmemi_fab *f, int kind, int dt, int op);
+
+// goshmemi_fab_cq_read returns the number of completions (their contexts in
+// ctxs), 0 when none, or a negative fi_errno (-FI_EAVAIL: an error entry
+// waits, read it with goshmemi_fab_cq_readerr).
+ssize_t goshmemi_fab_cq_read(goshmemi_fab *f, uint64_t *ctxs, size_t n);
+ssize_t goshmemi_fab_cq_sread(goshmemi_fab *f, uint64_t *ctxs, size_t n, int timeout_ms);
+int goshmemi_fab_cq_readerr(goshmemi_fab *f, uint64_t *ctx, int *err, int *prov_errno, char *msg, size_t msglen);
+
+// goshmemi_fab_poll returns up to n completions: first those the progress
+// thread parked, then fresh ones from the CQ (driving progress).
+int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n);
+int goshmemi_fab_start_progress(goshmemi_fab *f);
+void goshmemi_fab_stop_progress(goshmemi_fab *f);
+
+#endif
