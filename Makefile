@@ -19,10 +19,10 @@ GO       ?= go
 BIN      := bin
 MPIRUN   ?= mpirun --oversubscribe
 DEMO_NP  ?= 4
-UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./cmd/... ./examples/...
+UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./ibgda/... ./cmd/... ./examples/...
 FUZZTIME ?= 20s
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins ibgdacheck
 
 all: build
 
@@ -39,13 +39,15 @@ demo: deps
 	$(MPIRUN) -np $(DEMO_NP) $(BIN)/jacobi-cpu
 	@echo "demo: OK: the $(DEMO_NP)-PE result matches the 1-PE reference element by element (jacobi-cpu exits 1 on any mismatch)"
 
-test: deps lint hdrcheck fatbins unit fuzz integration
+test: deps lint hdrcheck ibgdacheck fatbins unit fuzz integration
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzAllocator -fuzztime $(FUZZTIME) ./symmetric/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeWQE -fuzztime $(FUZZTIME) ./ibgda/
+	$(GO) test -run '^$$' -fuzz FuzzParseCQE -fuzztime 10s ./ibgda/
 
 integration:
 	$(GO) test -count=1 -timeout 15m ./tests/...
@@ -78,6 +80,17 @@ fatbins:
 	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
 	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \
 	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
+
+# IBGDA: goshmem's mlx5 WQE encoders byte-compared with rdma-core's own
+# mlx5dv.h builders, and the IBGDA kernels compiled in every ordering mode.
+ibgdacheck: deps
+	@mkdir -p $(BIN)/ibgda
+	gcc -std=c11 -Wall -Wextra -Werror -O2 -Iinclude tests/ibgda/wqe_vs_rdma_core.c -libverbs -lmlx5 -o $(BIN)/ibgda/wqe_vs_rdma_core
+	$(BIN)/ibgda/wqe_vs_rdma_core
+	@if command -v nvcc >/dev/null; then for m in GPU SYS NONE; do \
+	  $(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$$m tests/ibgda/ibgda_kernels.cu -o $(BIN)/ibgda/ibgda_$$m.fatbin || exit 1; done; \
+	  echo "ibgdacheck: IBGDA kernels compiled (GPU, SYS, NONE ordering)"; \
+	else echo "ibgdacheck: WARNING: nvcc not found: IBGDA kernels NOT compiled"; fi
 
 # On the GPU machine, after `make hdrcheck` built bin/hdr (carry bin/hdr).
 hdrcheck-gpu:

@@ -1,0 +1,387 @@
+package ibgda
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// SoftNIC is an EMULATED mlx5 NIC for hosts without one (CI, this dev
+// machine): one goroutine watches each QP's doorbell record, decodes the
+// WQEs published in the SQ ring with DecodeWQE, performs RDMA writes, reads
+// and atomics against registered memory regions in this process, and writes
+// CQEs with the owner bit and wqe_counter a real NIC would write. It is not
+// a performance model and not a wire protocol: "remote" memory is memory of
+// this process registered under an rkey.
+//
+// Emulated behaviour (each a property of mlx5 RC send queues):
+//   - the doorbell record (big-endian send counter, dbrec[SndDBR]) is the
+//     source of truth for how far to fetch; the 8-byte doorbell page is read
+//     only to check its QPN (bad doorbells are counted in Stats);
+//   - selective completion: a CQE only for WQEs with CE = CQ_UPDATE, but
+//     always one for an error;
+//   - an error moves the QP to the error state: the failing WQE gets a
+//     REQ_ERR CQE with its syndrome, every later WQE a WR_FLUSH_ERR CQE;
+//   - atomics operate on 8-byte, 8-byte-aligned big-endian words (standard
+//     IB atomics); the fetched value is written big-endian;
+//   - CQ overrun: the NIC waits for the consumer (CQ doorbell record) rather
+//     than overwriting an unconsumed CQE.
+//
+// Memory passed to a SoftNIC (rings, records, regions) must not move: C or
+// mmap memory, or Go memory kept alive and never resliced elsewhere.
+type SoftNIC struct {
+	mu   sync.Mutex
+	mrs  map[uint32]MR
+	qps  []*softQP
+	stop chan struct{}
+	done chan struct{}
+
+	stats Stats
+}
+
+// Access flags of a memory region.
+const (
+	AccessLocalRead = 1 << iota
+	AccessLocalWrite
+	AccessRemoteRead
+	AccessRemoteWrite
+	AccessRemoteAtomic
+	AccessAll = AccessLocalRead | AccessLocalWrite | AccessRemoteRead | AccessRemoteWrite | AccessRemoteAtomic
+)
+
+// MR is a registered memory region: Mem's first byte is at virtual address
+// Addr (the address WQEs name).
+type MR struct {
+	Key    uint32
+	Mem    []byte
+	Access int
+}
+
+func (m MR) addr() uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(m.Mem)))) }
+
+// QPConfig describes one QP's memory, as the device sees it
+// (goshmemi_ibgda_qp_t).
+type QPConfig struct {
+	QPN     uint32
+	SQ      SQ
+	DBRec   []byte // 8 bytes: [RcvDBR], [SndDBR] big-endian 32-bit counters
+	DB      []byte // 8 bytes: the UAR doorbell word (may be nil)
+	CQ      []byte // CQEs * 64 bytes
+	CQEs    uint32 // power of 2
+	CQDBRec []byte // >= 4 bytes: consumer index, big-endian, 24 bits
+}
+
+// Stats counts what the SoftNIC did.
+type Stats struct {
+	WQEs, CQEs, ErrCQEs, Doorbells, BadDoorbells atomic.Uint64
+}
+
+type softQP struct {
+	cfg    QPConfig
+	head   uint64 // WQEBBs consumed
+	cqPI   uint64 // CQEs produced
+	err    bool
+	lastDB uint64
+}
+
+// NewSoftNIC returns a stopped SoftNIC with no regions and no QPs.
+func NewSoftNIC() *SoftNIC { return &SoftNIC{mrs: map[uint32]MR{}} }
+
+// Stats returns the NIC's counters.
+func (n *SoftNIC) Stats() *Stats { return &n.stats }
+
+// RegisterMR makes mem reachable under key (as an lkey and an rkey, per access).
+func (n *SoftNIC) RegisterMR(key uint32, mem []byte, access int) error {
+	if len(mem) == 0 {
+		return errors.New("ibgda: empty memory region")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.mrs[key]; ok {
+		return fmt.Errorf("ibgda: key %#x already registered", key)
+	}
+	n.mrs[key] = MR{Key: key, Mem: mem, Access: access}
+	return nil
+}
+
+// AddQP attaches a QP; call before Start.
+func (n *SoftNIC) AddQP(c QPConfig) error {
+	if err := c.SQ.valid(); err != nil {
+		return err
+	}
+	if c.CQEs == 0 || c.CQEs&(c.CQEs-1) != 0 || uint64(len(c.CQ)) != uint64(c.CQEs)*CQESize {
+		return fmt.Errorf("ibgda: CQ of %d bytes for %d CQEs", len(c.CQ), c.CQEs)
+	}
+	if len(c.DBRec) < 8 || len(c.CQDBRec) < 4 || (c.DB != nil && len(c.DB) < 8) {
+		return errors.New("ibgda: doorbell record (8 B), CQ doorbell record (4 B) or doorbell (8 B) too short")
+	}
+	for _, p := range [][]byte{c.DBRec, c.CQDBRec, c.DB, c.CQ} {
+		if p != nil && uintptr(unsafe.Pointer(unsafe.SliceData(p)))%8 != 0 {
+			return errors.New("ibgda: doorbell records, doorbell and CQ must be 8-byte aligned")
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stop != nil {
+		return errors.New("ibgda: AddQP after Start")
+	}
+	n.qps = append(n.qps, &softQP{cfg: c})
+	return nil
+}
+
+// Start runs the NIC's goroutine.
+func (n *SoftNIC) Start() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stop != nil {
+		return
+	}
+	n.stop, n.done = make(chan struct{}), make(chan struct{})
+	go n.run()
+}
+
+// Stop ends the goroutine and waits for it.
+func (n *SoftNIC) Stop() {
+	n.mu.Lock()
+	stop, done := n.stop, n.done
+	n.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+}
+
+func (n *SoftNIC) run() {
+	defer close(n.done)
+	idle := 0
+	for {
+		select {
+		case <-n.stop:
+			return
+		default:
+		}
+		work := false
+		for _, q := range n.qps {
+			if n.progress(q) {
+				work = true
+			}
+		}
+		if work {
+			idle = 0
+			continue
+		}
+		// Back off when idle so the "GPU threads" get the cores.
+		idle++
+		if idle < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// Word access to device-written records: aligned 32/64-bit atomics; values
+// in the records are big-endian, and the hosts goshmem runs on are
+// little-endian (TestLittleEndianHost checks it).
+func loadBE32(p []byte) uint32 {
+	return bits.ReverseBytes32(atomic.LoadUint32((*uint32)(unsafe.Pointer(&p[0]))))
+}
+
+func loadU64(p []byte) uint64 { return atomic.LoadUint64((*uint64)(unsafe.Pointer(&p[0]))) }
+
+// progress consumes every WQE published on q; reports whether it did any.
+func (n *SoftNIC) progress(q *softQP) bool {
+	c := &q.cfg
+	pi := uint16(loadBE32(c.DBRec[4*SndDBR:]))
+	if pi == uint16(q.head) {
+		return false
+	}
+	if c.DB != nil {
+		if db := loadU64(c.DB); db != q.lastDB {
+			q.lastDB = db
+			n.stats.Doorbells.Add(1)
+			// The doorbell carries ctrl's first 8 B: qpn_ds is bytes 4..7.
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], db)
+			if binary.BigEndian.Uint32(b[4:])>>8 != c.QPN {
+				n.stats.BadDoorbells.Add(1)
+			}
+		}
+	}
+	for pi != uint16(q.head) {
+		idx := uint16(q.head)
+		avail := uint32(uint16(pi - idx))
+		nbb := dsToWQEBB(uint32(c.SQ.CtrlDS(idx)))
+		nbb = max(1, min(nbb, avail))
+		if q.err {
+			n.complete(q, CQE{Opcode: CQEReqErr, WQECounter: idx, QPN: c.QPN, Syndrome: SyndromeWRFlushErr,
+				WQEOpcode: c.SQ.seg(idx, 0)[3]})
+			q.head += uint64(nbb)
+			continue
+		}
+		w, err := DecodeWQE(c.SQ, idx, avail)
+		var synd uint8
+		var bytes uint32
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				panic(err) // ring geometry was validated by AddQP
+			}
+			synd = de.Syndrome
+		} else if w.QPN != c.QPN {
+			synd = SyndromeLocalQPOpErr
+		} else {
+			nbb = w.WQEBBs()
+			bytes, synd = n.execute(&w)
+		}
+		n.stats.WQEs.Add(1)
+		if synd != 0 {
+			q.err = true
+			n.complete(q, CQE{Opcode: CQEReqErr, WQECounter: idx, QPN: c.QPN, Syndrome: synd,
+				WQEOpcode: c.SQ.seg(idx, 0)[3]})
+		} else if w.Signaled() {
+			n.complete(q, CQE{Opcode: CQEReq, WQECounter: idx, QPN: c.QPN, WQEOpcode: w.Opcode, ByteCnt: bytes})
+		}
+		q.head += uint64(nbb)
+	}
+	return true
+}
+
+// complete writes one CQE: body first, then the last 4 bytes (wqe_counter,
+// signature, op_own with the lap's owner bit) in one store, so a poller that
+// sees the new owner bit sees the whole entry.
+func (n *SoftNIC) complete(q *softQP, e CQE) {
+	c := &q.cfg
+	for { // CQ full: wait for the consumer's doorbell record
+		ci := loadBE32(c.CQDBRec) & 0xffffff
+		if (uint32(q.cqPI)-ci)&0xffffff < c.CQEs {
+			break
+		}
+		select {
+		case <-n.stop:
+			return
+		default:
+			runtime.Gosched()
+		}
+	}
+	e.Owner = uint8(q.cqPI/uint64(c.CQEs)) & 1
+	var b [CQESize]byte
+	EncodeCQE(b[:], e)
+	slot := c.CQ[(q.cqPI&uint64(c.CQEs-1))*CQESize:][:CQESize]
+	copy(slot[:60], b[:60])
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&slot[60])), binary.LittleEndian.Uint32(b[60:]))
+	q.cqPI++
+	n.stats.CQEs.Add(1)
+	if e.IsError() {
+		n.stats.ErrCQEs.Add(1)
+	}
+}
+
+// lookup returns the bytes [addr, addr+size) of the region under key, or
+// nil if the key is unknown, lacks access, or the range is outside it.
+func (n *SoftNIC) lookup(key uint32, addr, size uint64, access int) []byte {
+	n.mu.Lock()
+	m, ok := n.mrs[key]
+	n.mu.Unlock()
+	if !ok || m.Access&access != access {
+		return nil
+	}
+	base := m.addr()
+	if addr < base || size > uint64(len(m.Mem)) || addr-base > uint64(len(m.Mem))-size {
+		return nil
+	}
+	off := addr - base
+	return m.Mem[off : off+size]
+}
+
+// execute performs w; returns the CQE byte count and a syndrome (0 = ok).
+func (n *SoftNIC) execute(w *WQE) (uint32, uint8) {
+	switch w.Opcode {
+	case OpcodeNOP:
+		return 0, 0
+	case OpcodeRDMAWrite:
+		src := w.Inline
+		if src == nil {
+			var total uint64
+			for _, d := range w.SGEs {
+				total += d.Len()
+			}
+			if total > maxSGELen {
+				return 0, SyndromeLocalLengthErr
+			}
+			src = make([]byte, 0, total)
+			for _, d := range w.SGEs {
+				b := n.lookup(d.LKey, d.Addr, d.Len(), AccessLocalRead)
+				if b == nil {
+					return 0, SyndromeLocalProtErr
+				}
+				src = append(src, b...)
+			}
+		}
+		dst := n.lookup(w.RKey, w.RAddr, uint64(len(src)), AccessRemoteWrite)
+		if dst == nil {
+			return 0, SyndromeRemoteAccessErr
+		}
+		copy(dst, src)
+		return uint32(len(src)), 0
+	case OpcodeRDMARead:
+		var total uint64
+		dsts := make([][]byte, 0, len(w.SGEs))
+		for _, d := range w.SGEs {
+			b := n.lookup(d.LKey, d.Addr, d.Len(), AccessLocalWrite)
+			if b == nil {
+				return 0, SyndromeLocalProtErr
+			}
+			dsts = append(dsts, b)
+			total += d.Len()
+		}
+		src := n.lookup(w.RKey, w.RAddr, total, AccessRemoteRead)
+		if src == nil {
+			return 0, SyndromeRemoteAccessErr
+		}
+		for _, d := range dsts {
+			src = src[copy(d, src):]
+		}
+		return uint32(total), 0
+	default: // atomics (DecodeWQE admits only CS and FA here)
+		res := n.lookup(w.SGEs[0].LKey, w.SGEs[0].Addr, 8, AccessLocalWrite)
+		if res == nil {
+			return 0, SyndromeLocalProtErr
+		}
+		if w.RAddr%8 != 0 {
+			return 0, SyndromeRemoteInvalReqErr
+		}
+		t := n.lookup(w.RKey, w.RAddr, 8, AccessRemoteAtomic)
+		if t == nil {
+			return 0, SyndromeRemoteAccessErr
+		}
+		p := (*uint64)(unsafe.Pointer(&t[0]))
+		var old uint64
+		for {
+			raw := atomic.LoadUint64(p)
+			old = bits.ReverseBytes64(raw) // big-endian target word
+			nv := old + w.SwapAdd
+			if w.Opcode == OpcodeAtomicCS {
+				if old != w.Compare {
+					break
+				}
+				nv = w.SwapAdd
+			}
+			if atomic.CompareAndSwapUint64(p, raw, bits.ReverseBytes64(nv)) {
+				break
+			}
+		}
+		binary.BigEndian.PutUint64(res, old)
+		return 8, 0
+	}
+}
+
+func loadU32(p []byte) uint32     { return atomic.LoadUint32((*uint32)(unsafe.Pointer(&p[0]))) }
+func storeU32(p []byte, v uint32) { atomic.StoreUint32((*uint32)(unsafe.Pointer(&p[0])), v) }

@@ -1,0 +1,581 @@
+/* goshmem IBGDA: one RC queue pair as the GPU sees it (SQ ring, doorbell
+ * record, UAR doorbell, CQ ring), WQE building, posting and CQ polling.
+ *
+ * Posting protocol (every mode):
+ *   1. reserve: one atomic add on sq_resv_idx reserves WQEBBs [start, end);
+ *   2. space:   wait until end - sq_done_idx <= sq_wqebb_cnt (the slots of
+ *               the previous lap are retired), polling the CQ meanwhile;
+ *   3. build:   write the segments (goshmemi_ibgda_build_wqe);
+ *   4. publish: in reservation order (wait for sq_ready_idx == start):
+ *               goshmemi_wqe_to_dbr_barrier, doorbell record = end & 0xffff,
+ *               goshmemi_dbr_to_db_barrier, 8-byte doorbell = the first 8 B
+ *               of the last WQE's ctrl segment, then sq_ready_idx = end
+ *               (release). Doorbells therefore reach the NIC in index order
+ *               and the record never moves backwards.
+ * Modes: goshmemi_ibgda_post (one thread, one WQE, one doorbell),
+ * goshmemi_ibgda_post_batch (one thread, N WQEs, one doorbell),
+ * goshmemi_ibgda_post_warp (a warp: one lane reserves for all lanes, lanes
+ * build in lockstep, one lane publishes and rings; in host mode a loop over
+ * the lanes' ops).
+ *
+ * Selective completion: a WQE asks for a CQE (CE = CQ_UPDATE) when the caller
+ * sets op.signaled, and always when its WQEBBs reach a half-ring boundary
+ * (start/half != end/half): a poster waiting for SQ space then always has a
+ * CQE on its way. Quiet posts a signaled NOP when the last published WQE was
+ * unsignaled. A CQE with wqe_counter c retires every WQE up to and including
+ * the one at c (the SQ executes in order), so sq_done_idx = c's index + its
+ * WQEBB count (read back from its ctrl.qpn_ds, which is not overwritten
+ * before sq_done_idx passes it).
+ *
+ * Completion guarantee of goshmemi_ibgda_quiet(qp): every WQE published on
+ * this QP before the call has completed at the NIC (its CQE, or a later one,
+ * was consumed): RDMA writes are placed at the target, reads and atomic
+ * fetches are in local memory. goshmemi_ibgda_quiet_all(qps, n) gives the
+ * same for each of the n QPs (PE-wide quiet); quiet(qp) alone is the ctx
+ * (per-QP) scope.
+ *
+ * Errors: an error CQE (MLX5_CQE_REQ_ERR / RESP_ERR) is recorded in qp->err
+ * and, when qp->err_word is set, in *err_word (first error wins), as
+ * GOSHMEMI_IBGDA_ERR_WORD(qpn, cqe opcode, syndrome, vendor_err_synd,
+ * wqe_counter); polling and quiet then return GOSHMEMI_IBGDA_ERR_CQE, and
+ * keep returning it for that QP (the QP is in the error state: the NIC
+ * flushes every later WQE with WR_FLUSH_ERR).
+ *
+ * Include <goshmem/ibgda/ibgda.h>, not this file.
+ */
+#ifndef GOSHMEM_IBGDA_QP_H
+#define GOSHMEM_IBGDA_QP_H
+
+#include "mlx5.h"
+#include "ordering.h"
+
+/* ---- error reporting ----------------------------------------------------- */
+#define GOSHMEMI_IBGDA_OK 0
+#define GOSHMEMI_IBGDA_ERR_CQE (-1)   /* an error CQE on this QP: see qp->err */
+#define GOSHMEMI_IBGDA_ERR_ARG (-2)   /* op not encodable (len, opcode) */
+
+/* Error word: [63] valid | [59:56] CQE opcode (REQ_ERR/RESP_ERR) | [55:32] qpn
+ *             | [31:24] syndrome | [23:16] vendor_err_synd | [15:0] wqe_counter. */
+#define GOSHMEMI_IBGDA_ERR_WORD(qpn, cqe_op, synd, vendor, wqe_counter)                                               \
+    ((1ull << 63) | ((uint64_t)((cqe_op) & 0xfu) << 56) | ((uint64_t)((qpn) & 0xffffffu) << 32) |                    \
+     ((uint64_t)((synd) & 0xffu) << 24) | ((uint64_t)((vendor) & 0xffu) << 16) | (uint64_t)((wqe_counter) & 0xffffu))
+#define GOSHMEMI_IBGDA_ERR_CQE_OPCODE(w) ((uint32_t)(((w) >> 56) & 0xfu))
+#define GOSHMEMI_IBGDA_ERR_QPN(w) ((uint32_t)(((w) >> 32) & 0xffffffu))
+#define GOSHMEMI_IBGDA_ERR_SYNDROME(w) ((uint32_t)(((w) >> 24) & 0xffu))
+#define GOSHMEMI_IBGDA_ERR_VENDOR(w) ((uint32_t)(((w) >> 16) & 0xffu))
+#define GOSHMEMI_IBGDA_ERR_WQE_COUNTER(w) ((uint32_t)((w) & 0xffffu))
+
+/* ---- the queue pair -------------------------------------------------------
+ * Shared host<->device layout: versioned and size-asserted. The host (real
+ * NIC: mlx5dv devx; tests: the soft NIC) fills the descriptor fields and
+ * zeroes the state fields; only device threads write the state fields. */
+#define GOSHMEMI_IBGDA_QP_SIZE 152
+#define GOSHMEMI_IBGDA_QP_VERSION ((1u << 16) + GOSHMEMI_IBGDA_QP_SIZE)
+
+typedef struct goshmemi_ibgda_qp {
+    /* descriptor (host-written) */
+    uint32_t version;            /* 0x00 GOSHMEMI_IBGDA_QP_VERSION */
+    uint32_t qpn;                /* 0x04 24-bit QP number */
+    void *sq_buf;                /* 0x08 sq_wqebb_cnt * 64 B, 64 B aligned */
+    uint32_t sq_wqebb_cnt;       /* 0x10 power of 2, <= 32768 */
+    uint32_t cq_cqe_cnt;         /* 0x14 power of 2 */
+    volatile uint32_t *dbrec;    /* 0x18 [GOSHMEMI_MLX5_RCV_DBR], [GOSHMEMI_MLX5_SND_DBR], big-endian */
+    volatile uint64_t *db;       /* 0x20 UAR doorbell (BlueFlame) register, 8-byte stores */
+    void *cq_buf;                /* 0x28 cq_cqe_cnt * 64 B */
+    volatile uint32_t *cq_dbrec; /* 0x30 [0] = consumer index (BE32, 24 bits) */
+    uint64_t *err_word;          /* 0x38 PE-wide first error, or NULL */
+    const uint32_t *lkey_tab;    /* 0x40 local memory-region keys */
+    const uint32_t *rkey_tab;    /* 0x48 remote keys, indexed by PE */
+    uint32_t n_lkeys;            /* 0x50 */
+    uint32_t n_rkeys;            /* 0x54 */
+    uint64_t scratch_laddr;      /* 0x58 8 B sink for atomic results nobody reads (SIGNAL_ADD) */
+    uint32_t scratch_lkey;       /* 0x60 */
+    uint32_t cq_lock;            /* 0x64 one poller at a time */
+    /* state (device-written) */
+    uint64_t sq_resv_idx;        /* 0x68 WQEBBs reserved */
+    uint64_t sq_ready_idx;       /* 0x70 WQEBBs published; dbrec[SND] == sq_ready_idx & 0xffff */
+    uint64_t sq_signaled_idx;    /* 0x78 end of the last published CE WQE */
+    uint64_t sq_done_idx;        /* 0x80 WQEBBs retired by CQEs */
+    uint64_t cq_cons_idx;        /* 0x88 CQEs consumed */
+    uint64_t err;                /* 0x90 this QP's first error word (0: none) */
+} goshmemi_ibgda_qp_t;
+
+GOSHMEMI_STATIC_ASSERT(sizeof(void *) == 8, "IBGDA QP layout assumes 64-bit pointers");
+GOSHMEMI_STATIC_ASSERT(sizeof(goshmemi_ibgda_qp_t) == GOSHMEMI_IBGDA_QP_SIZE, "goshmemi_ibgda_qp_t size");
+
+/* ---- one operation -------------------------------------------------------- */
+typedef struct goshmemi_ibgda_op {
+    uint8_t opcode;   /* GOSHMEMI_MLX5_OPCODE_{NOP,RDMA_WRITE,RDMA_READ,ATOMIC_CS,ATOMIC_FA} */
+    uint8_t inl;      /* RDMA_WRITE: copy the payload (laddr, len) into the WQE */
+    uint8_t signaled; /* ask for a CQE */
+    uint8_t fm;       /* fence mode bits (GOSHMEMI_MLX5_WQE_CTRL_*FENCE) or 0 */
+    uint32_t len;     /* bytes; atomics: 8 */
+    uint32_t lkey;    /* local key of laddr (not for inline) */
+    uint32_t rkey;    /* remote key of raddr */
+    uint64_t laddr;   /* write: source; read: destination; atomics: fetched value (BE) */
+    uint64_t raddr;   /* remote address */
+    uint64_t swap_add; /* ATOMIC_FA addend / ATOMIC_CS swap value */
+    uint64_t compare; /* ATOMIC_CS compare value */
+} goshmemi_ibgda_op_t;
+
+/* Largest inline payload goshmem encodes (ctrl + raddr + inline <= 5 WQEBBs). */
+#define GOSHMEMI_IBGDA_MAX_INLINE 256u
+/* Largest gather length of one data segment (byte_count 0 means 2 GiB to mlx5). */
+#define GOSHMEMI_IBGDA_MAX_SGE_LEN 0x80000000u
+
+/* DS count of the WQE for `op`, or 0 if it cannot be encoded. */
+GOSHMEMI_FN uint32_t goshmemi_ibgda_op_ds(const goshmemi_ibgda_op_t *op)
+{
+    switch (op->opcode) {
+    case GOSHMEMI_MLX5_OPCODE_NOP:
+        return 1;
+    case GOSHMEMI_MLX5_OPCODE_RDMA_WRITE:
+        if (op->inl || op->len == 0)
+            return op->len <= GOSHMEMI_IBGDA_MAX_INLINE ? 2 + goshmemi_mlx5_inl_ds(op->len) : 0;
+        return op->len <= GOSHMEMI_IBGDA_MAX_SGE_LEN ? 3 : 0; /* ctrl, raddr, data */
+    case GOSHMEMI_MLX5_OPCODE_RDMA_READ:
+        return op->len != 0 && op->len <= GOSHMEMI_IBGDA_MAX_SGE_LEN ? 3 : 0;
+    case GOSHMEMI_MLX5_OPCODE_ATOMIC_CS:
+    case GOSHMEMI_MLX5_OPCODE_ATOMIC_FA:
+        return op->len == 8 ? 4 : 0; /* ctrl, raddr, atomic, data */
+    default:
+        return 0;
+    }
+}
+
+/* Build the WQE for `op` at WQEBB index `wqe_idx` (segments wrap in the ring).
+ * `ds` is goshmemi_ibgda_op_ds(op) (non-zero). */
+GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_idx, const goshmemi_ibgda_op_t *op,
+                                          uint32_t ds, int ce)
+{
+    void *sq = qp->sq_buf;
+    uint32_t n = qp->sq_wqebb_cnt, idx = (uint32_t)wqe_idx;
+    uint8_t fm_ce_se = (uint8_t)(op->fm | (ce ? GOSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE : 0));
+    goshmemi_mlx5_set_ctrl_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 0), (uint16_t)idx, op->opcode, 0, qp->qpn, fm_ce_se,
+                               (uint8_t)ds, 0, 0);
+    if (op->opcode == GOSHMEMI_MLX5_OPCODE_NOP)
+        return;
+    goshmemi_mlx5_set_raddr_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 1), op->raddr, op->rkey);
+    switch (op->opcode) {
+    case GOSHMEMI_MLX5_OPCODE_RDMA_WRITE:
+        if (op->inl || op->len == 0)
+            goshmemi_mlx5_set_inl_data_seg(sq, n, idx, 2, (const void *)(uintptr_t)op->laddr, op->len);
+        else
+            goshmemi_mlx5_set_data_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 2), op->len, op->lkey, op->laddr);
+        break;
+    case GOSHMEMI_MLX5_OPCODE_RDMA_READ:
+        goshmemi_mlx5_set_data_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 2), op->len, op->lkey, op->laddr);
+        break;
+    default: /* atomics */
+        goshmemi_mlx5_set_atomic_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 2), op->swap_add,
+                                     op->opcode == GOSHMEMI_MLX5_OPCODE_ATOMIC_CS ? op->compare : 0);
+        goshmemi_mlx5_set_data_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 3), 8, op->lkey, op->laddr);
+        break;
+    }
+}
+
+/* CE forced when WQEBBs [start, end) reach a half-ring boundary. */
+GOSHMEMI_FN int goshmemi_ibgda_crosses_half(const goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end)
+{
+    uint64_t half = qp->sq_wqebb_cnt / 2 ? qp->sq_wqebb_cnt / 2 : 1;
+    return start / half != end / half;
+}
+
+/* ---- host setup helpers (also callable on the device) ------------------- */
+
+/* Mark every CQE invalid (opcode INVALID, owner 0) as the mlx5 driver does
+ * at CQ creation, so the first lap never reads a zeroed entry as new. */
+GOSHMEMI_FN void goshmemi_ibgda_cq_init(void *cq_buf, uint32_t cqe_cnt)
+{
+    uint32_t i;
+    for (i = 0; i < cqe_cnt; i++)
+        ((goshmemi_mlx5_cqe64_t *)cq_buf)[i].op_own = (uint8_t)(GOSHMEMI_MLX5_CQE_INVALID << 4);
+}
+
+/* ---- CQ polling ------------------------------------------------------------ */
+
+GOSHMEMI_COLD void goshmemi_ibgda_record_err(goshmemi_ibgda_qp_t *qp, uint64_t w)
+{
+#if GOSHMEMI_CUDA
+    atomicCAS((unsigned long long *)&qp->err, 0ull, (unsigned long long)w);
+    if (qp->err_word)
+        atomicCAS((unsigned long long *)qp->err_word, 0ull, (unsigned long long)w);
+#else
+    uint64_t z = 0;
+    __atomic_compare_exchange_n(&qp->err, &z, w, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    z = 0;
+    if (qp->err_word)
+        __atomic_compare_exchange_n(qp->err_word, &z, w, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Consume every new CQE of qp's CQ (if no other thread is polling it):
+ * advance sq_done_idx ("completed up to") and the CQ doorbell record.
+ * Returns the number of CQEs consumed, or GOSHMEMI_IBGDA_ERR_CQE if one of
+ * them was an error CQE. */
+GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
+{
+    int n = 0, rc = 0;
+    uint64_t ci, done, ready;
+    if (!goshmemi_ibgda_trylock(&qp->cq_lock))
+        return 0;
+    ci = qp->cq_cons_idx;
+    done = qp->sq_done_idx;
+    ready = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
+    for (;;) {
+        goshmemi_mlx5_cqe64_t *cqe = (goshmemi_mlx5_cqe64_t *)qp->cq_buf + (ci & (qp->cq_cqe_cnt - 1));
+        uint8_t op_own = goshmemi_ibgda_load_op_own(&cqe->op_own);
+        uint16_t wc;
+        uint64_t full;
+        uint32_t ds;
+        if (!goshmemi_mlx5_cqe_is_sw_owned(op_own, ci, qp->cq_cqe_cnt))
+            break;
+        goshmemi_cqe_owner_to_read_barrier();
+        wc = goshmemi_be16toh(*(volatile uint16_t *)&cqe->wqe_counter);
+        if (goshmemi_mlx5_cqe_opcode(op_own) != GOSHMEMI_MLX5_CQE_REQ) {
+            const volatile goshmemi_mlx5_err_cqe_t *e = (const volatile goshmemi_mlx5_err_cqe_t *)cqe;
+            goshmemi_ibgda_record_err(qp, GOSHMEMI_IBGDA_ERR_WORD(qp->qpn, goshmemi_mlx5_cqe_opcode(op_own),
+                                                                  e->syndrome, e->vendor_err_synd, wc));
+            rc = GOSHMEMI_IBGDA_ERR_CQE;
+        }
+        /* wc names the WQEBB index of the completed WQE; it lies in
+         * [done, sq_ready_idx), within 2^16 of done. */
+        full = done + (uint16_t)(wc - (uint16_t)done);
+        ds = ((const volatile uint8_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, wc, 0))[7];
+        full += goshmemi_mlx5_ds_to_wqebb(ds ? ds : 1);
+        if (full > ready) /* a corrupt ds cannot retire unpublished WQEBBs */
+            full = ready;
+        if (full > done)
+            done = full;
+        ci++;
+        n++;
+    }
+    if (n) {
+        qp->cq_cons_idx = ci;
+        /* Our reads of the consumed entries precede the NIC's reuse of them. */
+        goshmemi_ibgda_release_fence();
+        goshmemi_ibgda_store_dbr(&qp->cq_dbrec[0], goshmemi_htobe32((uint32_t)ci & 0xffffffu));
+        goshmemi_ibgda_store_release_u64(&qp->sq_done_idx, done);
+    }
+    goshmemi_ibgda_unlock(&qp->cq_lock);
+    return rc ? rc : n;
+}
+
+/* Wait until WQEBBs up to `end` may be written (the previous lap retired). */
+GOSHMEMI_FN int goshmemi_ibgda_wait_sq_space(goshmemi_ibgda_qp_t *qp, uint64_t end)
+{
+    int rc = 0;
+    while (end - goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx) > qp->sq_wqebb_cnt) {
+        if (goshmemi_ibgda_poll_cq(qp) < 0)
+            rc = GOSHMEMI_IBGDA_ERR_CQE; /* keep waiting: the NIC flushes the rest */
+        goshmemi_ibgda_pause();
+    }
+    return rc;
+}
+
+/* ---- publication ------------------------------------------------------------ */
+
+/* Publish WQEBBs [start, end) in reservation order and ring once. `last_idx`
+ * is the index of the last WQE in the range; `sig_end` is the end of its
+ * last CE WQE, or 0. */
+GOSHMEMI_FN void goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t last_idx,
+                                        uint64_t sig_end)
+{
+    uint64_t db;
+    while (goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx) != start)
+        goshmemi_ibgda_pause();
+    goshmemi_wqe_to_dbr_barrier();
+    goshmemi_ibgda_store_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+    goshmemi_dbr_to_db_barrier();
+    /* Ref: rdma-core mlx5_post_send: the doorbell carries ctrl's first 8 B
+     * (opmod_idx_opcode, qpn_ds) of the last WQE posted. */
+    db = *(const uint64_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, (uint32_t)last_idx, 0);
+    goshmemi_ibgda_store_db(qp->db, db);
+    if (sig_end)
+        goshmemi_ibgda_max_u64(&qp->sq_signaled_idx, sig_end);
+    goshmemi_ibgda_store_release_u64(&qp->sq_ready_idx, end);
+}
+
+/* ---- posting modes -------------------------------------------------------- */
+
+/* One thread, `n` WQEs, one doorbell (n == 1: the plain single post).
+ * Returns 0, GOSHMEMI_IBGDA_ERR_ARG (nothing posted) or
+ * GOSHMEMI_IBGDA_ERR_CQE (posted into a QP in error). */
+GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *ops, int n)
+{
+    uint64_t total = 0, start, idx, last = 0, sig_end = 0;
+    int i, rc;
+    for (i = 0; i < n; i++) {
+        uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
+        if (ds == 0)
+            return GOSHMEMI_IBGDA_ERR_ARG;
+        total += goshmemi_mlx5_ds_to_wqebb(ds);
+    }
+    if (n <= 0 || total > qp->sq_wqebb_cnt / 2)
+        return GOSHMEMI_IBGDA_ERR_ARG;
+    start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total);
+    rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+    for (i = 0, idx = start; i < n; i++) {
+        uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
+        uint64_t end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
+        int ce = ops[i].signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
+        goshmemi_ibgda_build_wqe(qp, idx, &ops[i], ds, ce);
+        if (ce)
+            sig_end = end;
+        last = idx;
+        idx = end;
+    }
+    goshmemi_ibgda_publish(qp, start, start + total, last, sig_end);
+    if (rc == 0 && qp->err)
+        rc = GOSHMEMI_IBGDA_ERR_CQE;
+    return rc;
+}
+
+/* One thread, one WQE, one doorbell. */
+GOSHMEMI_FN int goshmemi_ibgda_post(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *op)
+{
+    return goshmemi_ibgda_post_batch(qp, op, 1);
+}
+
+#if GOSHMEMI_CUDA
+/* Warp-cooperative post: every active lane of a converged warp calls it
+ * with its own op; the lowest active lane reserves WQEBBs for all of them,
+ * lanes build their WQEs at once, __syncwarp orders every lane's WQE stores
+ * before the leader's goshmemi_wqe_to_dbr_barrier (fences are cumulative),
+ * and the leader publishes and rings once. Returns the same value on every
+ * lane. */
+GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *op)
+{
+    unsigned mask = __activemask();
+    unsigned lane, leader = __ffs(mask) - 1, lastl = 31 - __clz(mask);
+    uint32_t ds = goshmemi_ibgda_op_ds(op), nbb = goshmemi_mlx5_ds_to_wqebb(ds), off = 0, total = 0;
+    uint32_t l;
+    int bad, rc = 0;
+    unsigned long long start = 0;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    bad = __any_sync(mask, ds == 0);
+    if (bad)
+        return GOSHMEMI_IBGDA_ERR_ARG;
+    for (l = 0; l < 32; l++) {
+        if (mask & (1u << l)) {
+            uint32_t v = __shfl_sync(mask, nbb, l);
+            if (l < lane)
+                off += v;
+            total += v;
+        }
+    }
+    if (total > qp->sq_wqebb_cnt / 2)
+        return GOSHMEMI_IBGDA_ERR_ARG;
+    if (lane == leader) {
+        start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total);
+        rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+    }
+    start = __shfl_sync(mask, start, leader);
+    {
+        uint64_t idx = start + off, end = idx + nbb;
+        int ce = op->signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
+        uint32_t sig_off = ce ? off + nbb : 0, max_sig = 0, last_off;
+        goshmemi_ibgda_build_wqe(qp, idx, op, ds, ce);
+        for (l = 0; l < 32; l++)
+            if (mask & (1u << l)) {
+                uint32_t v = __shfl_sync(mask, sig_off, l);
+                max_sig = v > max_sig ? v : max_sig;
+            }
+        last_off = __shfl_sync(mask, off, lastl);
+        __syncwarp(mask);
+        if (lane == leader)
+            goshmemi_ibgda_publish(qp, start, start + total, start + last_off, max_sig ? start + max_sig : 0);
+    }
+    rc = __shfl_sync(mask, rc, leader);
+    __syncwarp(mask);
+    if (rc == 0 && qp->err)
+        rc = GOSHMEMI_IBGDA_ERR_CQE;
+    return rc;
+}
+#else
+/* Host mode: the warp algorithm with its `nlanes` lanes as a loop (lane i
+ * posts ops[i]): lane 0 reserves for all, each lane builds at its prefix
+ * offset, lane 0 publishes and rings once. */
+GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *ops, int nlanes)
+{
+    uint32_t off[32];
+    uint64_t total = 0, start, max_sig = 0;
+    int l, rc;
+    if (nlanes <= 0 || nlanes > 32)
+        return GOSHMEMI_IBGDA_ERR_ARG;
+    for (l = 0; l < nlanes; l++) { /* the shuffle prefix sum */
+        uint32_t ds = goshmemi_ibgda_op_ds(&ops[l]);
+        if (ds == 0)
+            return GOSHMEMI_IBGDA_ERR_ARG;
+        off[l] = (uint32_t)total;
+        total += goshmemi_mlx5_ds_to_wqebb(ds);
+    }
+    if (total > qp->sq_wqebb_cnt / 2)
+        return GOSHMEMI_IBGDA_ERR_ARG;
+    start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total); /* leader */
+    rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+    for (l = 0; l < nlanes; l++) { /* lanes in lockstep */
+        uint32_t ds = goshmemi_ibgda_op_ds(&ops[l]);
+        uint64_t idx = start + off[l], end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
+        int ce = ops[l].signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
+        goshmemi_ibgda_build_wqe(qp, idx, &ops[l], ds, ce);
+        if (ce && end > max_sig)
+            max_sig = end;
+    }
+    goshmemi_ibgda_publish(qp, start, start + total, start + off[nlanes - 1], max_sig); /* leader */
+    if (rc == 0 && qp->err)
+        rc = GOSHMEMI_IBGDA_ERR_CQE;
+    return rc;
+}
+#endif
+
+/* ---- quiet ------------------------------------------------------------------ */
+
+/* Start completing everything published so far; returns the WQEBB index
+ * quiet must see retired (posting a signaled NOP if the last published WQE
+ * asked for no CQE; not on a QP in error). */
+GOSHMEMI_FN uint64_t goshmemi_ibgda_quiet_begin(goshmemi_ibgda_qp_t *qp)
+{
+    uint64_t target = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
+    if (goshmemi_ibgda_load_acquire_u64(&qp->sq_signaled_idx) < target && !*(volatile uint64_t *)&qp->err) {
+        goshmemi_ibgda_op_t nop;
+        nop.opcode = GOSHMEMI_MLX5_OPCODE_NOP;
+        nop.inl = 0;
+        nop.signaled = 1;
+        nop.fm = 0;
+        nop.len = 0;
+        nop.lkey = nop.rkey = 0;
+        nop.laddr = nop.raddr = nop.swap_add = nop.compare = 0;
+        (void)goshmemi_ibgda_post(qp, &nop);
+        target = goshmemi_ibgda_load_acquire_u64(&qp->sq_signaled_idx);
+    }
+    return target;
+}
+
+/* Poll until sq_done_idx reaches `target` (or an error CQE). */
+GOSHMEMI_FN int goshmemi_ibgda_quiet_wait(goshmemi_ibgda_qp_t *qp, uint64_t target)
+{
+    while (goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx) < target) {
+        /* A QP in error completes nothing more successfully: fail fast
+         * (another poller may have consumed the error CQE). */
+        if (goshmemi_ibgda_poll_cq(qp) < 0 || *(volatile uint64_t *)&qp->err)
+            return GOSHMEMI_IBGDA_ERR_CQE;
+        goshmemi_ibgda_pause();
+    }
+    return qp->err ? GOSHMEMI_IBGDA_ERR_CQE : GOSHMEMI_IBGDA_OK;
+}
+
+/* Per-QP (ctx) quiet: polls only this QP's CQ. */
+GOSHMEMI_FN int goshmemi_ibgda_quiet(goshmemi_ibgda_qp_t *qp)
+{
+    return goshmemi_ibgda_quiet_wait(qp, goshmemi_ibgda_quiet_begin(qp));
+}
+
+/* PE-wide quiet over `n` QPs: start all of them, then wait for each (the
+ * waits overlap). Returns the first error. */
+#define GOSHMEMI_IBGDA_QUIET_CHUNK 32
+GOSHMEMI_FN int goshmemi_ibgda_quiet_all(goshmemi_ibgda_qp_t *const *qps, int n)
+{
+    uint64_t target[GOSHMEMI_IBGDA_QUIET_CHUNK];
+    int base, i, rc = 0;
+    for (base = 0; base < n; base += GOSHMEMI_IBGDA_QUIET_CHUNK) {
+        int m = n - base < GOSHMEMI_IBGDA_QUIET_CHUNK ? n - base : GOSHMEMI_IBGDA_QUIET_CHUNK;
+        for (i = 0; i < m; i++)
+            target[i] = goshmemi_ibgda_quiet_begin(qps[base + i]);
+        for (i = 0; i < m; i++) {
+            int r = goshmemi_ibgda_quiet_wait(qps[base + i], target[i]);
+            if (r && !rc)
+                rc = r;
+        }
+    }
+    return rc;
+}
+
+/* ---- operations -------------------------------------------------------------- */
+
+GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_make(uint8_t opcode, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                                      uint32_t rkey, uint32_t len, int inl, int signaled)
+{
+    goshmemi_ibgda_op_t op;
+    op.opcode = opcode;
+    op.inl = (uint8_t)(inl != 0);
+    op.signaled = (uint8_t)(signaled != 0);
+    op.fm = 0;
+    op.len = len;
+    op.lkey = lkey;
+    op.rkey = rkey;
+    op.laddr = laddr;
+    op.raddr = raddr;
+    op.swap_add = 0;
+    op.compare = 0;
+    return op;
+}
+
+/* RDMA write of `len` bytes from `src`, copied into the WQE. */
+GOSHMEMI_FN int goshmemi_ibgda_put_inline(goshmemi_ibgda_qp_t *qp, uint64_t raddr, uint32_t rkey, const void *src,
+                                          uint32_t len, int signaled)
+{
+    goshmemi_ibgda_op_t op = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)src, 0,
+                                                   raddr, rkey, len, 1, signaled);
+    return goshmemi_ibgda_post(qp, &op);
+}
+
+/* RDMA write gathered by the NIC from (laddr, lkey). */
+GOSHMEMI_FN int goshmemi_ibgda_put(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                   uint32_t rkey, uint32_t len, int signaled)
+{
+    goshmemi_ibgda_op_t op =
+        goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, laddr, lkey, raddr, rkey, len, 0, signaled);
+    return goshmemi_ibgda_post(qp, &op);
+}
+
+/* RDMA read of `len` bytes into (laddr, lkey). */
+GOSHMEMI_FN int goshmemi_ibgda_get(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                   uint32_t rkey, uint32_t len, int signaled)
+{
+    goshmemi_ibgda_op_t op =
+        goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_READ, laddr, lkey, raddr, rkey, len, 0, signaled);
+    return goshmemi_ibgda_post(qp, &op);
+}
+
+/* 8-byte fetch-add / compare-swap; the old remote value lands at laddr
+ * (big-endian, as the NIC returns it; goshmemi_be64toh to read it). */
+GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_amo(uint8_t opcode, uint64_t fetch_laddr, uint32_t lkey,
+                                                     uint64_t raddr, uint32_t rkey, uint64_t swap_add,
+                                                     uint64_t compare, int signaled)
+{
+    goshmemi_ibgda_op_t op = goshmemi_ibgda_op_make(opcode, fetch_laddr, lkey, raddr, rkey, 8, 0, signaled);
+    op.swap_add = swap_add;
+    op.compare = compare;
+    return op;
+}
+
+/* The signal update of put_signal: SIGNAL_SET = an 8-byte inline RDMA write
+ * of `value`; SIGNAL_ADD = an ATOMIC_FA whose fetched value goes to the
+ * QP's scratch word. `value_slot` must stay valid until the op is built
+ * (it is copied into the WQE). */
+GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_signal(const goshmemi_ibgda_qp_t *qp, uint64_t sig_raddr,
+                                                        uint32_t rkey, const uint64_t *value_slot, int sig_op,
+                                                        int signaled)
+{
+    if (sig_op == GOSHMEM_SIGNAL_ADD)
+        return goshmemi_ibgda_op_amo(GOSHMEMI_MLX5_OPCODE_ATOMIC_FA, qp->scratch_laddr, qp->scratch_lkey, sig_raddr,
+                                     rkey, *value_slot, 0, signaled);
+    return goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)value_slot, 0, sig_raddr,
+                                  rkey, 8, 1, signaled);
+}
+
+/* put_signal: the data write and the signal update as two WQEs under one
+ * doorbell. An RC QP executes them in order at the responder, so the signal
+ * is never visible before the data. */
+GOSHMEMI_FN int goshmemi_ibgda_put_signal(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                          uint32_t rkey, uint32_t len, int inl, uint64_t sig_raddr,
+                                          uint32_t sig_rkey, uint64_t sig_value, int sig_op, int signaled)
+{
+    goshmemi_ibgda_op_t ops[2];
+    ops[0] = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, laddr, lkey, raddr, rkey, len, inl, 0);
+    ops[1] = goshmemi_ibgda_op_signal(qp, sig_raddr, sig_rkey, &sig_value, sig_op, signaled);
+    return goshmemi_ibgda_post_batch(qp, ops, 2);
+}
+
+#endif /* GOSHMEM_IBGDA_QP_H */

@@ -1,0 +1,98 @@
+// Package e2e runs goshmem's IBGDA device header in host mode against the
+// SoftNIC emulation: C threads (posters.c) post through
+// include/goshmem/ibgda/ into SQ rings in C memory; ibgda.SoftNIC executes
+// them and writes CQEs the threads poll.
+//
+// This is the package's only cgo file: it allocates the shared memory in C
+// (never the Go heap) and exposes it to the SoftNIC as byte slices.
+package e2e
+
+/*
+#cgo CFLAGS: -std=c11 -O2 -Wall -Wextra -Werror -pthread -I${SRCDIR}/../../../include
+#cgo LDFLAGS: -pthread
+#include "posters.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/goshmem/goshmem/ibgda"
+)
+
+// env wraps a C e2e_env_t.
+type env struct {
+	c        *C.e2e_env_t
+	sqWQEBBs uint32
+	cqes     uint32
+}
+
+func newEnv(nqp int, sqWQEBBs, cqes uint32, threads, iters int, lkey, rkey uint32) (*env, error) {
+	c := C.e2e_env_new(C.int(nqp), C.uint32_t(sqWQEBBs), C.uint32_t(cqes), C.int(threads), C.int(iters),
+		C.uint32_t(lkey), C.uint32_t(rkey))
+	if c == nil {
+		return nil, errors.New("e2e: e2e_env_new failed")
+	}
+	return &env{c: c, sqWQEBBs: sqWQEBBs, cqes: cqes}, nil
+}
+
+func (e *env) free() { C.e2e_env_free(e.c) }
+
+func bytesAt(p unsafe.Pointer, n uintptr) []byte { return unsafe.Slice((*byte)(p), n) }
+
+// local and remote regions as bytes, and as 64-bit words.
+func (e *env) remote() []byte {
+	return bytesAt(unsafe.Pointer(e.c.remote), uintptr(e.c.l.remote_words)*8)
+}
+func (e *env) local() []byte { return bytesAt(unsafe.Pointer(e.c.local), uintptr(e.c.l.local_words)*8) }
+
+func (e *env) layout() C.e2e_layout_t { return e.c.l }
+
+// qpConfig describes QP q to the SoftNIC.
+func (e *env) qpConfig(q int) ibgda.QPConfig {
+	qp := e.c.qp[q]
+	return ibgda.QPConfig{
+		QPN:     uint32(qp.qpn),
+		SQ:      ibgda.SQ{Buf: bytesAt(qp.sq_buf, uintptr(e.sqWQEBBs)*64), WQEBBs: e.sqWQEBBs},
+		DBRec:   bytesAt(unsafe.Pointer(e.c.dbrec[q]), 8),
+		DB:      bytesAt(unsafe.Pointer(e.c.db[q]), 8),
+		CQ:      bytesAt(qp.cq_buf, uintptr(e.cqes)*64),
+		CQEs:    e.cqes,
+		CQDBRec: bytesAt(unsafe.Pointer(e.c.cq_dbrec[q]), 4),
+	}
+}
+
+func (e *env) qpn(q int) uint32   { return uint32(e.c.qp[q].qpn) }
+func (e *env) qpErr(q int) uint64 { return uint64(e.c.qp[q].err) }
+func (e *env) peErr() uint64      { return uint64(e.c.err_word) }
+func (e *env) casOK(t int) uint64 { return uint64(e.c.cas_ok[t]) }
+func (e *env) faOps(t int) uint64 { return uint64(e.c.fa_ops[t]) }
+func (e *env) msg() string        { return C.GoString(&e.c.msg[0]) }
+func (e *env) qpVersionOK() bool  { return e.c.qp[0].version == C.GOSHMEMI_IBGDA_QP_VERSION }
+func qpStructSize() uintptr       { return unsafe.Sizeof(C.goshmemi_ibgda_qp_t{}) }
+
+func (e *env) runThreads(nqpWork int) error {
+	if C.e2e_run_threads(e.c, C.int(nqpWork)) != 0 {
+		return fmt.Errorf("e2e: threads failed: %s (PE error word %#x)", e.msg(), e.peErr())
+	}
+	return nil
+}
+
+func (e *env) scopeCheck(qa, qb int) error {
+	if C.e2e_scope_check(e.c, C.int(qa), C.int(qb)) != 0 {
+		return fmt.Errorf("e2e: scope check: %s", e.msg())
+	}
+	return nil
+}
+
+func (e *env) errorPost(q, kind int) int { return int(C.e2e_error_post(e.c, C.int(q), C.int(kind))) }
+func (e *env) postAfterError(q int) int  { return int(C.e2e_post_after_error(e.c, C.int(q))) }
+
+// Error-word fields (GOSHMEMI_IBGDA_ERR_* in qp.h).
+func errQPN(w uint64) uint32      { return uint32(w>>32) & 0xffffff }
+func errSyndrome(w uint64) uint8  { return uint8(w >> 24) }
+func errCQEOpcode(w uint64) uint8 { return uint8(w>>56) & 0xf }
+
+const errCQE = int(C.GOSHMEMI_IBGDA_ERR_CQE)
