@@ -263,8 +263,8 @@ func (h *host) header(stdout, stderr io.Writer) {
 		w = stderr
 	}
 	host, _ := os.Hostname()
-	h.title = fmt.Sprintf("goshmem %s, host mode, transport shm, %d PEs, GOMAXPROCS=%d, %s, %d of %d CPUs in PE 0's affinity, %s",
-		versionString(), h.npes, runtime.GOMAXPROCS(0), cpuModel(), runtime.NumCPU(), onlineCPUs(), time.Now().Format("2006-01-02 15:04"))
+	h.title = fmt.Sprintf("goshmem %s, host mode, transport %s, %d PEs, GOMAXPROCS=%d, %s, %d of %d CPUs in PE 0's affinity, %s",
+		versionString(), hostTransport(), h.npes, runtime.GOMAXPROCS(0), cpuModel(), runtime.NumCPU(), onlineCPUs(), time.Now().Format("2006-01-02 15:04"))
 	if h.o.variant != "" {
 		h.title += ", variant " + h.o.variant
 	}
@@ -296,7 +296,7 @@ func (h *host) emit(name string, size, iters int, s Summary, bw float64, timing 
 	a := allocs
 	r := Row{Lib: "goshmem", Name: name, Size: int64(size), Iters: int64(iters),
 		MedianUS: s.Median / 1000, P99US: s.P99 / 1000, BWGBs: bw,
-		Transport: "shm", Scope: "thread", Timing: timing, AllocsPerOp: &a, Variant: h.o.variant}
+		Transport: hostTransport(), Scope: "thread", Timing: timing, AllocsPerOp: &a, Variant: h.o.variant}
 	if h.npes == 1 {
 		r.Transport = "shm (self)"
 	}
@@ -684,4 +684,13 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// hostTransport names the transport the rows measured: the runtime uses shm
+// between PEs of one node unless GOSHMEM_TRANSPORT=ofi forces libfabric.
+func hostTransport() string {
+	if os.Getenv("GOSHMEM_TRANSPORT") == "ofi" {
+		return "ofi"
+	}
+	return "shm"
 }
