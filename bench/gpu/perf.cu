@@ -16,7 +16,9 @@
  * Same timing as kernels.cuh's latency loop; one thread.
  *   mode 0: peer address from goshmem_ptr once (no per-put translation), 8 B load from src + store, goshmem_quiet
  *   mode 1: as 0 without the source load (store of the loop counter)
- *   mode 2: as 1 with a bare fence.sc.gpu instead of goshmem_quiet (no state load at all: the floor in this process) */
+ *   mode 2: as 1 with a bare fence.sc.gpu instead of goshmem_quiet (no state load at all: the floor in this process)
+ *   mode 3: address translation every put (goshmemi_peer), 8 B load + plain store, goshmem_quiet
+ *   mode 4: peer address once, the header's copy routine (goshmemi_copy_thread, 8 B), goshmem_quiet */
 extern "C" __global__ void diag_put(char *dst, const char *src, int peer, int mode, int iters, int warmup,
                                     long long *samples, unsigned long long *meta)
 {
@@ -33,6 +35,12 @@ extern "C" __global__ void diag_put(char *dst, const char *src, int peer, int mo
             goshmem_quiet();
         } else if (mode == 1) {
             *p = (unsigned long long)i;
+            goshmem_quiet();
+        } else if (mode == 3) {
+            *(volatile unsigned long long *)goshmemi_peer(dst, peer, 8) = *(const unsigned long long *)src;
+            goshmem_quiet();
+        } else if (mode == 4) {
+            goshmemi_copy_thread((void *)p, src, 8);
             goshmem_quiet();
         } else {
             *p = (unsigned long long)i;

@@ -622,13 +622,15 @@ func (d *dev) launch() error {
 // diagPut splits put 8 B + quiet (thread) into its parts, on PE 0:
 // diag_put_ptr: peer address hoisted out of the loop (goshmem_ptr once),
 // 8 B load + store + goshmem_quiet; diag_put_ptr_imm: no source load;
-// diag_put_ptr_imm_fence: a bare fence.sc.gpu instead of goshmem_quiet.
+// diag_put_ptr_imm_fence: a bare fence.sc.gpu instead of goshmem_quiet;
+// diag_put_translate: goshmemi_peer every put; diag_put_ptr_copy: the
+// header's copy routine from a hoisted address.
 func (d *dev) diagPut() error {
 	k := d.k["diag_put"]
 	if k == nil {
 		return nil
 	}
-	for mode, name := range []string{"diag_put_ptr", "diag_put_ptr_imm", "diag_put_ptr_imm_fence"} {
+	for mode, name := range []string{"diag_put_ptr", "diag_put_ptr_imm", "diag_put_ptr_imm_fence", "diag_put_translate", "diag_put_ptr_copy"} {
 		n := d.o.iters
 		if d.me == 0 {
 			cfg := shmem.LaunchConfig{Grid: shmem.Dim(1), Block: shmem.Dim(1)}

@@ -78,7 +78,34 @@ GOSHMEMI_FN unsigned goshmemi_block_nthreads(void) { return blockDim.x * blockDi
 /* Lane of the calling thread: warps are formed from the linear thread id. */
 GOSHMEMI_FN unsigned goshmemi_lane(void) { return goshmemi_block_tid() & 31u; }
 
-GOSHMEMI_FN void goshmemi_copy_thread(void *dst, const void *src, size_t n) { goshmemi_copy_part(dst, src, n, 0, 1); }
+/* One thread: word-sized, aligned copies (the common p/put of one element
+ * or a signal payload) are one load and one store; the general loop costs
+ * measurably more on the put + quiet latency path (~0.15 us on H200). */
+GOSHMEMI_FN void goshmemi_copy_thread(void *dst, const void *src, size_t n)
+{
+    uintptr_t a = (uintptr_t)dst | (uintptr_t)src;
+    switch (n) {
+    case 16:
+        if ((a & 15) == 0) {
+            *(uint4 *)dst = *(const uint4 *)src;
+            return;
+        }
+        break;
+    case 8:
+        if ((a & 7) == 0) {
+            *(unsigned long long *)dst = *(const unsigned long long *)src;
+            return;
+        }
+        break;
+    case 4:
+        if ((a & 3) == 0) {
+            *(unsigned int *)dst = *(const unsigned int *)src;
+            return;
+        }
+        break;
+    }
+    goshmemi_copy_part(dst, src, n, 0, 1);
+}
 GOSHMEMI_FN void goshmemi_copy_warp(void *dst, const void *src, size_t n)
 {
     goshmemi_copy_part(dst, src, n, goshmemi_lane(), 32);
