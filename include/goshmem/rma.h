@@ -46,17 +46,21 @@
         for (size_t i = tid; i < head; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];                      \
         VT *dw = (VT *)(d + head);                                                                                    \
         const VT *sw = (const VT *)(s + head);                                                                        \
-        size_t i = tid;                                                                                               \
-        /* four loads in flight before their stores: one memory latency per                                          \
-         * 4 words instead of per word */                                                                            \
-        for (; i + 3 * nthreads < nw; i += 4 * nthreads) {                                                            \
-            VT w0 = sw[i], w1 = sw[i + nthreads], w2 = sw[i + 2 * nthreads], w3 = sw[i + 3 * nthreads];               \
+        /* up to four loads in flight before their stores (generic pointers                                           \
+         * may alias, so the compiler will not hoist a load above an earlier                                          \
+         * store by itself): one memory latency per 4 words, also for the                                             \
+         * last partial group of each thread */                                                                       \
+        for (size_t i = tid; i < nw; i += 4 * nthreads) {                                                             \
+            size_t i1 = i + nthreads, i2 = i + 2 * nthreads, i3 = i + 3 * nthreads;                                   \
+            VT w0 = sw[i], w1 = w0, w2 = w0, w3 = w0;                                                                 \
+            if (i1 < nw) w1 = sw[i1];                                                                                 \
+            if (i2 < nw) w2 = sw[i2];                                                                                 \
+            if (i3 < nw) w3 = sw[i3];                                                                                 \
             dw[i] = w0;                                                                                               \
-            dw[i + nthreads] = w1;                                                                                    \
-            dw[i + 2 * nthreads] = w2;                                                                                \
-            dw[i + 3 * nthreads] = w3;                                                                                \
+            if (i1 < nw) dw[i1] = w1;                                                                                 \
+            if (i2 < nw) dw[i2] = w2;                                                                                 \
+            if (i3 < nw) dw[i3] = w3;                                                                                 \
         }                                                                                                             \
-        for (; i < nw; i += nthreads) dw[i] = sw[i];                                                                  \
         for (size_t i = head + nw * W + tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];         \
         return;                                                                                                       \
     }
