@@ -27,7 +27,7 @@ else
 fi
 
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
-  echo "deps: no Go toolchain found; install Go >= 1.22 and put it on PATH" >&2
+  echo "deps: no Go toolchain found; install Go 1.26 and put it on PATH" >&2
   exit 1
 fi
 
