@@ -150,6 +150,13 @@ func Alloc[T Elem](n int) (Array[T], error) {
 				n, elem.Name[T](), r.heapLen, r.heapLen/sz)
 		}
 		off, err := r.alloc.Alloc(bytes, heapAlign)
+		if err != nil && r.debug && errors.Is(err, symmetric.ErrHeapExhausted) && r.alloc.Release() > 0 {
+			// Debug mode quarantines freed blocks (so stale slices read
+			// poison, not new data); give them back before failing. Every
+			// PE runs the same allocator sequence, so all release together.
+			// Freed Arrays stay detected by their handle either way.
+			off, err = r.alloc.Alloc(bytes, heapAlign)
+		}
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
 				return errors.Wrapf(markErr(err, errs.ErrHeapExhausted), "goshmem: PE %d: Alloc: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)

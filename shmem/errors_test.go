@@ -393,3 +393,23 @@ func TestInitBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestDebugQuarantineReleasedWhenFull: with GOSHMEM_DEBUG's quarantine,
+// allocating and freeing more than the heap in total must keep working (the
+// quarantine is given back when the heap is full), while a freed Array is
+// still refused through its handle.
+func TestDebugQuarantineReleasedWhenFull(t *testing.T) {
+	const heap = 8 << 20
+	require.NoError(t, shmem.Init(shmem.WithSymmetricSize(heap), shmem.WithDebug(true)))
+	t.Cleanup(func() { _ = shmem.Finalize() })
+	var freed shmem.Array[byte]
+	for i := 0; i < 12; i++ { // 12 x 2 MiB > the 8 MiB heap
+		a, err := shmem.Alloc[byte](2 << 20)
+		require.NoError(t, err, "allocation %d of 2 MiB in an 8 MiB debug heap", i)
+		require.NoError(t, a.Free())
+		freed = a
+	}
+	err := shmem.Put(freed, 0, []byte{1}, 0)
+	require.ErrorIs(t, err, shmem.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "use after Free")
+}
