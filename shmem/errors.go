@@ -1,10 +1,6 @@
 package shmem
 
-import (
-	cerrors "github.com/cockroachdb/errors"
-
-	"github.com/goshmem/goshmem/internal/errs"
-)
+import "github.com/goshmem/goshmem/internal/errs"
 
 // Sentinel errors. Every error goshmem returns matches one of them under
 // errors.Is (github.com/cockroachdb/errors or the standard errors package),
@@ -30,24 +26,5 @@ var (
 	ErrTimeout = errs.ErrTimeout
 )
 
-// markErr makes err match sentinel under errors.Is of both
-// github.com/cockroachdb/errors and the standard library. errors.Mark alone
-// is seen only by cockroachdb's errors.Is (the standard errors.Is knows
-// nothing of its marks), which broke the promise above for callers using
-// the standard package.
-func markErr(err, sentinel error) error {
-	return &markedError{err: cerrors.Mark(err, sentinel), sentinel: sentinel}
-}
-
-type markedError struct {
-	err      error
-	sentinel error
-}
-
-func (e *markedError) Error() string { return e.err.Error() }
-
-// Unwrap keeps every error in err's chain reachable (and its hints).
-func (e *markedError) Unwrap() error { return e.err }
-
-// Is is consulted by both errors.Is implementations.
-func (e *markedError) Is(target error) bool { return target == e.sentinel }
+// markErr makes err match sentinel under both errors.Is implementations.
+func markErr(err, sentinel error) error { return errs.Mark(err, sentinel) }

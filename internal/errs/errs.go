@@ -36,3 +36,23 @@ func New(sentinel error, pe int, op string, format string, args ...any) error {
 func Hint(sentinel error, hint string, pe int, op string, format string, args ...any) error {
 	return errors.WithHint(New(sentinel, pe, op, format, args...), hint)
 }
+
+// Mark makes err match sentinel under errors.Is, both the standard
+// library's and cockroachdb's (cockroachdb's errors.Mark alone is seen only
+// by the latter). The message, chain and hints of err are kept.
+func Mark(err, sentinel error) error {
+	return &marked{err: errors.Mark(err, sentinel), sentinel: sentinel}
+}
+
+type marked struct {
+	err      error
+	sentinel error
+}
+
+func (e *marked) Error() string { return e.err.Error() }
+
+// Unwrap keeps every error in err's chain reachable (and its hints).
+func (e *marked) Unwrap() error { return e.err }
+
+// Is is consulted by both errors.Is implementations.
+func (e *marked) Is(target error) bool { return target == e.sentinel }

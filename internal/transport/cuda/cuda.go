@@ -160,7 +160,7 @@ func trimZero(b []byte) []byte {
 // allocates the heap. Errors match ErrNotSupported.
 func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
 	notSupported := func(err error, what string) error {
-		return errors.Wrapf(markNotSupported(err), "goshmem: PE %d: Init: %s", t.me, what)
+		return errors.Wrapf(errs.Mark(err, errs.ErrNotSupported), "goshmem: PE %d: Init: %s", t.me, what)
 	}
 	if err := cuda.LoadLibrary(libcuda); err != nil {
 		return notSupported(err, "no GPU")
@@ -195,17 +195,6 @@ func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
 	}
 	return nil
 }
-
-func markNotSupported(err error) error {
-	return &supported{err}
-}
-
-type supported struct{ error }
-
-func (e *supported) Unwrap() error { return e.error }
-
-// Is makes every setup failure match ErrNotSupported (both errors.Is).
-func (e *supported) Is(target error) bool { return target == errs.ErrNotSupported }
 
 // writeState builds this PE's device state (world team in slot 0) and
 // copies it to the GPU.
