@@ -76,19 +76,11 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 			"Rows: put_lat get_lat (thread, warp, block) p_lat g_lat pingpong_p pingpong_putsignal barrier (thread, block) put_bw launch launch_sync\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	re, err := parseFlags(fs, args, only)
+	if err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if *only != "" {
-		re, err := regexp.Compile(*only)
-		if err != nil {
-			return o, fmt.Errorf("-only: %v", err)
-		}
-		o.only = re
-	}
+	o.only = re
 	o.iters = max(o.iters, 1)
 	o.warmup = max(o.warmup, 0)
 	o.minSize = max(o.minSize, 8)

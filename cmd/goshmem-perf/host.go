@@ -68,19 +68,11 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw alloc_free\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	re, err := parseFlags(fs, args, only)
+	if err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if *only != "" {
-		re, err := regexp.Compile(*only)
-		if err != nil {
-			return o, fmt.Errorf("-only: %v", err)
-		}
-		o.only = re
-	}
+	o.only = re
 	o.iters = max(o.iters, 1)
 	o.warmup = max(o.warmup, 0)
 	if o.barrierIters < 0 {
@@ -693,4 +685,23 @@ func hostTransport() string {
 		return "ofi"
 	}
 	return "shm"
+}
+
+// parseFlags parses a subcommand's flags, refuses positional arguments and
+// compiles the -only pattern (nil when empty).
+func parseFlags(fs *flag.FlagSet, args []string, only *string) (*regexp.Regexp, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *only == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(*only)
+	if err != nil {
+		return nil, fmt.Errorf("-only: %v", err)
+	}
+	return re, nil
 }
