@@ -73,34 +73,61 @@ func load[T Elem](p unsafe.Pointer) T {
 // then yields, then sleeps, so oversubscribed nodes keep progressing; with
 // GOSHMEM_TIMEOUT set it fails with ErrTimeout naming the word and values.
 func WaitUntil[T Elem](a Array[T], idx int, cmp Cmp, v T) error {
-	r, err := rt("WaitUntil")
+	_, err := waitFor(a, "WaitUntil", "a", idx, cmp, v)
+	return err
+}
+
+// waitFor is WaitUntil and SignalWaitUntil: it checks the arguments, waits
+// on this PE's a[idx] (spin, yield, sleep; GPU arrays by polling device-to-
+// host copies) and returns the value that satisfied (a[idx] cmp v), read by
+// the load that ended the wait. name labels the array in a timeout error.
+func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, error) {
+	r, err := rt(op)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	off, err := span(r, a, "WaitUntil", idx, 1, r.me)
+	off, err := span(r, a, op, idx, 1, r.me)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !cmp.valid() {
-		return errs.New(errs.ErrInvalidArgument, r.me, "WaitUntil", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+		return 0, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
 	}
+	var read func() (T, error)
 	if a.b.dev {
-		return waitDevice(r, off, idx, cmp, v)
+		read = func() (T, error) { return loadDevice[T](r, off) }
+	} else {
+		p := r.localPtr(off)
+		read = func() (T, error) { return load[T](p), nil }
 	}
-	p := r.localPtr(off)
-	if compare(load[T](p), cmp, v) {
-		return nil
+	seen, lerr := read()
+	if lerr != nil {
+		return 0, lerr
 	}
-	ok, werr := r.policy.Until(func() bool { return compare(load[T](p), cmp, v) }, r.checkPeers)
-	if werr != nil {
-		return werr
+	if compare(seen, cmp, v) {
+		return seen, nil
+	}
+	// A failed read ends the wait (done) and is returned, never spun on.
+	ok, err := r.policy.Until(func() bool {
+		seen, lerr = read()
+		return lerr != nil || compare(seen, cmp, v)
+	}, r.checkPeers)
+	if err != nil {
+		return 0, err
+	}
+	if lerr != nil {
+		return 0, lerr
 	}
 	if !ok {
-		return errs.New(errs.ErrTimeout, r.me, "WaitUntil",
-			"waited GOSHMEM_TIMEOUT=%v for a[%d] %v %v (%s), value is still %v",
-			r.policy.Timeout, idx, cmp, v, elem.Name[T](), load[T](p))
+		where := ""
+		if a.b.dev {
+			where = "GPU array "
+		}
+		return 0, errs.New(errs.ErrTimeout, r.me, op,
+			"waited GOSHMEM_TIMEOUT=%v for %s%s[%d] %v %v (%s), value is still %v",
+			r.policy.Timeout, where, name, idx, cmp, v, elem.Name[T](), seen)
 	}
-	return nil
+	return seen, nil
 }
 
 // TestCmp reports whether this PE's a[idx] satisfies (a[idx] cmp v) now,
@@ -122,35 +149,6 @@ func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
 		return err == nil && compare(x, cmp, v), err
 	}
 	return compare(load[T](r.localPtr(off)), cmp, v), nil
-}
-
-// waitDevice is WaitUntil on a GPU array: the host polls the word with
-// device-to-host copies (microseconds each), backing off like any wait.
-func waitDevice[T Elem](r *runtime, off uint64, idx int, cmp Cmp, v T) error {
-	seen, lerr := loadDevice[T](r, off)
-	if lerr != nil {
-		return lerr
-	}
-	if compare(seen, cmp, v) {
-		return nil
-	}
-	// A failed read ends the wait (done) and is returned, never spun on.
-	ok, err := r.policy.Until(func() bool {
-		seen, lerr = loadDevice[T](r, off)
-		return lerr != nil || compare(seen, cmp, v)
-	}, r.checkPeers)
-	if err != nil {
-		return err
-	}
-	if lerr != nil {
-		return lerr
-	}
-	if !ok {
-		return errs.New(errs.ErrTimeout, r.me, "WaitUntil",
-			"waited GOSHMEM_TIMEOUT=%v for GPU array a[%d] %v %v (%s), value is still %v",
-			r.policy.Timeout, idx, cmp, v, elem.Name[T](), seen)
-	}
-	return nil
 }
 
 // SignalOp is how PutSignal updates the signal word.
@@ -211,40 +209,7 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 // and returns the value that satisfied it, read by the same acquire load
 // that ended the wait (Ref: OpenSHMEM 1.6 §9.6.3 shmem_signal_wait_until).
 func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, error) {
-	r, err := rt("SignalWaitUntil")
-	if err != nil {
-		return 0, err
-	}
-	off, err := span(r, sig, "SignalWaitUntil", idx, 1, r.me)
-	if err != nil {
-		return 0, err
-	}
-	if !cmp.valid() {
-		return 0, errs.New(errs.ErrInvalidArgument, r.me, "SignalWaitUntil", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
-	}
-	if sig.b.dev {
-		if err := waitDevice(r, off, idx, cmp, v); err != nil {
-			return 0, err
-		}
-		return loadDevice[uint64](r, off)
-	}
-	p := (*uint64)(r.localPtr(off))
-	seen := atomic.LoadUint64(p)
-	if compare(seen, cmp, v) {
-		return seen, nil
-	}
-	ok, werr := r.policy.Until(func() bool {
-		seen = atomic.LoadUint64(p)
-		return compare(seen, cmp, v)
-	}, r.checkPeers)
-	if werr != nil {
-		return 0, werr
-	}
-	if !ok {
-		return 0, errs.New(errs.ErrTimeout, r.me, "SignalWaitUntil",
-			"waited GOSHMEM_TIMEOUT=%v for sig[%d] %v %d, value is still %d", r.policy.Timeout, idx, cmp, v, seen)
-	}
-	return seen, nil
+	return waitFor(sig, "SignalWaitUntil", "sig", idx, cmp, v)
 }
 
 // SignalFetch atomically reads this PE's sig[idx] (shmem_signal_fetch).
