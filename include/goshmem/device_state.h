@@ -51,9 +51,25 @@ typedef struct goshmemi_device_state {
      * over NVLink, or host-pinned memory, needs .sys. Taken from reserved[]
      * (size unchanged). */
     uint32_t all_peers_same_device;
-    uint32_t pad0_;
-    uint64_t reserved[15];
+    /* How this GPU reaches a PE whose heap_base[pe] is 0 (not load/store
+     * reachable): GOSHMEMI_REMOTE_NONE (such a PE is an error),
+     * GOSHMEMI_REMOTE_PROXY (descriptors to host proxy workers, see
+     * proxy_state) or GOSHMEMI_REMOTE_IBGDA (GPU-built mlx5 WQEs, see
+     * ibgda_state). Taken from reserved[] (size unchanged). */
+    uint32_t remote_transport;
+    /* Device addresses of the per-transport device states (0 when that
+     * transport is not configured): proxy rings (internal/transport/proxy),
+     * IBGDA queue pairs (ibgda/), CXI trigger state (cxi/). Each struct is
+     * versioned and size-asserted in its own header. */
+    uint64_t proxy_state;
+    uint64_t ibgda_state;
+    uint64_t cxi_state;
+    uint64_t reserved[12];
 } goshmemi_device_state_t;
+
+#define GOSHMEMI_REMOTE_NONE 0u
+#define GOSHMEMI_REMOTE_PROXY 1u
+#define GOSHMEMI_REMOTE_IBGDA 2u
 
 #define GOSHMEMI_DEVICE_STATE_VERSION ((1u << 16) + (uint32_t)sizeof(goshmemi_device_state_t))
 

@@ -30,8 +30,12 @@ const (
 	offErrorCode  = offTeams + teamSize*MaxTeams
 	offErrorInfo  = offErrorCode + 8
 	offAllSameDev = offErrorInfo + 8
-	offReserved   = offAllSameDev + 8
-	StateSize     = offReserved + 8*15
+	offRemote     = offAllSameDev + 4
+	offProxyState = offAllSameDev + 8
+	offIBGDAState = offProxyState + 8
+	offCXIState   = offIBGDAState + 8
+	offReserved   = offCXIState + 8
+	StateSize     = offReserved + 8*12
 	StateVersion  = 1<<16 + StateSize
 )
 
@@ -47,7 +51,19 @@ type State struct {
 	HeapBase           [MaxPEs]uint64
 	Teams              [MaxTeams]Team
 	AllPeersSameDevice bool
+	// RemoteTransport is GOSHMEMI_REMOTE_*: how the GPU reaches a PE whose
+	// HeapBase is 0 (RemoteNone, RemoteProxy, RemoteIBGDA).
+	RemoteTransport uint32
+	// Device addresses of the per-transport device states, 0 when absent.
+	ProxyState, IBGDAState, CXIState uint64
 }
+
+// Values of State.RemoteTransport (GOSHMEMI_REMOTE_*).
+const (
+	RemoteNone  uint32 = 0
+	RemoteProxy uint32 = 1
+	RemoteIBGDA uint32 = 2
+)
 
 // Bytes encodes s exactly as the C struct lays it out (little-endian).
 func (s *State) Bytes() []byte {
@@ -72,5 +88,9 @@ func (s *State) Bytes() []byte {
 	if s.AllPeersSameDevice {
 		le.PutUint32(b[offAllSameDev:], 1)
 	}
+	le.PutUint32(b[offRemote:], s.RemoteTransport)
+	le.PutUint64(b[offProxyState:], s.ProxyState)
+	le.PutUint64(b[offIBGDAState:], s.IBGDAState)
+	le.PutUint64(b[offCXIState:], s.CXIState)
 	return b
 }

@@ -27,7 +27,8 @@ func TestStateLayoutMatchesHeader(t *testing.T) {
 #define P(f) printf(#f " %zu\n", offsetof(goshmemi_device_state_t, f))
 int main(void) {
   P(version); P(size); P(my_pe); P(n_pes); P(heap_size); P(heap_base); P(team_epoch);
-  P(teams); P(error_code); P(error_info); P(all_peers_same_device); P(reserved);
+  P(teams); P(error_code); P(error_info); P(all_peers_same_device); P(remote_transport);
+  P(proxy_state); P(ibgda_state); P(cxi_state); P(reserved);
   printf("sizeof %zu\nteam %zu\nstateversion %u\ncontrol %u\n", sizeof(goshmemi_device_state_t),
          sizeof(goshmemi_team_t), GOSHMEMI_DEVICE_STATE_VERSION, (unsigned)GOSHMEMI_DEVICE_CONTROL_BYTES);
   return 0;
@@ -49,7 +50,8 @@ int main(void) {
 	want := map[string]int{
 		"version": offVersion, "size": offSize, "my_pe": offMyPE, "n_pes": offNPEs, "heap_size": offHeapSize,
 		"heap_base": offHeapBase, "team_epoch": offTeamEpoch, "teams": offTeams, "error_code": offErrorCode,
-		"error_info": offErrorInfo, "all_peers_same_device": offAllSameDev, "reserved": offReserved,
+		"error_info": offErrorInfo, "all_peers_same_device": offAllSameDev, "remote_transport": offRemote,
+		"proxy_state": offProxyState, "ibgda_state": offIBGDAState, "cxi_state": offCXIState, "reserved": offReserved,
 		"sizeof": StateSize, "team": teamSize, "stateversion": StateVersion, "control": ControlBytes,
 	}
 	for k, v := range want {
@@ -60,7 +62,8 @@ int main(void) {
 	}
 
 	// And the encoder writes the fields where C reads them.
-	s := State{MyPE: 3, NPEs: 4, HeapSize: 1 << 30, AllPeersSameDevice: true}
+	s := State{MyPE: 3, NPEs: 4, HeapSize: 1 << 30, AllPeersSameDevice: true, RemoteTransport: RemoteProxy,
+		ProxyState: 0x1000, IBGDAState: 0x2000, CXIState: 0x3000}
 	s.HeapBase[2] = 0xdead0000
 	s.Teams[1] = Team{Start: 1, Stride: 2, Size: 2, MyIndex: 1, Slot: 1}
 	b := s.Bytes()
@@ -71,4 +74,8 @@ int main(void) {
 	assert.EqualValues(t, 0xdead0000, le.Uint64(b[offHeapBase+16:]))
 	assert.EqualValues(t, 2, le.Uint32(b[offTeams+teamSize+4:]))
 	assert.EqualValues(t, 1, le.Uint32(b[offAllSameDev:]))
+	assert.EqualValues(t, RemoteProxy, le.Uint32(b[offRemote:]))
+	assert.EqualValues(t, 0x1000, le.Uint64(b[offProxyState:]))
+	assert.EqualValues(t, 0x2000, le.Uint64(b[offIBGDAState:]))
+	assert.EqualValues(t, 0x3000, le.Uint64(b[offCXIState:]))
 }
