@@ -55,6 +55,10 @@ var Table = []Var{
 		Help: "the CUDA driver library to dlopen"},
 	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
 		Help: "auto (MPI under mpirun, 1-PE job otherwise), mpi, or single"},
+	{Name: "GOSHMEM_CXI_ENGINE", Default: "auto", kind: kindString,
+		Help: "CXI triggered path: auto or fabric (libfabric deferred work: cxi, else sockets; a provider without it is an error), software (monitor-run emulation on any provider)"},
+	{Name: "GOSHMEM_CXI_PROVIDER", Default: "auto", kind: kindString,
+		Help: "libfabric provider of the CXI triggered path (auto: cxi where present, else sockets)"},
 }
 
 // Setting is a parsed value and where it came from.
