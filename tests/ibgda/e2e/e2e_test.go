@@ -32,7 +32,7 @@ func startNIC(t *testing.T, e *env, nqp int) *ibgda.SoftNIC {
 func val(t, i int, salt uint64) uint64 { return uint64(t+1)<<40 ^ uint64(i)<<8 ^ salt }
 
 func TestQPLayout(t *testing.T) {
-	assert.Equal(t, uintptr(152), qpStructSize(), "goshmemi_ibgda_qp_t size (GOSHMEMI_IBGDA_QP_SIZE)")
+	assert.Equal(t, uintptr(160), qpStructSize(), "goshmemi_ibgda_qp_t size (GOSHMEMI_IBGDA_QP_SIZE)")
 }
 
 // N host threads (stand-ins for GPU threads) share 4 QPs with small rings
