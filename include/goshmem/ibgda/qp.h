@@ -7,11 +7,13 @@
  *               the previous lap are retired), polling the CQ meanwhile;
  *   3. build:   write the segments (goshmemi_ibgda_build_wqe);
  *   4. publish: in reservation order (wait for sq_ready_idx == start):
- *               goshmemi_wqe_to_dbr_barrier, doorbell record = end & 0xffff,
- *               goshmemi_dbr_to_db_barrier, 8-byte doorbell = the first 8 B
- *               of the last WQE's ctrl segment, then sq_ready_idx = end
- *               (release). Doorbells therefore reach the NIC in index order
- *               and the record never moves backwards.
+ *               doorbell record = end & 0xffff (a release store:
+ *               goshmemi_ibgda_release_dbr), sq_ready_idx = end (release),
+ *               then the 8-byte doorbell = the first 8 B of the last WQE's
+ *               ctrl segment (goshmemi_ibgda_release_db). The record never
+ *               moves backwards; a successor may ring before us, so a
+ *               doorbell can arrive after a later one (harmless: the NIC
+ *               fetches up to the record).
  * Modes: goshmemi_ibgda_post (one thread, one WQE, one doorbell),
  * goshmemi_ibgda_post_batch (one thread, N WQEs, one doorbell),
  * goshmemi_ibgda_post_warp (a warp: one lane reserves for all lanes, lanes
@@ -156,7 +158,7 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_
     void *sq = qp->sq_buf;
     uint32_t n = qp->sq_wqebb_cnt, idx = (uint32_t)wqe_idx;
     uint8_t fm_ce_se = (uint8_t)(op->fm | (ce ? GOSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE : 0));
-    if (qp->sq_nbb)
+    if (qp->sq_nbb && ce) /* only CE WQEs produce CQEs (an error CQE on another is clamped by ready) */
         qp->sq_nbb[idx & (n - 1)] = (uint8_t)goshmemi_mlx5_ds_to_wqebb(ds);
     goshmemi_mlx5_set_ctrl_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 0), (uint16_t)idx, op->opcode, 0, qp->qpn, fm_ce_se,
                                (uint8_t)ds, 0, 0);
@@ -299,14 +301,12 @@ GOSHMEMI_FN uint64_t goshmemi_mlx5_db_val(uint32_t wqe_idx, uint8_t opcode, uint
     return ((uint64_t)w1 << 32) | w0;
 }
 
-/* The doorbell sequence (no reservation-order wait): WQE stores ->
- * doorbell record = end -> doorbell = `db`. */
+/* The doorbell sequence without the reservation-order wait (exclusive
+ * owner): WQE stores -> doorbell record = end -> doorbell = `db`. */
 GOSHMEMI_FN void goshmemi_ibgda_ring(goshmemi_ibgda_qp_t *qp, uint64_t end, uint64_t db)
 {
-    goshmemi_wqe_to_dbr_barrier();
-    goshmemi_ibgda_store_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
-    goshmemi_dbr_to_db_barrier();
-    goshmemi_ibgda_store_db(qp->db, db);
+    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+    goshmemi_ibgda_release_db(qp->db, db);
 }
 
 /* Publish WQEBBs [start, end) in reservation order and ring once. `db` is
@@ -317,10 +317,12 @@ GOSHMEMI_FN void goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start,
 {
     while (goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx) != start)
         goshmemi_ibgda_pause();
-    goshmemi_ibgda_ring(qp, end, db);
     if (sig_end)
         goshmemi_ibgda_max_u64(&qp->sq_signaled_idx, sig_end);
+    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+    /* successors may publish from here: the record is ordered before */
     goshmemi_ibgda_store_release_u64(&qp->sq_ready_idx, end);
+    goshmemi_ibgda_release_db(qp->db, db);
 }
 
 /* ---- posting modes -------------------------------------------------------- */
@@ -368,28 +370,37 @@ GOSHMEMI_FN int goshmemi_ibgda_post(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgd
 /* Warp-cooperative post: every active lane of a converged warp calls it
  * with its own op; the lowest active lane reserves WQEBBs for all of them,
  * lanes build their WQEs at once, __syncwarp orders every lane's WQE stores
- * before the leader's goshmemi_wqe_to_dbr_barrier (fences are cumulative),
+ * before the leader's release of the doorbell record (release is cumulative),
  * and the leader publishes and rings once. Returns the same value on every
  * lane. */
 GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *op)
 {
     unsigned mask = __activemask();
     unsigned lane, leader = __ffs(mask) - 1, lastl = 31 - __clz(mask);
-    uint32_t ds = goshmemi_ibgda_op_ds(op), nbb = goshmemi_mlx5_ds_to_wqebb(ds), off = 0, total = 0;
-    uint32_t l;
-    int bad, rc = 0;
+    uint32_t ds = goshmemi_ibgda_op_ds(op), nbb = goshmemi_mlx5_ds_to_wqebb(ds), off, total, k;
+    int rc = 0;
     unsigned long long start = 0;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    bad = __any_sync(mask, ds == 0);
-    if (bad)
+    if (__any_sync(mask, ds == 0))
         return GOSHMEMI_IBGDA_ERR_ARG;
-    for (l = 0; l < 32; l++) {
-        if (mask & (1u << l)) {
-            uint32_t v = __shfl_sync(mask, nbb, l);
-            if (l < lane)
+    /* exclusive prefix sum of nbb over the active lanes */
+    if (mask == ((0xffffffffu >> (31 - lastl)) & (0xffffffffu << leader))) { /* contiguous lanes: scan */
+        off = nbb;
+        for (k = 1; k < 32; k <<= 1) {
+            uint32_t v = __shfl_up_sync(mask, off, k);
+            if (lane >= leader + k)
                 off += v;
-            total += v;
         }
+        total = __shfl_sync(mask, off, lastl);
+        off -= nbb;
+    } else { /* lanes with gaps: one shuffle per active lane */
+        off = total = 0;
+        for (k = 0; k < 32; k++)
+            if (mask & (1u << k)) {
+                uint32_t v = __shfl_sync(mask, nbb, k);
+                off += k < lane ? v : 0;
+                total += v;
+            }
     }
     if (total > qp->sq_wqebb_cnt / 2)
         return GOSHMEMI_IBGDA_ERR_ARG;
@@ -401,30 +412,22 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
     {
         uint64_t idx = start + off, end = idx + nbb;
         int ce = op->signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
-        uint32_t sig_off = ce ? off + nbb : 0, max_sig = 0, last_off;
+        uint32_t max_sig = __reduce_max_sync(mask, ce ? off + nbb : 0u);
+        uint32_t last_off = __shfl_sync(mask, off, lastl);
+        uint32_t last_ds = __shfl_sync(mask, ds, lastl);
+        uint32_t last_opc = __shfl_sync(mask, (uint32_t)op->opcode, lastl);
         goshmemi_ibgda_build_wqe(qp, idx, op, ds, ce);
-        for (l = 0; l < 32; l++)
-            if (mask & (1u << l)) {
-                uint32_t v = __shfl_sync(mask, sig_off, l);
-                max_sig = v > max_sig ? v : max_sig;
-            }
-        last_off = __shfl_sync(mask, off, lastl);
-        {
-            uint32_t last_ds = __shfl_sync(mask, ds, lastl);
-            uint32_t last_opc = __shfl_sync(mask, (uint32_t)op->opcode, lastl);
-            __syncwarp(mask);
-            if (lane == leader)
-                goshmemi_ibgda_publish(qp, start, start + total,
-                                       goshmemi_mlx5_db_val((uint32_t)(start + last_off), (uint8_t)last_opc, qp->qpn,
-                                                            last_ds),
-                                       max_sig ? start + max_sig : 0);
-        }
+        __syncwarp(mask);
+        if (lane == leader)
+            goshmemi_ibgda_publish(qp, start, start + total,
+                                   goshmemi_mlx5_db_val((uint32_t)(start + last_off), (uint8_t)last_opc, qp->qpn,
+                                                        last_ds),
+                                   max_sig ? start + max_sig : 0);
     }
     rc = __shfl_sync(mask, rc, leader);
-    __syncwarp(mask);
-    if (rc == 0 && qp->err)
+    if (rc == 0 && lane == leader && *(volatile uint64_t *)&qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
-    return rc;
+    return __shfl_sync(mask, rc, leader);
 }
 #else
 /* Host mode: the warp algorithm with its `nlanes` lanes as a loop (lane i
@@ -472,9 +475,10 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
  * owner keeps the producer indices in registers: no atomic reservation and
  * no wait for reservation order, only the WQE stores, the two ordering
  * points and the doorbell stores. The QP's state words are still updated
- * (plain stores, no round trip), so CQ polling, quiet and other pollers
- * work unchanged. Nobody else may post on the QP between
- * goshmemi_ibgda_excl_begin and the owner's last post. */
+ * (plain stores, no round trip; sq_resv_idx at goshmemi_ibgda_excl_end),
+ * so CQ polling, quiet and other pollers work unchanged. Nobody else may
+ * post on the QP between goshmemi_ibgda_excl_begin and
+ * goshmemi_ibgda_excl_end. */
 typedef struct goshmemi_ibgda_excl {
     goshmemi_ibgda_qp_t *qp;
     uint64_t resv; /* WQEBBs posted (== sq_resv_idx == sq_ready_idx) */
@@ -492,11 +496,13 @@ GOSHMEMI_FN goshmemi_ibgda_excl_t goshmemi_ibgda_excl_begin(goshmemi_ibgda_qp_t 
     return h;
 }
 
-/* One owner, `n` WQEs, one doorbell. Same results as goshmemi_ibgda_post_batch. */
+/* One owner, `n` WQEs, one doorbell. Returns 0 or GOSHMEMI_IBGDA_ERR_ARG
+ * (nothing posted); GOSHMEMI_IBGDA_ERR_CQE only when it had to wait for
+ * ring space and saw an error CQE meanwhile (else errors surface at quiet). */
 GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const goshmemi_ibgda_op_t *ops, int n)
 {
     goshmemi_ibgda_qp_t *qp = h->qp;
-    uint64_t total = 0, idx, db = 0, start = h->resv;
+    uint64_t total = 0, idx, db = 0, start = h->resv, sig0 = h->sig;
     int i, rc = 0;
     for (i = 0; i < n; i++) {
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
@@ -521,15 +527,23 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const g
         idx = end;
     }
     h->resv = idx;
+    /* State words for pollers and quiet: relaxed stores BEFORE the ring, so
+     * the ring's WQE -> doorbell-record barrier orders them before the NIC
+     * can see the WQEs (a poller that sees a CQE for them sees these). No
+     * release store and no error-word load on this path (each would be a
+     * round trip): a CQE error surfaces at the next quiet or poll. */
+    if (h->sig != sig0)
+        *(volatile uint64_t *)&qp->sq_signaled_idx = h->sig;
+    *(volatile uint64_t *)&qp->sq_ready_idx = idx;
     goshmemi_ibgda_ring(qp, idx, db);
-    /* state words for pollers and quiet: plain (relaxed) stores, ordered
-     * after the WQE stores by the ring's barriers */
-    *(volatile uint64_t *)&qp->sq_resv_idx = idx;
-    *(volatile uint64_t *)&qp->sq_signaled_idx = h->sig;
-    goshmemi_ibgda_store_release_u64(&qp->sq_ready_idx, idx);
-    if (rc == 0 && *(volatile uint64_t *)&qp->err)
-        rc = GOSHMEMI_IBGDA_ERR_CQE;
     return rc;
+}
+
+/* End of the owner's stretch: the reservation counter catches up, so
+ * shared-path posters may follow. */
+GOSHMEMI_FN void goshmemi_ibgda_excl_end(goshmemi_ibgda_excl_t *h)
+{
+    goshmemi_ibgda_store_release_u64(&h->qp->sq_resv_idx, h->resv);
 }
 
 GOSHMEMI_FN int goshmemi_ibgda_excl_post(goshmemi_ibgda_excl_t *h, const goshmemi_ibgda_op_t *op)
