@@ -55,6 +55,10 @@ var Table = []Var{
 		Help: "the CUDA driver library to dlopen"},
 	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
 		Help: "auto (MPI under mpirun, 1-PE job otherwise), mpi, or single"},
+	{Name: "GOSHMEM_GPU_TRANSPORT", Default: "auto", kind: kindString,
+		Help: "how device code reaches PEs it cannot load/store: auto, p2p, proxy, or ibgda (GPU-built mlx5 WQEs; see GOSHMEM_IBGDA_NIC)"},
+	{Name: "GOSHMEM_IBGDA_NIC", Default: "mlx5", kind: kindString,
+		Help: "NIC of GOSHMEM_GPU_TRANSPORT=ibgda: mlx5 (a ConnectX found by rdma-core, else Init fails) or soft (the soft NIC, an EMULATION)"},
 }
 
 // Setting is a parsed value and where it came from.
