@@ -371,6 +371,11 @@ func TestInitBadConfig(t *testing.T) {
 			`provider "bogus"`, "GOSHMEM_OFI_PROVIDER to one of: "},
 		{"unknown bootstrap", map[string]string{"GOSHMEM_BOOTSTRAP": "pmix"}, nil, shmem.ErrInvalidArgument,
 			`GOSHMEM_BOOTSTRAP="pmix"`, ""},
+		// CI and the dev machine have no mlx5 device (ibv_get_device_list finds none).
+		{"ibgda without an mlx5 device", map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda"}, nil, shmem.ErrNotSupported,
+			"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"},
+		{"unknown ibgda NIC", map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "cx9"}, nil,
+			shmem.ErrInvalidArgument, `GOSHMEM_IBGDA_NIC="cx9"`, "mlx5 or soft"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

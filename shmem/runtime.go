@@ -84,6 +84,7 @@ type runtime struct {
 
 	gpu    *cudatr.Transport    // nil without a GPU heap
 	gpuErr error                // why gpu is nil (ErrNotSupported)
+	ibgda  string               // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
 	galloc *symmetric.Allocator // the GPU heap's allocator
 
 	streamOnce sync.Once
@@ -312,6 +313,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 	binary.LittleEndian.PutUint64(r.local(hdrPID, 8), uint64(os.Getpid()))
 	atomic.StoreUint64((*uint64)(r.localPtr(hdrState)), stateRunning)
 	if err := r.openGPU(); err != nil {
+		r.unmap()
+		return nil, err
+	}
+	if err := r.openIBGDA(); err != nil {
 		r.unmap()
 		return nil, err
 	}
@@ -556,6 +561,9 @@ func (r *runtime) printInfo(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(&b, "goshmem: info: PE %d (node %d): transport %s to PEs %v\n", r.me, r.node[r.me], n, byName[n])
+	}
+	if r.ibgda != "" {
+		fmt.Fprintf(&b, "goshmem: info: PE %d: GPU transport ibgda: %s\n", r.me, r.ibgda)
 	}
 	_, _ = io.WriteString(w, b.String())
 }

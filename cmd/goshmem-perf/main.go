@@ -11,7 +11,8 @@
 //	mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
 //	goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
 //	mpirun --bind-to none -np 2 goshmem-perf device [flags]   device-initiated RMA/signals/barriers from CUDA kernels (cuda transport)
-//	goshmem-perf ibgda | proxy                                 reserved (not built yet)
+//	goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
+//	goshmem-perf proxy                                         reserved (not built yet)
 //
 // Host mode runs under mpirun with 2 PEs: PE 0 measures, PE 1 is the target
 // and the partner of the ping-pong rows. Started alone it is a 1-PE job that
@@ -35,7 +36,7 @@ var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"host":   runHost,
 	"report": runReport,
 	"device": runDevice,
-	"ibgda":  notYet("ibgda", "GPU-built mlx5 WQEs (soft NIC here)"),
+	"ibgda":  runIbgda,
 	"proxy":  notYet("proxy", "GPU descriptors through host proxy rings"),
 }
 
@@ -70,7 +71,8 @@ func usage(w io.Writer) {
   mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
   goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
   mpirun --bind-to none -np 2 goshmem-perf device [flags]   device API from CUDA kernels (cuda transport; MPS when PEs share a GPU)
-  goshmem-perf ibgda | proxy                                 reserved: not built yet
+  goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
+  goshmem-perf proxy                                         reserved: not built yet
 Run "goshmem-perf host -h", "goshmem-perf device -h" or "goshmem-perf report -h" for the flags.
 `)
 }

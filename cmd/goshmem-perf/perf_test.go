@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,9 +208,37 @@ func TestDispatch(t *testing.T) {
 	assert.Equal(t, 2, dispatch([]string{"nosuch"}, &out, &errb))
 	assert.Contains(t, errb.String(), `unknown mode "nosuch"`)
 	errb.Reset()
-	assert.Equal(t, 2, dispatch([]string{"ibgda"}, &out, &errb))
+	assert.Equal(t, 2, dispatch([]string{"proxy"}, &out, &errb))
 	assert.Contains(t, errb.String(), "not built yet")
+	errb.Reset()
+	assert.Equal(t, 2, dispatch([]string{"ibgda", "-iters", "10000", "-warmup", "30000"}, &out, &errb))
+	assert.Contains(t, errb.String(), "exceed the ring")
 	errb.Reset()
 	assert.Equal(t, 2, dispatch([]string{"host", "-timing", "sometimes"}, &out, &errb))
 	assert.Contains(t, errb.String(), "want per-iter or batch")
+}
+
+// The ibgda mode's table and plot from saved rows (the GPU run itself is
+// bench/ibgda/run.sh's).
+func TestIbgdaTableAndPlot(t *testing.T) {
+	var rows []Row
+	for q := 1; q <= 4; q++ {
+		rows = append(rows, Row{Lib: "goshmem", Name: "ibgda_put_quiet", Size: 8, Iters: 10, MedianUS: 12, P99US: 14,
+			Scope: "ctx", Config: fmt.Sprintf("qps=%d", q)},
+			Row{Lib: "goshmem", Name: "ibgda_put_quiet", Size: 8, Iters: 10, MedianUS: 12 + float64(q), P99US: 15 + float64(q),
+				Scope: "pe", Config: fmt.Sprintf("qps=%d", q)})
+	}
+	rows = append(rows, Row{Lib: "goshmem", Name: "ibgda_rate", Size: 8, Iters: 32768, MMsgS: 21.5, Config: "thr=32 qps=1"})
+	var buf bytes.Buffer
+	tw := &ibgdaTable{w: &buf}
+	for _, r := range rows {
+		tw.Write(r)
+	}
+	assert.Contains(t, buf.String(), "# ibgda_put_quiet")
+	assert.Contains(t, buf.String(), "21.50")
+	path := filepath.Join(t.TempDir(), "q.png")
+	require.NoError(t, writeQuietPlot(path, rows, "test"))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(b, []byte("\x89PNG")))
 }

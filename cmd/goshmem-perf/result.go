@@ -29,6 +29,12 @@ type Row struct {
 	// Variant labels a non-default goshmem run (e.g. "pinned"), so it can be
 	// shown beside the default one as its own series.
 	Variant string `json:"variant,omitempty"`
+	// Config describes the configuration of a row whose name alone does not
+	// (ibgda mode: "thr=64 qps=64 sms=64 batch=16 excl", "qps=4").
+	Config string `json:"config,omitempty"`
+	// MMsgS is a message rate in millions of messages (WQEs) per second
+	// (ibgda mode's rate rows).
+	MMsgS float64 `json:"mmsg_s,omitempty"`
 	// AllocsPerOp is Go heap allocations per operation on PE 0 (goshmem
 	// only; hot paths should allocate nothing).
 	AllocsPerOp *float64 `json:"allocs_per_op,omitempty"`
@@ -55,7 +61,7 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // MarshalLine is the row as one JSON line (no trailing newline).
 func (r Row) MarshalLine() []byte {
-	r.MedianUS, r.P99US, r.BWGBs = round4(r.MedianUS), round4(r.P99US), round4(r.BWGBs)
+	r.MedianUS, r.P99US, r.BWGBs, r.MMsgS = round4(r.MedianUS), round4(r.P99US), round4(r.BWGBs), round4(r.MMsgS)
 	if r.AllocsPerOp != nil {
 		v := round4(*r.AllocsPerOp)
 		r.AllocsPerOp = &v

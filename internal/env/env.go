@@ -59,6 +59,10 @@ var Table = []Var{
 		Help: "CXI triggered path: auto or fabric (libfabric deferred work: cxi, else sockets; a provider without it is an error), software (monitor-run emulation on any provider)"},
 	{Name: "GOSHMEM_CXI_PROVIDER", Default: "auto", kind: kindString,
 		Help: "libfabric provider of the CXI triggered path (auto: cxi where present, else sockets)"},
+	{Name: "GOSHMEM_GPU_TRANSPORT", Default: "auto", kind: kindString,
+		Help: "how device code reaches PEs it cannot load/store: auto, p2p, proxy, or ibgda (GPU-built mlx5 WQEs; see GOSHMEM_IBGDA_NIC)"},
+	{Name: "GOSHMEM_IBGDA_NIC", Default: "mlx5", kind: kindString,
+		Help: "NIC of GOSHMEM_GPU_TRANSPORT=ibgda: mlx5 (a ConnectX found by rdma-core, else Init fails) or soft (the soft NIC, an EMULATION)"},
 }
 
 // Setting is a parsed value and where it came from.

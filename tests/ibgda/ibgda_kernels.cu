@@ -6,8 +6,8 @@
 extern "C" __global__ void ibgda_put_quiet(goshmemi_ibgda_qp_t *qp, uint64_t raddr, uint32_t rkey, int *rc)
 {
     uint64_t v = threadIdx.x;
-    int r = goshmemi_ibgda_put_inline(qp, raddr + 8 * threadIdx.x, rkey, &v, 8, 0);
-    r |= goshmemi_ibgda_quiet(qp);
+    int r = goshmemi_ibgda_qp_put_inline(qp, raddr + 8 * threadIdx.x, rkey, &v, 8, 0);
+    r |= goshmemi_ibgda_qp_quiet(qp);
     rc[threadIdx.x] = r;
 }
 
@@ -26,10 +26,10 @@ extern "C" __global__ void ibgda_amo_signal(goshmemi_ibgda_qp_t *qp, goshmemi_ib
     ops[0] = goshmemi_ibgda_op_amo(GOSHMEMI_MLX5_OPCODE_ATOMIC_FA, laddr, lkey, raddr, rkey, 1, 0, 0);
     ops[1] = goshmemi_ibgda_op_amo(GOSHMEMI_MLX5_OPCODE_ATOMIC_CS, laddr + 8, lkey, raddr + 8, rkey, 2, 1, 1);
     int r = goshmemi_ibgda_post_batch(qp, ops, 2);
-    r |= goshmemi_ibgda_get(qp, laddr + 16, lkey, raddr + 16, rkey, 64, 0);
-    r |= goshmemi_ibgda_put_signal(qp, laddr, lkey, raddr, rkey, 64, 0, sig, rkey, 1, GOSHMEM_SIGNAL_ADD, 0);
-    r |= goshmemi_ibgda_put_signal(qp, laddr, lkey, raddr, rkey, 8, 1, sig, rkey, 1, GOSHMEM_SIGNAL_SET, 0);
-    r |= goshmemi_ibgda_quiet_all(all, n);
+    r |= goshmemi_ibgda_qp_get(qp, laddr + 16, lkey, raddr + 16, rkey, 64, 0);
+    r |= goshmemi_ibgda_qp_put_signal(qp, laddr, lkey, raddr, rkey, 64, 0, sig, rkey, 1, GOSHMEM_SIGNAL_ADD, 0);
+    r |= goshmemi_ibgda_qp_put_signal(qp, laddr, lkey, raddr, rkey, 8, 1, sig, rkey, 1, GOSHMEM_SIGNAL_SET, 0);
+    r |= goshmemi_ibgda_qp_quiet_all(all, n);
     r |= goshmemi_ibgda_poll_cq(qp) < 0;
     *rc = r;
 }

@@ -201,6 +201,14 @@ static void check_wqe(const goshmemi_ibgda_op_t *op, uint32_t nbb, uint32_t idx,
               op->inl, op->len, idx, nbb, qpn, fm_ce_se);
         hexdump_diff(a, b, bytes);
     }
+    {
+        /* the doorbell value composed in registers == the ctrl segment's first 8 B as rdma-core stored them */
+        unsigned char *ctrl = b + (((size_t)idx * 64) & (bytes - 1));
+        uint64_t want, got = goshmemi_mlx5_db_val(idx, op->opcode, qpn, ds);
+        memcpy(&want, ctrl, 8);
+        CHECK(got == want, "doorbell value 0x%016llx, ctrl's first 8 B 0x%016llx (opcode 0x%02x idx 0x%x)",
+              (unsigned long long)got, (unsigned long long)want, op->opcode, idx);
+    }
     free(a);
     free(b);
 }
@@ -276,14 +284,14 @@ static void check_doorbell(void)
     qp.sq_resv_idx = qp.sq_ready_idx = qp.sq_done_idx = qp.sq_signaled_idx = 0xfffe;
     unsigned char big[60]; /* ds 2 + 4 = 6: two WQEBBs */
     memset(big, 0x5a, sizeof big);
-    CHECK(goshmemi_ibgda_put_inline(&qp, 0x1000, 7, big, sizeof big, 1) == 0, "post");
+    CHECK(goshmemi_ibgda_qp_put_inline(&qp, 0x1000, 7, big, sizeof big, 1) == 0, "post");
     CHECK(dbrec[MLX5_SND_DBR] == htobe32(0x10000 & 0xffff), "dbrec after 2-WQEBB WQE: %08x", be32toh(dbrec[1]));
     CHECK(memcmp(&db, ref_seg(sq, nbb, 0xfffe, 0), 8) == 0, "doorbell = first 8 B of ctrl");
     struct mlx5_wqe_ctrl_seg *c = ref_seg(sq, nbb, 0xfffe, 0);
     CHECK((be32toh(c->opmod_idx_opcode) >> 8 & 0xffff) == 0xfffe, "wqe index");
     CHECK((be32toh(c->qpn_ds) & 0xff) == 2 + (4 + 60 + 15) / 16, "ds");
     uint64_t v = 42;
-    CHECK(goshmemi_ibgda_put_inline(&qp, 0x2000, 7, &v, 8, 0) == 0, "post");
+    CHECK(goshmemi_ibgda_qp_put_inline(&qp, 0x2000, 7, &v, 8, 0) == 0, "post");
     CHECK(dbrec[MLX5_SND_DBR] == htobe32(1), "dbrec wraps to 1: %08x", be32toh(dbrec[1]));
     c = ref_seg(sq, nbb, 0x10000, 0);
     CHECK((be32toh(c->opmod_idx_opcode) >> 8 & 0xffff) == 0, "wqe index wrapped to 0");
@@ -320,7 +328,7 @@ static void check_doorbell(void)
     CHECK(GOSHMEMI_IBGDA_ERR_CQE_OPCODE(qp.err) == MLX5_CQE_REQ_ERR, "err cqe opcode");
     CHECK(pe_err == qp.err, "PE-wide error word");
     CHECK(qp.sq_done_idx == 0x10001, "error CQE retires its WQE");
-    CHECK(goshmemi_ibgda_quiet(&qp) == GOSHMEMI_IBGDA_ERR_CQE, "quiet reports the QP's error");
+    CHECK(goshmemi_ibgda_qp_quiet(&qp) == GOSHMEMI_IBGDA_ERR_CQE, "quiet reports the QP's error");
 
     /* owner parity: the second lap expects owner 1 (mlx5dv_get_cqe_owner) */
     struct mlx5_cqe64 x;

@@ -7,7 +7,7 @@
  * Files:
  *   goshmem/ibgda/mlx5.h      PRM layouts (ctrl/raddr/data/inline/atomic segments,
  *                             cqe64, err_cqe), constants, segment encoders, CQE ownership
- *   goshmem/ibgda/ordering.h  goshmemi_wqe_to_dbr_barrier, goshmemi_dbr_to_db_barrier,
+ *   goshmem/ibgda/ordering.h  goshmemi_ibgda_release_dbr, goshmemi_ibgda_release_db,
  *                             goshmemi_cqe_owner_to_read_barrier; GOSHMEM_IBGDA_ORDER_GPU
  *                             (default) / _SYS / _NONE
  *   goshmem/ibgda/qp.h        goshmemi_ibgda_qp_t, WQE build, post (one thread, batch,

@@ -264,6 +264,12 @@ GOSHMEMI_FN uint32_t goshmemi_mlx5_set_inl_data_seg(void *sq_buf, uint32_t sq_wq
     const unsigned char *s = (const unsigned char *)src;
     uint32_t units = goshmemi_mlx5_inl_ds(len);
     uint32_t u, pos = 0; /* pos: payload bytes emitted */
+    if (len <= 12) { /* one segment, composed in registers (the common 8 B value) */
+        uint32_t w[4] = {goshmemi_htobe32(len | GOSHMEMI_MLX5_INLINE_SEG), 0, 0, 0};
+        memcpy((unsigned char *)w + 4, s, len);
+        goshmemi_mlx5_store_seg(goshmemi_mlx5_sq_seg(sq_buf, sq_wqebb_cnt, wqe_idx, seg), w[0], w[1], w[2], w[3]);
+        return units;
+    }
     for (u = 0; u < units; u++) {
         uint32_t w[4];
         unsigned char *b = (unsigned char *)w;

@@ -7,11 +7,13 @@
  *               the previous lap are retired), polling the CQ meanwhile;
  *   3. build:   write the segments (goshmemi_ibgda_build_wqe);
  *   4. publish: in reservation order (wait for sq_ready_idx == start):
- *               goshmemi_wqe_to_dbr_barrier, doorbell record = end & 0xffff,
- *               goshmemi_dbr_to_db_barrier, 8-byte doorbell = the first 8 B
- *               of the last WQE's ctrl segment, then sq_ready_idx = end
- *               (release). Doorbells therefore reach the NIC in index order
- *               and the record never moves backwards.
+ *               doorbell record = end & 0xffff (a release store:
+ *               goshmemi_ibgda_release_dbr), sq_ready_idx = end (release),
+ *               then the 8-byte doorbell = the first 8 B of the last WQE's
+ *               ctrl segment (goshmemi_ibgda_release_db). The record never
+ *               moves backwards; a successor may ring before us, so a
+ *               doorbell can arrive after a later one (harmless: the NIC
+ *               fetches up to the record).
  * Modes: goshmemi_ibgda_post (one thread, one WQE, one doorbell),
  * goshmemi_ibgda_post_batch (one thread, N WQEs, one doorbell),
  * goshmemi_ibgda_post_warp (a warp: one lane reserves for all lanes, lanes
@@ -27,10 +29,10 @@
  * WQEBB count (read back from its ctrl.qpn_ds, which is not overwritten
  * before sq_done_idx passes it).
  *
- * Completion guarantee of goshmemi_ibgda_quiet(qp): every WQE published on
+ * Completion guarantee of goshmemi_ibgda_qp_quiet(qp): every WQE published on
  * this QP before the call has completed at the NIC (its CQE, or a later one,
  * was consumed): RDMA writes are placed at the target, reads and atomic
- * fetches are in local memory. goshmemi_ibgda_quiet_all(qps, n) gives the
+ * fetches are in local memory. goshmemi_ibgda_qp_quiet_all(qps, n) gives the
  * same for each of the n QPs (PE-wide quiet); quiet(qp) alone is the ctx
  * (per-QP) scope.
  *
@@ -69,7 +71,7 @@
  * Shared host<->device layout: versioned and size-asserted. The host (real
  * NIC: mlx5dv devx; tests: the soft NIC) fills the descriptor fields and
  * zeroes the state fields; only device threads write the state fields. */
-#define GOSHMEMI_IBGDA_QP_SIZE 152
+#define GOSHMEMI_IBGDA_QP_SIZE 160
 #define GOSHMEMI_IBGDA_QP_VERSION ((1u << 16) + GOSHMEMI_IBGDA_QP_SIZE)
 
 typedef struct goshmemi_ibgda_qp {
@@ -98,6 +100,11 @@ typedef struct goshmemi_ibgda_qp {
     uint64_t sq_done_idx;        /* 0x80 WQEBBs retired by CQEs */
     uint64_t cq_cons_idx;        /* 0x88 CQEs consumed */
     uint64_t err;                /* 0x90 this QP's first error word (0: none) */
+    /* descriptor (host-written), optional */
+    uint8_t *sq_nbb;             /* 0x98 sq_wqebb_cnt bytes in GPU memory: WQEBBs of the WQE starting at
+                                  * each index, written at build, read at CQ poll (so polling never
+                                  * reads the SQ back, a PCIe read when the SQ is in host memory);
+                                  * NULL: read ctrl.qpn_ds's DS from the SQ */
 } goshmemi_ibgda_qp_t;
 
 GOSHMEMI_STATIC_ASSERT(sizeof(void *) == 8, "IBGDA QP layout assumes 64-bit pointers");
@@ -151,6 +158,8 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_
     void *sq = qp->sq_buf;
     uint32_t n = qp->sq_wqebb_cnt, idx = (uint32_t)wqe_idx;
     uint8_t fm_ce_se = (uint8_t)(op->fm | (ce ? GOSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE : 0));
+    if (qp->sq_nbb && ce) /* only CE WQEs produce CQEs (an error CQE on another is clamped by ready) */
+        qp->sq_nbb[idx & (n - 1)] = (uint8_t)goshmemi_mlx5_ds_to_wqebb(ds);
     goshmemi_mlx5_set_ctrl_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 0), (uint16_t)idx, op->opcode, 0, qp->qpn, fm_ce_se,
                                (uint8_t)ds, 0, 0);
     if (op->opcode == GOSHMEMI_MLX5_OPCODE_NOP)
@@ -227,7 +236,7 @@ GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
         uint8_t op_own = goshmemi_ibgda_load_op_own(&cqe->op_own);
         uint16_t wc;
         uint64_t full;
-        uint32_t ds;
+        uint32_t nbb;
         if (!goshmemi_mlx5_cqe_is_sw_owned(op_own, ci, qp->cq_cqe_cnt))
             break;
         goshmemi_cqe_owner_to_read_barrier();
@@ -241,8 +250,13 @@ GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
         /* wc names the WQEBB index of the completed WQE; it lies in
          * [done, sq_ready_idx), within 2^16 of done. */
         full = done + (uint16_t)(wc - (uint16_t)done);
-        ds = ((const volatile uint8_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, wc, 0))[7];
-        full += goshmemi_mlx5_ds_to_wqebb(ds ? ds : 1);
+        if (qp->sq_nbb) {
+            nbb = ((const volatile uint8_t *)qp->sq_nbb)[wc & (qp->sq_wqebb_cnt - 1)];
+        } else {
+            uint32_t ds = ((const volatile uint8_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, wc, 0))[7];
+            nbb = goshmemi_mlx5_ds_to_wqebb(ds);
+        }
+        full += nbb ? nbb : 1;
         if (full > ready) /* a corrupt ds cannot retire unpublished WQEBBs */
             full = ready;
         if (full > done)
@@ -275,25 +289,40 @@ GOSHMEMI_FN int goshmemi_ibgda_wait_sq_space(goshmemi_ibgda_qp_t *qp, uint64_t e
 
 /* ---- publication ------------------------------------------------------------ */
 
-/* Publish WQEBBs [start, end) in reservation order and ring once. `last_idx`
- * is the index of the last WQE in the range; `sig_end` is the end of its
- * last CE WQE, or 0. */
-GOSHMEMI_FN void goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t last_idx,
+/* The doorbell value: the first 8 B of the ctrl segment of the last WQE
+ * posted (opmod_idx_opcode, qpn_ds, big-endian, as stored in the SQ),
+ * composed in registers, so the publisher never reads the SQ back (a PCIe
+ * round trip when the SQ is in host memory).
+ * Ref: rdma-core mlx5_post_send: the doorbell carries ctrl's first 8 B. */
+GOSHMEMI_FN uint64_t goshmemi_mlx5_db_val(uint32_t wqe_idx, uint8_t opcode, uint32_t qpn, uint32_t ds)
+{
+    uint32_t w0 = goshmemi_htobe32((((uint32_t)(uint16_t)wqe_idx) << 8) | opcode);
+    uint32_t w1 = goshmemi_htobe32((qpn << 8) | (ds & 0xffu));
+    return ((uint64_t)w1 << 32) | w0;
+}
+
+/* The doorbell sequence without the reservation-order wait (exclusive
+ * owner): WQE stores -> doorbell record = end -> doorbell = `db`. */
+GOSHMEMI_FN void goshmemi_ibgda_ring(goshmemi_ibgda_qp_t *qp, uint64_t end, uint64_t db)
+{
+    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+    goshmemi_ibgda_release_db(qp->db, db);
+}
+
+/* Publish WQEBBs [start, end) in reservation order and ring once. `db` is
+ * goshmemi_mlx5_db_val of the last WQE in the range; `sig_end` is the end
+ * of its last CE WQE, or 0. */
+GOSHMEMI_FN void goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t db,
                                         uint64_t sig_end)
 {
-    uint64_t db;
     while (goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx) != start)
         goshmemi_ibgda_pause();
-    goshmemi_wqe_to_dbr_barrier();
-    goshmemi_ibgda_store_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
-    goshmemi_dbr_to_db_barrier();
-    /* Ref: rdma-core mlx5_post_send: the doorbell carries ctrl's first 8 B
-     * (opmod_idx_opcode, qpn_ds) of the last WQE posted. */
-    db = *(const uint64_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, (uint32_t)last_idx, 0);
-    goshmemi_ibgda_store_db(qp->db, db);
     if (sig_end)
         goshmemi_ibgda_max_u64(&qp->sq_signaled_idx, sig_end);
+    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+    /* successors may publish from here: the record is ordered before */
     goshmemi_ibgda_store_release_u64(&qp->sq_ready_idx, end);
+    goshmemi_ibgda_release_db(qp->db, db);
 }
 
 /* ---- posting modes -------------------------------------------------------- */
@@ -303,7 +332,7 @@ GOSHMEMI_FN void goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start,
  * GOSHMEMI_IBGDA_ERR_CQE (posted into a QP in error). */
 GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *ops, int n)
 {
-    uint64_t total = 0, start, idx, last = 0, sig_end = 0;
+    uint64_t total = 0, start, idx, sig_end = 0, db = 0;
     int i, rc;
     for (i = 0; i < n; i++) {
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
@@ -322,10 +351,10 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
         goshmemi_ibgda_build_wqe(qp, idx, &ops[i], ds, ce);
         if (ce)
             sig_end = end;
-        last = idx;
+        db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, qp->qpn, ds);
         idx = end;
     }
-    goshmemi_ibgda_publish(qp, start, start + total, last, sig_end);
+    goshmemi_ibgda_publish(qp, start, start + total, db, sig_end);
     if (rc == 0 && qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
     return rc;
@@ -341,28 +370,37 @@ GOSHMEMI_FN int goshmemi_ibgda_post(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgd
 /* Warp-cooperative post: every active lane of a converged warp calls it
  * with its own op; the lowest active lane reserves WQEBBs for all of them,
  * lanes build their WQEs at once, __syncwarp orders every lane's WQE stores
- * before the leader's goshmemi_wqe_to_dbr_barrier (fences are cumulative),
+ * before the leader's release of the doorbell record (release is cumulative),
  * and the leader publishes and rings once. Returns the same value on every
  * lane. */
 GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *op)
 {
     unsigned mask = __activemask();
     unsigned lane, leader = __ffs(mask) - 1, lastl = 31 - __clz(mask);
-    uint32_t ds = goshmemi_ibgda_op_ds(op), nbb = goshmemi_mlx5_ds_to_wqebb(ds), off = 0, total = 0;
-    uint32_t l;
-    int bad, rc = 0;
+    uint32_t ds = goshmemi_ibgda_op_ds(op), nbb = goshmemi_mlx5_ds_to_wqebb(ds), off, total, k;
+    int rc = 0;
     unsigned long long start = 0;
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-    bad = __any_sync(mask, ds == 0);
-    if (bad)
+    if (__any_sync(mask, ds == 0))
         return GOSHMEMI_IBGDA_ERR_ARG;
-    for (l = 0; l < 32; l++) {
-        if (mask & (1u << l)) {
-            uint32_t v = __shfl_sync(mask, nbb, l);
-            if (l < lane)
+    /* exclusive prefix sum of nbb over the active lanes */
+    if (mask == ((0xffffffffu >> (31 - lastl)) & (0xffffffffu << leader))) { /* contiguous lanes: scan */
+        off = nbb;
+        for (k = 1; k < 32; k <<= 1) {
+            uint32_t v = __shfl_up_sync(mask, off, k);
+            if (lane >= leader + k)
                 off += v;
-            total += v;
         }
+        total = __shfl_sync(mask, off, lastl);
+        off -= nbb;
+    } else { /* lanes with gaps: one shuffle per active lane */
+        off = total = 0;
+        for (k = 0; k < 32; k++)
+            if (mask & (1u << k)) {
+                uint32_t v = __shfl_sync(mask, nbb, k);
+                off += k < lane ? v : 0;
+                total += v;
+            }
     }
     if (total > qp->sq_wqebb_cnt / 2)
         return GOSHMEMI_IBGDA_ERR_ARG;
@@ -374,23 +412,22 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
     {
         uint64_t idx = start + off, end = idx + nbb;
         int ce = op->signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
-        uint32_t sig_off = ce ? off + nbb : 0, max_sig = 0, last_off;
+        uint32_t max_sig = __reduce_max_sync(mask, ce ? off + nbb : 0u);
+        uint32_t last_off = __shfl_sync(mask, off, lastl);
+        uint32_t last_ds = __shfl_sync(mask, ds, lastl);
+        uint32_t last_opc = __shfl_sync(mask, (uint32_t)op->opcode, lastl);
         goshmemi_ibgda_build_wqe(qp, idx, op, ds, ce);
-        for (l = 0; l < 32; l++)
-            if (mask & (1u << l)) {
-                uint32_t v = __shfl_sync(mask, sig_off, l);
-                max_sig = v > max_sig ? v : max_sig;
-            }
-        last_off = __shfl_sync(mask, off, lastl);
         __syncwarp(mask);
         if (lane == leader)
-            goshmemi_ibgda_publish(qp, start, start + total, start + last_off, max_sig ? start + max_sig : 0);
+            goshmemi_ibgda_publish(qp, start, start + total,
+                                   goshmemi_mlx5_db_val((uint32_t)(start + last_off), (uint8_t)last_opc, qp->qpn,
+                                                        last_ds),
+                                   max_sig ? start + max_sig : 0);
     }
     rc = __shfl_sync(mask, rc, leader);
-    __syncwarp(mask);
-    if (rc == 0 && qp->err)
+    if (rc == 0 && lane == leader && *(volatile uint64_t *)&qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
-    return rc;
+    return __shfl_sync(mask, rc, leader);
 }
 #else
 /* Host mode: the warp algorithm with its `nlanes` lanes as a loop (lane i
@@ -422,12 +459,97 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
         if (ce && end > max_sig)
             max_sig = end;
     }
-    goshmemi_ibgda_publish(qp, start, start + total, start + off[nlanes - 1], max_sig); /* leader */
+    goshmemi_ibgda_publish(qp, start, start + total, /* leader */
+                           goshmemi_mlx5_db_val((uint32_t)(start + off[nlanes - 1]), ops[nlanes - 1].opcode, qp->qpn,
+                                                goshmemi_ibgda_op_ds(&ops[nlanes - 1])),
+                           max_sig);
     if (rc == 0 && qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
     return rc;
 }
 #endif
+
+/* ---- exclusive owner ----------------------------------------------------------
+ * When the QP mapping gives a QP one posting thread (mapping by thread, or
+ * a CTA/warp whose posts go through one lane) for a stretch of posts, the
+ * owner keeps the producer indices in registers: no atomic reservation and
+ * no wait for reservation order, only the WQE stores, the two ordering
+ * points and the doorbell stores. The QP's state words are still updated
+ * (plain stores, no round trip; sq_resv_idx at goshmemi_ibgda_excl_end),
+ * so CQ polling, quiet and other pollers work unchanged. Nobody else may
+ * post on the QP between goshmemi_ibgda_excl_begin and
+ * goshmemi_ibgda_excl_end. */
+typedef struct goshmemi_ibgda_excl {
+    goshmemi_ibgda_qp_t *qp;
+    uint64_t resv; /* WQEBBs posted (== sq_resv_idx == sq_ready_idx) */
+    uint64_t done; /* cached sq_done_idx (refreshed when the ring looks full) */
+    uint64_t sig;  /* sq_signaled_idx */
+} goshmemi_ibgda_excl_t;
+
+GOSHMEMI_FN goshmemi_ibgda_excl_t goshmemi_ibgda_excl_begin(goshmemi_ibgda_qp_t *qp)
+{
+    goshmemi_ibgda_excl_t h;
+    h.qp = qp;
+    h.resv = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
+    h.done = goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx);
+    h.sig = goshmemi_ibgda_load_acquire_u64(&qp->sq_signaled_idx);
+    return h;
+}
+
+/* One owner, `n` WQEs, one doorbell. Returns 0 or GOSHMEMI_IBGDA_ERR_ARG
+ * (nothing posted); GOSHMEMI_IBGDA_ERR_CQE only when it had to wait for
+ * ring space and saw an error CQE meanwhile (else errors surface at quiet). */
+GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const goshmemi_ibgda_op_t *ops, int n)
+{
+    goshmemi_ibgda_qp_t *qp = h->qp;
+    uint64_t total = 0, idx, db = 0, start = h->resv, sig0 = h->sig;
+    int i, rc = 0;
+    for (i = 0; i < n; i++) {
+        uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
+        if (ds == 0)
+            return GOSHMEMI_IBGDA_ERR_ARG;
+        total += goshmemi_mlx5_ds_to_wqebb(ds);
+    }
+    if (n <= 0 || total > qp->sq_wqebb_cnt / 2)
+        return GOSHMEMI_IBGDA_ERR_ARG;
+    if (GOSHMEMI_UNLIKELY(start + total - h->done > qp->sq_wqebb_cnt)) {
+        rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+        h->done = goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx);
+    }
+    for (i = 0, idx = start; i < n; i++) {
+        uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
+        uint64_t end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
+        int ce = ops[i].signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
+        goshmemi_ibgda_build_wqe(qp, idx, &ops[i], ds, ce);
+        if (ce)
+            h->sig = end;
+        db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, qp->qpn, ds);
+        idx = end;
+    }
+    h->resv = idx;
+    /* State words for pollers and quiet: relaxed stores BEFORE the ring, so
+     * the ring's WQE -> doorbell-record barrier orders them before the NIC
+     * can see the WQEs (a poller that sees a CQE for them sees these). No
+     * release store and no error-word load on this path (each would be a
+     * round trip): a CQE error surfaces at the next quiet or poll. */
+    if (h->sig != sig0)
+        *(volatile uint64_t *)&qp->sq_signaled_idx = h->sig;
+    *(volatile uint64_t *)&qp->sq_ready_idx = idx;
+    goshmemi_ibgda_ring(qp, idx, db);
+    return rc;
+}
+
+/* End of the owner's stretch: the reservation counter catches up, so
+ * shared-path posters may follow. */
+GOSHMEMI_FN void goshmemi_ibgda_excl_end(goshmemi_ibgda_excl_t *h)
+{
+    goshmemi_ibgda_store_release_u64(&h->qp->sq_resv_idx, h->resv);
+}
+
+GOSHMEMI_FN int goshmemi_ibgda_excl_post(goshmemi_ibgda_excl_t *h, const goshmemi_ibgda_op_t *op)
+{
+    return goshmemi_ibgda_excl_post_batch(h, op, 1);
+}
 
 /* ---- quiet ------------------------------------------------------------------ */
 
@@ -466,7 +588,7 @@ GOSHMEMI_FN int goshmemi_ibgda_quiet_wait(goshmemi_ibgda_qp_t *qp, uint64_t targ
 }
 
 /* Per-QP (ctx) quiet: polls only this QP's CQ. */
-GOSHMEMI_FN int goshmemi_ibgda_quiet(goshmemi_ibgda_qp_t *qp)
+GOSHMEMI_FN int goshmemi_ibgda_qp_quiet(goshmemi_ibgda_qp_t *qp)
 {
     return goshmemi_ibgda_quiet_wait(qp, goshmemi_ibgda_quiet_begin(qp));
 }
@@ -474,7 +596,7 @@ GOSHMEMI_FN int goshmemi_ibgda_quiet(goshmemi_ibgda_qp_t *qp)
 /* PE-wide quiet over `n` QPs: start all of them, then wait for each (the
  * waits overlap). Returns the first error. */
 #define GOSHMEMI_IBGDA_QUIET_CHUNK 32
-GOSHMEMI_FN int goshmemi_ibgda_quiet_all(goshmemi_ibgda_qp_t *const *qps, int n)
+GOSHMEMI_FN int goshmemi_ibgda_qp_quiet_all(goshmemi_ibgda_qp_t *const *qps, int n)
 {
     uint64_t target[GOSHMEMI_IBGDA_QUIET_CHUNK];
     int base, i, rc = 0;
@@ -512,7 +634,7 @@ GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_make(uint8_t opcode, uint64_t 
 }
 
 /* RDMA write of `len` bytes from `src`, copied into the WQE. */
-GOSHMEMI_FN int goshmemi_ibgda_put_inline(goshmemi_ibgda_qp_t *qp, uint64_t raddr, uint32_t rkey, const void *src,
+GOSHMEMI_FN int goshmemi_ibgda_qp_put_inline(goshmemi_ibgda_qp_t *qp, uint64_t raddr, uint32_t rkey, const void *src,
                                           uint32_t len, int signaled)
 {
     goshmemi_ibgda_op_t op = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)src, 0,
@@ -521,7 +643,7 @@ GOSHMEMI_FN int goshmemi_ibgda_put_inline(goshmemi_ibgda_qp_t *qp, uint64_t radd
 }
 
 /* RDMA write gathered by the NIC from (laddr, lkey). */
-GOSHMEMI_FN int goshmemi_ibgda_put(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+GOSHMEMI_FN int goshmemi_ibgda_qp_put(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
                                    uint32_t rkey, uint32_t len, int signaled)
 {
     goshmemi_ibgda_op_t op =
@@ -530,7 +652,7 @@ GOSHMEMI_FN int goshmemi_ibgda_put(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint
 }
 
 /* RDMA read of `len` bytes into (laddr, lkey). */
-GOSHMEMI_FN int goshmemi_ibgda_get(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+GOSHMEMI_FN int goshmemi_ibgda_qp_get(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
                                    uint32_t rkey, uint32_t len, int signaled)
 {
     goshmemi_ibgda_op_t op =
@@ -568,7 +690,7 @@ GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_signal(const goshmemi_ibgda_qp
 /* put_signal: the data write and the signal update as two WQEs under one
  * doorbell. An RC QP executes them in order at the responder, so the signal
  * is never visible before the data. */
-GOSHMEMI_FN int goshmemi_ibgda_put_signal(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+GOSHMEMI_FN int goshmemi_ibgda_qp_put_signal(goshmemi_ibgda_qp_t *qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
                                           uint32_t rkey, uint32_t len, int inl, uint64_t sig_raddr,
                                           uint32_t sig_rkey, uint64_t sig_value, int sig_op, int signaled)
 {

@@ -10,6 +10,7 @@ package e2e
 /*
 #cgo CFLAGS: -std=c11 -O2 -Wall -Wextra -Werror -pthread -I${SRCDIR}/../../../include
 #cgo LDFLAGS: -pthread
+#include <stdlib.h>
 #include "posters.h"
 */
 import "C"
@@ -96,3 +97,22 @@ func errSyndrome(w uint64) uint8  { return uint8(w >> 24) }
 func errCQEOpcode(w uint64) uint8 { return uint8(w>>56) & 0xf }
 
 const errCQE = int(C.GOSHMEMI_IBGDA_ERR_CQE)
+
+// qpFieldsByC reads the bytes b (ibgda.EncodeQP's output) through the C
+// struct goshmemi_ibgda_qp_t, field by field.
+func qpFieldsByC(b []byte) map[string]uint64 {
+	p := C.malloc(C.size_t(len(b)))
+	defer C.free(p)
+	copy(unsafe.Slice((*byte)(p), len(b)), b)
+	q := (*C.goshmemi_ibgda_qp_t)(p)
+	return map[string]uint64{
+		"version": uint64(q.version), "qpn": uint64(q.qpn), "sq_buf": uint64(uintptr(q.sq_buf)),
+		"sq_wqebb_cnt": uint64(q.sq_wqebb_cnt), "cq_cqe_cnt": uint64(q.cq_cqe_cnt),
+		"dbrec": uint64(uintptr(unsafe.Pointer(q.dbrec))), "db": uint64(uintptr(unsafe.Pointer(q.db))),
+		"cq_buf": uint64(uintptr(q.cq_buf)), "cq_dbrec": uint64(uintptr(unsafe.Pointer(q.cq_dbrec))),
+		"err_word": uint64(uintptr(unsafe.Pointer(q.err_word))), "lkey_tab": uint64(uintptr(unsafe.Pointer(q.lkey_tab))),
+		"rkey_tab": uint64(uintptr(unsafe.Pointer(q.rkey_tab))), "n_lkeys": uint64(q.n_lkeys), "n_rkeys": uint64(q.n_rkeys),
+		"scratch_laddr": uint64(q.scratch_laddr), "scratch_lkey": uint64(q.scratch_lkey),
+		"sq_nbb": uint64(uintptr(unsafe.Pointer(q.sq_nbb))), "sq_ready_idx": uint64(q.sq_ready_idx),
+	}
+}

@@ -56,6 +56,8 @@ e2e_env_t *e2e_env_new(int nqp, uint32_t sq_wqebb, uint32_t cqe_cnt, int threads
         qp->cq_buf = zalloc((size_t)cqe_cnt * 64);
         qp->cq_cqe_cnt = cqe_cnt;
         goshmemi_ibgda_cq_init(qp->cq_buf, cqe_cnt);
+        if (q & 1) /* odd QPs keep the WQEBB-count shadow, even ones read DS back from the SQ */
+            qp->sq_nbb = zalloc(sq_wqebb);
         env->dbrec[q] = zalloc(8);
         env->db[q] = zalloc(8);
         env->cq_dbrec[q] = zalloc(8);
@@ -78,6 +80,7 @@ void e2e_env_free(e2e_env_t *env)
     for (int q = 0; q < env->nqp; q++) {
         free(env->qp[q]->sq_buf);
         free(env->qp[q]->cq_buf);
+        free(env->qp[q]->sq_nbb);
         free(env->qp[q]);
         free(env->dbrec[q]);
         free(env->db[q]);
@@ -120,10 +123,10 @@ static void *poster(void *vp)
     for (int i = 0; i < I && !rc; i++) {
         uint64_t v = val(t, i, 0xa);
         /* 1. put, inline payload, unsignaled */
-        rc |= goshmemi_ibgda_put_inline(qp, RADDR(env, l->slot_a + TI + i), env->rkey, &v, 8, 0);
+        rc |= goshmemi_ibgda_qp_put_inline(qp, RADDR(env, l->slot_a + TI + i), env->rkey, &v, 8, 0);
         /* 2. put from a data pointer (the NIC gathers local memory) */
         env->local[l->src + TI + i] = val(t, i, 0xb);
-        rc |= goshmemi_ibgda_put(qp, LADDR(env, l->src + TI + i), env->lkey, RADDR(env, l->slot_b + TI + i),
+        rc |= goshmemi_ibgda_qp_put(qp, LADDR(env, l->src + TI + i), env->lkey, RADDR(env, l->slot_b + TI + i),
                                  env->rkey, 8, (i & 7) == 7);
         /* 3. fetch-add 1 on the shared counter; the old value lands in fetch[] */
         {
@@ -136,7 +139,7 @@ static void *poster(void *vp)
         {
             uint64_t d = val(t, i, 0xc);
             int add = (i & 1) == 0;
-            rc |= goshmemi_ibgda_put_signal(qp, (uint64_t)(uintptr_t)&d, 0, RADDR(env, l->slot_c + TI + i), env->rkey,
+            rc |= goshmemi_ibgda_qp_put_signal(qp, (uint64_t)(uintptr_t)&d, 0, RADDR(env, l->slot_c + TI + i), env->rkey,
                                             8, 1, RADDR(env, add ? l->sig_add + t : l->sig_set + t), env->rkey,
                                             add ? 1 : (uint64_t)i + 1, add ? GOSHMEM_SIGNAL_ADD : GOSHMEM_SIGNAL_SET,
                                             0);
@@ -163,10 +166,10 @@ static void *poster(void *vp)
         }
         /* 7. quiet (ctx scope), then read back what this thread wrote */
         if ((i & 15) == 15) {
-            rc |= goshmemi_ibgda_quiet(qp);
-            rc |= goshmemi_ibgda_get(qp, LADDR(env, l->getbuf + t), env->lkey, RADDR(env, l->slot_a + TI + i),
+            rc |= goshmemi_ibgda_qp_quiet(qp);
+            rc |= goshmemi_ibgda_qp_get(qp, LADDR(env, l->getbuf + t), env->lkey, RADDR(env, l->slot_a + TI + i),
                                      env->rkey, 8, 0);
-            rc |= goshmemi_ibgda_quiet(qp);
+            rc |= goshmemi_ibgda_qp_quiet(qp);
             if (__atomic_load_n(&env->local[l->getbuf + t], __ATOMIC_ACQUIRE) != v)
                 fail(env, "get after quiet", t, i, (long)env->local[l->getbuf + t], (long)v);
             if (__atomic_load_n(&env->remote[l->slot_b + TI + i], __ATOMIC_ACQUIRE) != val(t, i, 0xb))
@@ -180,7 +183,7 @@ static void *poster(void *vp)
                     goshmemi_ibgda_op_amo(GOSHMEMI_MLX5_OPCODE_ATOMIC_CS, LADDR(env, l->casbuf + t), env->lkey,
                                           RADDR(env, l->cas), env->rkey, guess + 1, guess, 1);
                 rc |= goshmemi_ibgda_post(qp, &op);
-                rc |= goshmemi_ibgda_quiet(qp);
+                rc |= goshmemi_ibgda_qp_quiet(qp);
                 if (rc)
                     break;
                 uint64_t old = goshmemi_be64toh(__atomic_load_n(&env->local[l->casbuf + t], __ATOMIC_ACQUIRE));
@@ -192,7 +195,7 @@ static void *poster(void *vp)
             }
         }
     }
-    rc |= goshmemi_ibgda_quiet(qp);
+    rc |= goshmemi_ibgda_qp_quiet(qp);
     if (rc)
         fail(env, "post/quiet returned an error", t, -1, rc, (long)env->err_word);
     a->rc = rc;
@@ -216,7 +219,7 @@ int e2e_run_threads(e2e_env_t *env, int nqp_work)
         rc |= args[t].rc;
     }
     /* PE-wide quiet over every working QP */
-    if (goshmemi_ibgda_quiet_all(env->qp, nqp_work) != 0)
+    if (goshmemi_ibgda_qp_quiet_all(env->qp, nqp_work) != 0)
         rc = -1;
     return rc || env->msg[0] ? -1 : 0;
 }
@@ -234,13 +237,13 @@ int e2e_scope_check(e2e_env_t *env, int qa, int qb)
     const e2e_layout_t *l = &env->l;
     uint64_t v = 0x5c0fe, w = 0x5c0ff;
     /* a signaled put on qb; wait until the NIC has written its CQE */
-    if (goshmemi_ibgda_put_inline(b, RADDR(env, l->slot_a), env->rkey, &v, 8, 1))
+    if (goshmemi_ibgda_qp_put_inline(b, RADDR(env, l->slot_a), env->rkey, &v, 8, 1))
         return -1;
     while (!cqe_pending(b))
         goshmemi_ibgda_pause();
     uint64_t b_ci = b->cq_cons_idx;
     /* ctx quiet on qa: completes qa's put, leaves qb's CQE alone */
-    if (goshmemi_ibgda_put_inline(a, RADDR(env, l->slot_a + 1), env->rkey, &w, 8, 0) || goshmemi_ibgda_quiet(a))
+    if (goshmemi_ibgda_qp_put_inline(a, RADDR(env, l->slot_a + 1), env->rkey, &w, 8, 0) || goshmemi_ibgda_qp_quiet(a))
         return -1;
     if (__atomic_load_n(&env->remote[l->slot_a + 1], __ATOMIC_ACQUIRE) != w) {
         snprintf(env->msg, sizeof env->msg, "ctx quiet: put on QP %d not visible", qa);
@@ -252,7 +255,7 @@ int e2e_scope_check(e2e_env_t *env, int qa, int qb)
     }
     /* PE-wide quiet: polls every QP, consuming qb's CQE */
     goshmemi_ibgda_qp_t *all[2] = {a, b};
-    if (goshmemi_ibgda_quiet_all(all, 2))
+    if (goshmemi_ibgda_qp_quiet_all(all, 2))
         return -1;
     if (b->cq_cons_idx == b_ci || cqe_pending(b)) {
         snprintf(env->msg, sizeof env->msg, "PE-wide quiet did not poll QP %d", qb);
@@ -286,13 +289,13 @@ int e2e_error_post(e2e_env_t *env, int q, int kind)
         break;
     }
     (void)goshmemi_ibgda_post(qp, &op); /* unsignaled: the error CQE comes anyway */
-    return goshmemi_ibgda_quiet(qp);
+    return goshmemi_ibgda_qp_quiet(qp);
 }
 
 int e2e_post_after_error(e2e_env_t *env, int q)
 {
     uint64_t v = 9;
-    int rc = goshmemi_ibgda_put_inline(env->qp[q], RADDR(env, env->l.slot_a), env->rkey, &v, 8, 1);
-    int rq = goshmemi_ibgda_quiet(env->qp[q]);
+    int rc = goshmemi_ibgda_qp_put_inline(env->qp[q], RADDR(env, env->l.slot_a), env->rkey, &v, 8, 1);
+    int rq = goshmemi_ibgda_qp_quiet(env->qp[q]);
     return rc ? rc : rq;
 }

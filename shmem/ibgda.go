@@ -1,0 +1,35 @@
+package shmem
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/cgo/verbs"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// openIBGDA checks GOSHMEM_GPU_TRANSPORT=ibgda's NIC (GOSHMEM_IBGDA_NIC):
+// mlx5 needs a ConnectX that rdma-core finds (else Init fails with
+// ErrNotSupported and a hint); soft selects the soft NIC, an EMULATION,
+// only when asked for by name, and says so in GOSHMEM_INFO.
+func (r *runtime) openIBGDA() error {
+	if r.settings.String("GOSHMEM_GPU_TRANSPORT") != "ibgda" {
+		return nil
+	}
+	switch nic := r.settings.String("GOSHMEM_IBGDA_NIC"); nic {
+	case "soft":
+		r.ibgda = "soft NIC (EMULATION: no NIC; a host thread executes the GPU-built mlx5 WQEs)"
+		return nil
+	case "mlx5", "auto", "":
+		d, err := verbs.Probe()
+		if err != nil {
+			return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_GPU_TRANSPORT=ibgda", r.me)
+		}
+		r.ibgda = fmt.Sprintf("mlx5 device %s (max %d QPs)", d.Name, d.MaxQP)
+		return nil
+	default:
+		return errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_NIC to mlx5 or soft", r.me, "Init",
+			"GOSHMEM_IBGDA_NIC=%q; want mlx5 (a ConnectX) or soft (the emulation)", nic)
+	}
+}
