@@ -108,6 +108,13 @@ type Attr struct {
 	Atomic                   bool
 }
 
+// Fence reports whether the endpoint honours FlagFence (FI_FENCE in caps).
+func (a Attr) Fence() bool { return a.Caps&CapFence != 0 }
+
+// MREndpoint reports whether registrations are bound to one endpoint
+// (FI_MR_ENDPOINT), so a context endpoint cannot use the parent's.
+func (a Attr) MREndpoint() bool { return a.MRMode&uint64(C.FI_MR_ENDPOINT) != 0 }
+
 // Endpoint is one opened RDM endpoint with its fabric, domain, address
 // vector and completion queue.
 type Endpoint struct {
@@ -135,9 +142,13 @@ func Open(prov string) (*Endpoint, error) {
 		a     C.goshmemi_fab_attr
 		where [64]C.char
 	)
-	rc := C.goshmemi_fab_open(cprov, 1, &f, &a, &where[0], C.size_t(len(where)))
-	if rc == -C.FI_ENODATA {
-		rc = C.goshmemi_fab_open(cprov, 0, &f, &a, &where[0], C.size_t(len(where)))
+	// Atomics and FI_FENCE where the provider has them; each is optional
+	// (fi_getinfo answers -FI_ENODATA when a capability is missing).
+	var rc C.int
+	for _, want := range []C.int{C.GOSHMEMI_WANT_ATOMIC | C.GOSHMEMI_WANT_FENCE, C.GOSHMEMI_WANT_ATOMIC, C.GOSHMEMI_WANT_FENCE, 0} {
+		if rc = C.goshmemi_fab_open(cprov, want, &f, &a, &where[0], C.size_t(len(where))); rc != -C.FI_ENODATA {
+			break
+		}
 	}
 	if rc != 0 {
 		err := errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)
@@ -337,4 +348,34 @@ func (e *Endpoint) StopProgress() {
 	if e.f != nil {
 		C.goshmemi_fab_stop_progress(e.f)
 	}
+}
+
+// OpenCtx opens a context endpoint: a second endpoint with its own
+// completion queue in e's domain, bound to e's address vector (so it
+// reaches every peer that e reaches, by the same fi_addr, without an
+// address exchange: peers' RMA still targets their primary endpoints).
+// e's progress thread polls its queue too. Close it before e. It may use
+// e's memory registrations unless Attr.MREndpoint().
+func (e *Endpoint) OpenCtx() (*Endpoint, error) {
+	var (
+		f     *C.goshmemi_fab
+		where [64]C.char
+	)
+	if rc := C.goshmemi_fab_ctx_open(e.f, &f, &where[0], C.size_t(len(where))); rc != 0 {
+		return nil, errors.Wrapf(Errno(-rc), "fabric: %s", C.GoString(&where[0]))
+	}
+	return &Endpoint{f: f, Attr: e.Attr}, nil
+}
+
+// AddrString prints an endpoint address as the provider writes it
+// ("fi_sockaddr_in://10.0.0.1:4242"), for error messages.
+func (e *Endpoint) AddrString(addr []byte) string {
+	if len(addr) == 0 {
+		return ""
+	}
+	var buf [128]C.char
+	caddr := C.CBytes(addr)
+	defer C.free(caddr)
+	C.goshmemi_fab_straddr(e.f, caddr, &buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
 }
