@@ -106,6 +106,11 @@ type Attr struct {
 	MRMode, MRKeySize        uint64
 	DataProgress             int
 	Atomic                   bool
+	// MaxOrderWAWSize is the largest write for which the provider keeps
+	// write-after-write data order (ep_attr max_order_waw_size; Ref:
+	// fi_endpoint(3)): with OrderWAW in MsgOrder, writes and atomic writes
+	// up to this size are placed at the target in the order posted.
+	MaxOrderWAWSize uint64
 }
 
 // Fence reports whether the endpoint honours FlagFence (FI_FENCE in caps).
@@ -170,6 +175,8 @@ func Open(prov string) (*Endpoint, error) {
 		MRKeySize:    uint64(a.mr_key_size),
 		DataProgress: int(a.data_progress),
 		Atomic:       a.has_atomic != 0,
+
+		MaxOrderWAWSize: uint64(a.max_order_waw_size),
 	}}, nil
 }
 

@@ -88,6 +88,7 @@ int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, gos
 	attr->data_progress = f->info->domain_attr->data_progress;
 	attr->threading = f->info->domain_attr->threading;
 	attr->has_atomic = (f->info->caps & FI_ATOMIC) != 0;
+	attr->max_order_waw_size = f->info->ep_attr->max_order_waw_size;
 	*out = f;
 	return 0;
 fail:

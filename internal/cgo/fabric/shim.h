@@ -70,6 +70,7 @@ typedef struct goshmemi_fab_attr {
 	int data_progress;
 	int threading;
 	int has_atomic;
+	uint64_t max_order_waw_size; // ep_attr: data ordering of write after write holds up to this size
 } goshmemi_fab_attr;
 
 // want: GOSHMEMI_WANT_ATOMIC | GOSHMEMI_WANT_FENCE, capabilities asked for

@@ -119,17 +119,30 @@ func TestCtxQuietScopes(t *testing.T) {
 }
 
 // TestFenceOrder: many puts, a fence, then a signal (an atomic set), from
-// a context queue, over the native FI_FENCE (sockets) and the waiting
-// fallback (tcp;ofi_rxm). A watcher polls the target's signal word; when
+// a context queue, with the provider's own write order (sockets: FI_ORDER_WAW),
+// the native FI_FENCE (sockets, its order ignored) and the waiting fallback
+// (tcp;ofi_rxm). A watcher polls the target's signal word; when
 // it sees a round's signal, every byte of that round's data must be there.
 func TestFenceOrder(t *testing.T) {
-	for _, prov := range []string{"tcp;ofi_rxm", "sockets"} {
-		t.Run(strings.ReplaceAll(prov, ";", "+"), func(t *testing.T) {
+	for _, tc := range []struct{ prov, name string }{{"sockets", "ordered"}, {"sockets", "fi-fence"}, {"tcp;ofi_rxm", "wait"}} {
+		prov := tc.prov
+		t.Run(strings.ReplaceAll(prov, ";", "+")+"/"+tc.name, func(t *testing.T) {
 			trs, regions := job(t, 2, prov)
 			a := trs[0]
-			t.Logf("%s: native FI_FENCE: %v", prov, a.NativeFence())
-			if prov == "sockets" {
+			if tc.name == "fi-fence" {
+				a.ordered = false // use FI_FENCE although the provider also keeps WAW order
+			}
+			t.Logf("%s: writes ordered by the provider: %v; native FI_FENCE: %v", prov, a.OrderedWrites(), a.NativeFence())
+			switch tc.name {
+			case "fi-fence":
 				require.True(t, a.NativeFence(), "sockets offers FI_FENCE in its caps")
+			case "ordered":
+				require.True(t, a.OrderedWrites(), "sockets reports FI_ORDER_WAW and a max_order_waw_size above every segment")
+			case "wait":
+				// With FI_ATOMIC, tcp;ofi_rxm orders RMA writes among
+				// themselves and atomics among themselves (FI_ORDER_RMA_WAW,
+				// FI_ORDER_ATOMIC_WAW) but not a write before an atomic.
+				require.False(t, a.OrderedWrites() || a.NativeFence(), "tcp;ofi_rxm: no FI_ORDER_WAW, no FI_FENCE")
 			}
 			q, err := a.NewQueue("ctx")
 			require.NoError(t, err)

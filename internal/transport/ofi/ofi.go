@@ -184,6 +184,7 @@ type Transport struct {
 	manual   bool
 	fenceRAW bool // reads must wait for earlier writes (provider lacks FI_ORDER_RAW)
 	native   bool // the provider honours FI_FENCE
+	ordered  bool // the provider places writes in order (FI_ORDER_WAW up to every size posted)
 	names    [][]byte
 
 	mu     sync.Mutex // the op table and the chunk list
@@ -232,6 +233,11 @@ func New(cfg Config) (*Transport, error) {
 	t.manual = a.DataProgress == fabric.ProgressManual
 	t.fenceRAW = a.MsgOrder&fabric.OrderRAW == 0
 	t.native = a.Fence()
+	// Every write and atomic goshmem posts is at most zseg bytes: when the
+	// provider keeps write-after-write data order up to that size, writes
+	// of one queue (one endpoint) land in the order posted and Fence has
+	// nothing to do.
+	t.ordered = a.MsgOrder&fabric.OrderWAW != 0 && a.MaxOrderWAWSize >= t.zseg
 	if a.MRKeySize > 8 {
 		return nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: provider %s needs %d-byte memory keys; goshmem exchanges 8", a.Provider, a.MRKeySize)
 	}
@@ -929,7 +935,10 @@ func (t *Transport) emulate(e *endpoint, o transport.AMO, width int, pe int, off
 // contexts work on this provider, and the message limits.
 func (t *Transport) Describe() string {
 	fence := "waits for delivery (no FI_FENCE)"
-	if t.native {
+	switch {
+	case t.ordered:
+		fence = "kept by the provider (FI_ORDER_WAW)"
+	case t.native:
 		fence = "FI_FENCE"
 	}
 	ctx := "own endpoint per context"
@@ -953,10 +962,17 @@ func (t *Transport) check(i int) error {
 }
 
 // NativeFence reports whether Fence uses the provider's FI_FENCE.
-func (t *Transport) NativeFence() bool { return t.native }
+func (t *Transport) NativeFence() bool { return t.native && !t.ordered }
+
+// OrderedWrites reports whether the provider keeps write order itself (Fence
+// is free).
+func (t *Transport) OrderedWrites() bool { return t.ordered }
 
 // Fence implements transport.Transport: the writes and atomics q issued
-// before it are delivered before any issued after it. With FI_FENCE
+// before it are delivered before any issued after it. Where the provider
+// keeps write-after-write data order for every size goshmem posts
+// (FI_ORDER_WAW in msg_order, max_order_waw_size; tcp;ofi_rxm does, for
+// any size) the order is already kept and Fence does nothing. With FI_FENCE
 // (NativeFence) it returns at once and the next operation posted on q's
 // endpoint carries the flag: the provider defers it, and everything posted
 // after it, until the earlier operations completed (delivery-complete).
@@ -965,7 +981,7 @@ func (t *Transport) NativeFence() bool { return t.native }
 // says nothing of placement order across a write and an emulated atomic.
 // Ref: OpenSHMEM 1.6 §9.8.1; fi_msg(3) FI_FENCE.
 func (t *Transport) Fence(q *quiet.Queue) error {
-	if q == nil || q.Pending() == 0 {
+	if q == nil || t.ordered || q.Pending() == 0 {
 		return nil
 	}
 	if t.native {
