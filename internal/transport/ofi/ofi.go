@@ -435,7 +435,7 @@ func (t *Transport) retire(c uint64, cerr *fabric.CQError) {
 	var err error
 	if cerr != nil {
 		err = errors.Wrapf(cerr, "ofi: PE %d: %s to PE %d", t.cfg.Me, o.what, o.pe)
-		if lostPeer(cerr.Err) {
+		if lostPeer(cerr.Err) || (cerr.Err == fabric.Errno(unix.ECANCELED) && lostPeer(fabric.Errno(cerr.ProvErrno))) {
 			// The peer will never answer: the same sentinel as a wait that
 			// finds a node peer's process gone.
 			err = errors.WithHint(errs.Mark(err, errs.ErrTimeout), fmt.Sprintf("PE %d's connection is gone: the process exited or its host is unreachable", o.pe))
@@ -459,7 +459,9 @@ func (t *Transport) retire(c uint64, cerr *fabric.CQError) {
 }
 
 // lostPeer reports whether a completion error means the connection to the
-// peer is gone (libfabric's fi_errno values are the errno values).
+// peer is gone (libfabric's fi_errno values are the errno values; an
+// operation the provider canceled carries the socket's errno as the
+// provider errno, checked by the caller).
 func lostPeer(e fabric.Errno) bool {
 	switch unix.Errno(e) {
 	case unix.ENOTCONN, unix.ECONNRESET, unix.EPIPE, unix.ECONNREFUSED, unix.ECONNABORTED, unix.EHOSTUNREACH, unix.ENETUNREACH:
