@@ -306,7 +306,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 		return nil, err
 	}
 	r.all = quiet.NewScope("PE-wide quiet")
-	r.dflt = r.newCtx("default context")
+	if r.dflt, err = r.newCtx("default context"); err != nil {
+		r.unmap()
+		return nil, err
+	}
 	r.world = collectives.World(r)
 	r.teams[1] = r.world
 
@@ -397,7 +400,12 @@ func (r *runtime) chooseTransports(want string) error {
 		return nil
 	}
 	own := r.regions[r.me].Bytes()
+	reach := make([]bool, r.npes)
+	for pe := range reach {
+		reach[pe] = pe != r.me && (want == "ofi" || r.bases[pe] == nil)
+	}
 	t, err := ofi.New(ofi.Config{
+		Reach:     reach,
 		Provider:  r.settings.String("GOSHMEM_OFI_PROVIDER"),
 		Me:        r.me,
 		NPEs:      r.npes,
@@ -406,6 +414,7 @@ func (r *runtime) chooseTransports(want string) error {
 		Local:     r.bases,
 		Allgather: r.boot.Allgather,
 		Timeout:   r.policy.Timeout,
+		Check:     r.checkPeers,
 	})
 	if err != nil {
 		return errors.Wrap(err, "goshmem: Init: ofi transport")
@@ -564,6 +573,9 @@ func (r *runtime) printInfo(w io.Writer) {
 	}
 	if r.ibgda != "" {
 		fmt.Fprintf(&b, "goshmem: info: PE %d: GPU transport ibgda: %s\n", r.me, r.ibgda)
+	}
+	if r.ofi != nil && r.me == 0 {
+		fmt.Fprintf(&b, "goshmem: info: %s\n", r.ofi.Describe())
 	}
 	_, _ = io.WriteString(w, b.String())
 }
