@@ -9,12 +9,12 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
-// Monitor-owned scratch words in the state's reserved area (offset 80 on):
-// the source of host-issued fallback and credit writes, so they never touch
-// a source word that armed deferred work may still read.
+// Monitor-owned scratch words (goshmemi_cxi_state_t.scratch_): the source
+// of host-issued fallback and credit writes, so they never touch a source
+// word that armed deferred work may still read.
 const (
-	offScratchFallback = 80
-	offScratchCredit   = 88
+	offScratchFallback = offScratch
+	offScratchCredit   = offScratch + 8
 )
 
 // op is one deferred write of an instance.
@@ -209,6 +209,7 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 // and publishes the readiness epoch (release: the GPU that sees armed ==
 // instance+1 may trigger).
 func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
+	t0 := time.Now()
 	inst := sl.next
 	if err := sl.trig.Set(0); err != nil {
 		return err
@@ -242,8 +243,11 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 	}
 	sl.armed, sl.fwd = int64(inst), 0
 	word(r.base, c.slotOff[s]+slotArmed).Store(inst + 1)
+	dt := time.Since(t0)
 	r.count(func(st *Stats) {
 		st.Arms++
+		st.ArmOps += uint64(len(ops))
+		st.ArmTime += dt
 		st.Armed = r.armed
 		st.MaxArmed = max(st.MaxArmed, r.armed)
 		st.BarrierMaxArmed = max(st.BarrierMaxArmed, r.barArmed)
