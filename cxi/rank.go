@@ -90,8 +90,11 @@ type Rank struct {
 	done       chan struct{}
 	started    bool
 	stopped    atomic.Bool
+	resetPeaks atomic.Bool // the monitor restarts MaxLoopGap
 	closeOnce  sync.Once
 	amRecvNext []uint64 // Go API receive side
+	creditBusy bool     // monitor: a credit write is in flight
+	creditNext int      // monitor: next peer to look at for credits
 }
 
 // NewRank sets up rank pe of n: every rank calls it (allgather exchanges
@@ -307,6 +310,17 @@ func (r *Rank) Stats() Stats {
 	return s
 }
 
+// ResetStats zeroes the monitor's counters and restarts its peaks
+// (MaxArmed and BarrierMaxArmed from what is armed now, MaxLoopGap from
+// the next loop pass): benchmarks call it after their warm-up.
+func (r *Rank) ResetStats() {
+	r.mu.Lock()
+	r.stats = Stats{Armed: r.armed, MaxArmed: r.armed, BarrierMaxArmed: r.barArmed}
+	r.mu.Unlock()
+	word(r.base, offReadyStal).Store(0)
+	r.resetPeaks.Store(true)
+}
+
 // Close stops the monitor and releases everything. Call it on every rank
 // after the last barrier (a peer may still be writing until then).
 func (r *Rank) Close() {
@@ -365,8 +379,13 @@ func (r *Rank) monitor() {
 		default:
 		}
 		now := time.Now()
-		if gap := now.Sub(last); gap > maxGap && iter > 1 {
+		if r.resetPeaks.CompareAndSwap(true, false) {
+			maxGap = 0
+		} else if gap := now.Sub(last); gap > maxGap && iter > 1 {
 			maxGap = gap
+			r.mu.Lock()
+			r.stats.MaxLoopGap = maxGap
+			r.mu.Unlock()
 		}
 		last = now
 		word(r.base, offHeartbeat).Add(1)
@@ -383,11 +402,6 @@ func (r *Rank) monitor() {
 		}
 		if r.cfg.AM && r.credits() {
 			busy = true
-		}
-		if iter&1023 == 0 {
-			r.mu.Lock()
-			r.stats.MaxLoopGap = maxGap
-			r.mu.Unlock()
 		}
 		if busy {
 			idle = 0
