@@ -78,6 +78,7 @@ fatbins:
 	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin && \
 	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin && \
 	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
+	$(NVCC_FATBIN) bench/cxi/cxi.cu -o $(BIN)/gpu/cxi.fatbin && \
 	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \
 	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
 

@@ -11,6 +11,7 @@
 //	mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
 //	goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
 //	mpirun --bind-to none -np 2 goshmem-perf device [flags]   device-initiated RMA/signals/barriers from CUDA kernels (cuda transport)
+//	mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]       the CXI GPU-triggered path: phase benchmark, trigger, re-arm, barriers
 //	goshmem-perf ibgda | proxy                                 reserved (not built yet)
 //
 // Host mode runs under mpirun with 2 PEs: PE 0 measures, PE 1 is the target
@@ -35,6 +36,7 @@ var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"host":   runHost,
 	"report": runReport,
 	"device": runDevice,
+	"cxi":    runCXI,
 	"ibgda":  notYet("ibgda", "GPU-built mlx5 WQEs (soft NIC here)"),
 	"proxy":  notYet("proxy", "GPU descriptors through host proxy rings"),
 }
@@ -70,6 +72,7 @@ func usage(w io.Writer) {
   mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
   goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
   mpirun --bind-to none -np 2 goshmem-perf device [flags]   device API from CUDA kernels (cuda transport; MPS when PEs share a GPU)
+  mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]  the CXI GPU-triggered path (emulated trigger here): phases, trigger, re-arm, barriers
   goshmem-perf ibgda | proxy                                 reserved: not built yet
 Run "goshmem-perf host -h", "goshmem-perf device -h" or "goshmem-perf report -h" for the flags.
 `)
