@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
@@ -92,6 +93,8 @@ type runtime struct {
 	streamErr  error
 	lastKernel atomic.Pointer[string] // last kernel launched, for fault messages
 
+	cxi *cxiRT // the CXI triggered path (WithCXI), nil otherwise
+
 	all  *quiet.Scope // every queue: PE-wide Quiet
 	dflt *Ctx
 
@@ -118,6 +121,7 @@ type config struct {
 	timeout  time.Duration
 	debug    *bool
 	boot     bootstrap.Bootstrap
+	cxi      *cxi.Config
 }
 
 // WithSymmetricSize sets the bytes of symmetric heap per PE (overrides
@@ -323,6 +327,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 		r.unmap()
 		return nil, err
 	}
+	if err := r.openCXI(cfg.cxi); err != nil {
+		r.unmap()
+		return nil, err
+	}
 	if err := r.world.Sync(r); err != nil {
 		r.unmap()
 		return nil, errors.Wrap(err, "goshmem: Init: first barrier")
@@ -440,6 +448,7 @@ func (r *runtime) fence(q *quiet.Queue) error {
 }
 
 func (r *runtime) unmap() {
+	r.closeCXI() // before the GPU context its region is mapped into
 	if r.ofi != nil {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
 		r.ofi = nil
@@ -482,6 +491,7 @@ func Finalize() error {
 		errList = append(errList, errors.Wrap(err, "goshmem: Finalize: barrier"))
 	}
 	r.coll.Unlock()
+	r.stopCXI()
 	atomic.StoreUint64((*uint64)(r.localPtr(hdrState)), stateFinalized)
 	// The bootstrap barrier keeps every PE's mapping alive until all are
 	// past their last access (a peer may still read our barrier word).

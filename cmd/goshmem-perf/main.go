@@ -12,6 +12,7 @@
 //	goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
 //	mpirun --bind-to none -np 2 goshmem-perf device [flags]   device-initiated RMA/signals/barriers from CUDA kernels (cuda transport)
 //	goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
+//	mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]   the CXI GPU-triggered path: phase benchmark, trigger, re-arm, barriers
 //	goshmem-perf proxy                                         reserved (not built yet)
 //
 // Host mode runs under mpirun with 2 PEs: PE 0 measures, PE 1 is the target
@@ -37,6 +38,7 @@ var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"report": runReport,
 	"device": runDevice,
 	"ibgda":  runIbgda,
+	"cxi":    runCXI,
 	"proxy":  notYet("proxy", "GPU descriptors through host proxy rings"),
 }
 
@@ -72,6 +74,7 @@ func usage(w io.Writer) {
   goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
   mpirun --bind-to none -np 2 goshmem-perf device [flags]   device API from CUDA kernels (cuda transport; MPS when PEs share a GPU)
   goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
+  mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]  the CXI GPU-triggered path (emulated trigger here): phases, trigger, re-arm, barriers
   goshmem-perf proxy                                         reserved: not built yet
 Run "goshmem-perf host -h", "goshmem-perf device -h" or "goshmem-perf report -h" for the flags.
 `)
