@@ -94,7 +94,7 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
         int32_t to = v.start + ((v.my_index + dist) % v.size) * v.stride;
         uint64_t *word = (uint64_t *)(psync + (uintptr_t)k * GOSHMEMI_PSYNC_LINE);
         /* arrival: relaxed store, ordered by the fence before it */
-        goshmemi_relaxed_store_u64(goshmemi_peer(word, to, sizeof(uint64_t)), epoch, sys);
+        goshmemi_store_at_u64(word, to, epoch); /* a remote PE: an inline put, after the quiet */
         while (goshmemi_relaxed_load_u64(word, sys) < epoch) goshmemi_poll_pause();
         goshmemi_order_fence(sys); /* acquire this round; release the next */
     }
