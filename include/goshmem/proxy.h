@@ -235,8 +235,8 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_now_ns(void)
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 #else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    struct timespec ts; /* C11 timespec_get: no POSIX feature macros needed */
+    timespec_get(&ts, TIME_UTC);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 #endif
 }

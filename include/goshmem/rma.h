@@ -254,4 +254,58 @@ GOSHMEMI_FOR_SIZES(GOSHMEMI_SIZED_RMA)
 #undef GOSHMEMI_SIZED_RMA
 #undef GOSHMEMI_SIZED_RMA_GROUP
 
+/* ---- context variants (one thread) ------------------------------------------ *
+ * goshmemx_ctx_*(ctx, ...): on the load/store path exactly the plain calls
+ * (a context has no queues there); on a remote path the request uses ctx's
+ * queues (the proxy: ctx's reserved ring), so goshmem_ctx_quiet(ctx)
+ * completes it and traffic of other contexts does not delay it. Contexts
+ * >= 1 of the proxy are single-producer: one thread at a time per context.
+ * Ref: OpenSHMEM 1.5 §9.4 (contexts), shmem_ctx_putmem. */
+GOSHMEMI_FN void goshmemx_ctx_putmem(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(d == NULL))
+        goshmemi_remote_put(ctx, pe, off, source, nelems, 0);
+    else
+        goshmemi_copy_thread(d, source, nelems);
+}
+GOSHMEMI_FN void goshmemx_ctx_putmem_nbi(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(d == NULL))
+        goshmemi_remote_put(ctx, pe, off, source, nelems, 1);
+    else
+        goshmemi_copy_thread(d, source, nelems);
+}
+GOSHMEMI_FN void goshmemx_ctx_getmem(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *s = goshmemi_peer_or_remote(source, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(s == NULL))
+        goshmemi_remote_get(ctx, pe, dest, off, nelems, 0);
+    else
+        goshmemi_copy_thread(dest, s, nelems);
+}
+GOSHMEMI_FN void goshmemx_ctx_getmem_nbi(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *s = goshmemi_peer_or_remote(source, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(s == NULL))
+        goshmemi_remote_get(ctx, pe, dest, off, nelems, 1);
+    else
+        goshmemi_copy_thread(dest, s, nelems);
+}
+/* One 64-bit word to pe through ctx (a relaxed store on the load/store path). */
+GOSHMEMI_FN void goshmemx_ctx_uint64_p(goshmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, sizeof(uint64_t), &off);
+    if (GOSHMEMI_UNLIKELY(d == NULL))
+        goshmemi_remote_put(ctx, pe, off, &value, sizeof(uint64_t), 1);
+    else
+        goshmemi_relaxed_store_u64(d, value, goshmemi_sys_scope());
+}
+
 #endif /* GOSHMEM_RMA_H */
