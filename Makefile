@@ -79,6 +79,7 @@ fatbins:
 	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin && \
 	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
 	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \
+	$(NVCC_FATBIN) bench/proxy/proxy.cu -o $(BIN)/gpu/proxy.fatbin && \
 	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
 
 # IBGDA: goshmem's mlx5 WQE encoders byte-compared with rdma-core's own

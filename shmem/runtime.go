@@ -30,6 +30,7 @@ import (
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
+	"github.com/goshmem/goshmem/internal/transport/proxy"
 	"github.com/goshmem/goshmem/internal/transport/shm"
 	"github.com/goshmem/goshmem/quiet"
 	"github.com/goshmem/goshmem/symmetric"
@@ -85,6 +86,7 @@ type runtime struct {
 	gpu    *cudatr.Transport    // nil without a GPU heap
 	gpuErr error                // why gpu is nil (ErrNotSupported)
 	galloc *symmetric.Allocator // the GPU heap's allocator
+	proxy  *proxy.Proxy         // GPU proxy workers; nil unless some peer's GPU heap is reached through them
 
 	streamOnce sync.Once
 	stream     *Stream // default launch stream
@@ -430,6 +432,10 @@ func (r *runtime) unmap() {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
 		r.ofi = nil
 	}
+	if r.proxy != nil {
+		_ = r.proxy.Close() // before the GPU context its streams belong to
+		r.proxy = nil
+	}
 	if r.gpu != nil {
 		_ = r.gpu.Close()
 		r.gpu = nil
@@ -557,6 +563,7 @@ func (r *runtime) printInfo(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(&b, "goshmem: info: PE %d (node %d): transport %s to PEs %v\n", r.me, r.node[r.me], n, byName[n])
 	}
+	b.WriteString(r.gpuInfo())
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -610,7 +617,7 @@ func (r *runtime) Quiet() error { return r.all.Quiet(r.policy, r.checkPeers) }
 func (r *runtime) quietAll() error {
 	err := r.all.Quiet(r.policy, r.checkPeers)
 	r.shm.Quiet()
-	return err
+	return errors.Join(err, r.proxyErr("Quiet"))
 }
 
 // cpuMaskBytes is the affinity mask exchanged at Init (1024 CPUs).

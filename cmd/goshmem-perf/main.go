@@ -36,7 +36,7 @@ var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"report": runReport,
 	"device": runDevice,
 	"ibgda":  notYet("ibgda", "GPU-built mlx5 WQEs (soft NIC here)"),
-	"proxy":  notYet("proxy", "GPU descriptors through host proxy rings"),
+	"proxy":  runProxy,
 }
 
 func main() {

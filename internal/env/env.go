@@ -55,6 +55,20 @@ var Table = []Var{
 		Help: "the CUDA driver library to dlopen"},
 	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
 		Help: "auto (MPI under mpirun, 1-PE job otherwise), mpi, or single"},
+	{Name: "GOSHMEM_GPU_TRANSPORT", Default: "auto", kind: kindString,
+		Help: "how kernels reach other PEs' GPU heaps: auto (load/store where CUDA IPC maps the peer, else proxy), p2p, or proxy (every peer through CPU proxy workers)"},
+	{Name: "GOSHMEM_PROXY_WORKERS", Default: "1", kind: kindSize,
+		Help: "proxy: CPU worker threads per PE (T), pinned to cores near the GPU"},
+	{Name: "GOSHMEM_PROXY_RINGS", Default: "4", kind: kindSize,
+		Help: "proxy: descriptor rings of the default device context (R); contexts >= 1 get one reserved ring each"},
+	{Name: "GOSHMEM_PROXY_CONTEXTS", Default: "8", kind: kindSize,
+		Help: "proxy: device contexts (the default one included), at most 32"},
+	{Name: "GOSHMEM_PROXY_SLOTS", Default: "1024", kind: kindSize,
+		Help: "proxy: 16-byte descriptors per ring (a power of two)"},
+	{Name: "GOSHMEM_PROXY_BATCH", Default: "16", kind: kindSize,
+		Help: "proxy: requests a worker chains per submission (B)"},
+	{Name: "GOSHMEM_PROXY_MODE", Default: "tuned", kind: kindString,
+		Help: "proxy producer protocol: tuned (one posted 16-byte store per request) or baseline (atomic reservation, progress read and release store per request)"},
 }
 
 // Setting is a parsed value and where it came from.

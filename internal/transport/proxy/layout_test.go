@@ -63,7 +63,7 @@ int main(void) {
 		"goshmemi_proxy_state_t.status": offStatus, "goshmemi_proxy_state_t.timeout_ns": offTimeout,
 		"goshmemi_proxy_state_t.ctx_first": offCtxFirst, "goshmemi_proxy_state_t.ctx_count": offCtxCount,
 		"goshmemi_proxy_state_t.rings": offRings,
-		"goshmemi_proxy_ring_t.slots": ringOffSlots, "goshmemi_proxy_ring_t.replies": ringOffReplies,
+		"goshmemi_proxy_ring_t.slots":  ringOffSlots, "goshmemi_proxy_ring_t.replies": ringOffReplies,
 		"goshmemi_proxy_ring_t.tail": ringOffTail, "goshmemi_proxy_ring_t.log2_slots": ringOffLog2,
 		"goshmemi_proxy_ring_t.mode": ringOffMode, "goshmemi_proxy_ring_t.ctx": ringOffCtx,
 		"goshmemi_proxy_ring_t.worker": ringOffWorker, "goshmemi_proxy_ring_t.head": ringOffHead,
