@@ -54,8 +54,8 @@
  *   GET_REPLY  arg = length (1..8): the bytes come back in the reply slot.
  *   AMO        arg = amo op (bits 0-2, GOSHMEMI_AMO_*) | 8-byte (bit 3) |
  *              reply (bit 4) | ext (bit 5); w1 = operand. With ext (compare-
- *              swap) the next slot holds {cmp, 0}: it is written first, and
- *              the worker reads it with the main slot.
+ *              swap) the next slot holds {its own lap's phase bit, cmp}: it is
+ *              written first, and the worker reads it with the main slot.
  * Validity: slot t (ticket t, slot t mod nslots) is valid when its phase bit
  * equals ((t / nslots) & 1) ^ 1; rings start zeroed, so lap 0 expects 1.
  * The worker reads w0 (acquire), then w1. Single-store publication relies
@@ -465,7 +465,10 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_post(goshmemi_proxy_state_t *ps, goshmemi_pr
     }
     if (flags & GOSHMEMI_PROXY_POST_REPLY) goshmemi_proxy_wait_reply_slot(ps, ring, t);
     if (has_ext) {
-        goshmemi_proxy_publish_v2(slots + 2 * ((t + 1) & mask), ext0, ext1);
+        /* the extension slot carries its own lap's phase in w0 (so a later
+         * lap never mistakes it for a valid descriptor) and the operand in w1 */
+        (void)ext1;
+        goshmemi_proxy_publish_v2(slots + 2 * ((t + 1) & mask), (((t + 1) >> lg) & 1) ^ 1, ext0);
         flags |= GOSHMEMI_PROXY_POST_RELEASE;
     }
     if (flags & GOSHMEMI_PROXY_POST_RELEASE) goshmemi_proxy_payload_to_worker_barrier();
@@ -613,11 +616,25 @@ GOSHMEMI_FN void goshmemi_proxy_quiet(int ctx)
         first = ps->ctx_first[ctx];
         n = ps->ctx_count[ctx];
     }
-    for (uint32_t r = first; r < first + n; r++) {
-        goshmemi_proxy_ring_t *ring = &ps->rings[r];
-        uint64_t head = goshmemi_relaxed_load_u64(&ring->head, 0);
-        uint64_t d = goshmemi_relaxed_load_u64(&ring->done, 1);
-        if (d != head) goshmemi_proxy_wait_done(ps, ring, head); /* also traps on the error bit */
+    /* groups of 8 rings: the 16 loads of a group are independent, so they
+     * are in flight together (one L2 round trip, not 16) */
+    for (uint32_t g = first; g < first + n; g += 8) {
+        uint64_t head[8], done[8];
+        uint32_t m = first + n - g < 8 ? first + n - g : 8;
+#if GOSHMEMI_CUDA
+#pragma unroll
+#endif
+        for (uint32_t i = 0; i < 8; i++) {
+            if (i < m) {
+                head[i] = goshmemi_relaxed_load_u64(&ps->rings[g + i].head, 0);
+                done[i] = goshmemi_relaxed_load_u64(&ps->rings[g + i].done, 1);
+            }
+        }
+#if GOSHMEMI_CUDA
+#pragma unroll
+#endif
+        for (uint32_t i = 0; i < 8; i++)
+            if (i < m && done[i] != head[i]) goshmemi_proxy_wait_done(ps, &ps->rings[g + i], head[i]); /* traps on the error bit */
     }
     goshmemi_proxy_completion_acquire();
 }

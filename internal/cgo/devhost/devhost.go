@@ -5,6 +5,10 @@
 // It is how the proxy path is tested end to end on a CPU: host-mode device
 // calls -> remote.h -> proxy.h rings -> the Go worker -> memory.
 // Test support only: nothing in the library imports it.
+//
+// The go command does not track headers outside a package's directory: after
+// editing include/goshmem/*.h, `go clean -cache` (or go test -a) before
+// trusting a cached test binary of this package's users.
 package devhost
 
 /*

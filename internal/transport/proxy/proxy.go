@@ -467,9 +467,9 @@ func (w *worker) drain(r *ring) (int, error) {
 		}
 		d := Decode(w0, atomic.LoadUint64(pw1))
 		var cmp uint64
-		if d.Slots() == 2 {
-			e0, _, _ := r.slot(t + 1)
-			cmp = atomic.LoadUint64(e0)
+		if d.Slots() == 2 { // the extension slot: {its lap's phase, cmp}, published before this one
+			_, e1, _ := r.slot(t + 1)
+			cmp = atomic.LoadUint64(e1)
 		}
 		if why := p.validate(d); why != "" {
 			p.reject(r, t, d, why)

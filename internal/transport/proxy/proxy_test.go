@@ -427,3 +427,23 @@ func TestBarrierAndRoundTripOverProxy(t *testing.T) {
 		require.NoError(t, j.proxies[me].Err())
 	}
 }
+
+// Compare-swap takes two slots (the operand in an extension slot): on a
+// ring of 4 slots, shifted by single-slot p's, extension slots land on
+// every index and lap; none may ever be taken for a descriptor.
+func TestCompareSwapExtensionSlotsWrap(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 4, Batch: 2}, true)
+	pe := j.pes[0]
+	for k := uint64(0); k < 200; k++ {
+		old, err := pe.AMO64(devhost.AMOCompareSwap, j.sym(0), k+1, k, 1)
+		require.NoError(t, err)
+		require.Equal(t, k, old, "compare-swap %d", k)
+		if k%3 != 0 {
+			require.NoError(t, pe.P64(j.sym(8), k, 1))
+		}
+	}
+	require.NoError(t, pe.Quiet(-1))
+	assert.Equal(t, uint64(200), j.u64(1, 0))
+	assert.Equal(t, uint64(199), j.u64(1, 8))
+	require.NoError(t, j.proxies[0].Err())
+}
