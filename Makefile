@@ -19,7 +19,7 @@ GO       ?= go
 BIN      := bin
 MPIRUN   ?= mpirun --oversubscribe
 DEMO_NP  ?= 4
-UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./ibgda/... ./cmd/... ./examples/...
+UNIT_PKGS := ./symmetric/... ./quiet/... ./collectives/... ./internal/... ./shmem/... ./ibgda/... ./cmd/... ./examples/... ./cxi/...
 FUZZTIME ?= 20s
 
 .PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins ibgdacheck

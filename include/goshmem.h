@@ -30,6 +30,7 @@
  *   goshmem/amo.h           atomics
  *   goshmem/coll.h          barrier_all, sync_all, barrier(team), team_sync, team queries
  *   goshmem/nvshmem_compat.h  nvshmem_* names -> goshmem_*
+ *   goshmem/cxi.h           CXI GPU-triggered barrier and active messages (goshmemx_cxi_*)
  */
 #ifndef GOSHMEM_H
 #define GOSHMEM_H
@@ -47,5 +48,6 @@
 #include "goshmem/signal.h"
 #include "goshmem/amo.h"
 #include "goshmem/coll.h"
+#include "goshmem/cxi.h"
 
 #endif /* GOSHMEM_H */

@@ -101,16 +101,16 @@ type dev struct {
 	rows     []Row
 	title    string
 
-	mod            *shmem.Module
-	k              map[string]*shmem.Kernel
-	sbuf, dbuf     shmem.Array[byte]
-	flagP, flagS   shmem.Array[uint64]
-	samples        shmem.Array[int64]
-	meta           shmem.Array[uint64]
-	host           []int64
-	basePP, basePS uint64
-	sameDevice     bool
-	gpuName        string
+	mod                     *shmem.Module
+	k                       map[string]*shmem.Kernel
+	sbuf, dbuf              shmem.Array[byte]
+	flagP, flagS            shmem.Array[uint64]
+	samples                 shmem.Array[int64]
+	meta                    shmem.Array[uint64]
+	host                    []int64
+	basePP, basePS, baseBar uint64
+	sameDevice              bool
+	gpuName                 string
 }
 
 func runDevice(args []string, stdout, stderr io.Writer) int {
@@ -217,7 +217,7 @@ func (d *dev) run(image []byte, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 	}
-	for _, n := range []string{"diag_put", "diag_put_bw_unroll4"} {
+	for _, n := range []string{"diag_put", "diag_put_bw_unroll4", "diag_pingpong", "diag_barrier"} {
 		if k, err := d.mod.Kernel(n); err == nil {
 			d.k[n] = k
 		}
@@ -281,6 +281,8 @@ func (d *dev) run(image []byte, stdout, stderr io.Writer) (err error) {
 		{"launch", false, d.launch},
 		{"diag_put", false, d.diagPut},
 		{"diag_put_bw_unroll4", false, func() error { return d.putBW("diag_put_bw_unroll4", "diag_put_bw_unroll4") }},
+		{"diag_pingpong", true, d.diagPingpong},
+		{"diag_barrier", true, d.diagBarrier},
 	}
 	for _, s := range steps {
 		if !d.want(s.name) || (strings.HasPrefix(s.name, "diag_") && !d.o.diag) {
@@ -622,7 +624,8 @@ func (d *dev) diagPut() error {
 	if k == nil {
 		return nil
 	}
-	for mode, name := range []string{"diag_put_ptr", "diag_put_ptr_imm", "diag_put_ptr_imm_fence", "diag_put_translate", "diag_put_ptr_copy"} {
+	for mode, name := range []string{"diag_put_ptr", "diag_put_ptr_imm", "diag_put_ptr_imm_fence", "diag_put_translate",
+		"diag_put_ptr_copy", "diag_put_ptr_ldg", "diag_put_const8", "diag_put_ptr_acqrel"} {
 		n := d.o.iters
 		if d.me == 0 {
 			cfg := shmem.LaunchConfig{Grid: shmem.Dim(1), Block: shmem.Dim(1)}
@@ -645,4 +648,75 @@ func (d *dev) diagPut() error {
 		}
 	}
 	return nil
+}
+
+// diagPingpong times the building blocks of p + wait_until's round trip
+// (bench/gpu/perf.cu, diag_pingpong): the no-ordering floor, today's
+// relaxed poll + acq_rel fence, acquire polls, and the library call itself
+// in the same kernel, so the difference between them is the ordering's cost.
+func (d *dev) diagPingpong() error {
+	k := d.k["diag_pingpong"]
+	if k == nil {
+		return nil
+	}
+	for mode, name := range []string{"diag_pp_volatile", "diag_pp_relaxed_fence", "diag_pp_acquire_poll",
+		"diag_pp_relaxed_reread", "diag_pp_release_acquire", "diag_pp_library"} {
+		n := d.o.iters
+		if err := shmem.BarrierAll(); err != nil {
+			return err
+		}
+		cfg := shmem.LaunchConfig{Grid: shmem.Dim(1), Block: shmem.Dim(1)}
+		if err := shmem.LaunchCollective(k, cfg, d.flagP.DevicePtr(), int32(d.me), int32(d.peer), int32(mode), d.basePP,
+			int32(n), int32(d.o.warmup), d.samples, d.meta); err != nil {
+			return err
+		}
+		if err := shmem.Synchronize(); err != nil {
+			return err
+		}
+		d.basePP += uint64(n + d.o.warmup)
+		if d.me == 0 {
+			s, ghz, err := d.cycleSamples(n)
+			if err != nil {
+				return err
+			}
+			d.emit(Row{Name: name, Size: 8, Iters: int64(n), MedianUS: s.Median / 1000, P99US: s.P99 / 1000,
+				Scope: "thread", Timing: clockTiming(ghz)})
+		}
+	}
+	return shmem.BarrierAll()
+}
+
+// diagBarrier times barrier_all against sync_all (no quiet) and a
+// hand-written release/acquire dissemination (bench/gpu/perf.cu,
+// diag_barrier). Its words are the upper half of flagS (rounds 64 B apart).
+func (d *dev) diagBarrier() error {
+	k := d.k["diag_barrier"]
+	if k == nil {
+		return nil
+	}
+	words := d.flagS.DevicePtr() + 128*8
+	for mode, name := range []string{"diag_bar_library", "diag_bar_sync_all", "diag_bar_release_arrive"} {
+		n := d.o.iters
+		if err := shmem.BarrierAll(); err != nil {
+			return err
+		}
+		cfg := shmem.LaunchConfig{Grid: shmem.Dim(1), Block: shmem.Dim(1)}
+		if err := shmem.LaunchCollective(k, cfg, int32(mode), int32(n), int32(d.o.warmup), d.samples, d.meta, words,
+			d.baseBar); err != nil {
+			return err
+		}
+		if err := shmem.Synchronize(); err != nil {
+			return err
+		}
+		d.baseBar += uint64(n + d.o.warmup)
+		if d.me == 0 {
+			s, ghz, err := d.cycleSamples(n)
+			if err != nil {
+				return err
+			}
+			d.emit(Row{Name: name, Size: 0, Iters: int64(n), MedianUS: s.Median / 1000, P99US: s.P99 / 1000,
+				Scope: "thread", Timing: clockTiming(ghz)})
+		}
+	}
+	return shmem.BarrierAll()
 }

@@ -77,13 +77,21 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
 
 /* Dissemination sync over team view v (see top of file). initial_fence:
  * order the caller's prior stores before its first arrival (skipped when
- * the caller just ran quiet, which is stronger). */
+ * the caller just ran quiet, which is stronger).
+ * Ordering per round: the arrival is a release store (round 0 after quiet:
+ * a relaxed store, quiet's fence.sc already orders everything before it),
+ * the poll an acquire load; release after acquire is cumulative, so what a
+ * PE acquired in round k is released with its round k+1 arrival. No
+ * fence.acq_rel between rounds: st.release is a MEMBAR.ALL without the L1
+ * invalidate, ld.acquire an invalidate without the MEMBAR. */
 GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_fence)
 {
     goshmemi_device_state_t *st = goshmemi_state();
     int sys = goshmemi_sys_scope();
-    if (initial_fence) goshmemi_order_fence(sys);
-    if (v.size <= 1) return;
+    if (v.size <= 1) {
+        if (initial_fence) goshmemi_order_fence(sys);
+        return;
+    }
     uint64_t epoch = st->team_epoch[v.slot] + 1;
     st->team_epoch[v.slot] = epoch;
     const goshmemi_device_state_t *cs = goshmemi_cstate();
@@ -93,10 +101,19 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
     for (int32_t dist = 1; dist < v.size; dist <<= 1, k++) {
         int32_t to = v.start + ((v.my_index + dist) % v.size) * v.stride;
         uint64_t *word = (uint64_t *)(psync + (uintptr_t)k * GOSHMEMI_PSYNC_LINE);
-        /* arrival: relaxed store, ordered by the fence before it */
-        goshmemi_store_at_u64(word, to, epoch); /* a remote PE: an inline put, after the quiet */
-        while (goshmemi_relaxed_load_u64(word, sys) < epoch) goshmemi_poll_pause();
-        goshmemi_order_fence(sys); /* acquire this round; release the next */
+        uint64_t off;
+        uint64_t *peer_word = (uint64_t *)goshmemi_peer_or_remote(word, to, sizeof(uint64_t), &off);
+        if (GOSHMEMI_UNLIKELY(peer_word == NULL)) {
+            /* a remote PE (remote.h): an inline put on this thread's ring, after
+             * its earlier requests; the fence releases this thread's other stores */
+            goshmemi_order_fence(1);
+            goshmemi_remote_put(0, to, off, &epoch, sizeof(uint64_t), 1);
+        } else if (k == 0 && !initial_fence) {
+            goshmemi_relaxed_store_u64(peer_word, epoch, sys); /* ordered by the caller's quiet */
+        } else {
+            goshmemi_release_store_u64(peer_word, epoch, sys);
+        }
+        while (goshmemi_acquire_load_u64(word, sys) < epoch) goshmemi_poll_pause();
     }
 }
 

@@ -121,18 +121,38 @@ GOSHMEMI_FN void goshmemi_release_store_u64(uint64_t *p, uint64_t v, int sys)
 }
 
 /* acquire load: later loads/stores of this thread happen after it and see
- * everything released before the value it reads. CUDA: ld.acquire. */
-GOSHMEMI_FN uint64_t goshmemi_acquire_load_u64(const uint64_t *p, int sys)
-{
+ * everything released before the value it reads (a release store, or a
+ * fence + relaxed store, of the writer). Polls use it directly: on sm_90
+ * ld.acquire is LDG.STRONG + CCTL.IVALL (an L1 invalidate, no MEMBAR), while
+ * a relaxed poll + fence.acq_rel costs a MEMBAR.ALL on top (measured on
+ * H200: p ping-pong round trip 1.38 -> 0.66 us on one GPU, 2.88 -> 1.69 us
+ * over NVLink; bench/results/2026-11-29-*-diag). CUDA: ld.acquire.{gpu,sys}. */
 #if GOSHMEMI_CUDA
-    uint64_t v;
-    GOSHMEMI_ASM_SCOPED(sys, "ld.acquire", ".global.u64 %0, [%1];", : "=l"(v) : "l"(p) : "memory");
-    return v;
+#define GOSHMEMI_ACQUIRE_LD(BITS, CT, REGC)                                                                           \
+    GOSHMEMI_FN uint##BITS##_t goshmemi_acquire_load_u##BITS(const volatile void *p, int sys)                         \
+    {                                                                                                                 \
+        CT v;                                                                                                         \
+        GOSHMEMI_ASM_SCOPED(sys, "ld.acquire", ".global.u" #BITS " %0, [%1];", : "=" REGC(v) : "l"(p) : "memory");    \
+        return (uint##BITS##_t)v;                                                                                     \
+    }
+GOSHMEMI_ACQUIRE_LD(8, unsigned short, "h")
+GOSHMEMI_ACQUIRE_LD(16, unsigned short, "h")
+GOSHMEMI_ACQUIRE_LD(32, unsigned int, "r")
+GOSHMEMI_ACQUIRE_LD(64, unsigned long long, "l")
+#undef GOSHMEMI_ACQUIRE_LD
 #else
-    (void)sys;
-    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#define GOSHMEMI_ACQUIRE_LD(BITS)                                                                                     \
+    GOSHMEMI_FN uint##BITS##_t goshmemi_acquire_load_u##BITS(const volatile void *p, int sys)                         \
+    {                                                                                                                 \
+        (void)sys;                                                                                                    \
+        return __atomic_load_n((const uint##BITS##_t *)(uintptr_t)p, __ATOMIC_ACQUIRE);                               \
+    }
+GOSHMEMI_ACQUIRE_LD(8)
+GOSHMEMI_ACQUIRE_LD(16)
+GOSHMEMI_ACQUIRE_LD(32)
+GOSHMEMI_ACQUIRE_LD(64)
+#undef GOSHMEMI_ACQUIRE_LD
 #endif
-}
 
 /* relaxed (morally strong, not ordering) loads/stores: used to poll a word
  * another PE writes (each poll reads memory, not a register or stale L1

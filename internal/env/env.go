@@ -69,6 +69,10 @@ var Table = []Var{
 		Help: "proxy: requests a worker chains per submission (B)"},
 	{Name: "GOSHMEM_PROXY_MODE", Default: "tuned", kind: kindString,
 		Help: "proxy producer protocol: tuned (one posted 16-byte store per request) or baseline (atomic reservation, progress read and release store per request)"},
+	{Name: "GOSHMEM_CXI_ENGINE", Default: "auto", kind: kindString,
+		Help: "CXI triggered path: auto or fabric (libfabric deferred work: cxi, else sockets; a provider without it is an error), software (monitor-run emulation on any provider)"},
+	{Name: "GOSHMEM_CXI_PROVIDER", Default: "auto", kind: kindString,
+		Help: "libfabric provider of the CXI triggered path (auto: cxi where present, else sockets)"},
 }
 
 // Setting is a parsed value and where it came from.

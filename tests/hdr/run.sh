@@ -45,7 +45,7 @@ fatbin_checks() { # fatbin_checks FILE
 }
 
 echo "hdrcheck: $(nvcc --version | grep release)"
-for src in kernels jacobi_nvshmem_port; do
+for src in kernels jacobi_nvshmem_port cxi_kernels; do
     $NVCC $GENCODE -fatbin "tests/hdr/$src.cu" -o "$out/$src.fatbin"
     fatbin_checks "$out/$src.fatbin"
 done

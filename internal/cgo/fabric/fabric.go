@@ -127,7 +127,10 @@ func Providers() string {
 
 // Open opens an endpoint on provider prov ("tcp;ofi_rxm"; "" = libfabric's
 // choice), asking for atomics first and settling for RMA without them.
-func Open(prov string) (*Endpoint, error) {
+func Open(prov string) (*Endpoint, error) { return open(prov, 0) }
+
+// open is Open asking for extraCaps as well (FI_TRIGGER: OpenTriggered).
+func open(prov string, extraCaps uint64) (*Endpoint, error) {
 	cprov := C.CString(prov)
 	defer C.free(unsafe.Pointer(cprov))
 	var (
@@ -135,9 +138,9 @@ func Open(prov string) (*Endpoint, error) {
 		a     C.goshmemi_fab_attr
 		where [64]C.char
 	)
-	rc := C.goshmemi_fab_open(cprov, 1, &f, &a, &where[0], C.size_t(len(where)))
+	rc := C.goshmemi_fab_open_caps(cprov, 1, C.uint64_t(extraCaps), &f, &a, &where[0], C.size_t(len(where)))
 	if rc == -C.FI_ENODATA {
-		rc = C.goshmemi_fab_open(cprov, 0, &f, &a, &where[0], C.size_t(len(where)))
+		rc = C.goshmemi_fab_open_caps(cprov, 0, C.uint64_t(extraCaps), &f, &a, &where[0], C.size_t(len(where)))
 	}
 	if rc != 0 {
 		err := errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)

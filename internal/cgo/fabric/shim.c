@@ -7,10 +7,10 @@
 
 #define GOSHMEMI_FI_VERSION FI_VERSION(1, 14)
 
-static struct fi_info *goshmemi_fab_hints(const char *prov, int want_atomic) {
+static struct fi_info *goshmemi_fab_hints(const char *prov, int want_atomic, uint64_t extra_caps) {
 	struct fi_info *h = fi_allocinfo();
 	if (!h) return NULL;
-	h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | extra_caps;
 	if (want_atomic) h->caps |= FI_ATOMIC;
 	h->mode = 0; // contexts are plain integers: no FI_CONTEXT
 	h->ep_attr->type = FI_EP_RDM;
@@ -21,7 +21,7 @@ static struct fi_info *goshmemi_fab_hints(const char *prov, int want_atomic) {
 }
 
 int goshmemi_fab_providers(char *buf, size_t len) {
-	struct fi_info *h = goshmemi_fab_hints("", 0), *list = NULL, *i;
+	struct fi_info *h = goshmemi_fab_hints("", 0, 0), *list = NULL, *i;
 	if (!h) return -FI_ENOMEM;
 	int rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &list);
 	fi_freeinfo(h);
@@ -47,12 +47,18 @@ int goshmemi_fab_providers(char *buf, size_t len) {
 #define FAIL(call) do { snprintf(f->where, sizeof f->where, "%s", call); goto fail; } while (0)
 
 int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
+	return goshmemi_fab_open_caps(prov, want_atomic, 0, out, attr, where, wherelen);
+}
+
+// goshmemi_fab_open_caps is goshmemi_fab_open asking for extra_caps too
+// (FI_TRIGGER for deferred work, see trigger.h).
+int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_caps, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
 	goshmemi_fab *f = calloc(1, sizeof *f);
 	struct fi_info *h = NULL;
 	int rc;
 	if (!f) return -FI_ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
-	h = goshmemi_fab_hints(prov, want_atomic);
+	h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
 	if (!h) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_allocinfo"); goto fail; }
 	rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &f->info);
 	fi_freeinfo(h);

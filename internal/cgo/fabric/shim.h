@@ -65,6 +65,7 @@ typedef struct goshmemi_fab_attr {
 } goshmemi_fab_attr;
 
 int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
+int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_caps, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
 int goshmemi_fab_providers(char *buf, size_t len);
 void goshmemi_fab_close(goshmemi_fab *f);
 int goshmemi_fab_getname(goshmemi_fab *f, void *buf, size_t *len);

@@ -1,0 +1,53 @@
+package cxi
+
+import (
+	"math/bits"
+
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// Budget is the NIC state the triggered path may use per rank.
+// Ref: GICC (seed 003) §3.3: HPE Slingshot 11 has 256 deferred-work-queue
+// entries, trigger counters bounded at 2047 (shared by the ranks of a NIC),
+// and one triggered operation consumes two counters.
+type Budget struct {
+	DWQEntries    int    // deferred-work records armed at once
+	CounterMax    uint64 // largest value a trigger counter may reach
+	CountersPerOp int    // counters one triggered operation consumes
+}
+
+// Slingshot11 is the default budget.
+var Slingshot11 = Budget{DWQEntries: 256, CounterMax: 2047, CountersPerOp: 2}
+
+// Rounds is R = ceil(log2 P), the rounds of a dissemination barrier over P
+// ranks (0 for P <= 1).
+func Rounds(p int) int {
+	if p <= 1 {
+		return 0
+	}
+	return bits.Len(uint(p - 1))
+}
+
+// MaxPrestaged is how many barrier instances over P ranks could be
+// pre-staged at once within b: each takes R records and 2R counter
+// increments, so min(floor(DWQ/R), floor(CounterMax/(2R))).
+// Ref: GICC Table 2.
+func (b Budget) MaxPrestaged(p int) int {
+	r := Rounds(p)
+	if r == 0 {
+		return 0
+	}
+	return min(b.DWQEntries/r, int(b.CounterMax)/(b.CountersPerOp*r))
+}
+
+// check validates a budget for a barrier of R rounds with two slots.
+func (b Budget) check(pe, rounds int) error {
+	if b.DWQEntries <= 0 || b.CounterMax == 0 || b.CountersPerOp <= 0 {
+		return errs.New(errs.ErrInvalidArgument, pe, "cxi: budget", "%+v: every field must be positive", b)
+	}
+	if uint64(rounds) > b.CounterMax {
+		return errs.Hint(errs.ErrInvalidArgument, "raise Budget.CounterMax", pe, "cxi: budget",
+			"a barrier of %d rounds needs trigger thresholds up to %d > CounterMax %d", rounds, rounds, b.CounterMax)
+	}
+	return nil
+}

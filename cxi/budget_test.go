@@ -1,0 +1,31 @@
+package cxi
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// GICC Table 2: barrier instances that fit on CXI (256 DWQ entries, counter
+// range 2047) at representative scales.
+func TestTable2(t *testing.T) {
+	for _, tc := range []struct {
+		p, dwqPerBarrier, cntrIncPerBarrier, maxPrestaged int
+	}{
+		{64, 6, 12, 42},
+		{256, 8, 16, 32},
+		{1024, 10, 20, 25},
+		{4096, 12, 24, 21},
+	} {
+		r := Rounds(tc.p)
+		assert.Equal(t, tc.dwqPerBarrier, r, "P=%d: DWQ entries per barrier", tc.p)
+		assert.Equal(t, tc.cntrIncPerBarrier, Slingshot11.CountersPerOp*r, "P=%d: counter increments per barrier", tc.p)
+		assert.Equal(t, tc.maxPrestaged, Slingshot11.MaxPrestaged(tc.p), "P=%d: max pre-staged", tc.p)
+		// The double-buffered monitor keeps 2R armed: far inside the budget.
+		assert.LessOrEqual(t, 2*r, Slingshot11.DWQEntries)
+	}
+	assert.Equal(t, 0, Rounds(1))
+	assert.Equal(t, 1, Rounds(2))
+	assert.Equal(t, 2, Rounds(3))
+	assert.Equal(t, 30, Rounds(1<<30), "GICC §5.2: P = 10^9 needs R = 30")
+}

@@ -1,0 +1,282 @@
+package cxi
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// Monitor-owned scratch words in the state's reserved area (offset 80 on):
+// the source of host-issued fallback and credit writes, so they never touch
+// a source word that armed deferred work may still read.
+const (
+	offScratchFallback = 80
+	offScratchCredit   = 88
+)
+
+// op is one deferred write of an instance.
+type op struct {
+	src     uintptr // local offset of the source bytes
+	n       uint64
+	peer    int
+	dst     uintptr // offset in the peer's region
+	trigger int     // the doorbell trigger count that releases it (1-based)
+	thr     uint64  // threshold on the slot's trigger counter
+	chain   bool    // its completion advances the trigger counter (releases the next op)
+	seq     bool    // the source word must hold instance+1
+}
+
+// channel is a sequence of instances double-buffered over two slots.
+type channel struct {
+	name     string
+	barrier  bool
+	slotOff  [Slots]uintptr // goshmemi_cxi_slot_t of each slot
+	ops      func(s int) []op
+	triggers uint64 // doorbell triggers per instance
+	expect   uint64 // completion-counter count of a finished instance
+	slots    [Slots]slot
+}
+
+type slot struct {
+	trig, comp counter
+	armed      int64 // instance armed here, -1: none
+	fwd        uint64
+	retire     []func()
+	entries    int
+	next       uint64 // next instance this slot serves
+	fb         int64  // instance being completed by the fallback, -1: none
+	fbDone     uint64 // triggers the fallback handled
+	retiredAt  time.Time
+	deferred   bool // the current next instance was postponed by the budget
+}
+
+func (r *Rank) buildChannels() {
+	if r.rounds > 0 {
+		c := &channel{name: "barrier", barrier: true, triggers: uint64(r.rounds), expect: uint64(r.rounds)}
+		var ops [Slots][]op
+		for s := 0; s < Slots; s++ {
+			c.slotOff[s] = barSlotOff(s)
+			for k := 0; k < r.rounds; k++ {
+				ops[s] = append(ops[s], op{src: srcOff(s, k), n: 8, peer: (r.pe + 1<<k) % r.n, dst: sigOff(s, k),
+					trigger: k + 1, thr: uint64(k + 1), seq: true})
+			}
+		}
+		c.ops = func(s int) []op { return ops[s] }
+		r.chans = append(r.chans, c)
+	}
+	if r.cfg.AM {
+		for p := 0; p < r.n; p++ {
+			c := &channel{name: "am", triggers: 1, expect: 1}
+			var ops [Slots][]op
+			for s := 0; s < Slots; s++ {
+				c.slotOff[s] = amSlotOff(p, s)
+				// Payload (header + arguments) first; its completion adds
+				// one to the trigger counter and so releases the sequence
+				// write (threshold 2): one GPU trigger releases both, in
+				// order (GICC §5.3).
+				ops[s] = []op{
+					{src: amSendOff(p, s) + 8, n: msgSize - 8, peer: p, dst: amMboxOff(r.pe, s) + 8, trigger: 1, thr: 1, chain: true},
+					{src: amSeqSrcOff(p, s), n: 8, peer: p, dst: amMboxOff(r.pe, s), trigger: 1, thr: 2, seq: true},
+				}
+			}
+			c.ops = func(s int) []op { return ops[s] }
+			r.chans = append(r.chans, c)
+		}
+	}
+	for _, c := range r.chans {
+		for s := range c.slots {
+			c.slots[s] = slot{armed: -1, fb: -1, next: uint64(s)}
+		}
+	}
+}
+
+// step advances one slot: forward its doorbell, retire, fall back, re-arm.
+// It reports whether anything changed.
+func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
+	sl := &c.slots[s]
+	so := c.slotOff[s]
+	if sl.trig == nil {
+		var err error
+		if sl.trig, err = r.eng.newCounter(); err != nil {
+			return false, err
+		}
+		if sl.comp, err = r.eng.newCounter(); err != nil {
+			return false, err
+		}
+	}
+	did := false
+	db := word(r.base, so+slotDoorbel).Load()
+	var dbInst, dbTrig uint64
+	dbMMIOFlag := false
+	hasDB := db != 0
+	if hasDB {
+		dbInst, dbTrig, dbMMIOFlag = db>>16-1, db&0x7fff, db&dbMMIO != 0
+		if dbTrig > c.triggers {
+			// More triggers than armed records: clamp (back-pressure),
+			// never advance a counter past what is armed.
+			r.count(func(st *Stats) { st.Overruns++ })
+			r.fail(errs.New(errs.ErrInvalidArgument, r.pe, "cxi: trigger",
+				"%s slot %d: %d triggers for an instance of %d records", c.name, s, dbTrig, c.triggers))
+			dbTrig = c.triggers
+		}
+	}
+	// 1. forward the GPU's trigger (emulation of the CXI MMIO write).
+	if hasDB && sl.armed == int64(dbInst) && dbTrig > sl.fwd {
+		if dbMMIOFlag {
+			r.count(func(st *Stats) { st.MMIOTriggers++ })
+		} else {
+			if err := sl.trig.Add(dbTrig - sl.fwd); err != nil {
+				return did, err
+			}
+			r.count(func(st *Stats) { st.Forwarded++ })
+		}
+		sl.fwd = dbTrig
+		did = true
+	}
+	// 2. the GPU began an instance this slot does not hold armed: fallback.
+	if hasDB && sl.armed != int64(dbInst) && dbInst == sl.next && sl.fb < 0 {
+		sl.fb, sl.fbDone = int64(dbInst), 0
+		r.count(func(st *Stats) { st.Fallbacks++ })
+		did = true
+	}
+	// 3. retire the armed instance once every record ran (bookkeeping:
+	// the completion counter; no FI_FLUSH_WORK needed).
+	if sl.armed >= 0 && sl.fwd == c.triggers && sl.comp.Read() >= c.expect {
+		if e := sl.comp.ReadErr(); e != 0 {
+			return did, errors.Newf("PE %d: cxi: %s slot %d instance %d: %d deferred writes failed", r.pe, c.name, s, sl.armed, e)
+		}
+		for _, f := range sl.retire {
+			f()
+		}
+		sl.retire = sl.retire[:0]
+		r.armed -= sl.entries
+		if c.barrier {
+			r.barArmed -= sl.entries
+		}
+		sl.entries = 0
+		sl.next = uint64(sl.armed) + Slots
+		sl.armed, sl.fwd, sl.retiredAt = -1, 0, now
+		r.count(func(st *Stats) { st.Retired++; st.Armed = r.armed })
+		did = true
+	}
+	// 4. fallback: once the slot's previous instance is retired (so no
+	// armed write can land after ours), issue the released ops by host.
+	if sl.fb >= 0 && sl.armed < 0 && hasDB && dbInst == uint64(sl.fb) && dbTrig > sl.fbDone {
+		for _, o := range c.ops(s) {
+			if uint64(o.trigger) <= sl.fbDone || uint64(o.trigger) > dbTrig {
+				continue
+			}
+			src := o.src
+			if o.seq {
+				word(r.base, offScratchFallback).Store(uint64(sl.fb) + 1)
+				src = offScratchFallback
+			}
+			if err := r.eng.hostWrite(src, o.n, o.peer, o.dst); err != nil {
+				return did, err
+			}
+			r.count(func(st *Stats) { st.FallbackWrites++ })
+		}
+		sl.fbDone = dbTrig
+		if sl.fbDone == c.triggers {
+			sl.next = uint64(sl.fb) + Slots
+			sl.fb, sl.retiredAt = -1, now
+		}
+		did = true
+	}
+	// 5. re-arm the next instance (stage-ahead), within the budget.
+	if sl.armed < 0 && sl.fb < 0 && now.Sub(sl.retiredAt) >= r.cfg.RearmLag && !(hasDB && dbInst >= sl.next) {
+		ops := c.ops(s)
+		if r.armed+len(ops) > r.cfg.Budget.DWQEntries {
+			if !sl.deferred {
+				sl.deferred = true
+				r.count(func(st *Stats) { st.BudgetDeferrals++ })
+			}
+			return did, nil
+		}
+		sl.deferred = false
+		if err := r.arm(c, s, sl, ops); err != nil {
+			return did, err
+		}
+		did = true
+	}
+	return did, nil
+}
+
+// arm resets the slot's counters, writes the sources, queues the records
+// and publishes the readiness epoch (release: the GPU that sees armed ==
+// instance+1 may trigger).
+func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
+	inst := sl.next
+	if err := sl.trig.Set(0); err != nil {
+		return err
+	}
+	if err := sl.comp.Set(0); err != nil {
+		return err
+	}
+	for _, o := range ops {
+		if o.seq {
+			word(r.base, o.src).Store(inst + 1)
+		}
+	}
+	for _, o := range ops {
+		comp := sl.comp
+		if o.chain {
+			comp = sl.trig
+		}
+		if o.thr > r.cfg.Budget.CounterMax {
+			return errs.New(errs.ErrInvalidArgument, r.pe, "cxi: arm", "threshold %d > CounterMax %d", o.thr, r.cfg.Budget.CounterMax)
+		}
+		ret, err := r.eng.queueWrite(sl.trig, o.thr, comp, o.src, o.n, o.peer, o.dst)
+		if err != nil {
+			return errors.Wrapf(err, "PE %d: cxi: arm %s slot %d instance %d", r.pe, c.name, s, inst)
+		}
+		sl.retire = append(sl.retire, ret)
+	}
+	sl.entries = len(ops)
+	r.armed += len(ops)
+	if c.barrier {
+		r.barArmed += len(ops)
+	}
+	sl.armed, sl.fwd = int64(inst), 0
+	word(r.base, c.slotOff[s]+slotArmed).Store(inst + 1)
+	r.count(func(st *Stats) {
+		st.Arms++
+		st.Armed = r.armed
+		st.MaxArmed = max(st.MaxArmed, r.armed)
+		st.BarrierMaxArmed = max(st.BarrierMaxArmed, r.barArmed)
+	})
+	return nil
+}
+
+func (r *Rank) count(f func(*Stats)) {
+	r.mu.Lock()
+	f(&r.stats)
+	r.mu.Unlock()
+}
+
+// credits returns active-message credits: each rank's `consumed` count of
+// messages from p is written to p's `credit` word for us (host-issued).
+func (r *Rank) credits() bool {
+	did := false
+	for p := 0; p < r.n; p++ {
+		cons := word(r.base, amPeerOff(p)+amConsumed).Load()
+		sent := word(r.base, amPeerOff(p)+amCredSent)
+		if cons <= sent.Load() {
+			continue
+		}
+		word(r.base, offScratchCredit).Store(cons)
+		if err := r.eng.hostWrite(offScratchCredit, 8, p, amPeerOff(r.pe)+amCredit); err != nil {
+			r.fail(err)
+			return did
+		}
+		sent.Store(cons)
+		r.count(func(st *Stats) { st.Credits++ })
+		did = true
+	}
+	return did
+}
+
+var _ = unsafe.Pointer(nil)

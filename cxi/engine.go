@@ -1,0 +1,252 @@
+package cxi
+
+import (
+	"os"
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/cgo/fabric"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// counter is a trigger or completion counter: a libfabric counter (fabric
+// engine) or the software engine's own.
+type counter interface {
+	Add(v uint64) error
+	Set(v uint64) error
+	Read() uint64
+	ReadErr() uint64
+	Close() error
+}
+
+// engine runs deferred writes between ranks' regions. Every method is
+// called from the rank's monitor goroutine only (and setup/close).
+type engine interface {
+	name() string
+	deferred() bool // real libfabric deferred work (FI_QUEUE_WORK)
+	newCounter() (counter, error)
+	// queueWrite arms "when trig >= thr, write n bytes at local offset src
+	// to peer's offset dst; then comp += 1". retire frees the record once
+	// the completion counter shows it ran.
+	queueWrite(trig counter, thr uint64, comp counter, src uintptr, n uint64, peer int, dst uintptr) (retire func(), err error)
+	// hostWrite writes now and returns once the write is delivered at the
+	// target (FI_DELIVERY_COMPLETE): the fallback and credit path.
+	hostWrite(src uintptr, n uint64, peer int, dst uintptr) error
+	progress()
+	close()
+}
+
+// link is one rank's endpoint, its registered region and its peers'.
+type link struct {
+	ep      *fabric.Endpoint
+	mr      *fabric.MR
+	base    unsafe.Pointer // this rank's region
+	size    int
+	addrs   []uint64 // fi_addr per peer
+	keys    []uint64
+	rbase   []uint64 // raddr of each peer's region start (0 in offset mode)
+	nextCtx uint64
+	pending map[uint64]func(err error) // write completions by context
+	comps   []fabric.Completion
+}
+
+func (l *link) localDesc() unsafe.Pointer { return l.mr.Desc }
+
+// postWrite posts an ordinary RMA write with a completion callback.
+func (l *link) postWrite(src uintptr, n uint64, peer int, dst uintptr, flags uint64, done func(error)) error {
+	l.nextCtx++
+	ctx := l.nextCtx
+	for {
+		err := l.ep.Write(unsafe.Add(l.base, src), n, l.localDesc(), l.addrs[peer], l.rbase[peer]+uint64(dst), l.keys[peer], ctx, flags)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fabric.EAGAIN) {
+			return errors.Wrapf(err, "cxi: fi_writemsg of %d B to rank %d", n, peer)
+		}
+		l.poll()
+	}
+	l.pending[ctx] = done
+	return nil
+}
+
+// poll reaps completions and runs their callbacks.
+func (l *link) poll() int {
+	n := l.ep.Poll(l.comps)
+	for i := 0; i < n; i++ {
+		c := &l.comps[i]
+		ctx := fabric.Ctx(c)
+		done, ok := l.pending[ctx]
+		if !ok {
+			continue // a deferred record's own entry, if the provider writes one
+		}
+		delete(l.pending, ctx)
+		var err error
+		if f := fabric.Failed(c); f != nil {
+			err = f
+		}
+		done(err)
+	}
+	return n
+}
+
+func (l *link) hostWrite(src uintptr, n uint64, peer int, dst uintptr) error {
+	finished := false
+	var werr error
+	if err := l.postWrite(src, n, peer, dst, fabric.FlagDelivery, func(err error) { finished, werr = true, err }); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !finished {
+		if l.poll() == 0 && time.Now().After(deadline) {
+			return errs.New(errs.ErrTimeout, peer, "cxi: host write", "%d B not delivered within 10s", n)
+		}
+	}
+	return werr
+}
+
+// fabricEngine: real libfabric deferred work (cxi on Slingshot, sockets here).
+type fabricEngine struct {
+	*link
+	free []*fabric.Work
+}
+
+func (e *fabricEngine) name() string   { return "fabric:" + e.ep.Attr.Provider }
+func (e *fabricEngine) deferred() bool { return true }
+func (e *fabricEngine) progress()      { e.poll() }
+func (e *fabricEngine) close()         {}
+
+func (e *fabricEngine) newCounter() (counter, error) { return e.ep.OpenCounter() }
+
+func (e *fabricEngine) queueWrite(trig counter, thr uint64, comp counter, src uintptr, n uint64, peer int, dst uintptr) (func(), error) {
+	var w *fabric.Work
+	if k := len(e.free); k > 0 {
+		w, e.free = e.free[k-1], e.free[:k-1]
+	} else {
+		w = fabric.NewWork()
+	}
+	err := e.ep.QueueWrite(w, trig.(*fabric.Counter), thr, comp.(*fabric.Counter), unsafe.Add(e.base, src), n,
+		e.localDesc(), e.addrs[peer], e.rbase[peer]+uint64(dst), e.keys[peer], 0)
+	if err != nil {
+		e.free = append(e.free, w)
+		return nil, err
+	}
+	return func() { e.free = append(e.free, w) }, nil
+}
+
+// softEngine: counters and the deferred queue live in the monitor; a
+// record whose threshold is reached is posted as an ordinary RMA write on
+// any provider. Selected only with GOSHMEM_CXI_ENGINE=software.
+type softEngine struct {
+	*link
+}
+
+type softWork struct {
+	thr      uint64
+	comp     *softCounter
+	src      uintptr
+	n        uint64
+	peer     int
+	dst      uintptr
+	released bool
+}
+
+type softCounter struct {
+	e     *softEngine
+	v     uint64
+	errs  uint64
+	queue []*softWork
+}
+
+func (c *softCounter) Read() uint64    { return c.v }
+func (c *softCounter) ReadErr() uint64 { return c.errs }
+func (c *softCounter) Close() error    { return nil }
+func (c *softCounter) Set(v uint64) error {
+	c.v = v
+	c.queue = c.queue[:0]
+	return nil
+}
+
+func (c *softCounter) Add(v uint64) error {
+	c.v += v
+	for _, w := range c.queue {
+		if w.released || c.v < w.thr {
+			continue
+		}
+		w.released = true
+		w := w
+		if err := c.e.postWrite(w.src, w.n, w.peer, w.dst, 0, func(err error) {
+			if err != nil {
+				w.comp.errs++
+				return
+			}
+			w.comp.Add(1)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *softEngine) name() string   { return "software:" + e.ep.Attr.Provider }
+func (e *softEngine) deferred() bool { return false }
+func (e *softEngine) progress()      { e.poll() }
+func (e *softEngine) close()         {}
+
+func (e *softEngine) newCounter() (counter, error) { return &softCounter{e: e}, nil }
+
+func (e *softEngine) queueWrite(trig counter, thr uint64, comp counter, src uintptr, n uint64, peer int, dst uintptr) (func(), error) {
+	t := trig.(*softCounter)
+	w := &softWork{thr: thr, comp: comp.(*softCounter), src: src, n: n, peer: peer, dst: dst}
+	t.queue = append(t.queue, w)
+	if t.v >= thr { // like FI_QUEUE_WORK: a reached threshold runs at once
+		return func() {}, t.Add(0)
+	}
+	return func() {}, nil
+}
+
+// Engine names (GOSHMEM_CXI_ENGINE).
+const (
+	EngineAuto     = "auto"
+	EngineFabric   = "fabric"
+	EngineSoftware = "software"
+)
+
+// openEndpoint opens the endpoint for the engine kind.
+func openEndpoint(pe int, kind, prov string) (*fabric.Endpoint, string, error) {
+	switch kind {
+	case EngineAuto, EngineFabric, "":
+		if prov == "" || prov == "auto" {
+			// The cxi provider where it exists (Slingshot), else sockets,
+			// the provider of libfabric 1.17 that runs FI_QUEUE_WORK.
+			if ep, err := fabric.OpenTriggered("cxi"); err == nil {
+				return ep, EngineFabric, nil
+			}
+			prov = "sockets"
+		}
+		if prov == "sockets" && os.Getenv("FI_SOCKETS_PE_WAITTIME") == "" {
+			// Without it the sockets progress thread sleeps between polls
+			// (BASELINES.md: ~8 ms per two-process round trip, 35 us with it).
+			// Read by libfabric when the provider initializes.
+			os.Setenv("FI_SOCKETS_PE_WAITTIME", "0")
+		}
+		ep, err := fabric.OpenTriggered(prov)
+		if err != nil {
+			return nil, "", errors.Wrapf(err, "PE %d: cxi: engine %q", pe, kind)
+		}
+		return ep, EngineFabric, nil
+	case EngineSoftware:
+		if prov == "" || prov == "auto" {
+			prov = "tcp;ofi_rxm"
+		}
+		ep, err := fabric.Open(prov)
+		if err != nil {
+			return nil, "", errors.Wrapf(err, "PE %d: cxi: software engine", pe)
+		}
+		return ep, EngineSoftware, nil
+	}
+	return nil, "", errs.Hint(errs.ErrInvalidArgument, "GOSHMEM_CXI_ENGINE is auto, fabric or software", pe,
+		"cxi: engine", "%q is not an engine", kind)
+}

@@ -1,0 +1,98 @@
+// goshmem's libfabric shim, part 2: counters and deferred work; see trigger.h.
+#include <string.h>
+#include "trigger.h"
+
+int goshmemi_fab_cntr_open(goshmemi_fab *f, struct fid_cntr **out) {
+	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
+	if (fi_cntr_open(f->domain, &a, out, NULL) == 0) return 0;
+	a.wait_obj = FI_WAIT_NONE;
+	return fi_cntr_open(f->domain, &a, out, NULL);
+}
+
+int goshmemi_fab_cntr_close(struct fid_cntr *c) { return fi_close(&c->fid); }
+uint64_t goshmemi_fab_cntr_read(struct fid_cntr *c) { return fi_cntr_read(c); }
+uint64_t goshmemi_fab_cntr_readerr(struct fid_cntr *c) { return fi_cntr_readerr(c); }
+int goshmemi_fab_cntr_add(struct fid_cntr *c, uint64_t v) { return fi_cntr_add(c, v); }
+int goshmemi_fab_cntr_set(struct fid_cntr *c, uint64_t v) { return fi_cntr_set(c, v); }
+
+static void dwork_head(goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold, struct fid_cntr *comp) {
+	memset(w, 0, sizeof *w);
+	w->work.threshold = threshold;
+	w->work.triggering_cntr = trig;
+	w->work.completion_cntr = comp;
+}
+
+int goshmemi_fab_queue_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
+	struct fid_cntr *comp, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+	uint64_t key, uint64_t flags) {
+	dwork_head(w, trig, threshold, comp);
+	w->iov.iov_base = (void *)buf;
+	w->iov.iov_len = len;
+	w->rma_iov.addr = raddr;
+	w->rma_iov.len = len;
+	w->rma_iov.key = key;
+	w->desc = desc;
+	w->op.rma.ep = f->ep;
+	w->op.rma.msg.msg_iov = &w->iov;
+	w->op.rma.msg.desc = &w->desc;
+	w->op.rma.msg.iov_count = 1;
+	w->op.rma.msg.addr = dest;
+	w->op.rma.msg.rma_iov = &w->rma_iov;
+	w->op.rma.msg.rma_iov_count = 1;
+	// The sockets provider reads the trigger from the operation's context:
+	// it must be the work's own context (else -FI_EINVAL; BASELINES.md).
+	w->op.rma.msg.context = &w->work.context;
+	w->op.rma.flags = flags;
+	w->work.op_type = FI_OP_WRITE;
+	w->work.op.rma = &w->op.rma;
+	return fi_control(&f->domain->fid, FI_QUEUE_WORK, &w->work);
+}
+
+int goshmemi_fab_queue_cntr_add(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
+	struct fid_cntr *comp, struct fid_cntr *target, uint64_t value) {
+	dwork_head(w, trig, threshold, comp);
+	w->op.cntr.cntr = target;
+	w->op.cntr.value = value;
+	w->work.op_type = FI_OP_CNTR_ADD;
+	w->work.op.cntr = &w->op.cntr;
+	return fi_control(&f->domain->fid, FI_QUEUE_WORK, &w->work);
+}
+
+int goshmemi_fab_flush_work(goshmemi_fab *f) { return fi_control(&f->domain->fid, FI_FLUSH_WORK, NULL); }
+
+int goshmemi_fab_cancel_work(goshmemi_fab *f, goshmemi_dwork *w) {
+	return fi_control(&f->domain->fid, FI_CANCEL_WORK, &w->work);
+}
+
+// The CXI extension: fi_open_ops(FI_CXI_COUNTER_OPS) on a counter gives
+// get_mmio_addr. With the provider's header installed its definitions are
+// used; otherwise the ops table is declared here as fi_cxi_ext.h lays it out
+// (two function pointers), and fi_open_ops fails (-FI_ENOSYS) on every
+// provider but cxi, which is the runtime check.
+// Ref: libfabric prov/cxi/include/fi_cxi_ext.h (struct fi_cxi_cntr_ops,
+// FI_CXI_COUNTER_OPS "cxi_counter_ops", fi_cxi_cntr_add writes the value to
+// the MMIO address).
+#if defined(__has_include)
+#if __has_include(<rdma/fi_cxi_ext.h>)
+#include <rdma/fi_cxi_ext.h>
+#define GOSHMEMI_HAVE_CXI_EXT 1
+#endif
+#endif
+#ifndef GOSHMEMI_HAVE_CXI_EXT
+#define GOSHMEMI_HAVE_CXI_EXT 0
+#define FI_CXI_COUNTER_OPS "cxi_counter_ops"
+struct fi_cxi_cntr_ops {
+	int (*set_wb_buffer)(struct fid *fid, void *buf, size_t len);
+	int (*get_mmio_addr)(struct fid *fid, void **addr, size_t *len);
+};
+#endif
+
+int goshmemi_fab_cxi_ext_compiled(void) { return GOSHMEMI_HAVE_CXI_EXT; }
+
+int goshmemi_fab_cxi_cntr_mmio(struct fid_cntr *c, void **addr, size_t *len) {
+	struct fi_cxi_cntr_ops *ops = NULL;
+	int rc = fi_open_ops(&c->fid, FI_CXI_COUNTER_OPS, 0, (void **)&ops, NULL);
+	if (rc) return rc;
+	if (!ops || !ops->get_mmio_addr) return -FI_ENOSYS;
+	return ops->get_mmio_addr(&c->fid, addr, len);
+}

@@ -1,0 +1,146 @@
+package fabric
+
+import (
+	"os"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// The sockets provider's progress thread sleeps between polls unless told
+// not to (BASELINES.md); libfabric reads this at its first fi_getinfo.
+func init() { os.Setenv("FI_SOCKETS_PE_WAITTIME", "0") }
+
+func pair(t *testing.T) (a, b *Endpoint, bAddr uint64) {
+	t.Helper()
+	var err error
+	a, err = OpenTriggered("sockets")
+	require.NoError(t, err, "libfabric's sockets provider implements deferred work: it must open")
+	t.Cleanup(a.Close)
+	b, err = OpenTriggered("sockets")
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	assert.NotZero(t, a.Attr.Caps&CapTrigger)
+	name, err := b.Name()
+	require.NoError(t, err)
+	addrs, err := a.InsertAddrs(name, 1)
+	require.NoError(t, err)
+	require.NoError(t, b.StartProgress())
+	return a, b, addrs[0]
+}
+
+func mmap(t *testing.T, n int) []byte {
+	m, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	t.Cleanup(func() { unix.Munmap(m) })
+	return m
+}
+
+func TestDeferredWrite(t *testing.T) {
+	a, b, dest := pair(t)
+	dst := mmap(t, 4096)
+	src := mmap(t, 4096)
+	mr, err := b.Register(unsafe.Pointer(&dst[0]), 4096, AccessRemote, 7)
+	require.NoError(t, err)
+	defer mr.Close()
+	lmr, err := a.Register(unsafe.Pointer(&src[0]), 4096, AccessLocal, 8)
+	require.NoError(t, err)
+	defer lmr.Close()
+
+	trig, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer trig.Close()
+	comp, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer comp.Close()
+
+	// Two writes on one trigger counter, thresholds 1 and 2 (GICC Figure 5).
+	*(*uint64)(unsafe.Pointer(&src[0])) = 0x1111
+	*(*uint64)(unsafe.Pointer(&src[8])) = 0x2222
+	w1, w2 := NewWork(), NewWork()
+	defer w1.Free()
+	defer w2.Free()
+	base := uint64(uintptr(unsafe.Pointer(&dst[0])))
+	if a.Attr.MRMode&MRVirtAddr == 0 {
+		base = 0
+	}
+	require.NoError(t, a.QueueWrite(w1, trig, 1, comp, unsafe.Pointer(&src[0]), 8, lmr.Desc, dest, base, mr.Key, 0))
+	require.NoError(t, a.QueueWrite(w2, trig, 2, comp, unsafe.Pointer(&src[8]), 8, lmr.Desc, dest, base+8, mr.Key, 0))
+	time.Sleep(20 * time.Millisecond)
+	assert.Zero(t, comp.Read(), "nothing runs before the trigger counter reaches a threshold")
+	assert.Zero(t, *(*uint64)(unsafe.Pointer(&dst[0])))
+
+	require.NoError(t, trig.Add(1))
+	require.NoError(t, comp.Wait(1, 5*time.Second))
+	assert.Equal(t, uint64(0x1111), *(*uint64)(unsafe.Pointer(&dst[0])))
+	time.Sleep(5 * time.Millisecond)
+	assert.Equal(t, uint64(1), comp.Read(), "threshold 2 is not reached yet")
+	assert.Zero(t, *(*uint64)(unsafe.Pointer(&dst[8])))
+
+	require.NoError(t, trig.Add(1))
+	require.NoError(t, comp.Wait(2, 5*time.Second))
+	assert.Equal(t, uint64(0x2222), *(*uint64)(unsafe.Pointer(&dst[8])))
+	assert.Zero(t, comp.ReadErr())
+
+	// Reset and reuse (the monitor's retire -> reset -> re-arm).
+	require.NoError(t, trig.Set(0))
+	require.NoError(t, comp.Set(0))
+	assert.Zero(t, trig.Read())
+	*(*uint64)(unsafe.Pointer(&src[0])) = 0x3333
+	require.NoError(t, a.QueueWrite(w1, trig, 1, comp, unsafe.Pointer(&src[0]), 8, lmr.Desc, dest, base, mr.Key, 0))
+	require.NoError(t, trig.Add(1))
+	require.NoError(t, comp.Wait(1, 5*time.Second))
+	assert.Equal(t, uint64(0x3333), *(*uint64)(unsafe.Pointer(&dst[0])))
+}
+
+func TestDeferredCntrAdd(t *testing.T) {
+	a, _, _ := pair(t)
+	trig, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer trig.Close()
+	comp, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer comp.Close()
+	target, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer target.Close()
+	w := NewWork()
+	defer w.Free()
+	require.NoError(t, a.QueueCntrAdd(w, trig, 3, comp, target, 40))
+	require.NoError(t, trig.Add(2))
+	assert.Zero(t, target.Read())
+	require.NoError(t, trig.Add(1))
+	require.NoError(t, target.Wait(40, 5*time.Second))
+	assert.Equal(t, uint64(40), target.Read())
+}
+
+func TestDeferredWorkUnsupported(t *testing.T) {
+	a, _, _ := pair(t)
+	// sockets lacks flush and cancel: the monitor retires by bookkeeping.
+	err := a.FlushWork()
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ENOSYS), "sockets' FI_FLUSH_WORK: %v", err)
+
+	// The CXI counter MMIO extension needs the cxi provider.
+	c, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer c.Close()
+	_, _, err = c.MMIO()
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, errs.ErrNotSupported))
+	assert.Contains(t, errors.FlattenHints(err), "Slingshot")
+
+	// tcp;ofi_rxm ignores FI_TRIGGER: refused with a clear error.
+	_, err = OpenTriggered("tcp;ofi_rxm")
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrNoDeferredWork), "%v", err)
+	assert.True(t, errors.Is(err, errs.ErrNotSupported))
+	assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_CXI_ENGINE")
+}
