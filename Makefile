@@ -83,6 +83,7 @@ fatbins:
 	for m in gpu sys none; do M=$$(echo $$m | tr a-z A-Z); rm -f $(BIN)/gpu/ibgda_perf_$$m.fatbin; \
 	  $(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$$M bench/ibgda/ibgda_perf.cu -o $(BIN)/gpu/ibgda_perf_$$m.fatbin 2>&1 | grep -v 'ORDER_NONE\|#warning\|^ *|\|^ *\^\|In file included\|from ' ; \
 	  test -s $(BIN)/gpu/ibgda_perf_$$m.fatbin || exit 1; done && \
+	$(NVCC_FATBIN) bench/proxy/proxy.cu -o $(BIN)/gpu/proxy.fatbin && \
 	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
 
 # IBGDA: goshmem's mlx5 WQE encoders byte-compared with rdma-core's own

@@ -31,6 +31,7 @@ import (
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
+	"github.com/goshmem/goshmem/internal/transport/proxy"
 	"github.com/goshmem/goshmem/internal/transport/shm"
 	"github.com/goshmem/goshmem/quiet"
 	"github.com/goshmem/goshmem/symmetric"
@@ -87,6 +88,7 @@ type runtime struct {
 	gpuErr error                // why gpu is nil (ErrNotSupported)
 	ibgda  string               // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
 	galloc *symmetric.Allocator // the GPU heap's allocator
+	proxy  *proxy.Proxy         // GPU proxy workers; nil unless some peer's GPU heap is reached through them
 
 	streamOnce sync.Once
 	stream     *Stream // default launch stream
@@ -453,6 +455,10 @@ func (r *runtime) unmap() {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
 		r.ofi = nil
 	}
+	if r.proxy != nil {
+		_ = r.proxy.Close() // before the GPU context its streams belong to
+		r.proxy = nil
+	}
 	if r.gpu != nil {
 		_ = r.gpu.Close()
 		r.gpu = nil
@@ -587,6 +593,7 @@ func (r *runtime) printInfo(w io.Writer) {
 	if r.ofi != nil && r.me == 0 {
 		fmt.Fprintf(&b, "goshmem: info: %s\n", r.ofi.Describe())
 	}
+	b.WriteString(r.gpuInfo())
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -640,7 +647,7 @@ func (r *runtime) Quiet() error { return r.all.Quiet(r.policy, r.checkPeers) }
 func (r *runtime) quietAll() error {
 	err := r.all.Quiet(r.policy, r.checkPeers)
 	r.shm.Quiet()
-	return err
+	return errors.Join(err, r.proxyErr("Quiet"))
 }
 
 // cpuMaskBytes is the affinity mask exchanged at Init (1024 CPUs).
