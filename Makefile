@@ -63,10 +63,11 @@ hdrcheck:
 # bench/jacobi/run.sh): kernels built here with CUDA 11.8, Go binaries built
 # here (cgo against the same libmpi.so.40). Carry bin/ there.
 NVCC_FATBIN := nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin
+# Stripped (-s -w): bin/ travels to the GPU machine, 64 MiB at most.
 gpu: fatbins
-	$(GO) build -o $(BIN)/devtest ./tests/gpu/devtest
-	$(GO) build -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
-	$(GO) build -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
+	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
+	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
+	$(GO) build -ldflags='-s -w' -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
 
 # Every kernel of the project to an sm_90 + compute_90 fatbin (CI runs this:
 # the kernels must compile even where no GPU exists). Skipped loudly without nvcc.
@@ -77,6 +78,8 @@ fatbins:
 	mkdir -p $(BIN)/gpu && \
 	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin && \
 	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin && \
+	$(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest_remote.fatbin && \
+	$(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat_remote.fatbin && \
 	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
 	$(NVCC_FATBIN) bench/cxi/cxi.cu -o $(BIN)/gpu/cxi.fatbin && \
 	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \

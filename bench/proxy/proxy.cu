@@ -7,6 +7,7 @@
  * Build: nvcc -std=c++17 -I include -gencode arch=compute_90,code=sm_90
  *        -gencode arch=compute_90,code=compute_90 -fatbin bench/proxy/proxy.cu
  */
+#define GOSHMEM_REMOTE_TRANSPORTS /* the proxy path is what this file measures (remote.h) */
 #include <goshmem.h>
 
 __device__ __forceinline__ unsigned long long px_gtimer()

@@ -55,6 +55,22 @@
 #ifndef GOSHMEM_REMOTE_H
 #define GOSHMEM_REMOTE_H
 
+/* Compile-time gate (CUDA only). The remote backends (proxy rings, IBGDA
+ * WQE builders) are large: compiled into a kernel they raise its register
+ * count for every thread, whether a remote PE is ever addressed or not
+ * (ptxas counts a kernel's callees: perf_put_block went from 38 to 146
+ * registers and no longer launched with 1024 threads; Jacobi's kernel
+ * spilled). So on CUDA they are compiled only when the kernel asks for them
+ * with -DGOSHMEM_REMOTE_TRANSPORTS (or #define before including goshmem.h);
+ * otherwise a PE without load/store access traps with
+ * GOSHMEMI_ERR_REMOTE_UNAVAILABLE and a message naming the macro. Host mode
+ * always has them (the CPU tests exercise them). */
+#if !GOSHMEMI_CUDA || defined(GOSHMEM_REMOTE_TRANSPORTS)
+#define GOSHMEMI_REMOTE_ENABLED 1
+#else
+#define GOSHMEMI_REMOTE_ENABLED 0
+#endif
+
 #include "proxy.h"
 
 #if defined(__has_include)
@@ -83,11 +99,39 @@ GOSHMEMI_FN void *goshmemi_peer_or_remote(const void *p, int pe, size_t nbytes, 
         if (cs->remote_transport == GOSHMEMI_REMOTE_NONE)
             goshmemi_fail(goshmemi_device_state, GOSHMEMI_ERR_PE_UNREACHABLE, GOSHMEMI_ERROR_INFO(pe, o),
                           "PE not reachable by load/store (heap_base[pe] == 0) and no remote transport configured");
+#if !GOSHMEMI_REMOTE_ENABLED
+        goshmemi_fail(goshmemi_device_state, GOSHMEMI_ERR_REMOTE_UNAVAILABLE, GOSHMEMI_ERROR_INFO(pe, o),
+                      "PE reached through a remote transport, but this kernel was compiled without "
+                      "-DGOSHMEM_REMOTE_TRANSPORTS");
+#endif
         return NULL;
     }
     return (void *)(uintptr_t)(base + o);
 }
 
+#if !GOSHMEMI_REMOTE_ENABLED
+/* Without GOSHMEM_REMOTE_TRANSPORTS: goshmemi_peer_or_remote never returns
+ * NULL (it traps), so these are never called; they stay tiny so the
+ * kernel's register count is the load/store path's. */
+GOSHMEMI_COLD void goshmemi_remote_disabled(void)
+{
+    goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_REMOTE_UNAVAILABLE, 0,
+                  "remote transport call in a kernel compiled without -DGOSHMEM_REMOTE_TRANSPORTS");
+}
+GOSHMEMI_COLD void goshmemi_remote_put(int, int, uint64_t, const void *, size_t, int) { goshmemi_remote_disabled(); }
+GOSHMEMI_COLD void goshmemi_remote_get(int, int, void *, uint64_t, size_t, int) { goshmemi_remote_disabled(); }
+GOSHMEMI_COLD uint64_t goshmemi_remote_amo(int, int, uint64_t, int, int, uint64_t, uint64_t, int)
+{
+    goshmemi_remote_disabled();
+    return 0;
+}
+GOSHMEMI_COLD void goshmemi_remote_put_signal(int, int, uint64_t, const void *, size_t, uint64_t, uint64_t, int, int)
+{
+    goshmemi_remote_disabled();
+}
+GOSHMEMI_COLD void goshmemi_remote_fence(int) {}
+GOSHMEMI_COLD void goshmemi_remote_quiet(int) {}
+#else
 /* ---- the IBGDA backend, or its stub ---------------------------------------- */
 #if !defined(GOSHMEMI_IBGDA_BACKEND)
 GOSHMEMI_COLD void goshmemi_ibgda_unavailable(int pe, uint64_t off)
@@ -177,10 +221,16 @@ GOSHMEMI_COLD void goshmemi_remote_quiet(int ctx)
     }
 }
 
+#endif /* GOSHMEMI_REMOTE_ENABLED */
+
 /* Nonzero when a remote transport is configured (one __constant__ load). */
 GOSHMEMI_FN int goshmemi_remote_configured(void)
 {
+#if GOSHMEMI_REMOTE_ENABLED
     return GOSHMEMI_UNLIKELY(goshmemi_cstate()->remote_transport != GOSHMEMI_REMOTE_NONE);
+#else
+    return 0;
+#endif
 }
 
 /* Runs call on one thread of GROUP (thread, warp, block), with group syncs

@@ -88,6 +88,9 @@ step() {
 }
 
 DT="bin/devtest -fatbin bin/gpu/devtest.fatbin -compat bin/gpu/compat.fatbin -watchdog ${WATCHDOG:-30s}"
+# The same kernels built with -DGOSHMEM_REMOTE_TRANSPORTS (include/goshmem/remote.h):
+# the only build whose device calls can reach PEs through the proxy or IBGDA.
+DTR="bin/devtest -fatbin bin/gpu/devtest_remote.fatbin -compat bin/gpu/compat_remote.fatbin -watchdog ${WATCHDOG:-30s}"
 
 # 2a. two PEs on one GPU, no MPS
 step "2 PEs, 1 GPU, no MPS" 100 $MPIRUN -np 2 $DT -rounds "$ROUNDS_NOMPS"
@@ -121,7 +124,7 @@ if mps_start; then
     # the same suite with every peer behind the CPU proxy (issue 7): device
     # ops to the other PE become descriptors, submitted by proxy workers
     step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
-        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DT -rounds "${ROUNDS_PROXY:-200}"
+        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_PROXY:-200}"
     # informational: the same fault under MPS (a fatal fault is reported to every client of the server)
     echo
     echo "== fault under MPS (informational)"
@@ -141,7 +144,7 @@ fi
 if [ "$ngpu" -ge 2 ]; then
     step "2 PEs, 2 GPUs, no MPS" 90 $MPIRUN -np 2 $DT -rounds 200
     step "2 PEs, 2 GPUs, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
-        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DT -rounds "${ROUNDS_PROXY:-200}"
+        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_PROXY:-200}"
 else
     row "2 PEs, 2 GPUs" "-" "NOT RUN (only $ngpu GPU)" 0 ""
 fi
