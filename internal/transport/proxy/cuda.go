@@ -77,7 +77,20 @@ type CUDABackend struct {
 	mem     *CUDAMemory
 }
 
-// NewCUDABackend makes a backend with a new non-blocking stream.
+// NewCUDABackend makes a backend with a new non-blocking stream, and loads
+// and runs every atomic kernel once (primeAtomics) before it returns.
+//
+// Rule: nothing on the worker's submission path may wait for the GPU to go
+// idle, because the user's kernel is running and spins until the worker
+// has served it. Loading code is such a wait: with lazy loading (the
+// default since CUDA 12.2) the atomics' PTX module, or each of its kernels,
+// is loaded at first use, and that load may need a context
+// synchronization, which never finishes while a kernel spins on the
+// proxy. So the first device AMO or signal (put_signal, signal_op) hung
+// both PEs on the H200; the one-time work is done here, during Init,
+// before any user kernel runs.
+// Ref: CUDA C++ Programming Guide, "Lazy Loading", Potential Hazards
+// (concurrent execution: loading kernels might require context synchronization).
 func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
 	s, err := gpu.Ctx.StreamCreate(cuda.StreamNonBlocking)
 	if err != nil {
@@ -88,7 +101,35 @@ func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
 		_ = s.Destroy()
 		return nil, err
 	}
+	if err := primeAtomics(gpu, s, b.scratch.Dev); err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	if err := s.Synchronize(); err != nil {
+		return nil, errors.Join(errors.Wrap(err, "goshmem: proxy: warming up the atomic kernels"), b.Close())
+	}
 	return b, nil
+}
+
+// atomicLauncher is what primeAtomics needs of the GPU transport.
+type atomicLauncher interface {
+	AtomicAsync(s cuda.Stream, op transport.AMO, width int, addr cuda.DevicePtr, v, cmp uint64, out cuda.DevicePtr) error
+}
+
+// primeAtomics queues every atomic kernel a worker can launch (each op of
+// a device AMO descriptor, 4 and 8 bytes) once on s, with operands that
+// leave the scratch word zero: the module and every kernel are loaded now
+// (see NewCUDABackend), not under a running user kernel. scratch is 64
+// bytes of device memory: the target is its first word, the old value
+// goes to the second.
+func primeAtomics(l atomicLauncher, s cuda.Stream, scratch uint64) error {
+	for _, width := range []int{4, 8} {
+		for _, op := range deviceAMO {
+			if err := l.AtomicAsync(s, op, width, cuda.DevicePtr(scratch), 0, 0, cuda.DevicePtr(scratch+8)); err != nil {
+				return errors.Wrapf(err, "goshmem: proxy: loading the %d-byte %v atomic kernel", width, op)
+			}
+		}
+	}
+	return nil
 }
 
 func (b *CUDABackend) peer(pe int, off uint64) (cuda.DevicePtr, error) {
