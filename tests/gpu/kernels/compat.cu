@@ -25,7 +25,9 @@ extern "C" __global__ void c_compat(char *buf, int *res, int want_pe, int want_n
     if (tid == 0) {
         CHECK(me == want_pe && np == want_npes);
         CHECK(nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD) == me && nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD) == np);
-        CHECK(nvshmem_ptr(buf, right) != NULL && nvshmem_ptr(buf, np) == NULL);
+        /* load/store peers give an address; a peer behind the proxy or IBGDA (heap_base 0) gives NULL */
+        CHECK((nvshmem_ptr(buf, right) != NULL) == (goshmemi_cstate()->heap_base[right] != 0) &&
+              nvshmem_ptr(buf, np) == NULL);
         nvshmem_int_p(&iv[0], 42 + me, right);
         nvshmem_quiet();
     }
