@@ -28,8 +28,11 @@ import (
 //     always one for an error;
 //   - an error moves the QP to the error state: the failing WQE gets a
 //     REQ_ERR CQE with its syndrome, every later WQE a WR_FLUSH_ERR CQE;
-//   - atomics operate on 8-byte, 8-byte-aligned big-endian words (standard
-//     IB atomics); the fetched value is written big-endian;
+//   - atomics operate on 8-byte, 8-byte-aligned words: big-endian by
+//     default (the IB wire order), or in host order after
+//     SetAtomicHostEndian(true) (mlx5's host-endianness atomic mode, which
+//     goshmem's device API needs); the operands in the WQE and the fetched
+//     value written to the requester are big-endian in both modes;
 //   - CQ overrun: the NIC waits for the consumer (CQ doorbell record) rather
 //     than overwriting an unconsumed CQE.
 //
@@ -42,8 +45,9 @@ type SoftNIC struct {
 	stop chan struct{}
 	done chan struct{}
 
-	stats Stats
-	spin  bool
+	stats      Stats
+	spin       bool
+	hostEndian bool
 }
 
 // Access flags of a memory region.
@@ -143,6 +147,22 @@ func (n *SoftNIC) AddQP(c QPConfig) error {
 func (n *SoftNIC) SetBusyPoll(on bool) {
 	n.mu.Lock()
 	n.spin = on
+	n.mu.Unlock()
+}
+
+// SetAtomicHostEndian selects how atomics read and write their 8-byte
+// target word: in host order (on) or big-endian (off, the default). On is
+// mlx5's "requester endianness mode" host endianness (HCA cap
+// atomic_req_8B_endianness_mode), which mlx5_core configures when the
+// device supports it and which goshmem's IBGDA backend requires, so that a
+// signal word written by an RDMA write of host-order bytes (SIGNAL_SET) and
+// one updated by a fetch-add (SIGNAL_ADD) are the same host-order word.
+// WQE operands and fetched values stay big-endian either way. Call before
+// Start.
+// Ref: Linux commit f91e6d8941bf ("net/mlx5_core: Add setting ATOMIC endian mode").
+func (n *SoftNIC) SetAtomicHostEndian(on bool) {
+	n.mu.Lock()
+	n.hostEndian = on
 	n.mu.Unlock()
 }
 
@@ -387,7 +407,10 @@ func (n *SoftNIC) execute(w *WQE) (uint32, uint8) {
 		var old uint64
 		for {
 			raw := atomic.LoadUint64(p)
-			old = bits.ReverseBytes64(raw) // big-endian target word
+			old = raw // host-order target word (little-endian hosts)
+			if !n.hostEndian {
+				old = bits.ReverseBytes64(raw) // big-endian target word
+			}
 			nv := old + w.SwapAdd
 			if w.Opcode == OpcodeAtomicCS {
 				if old != w.Compare {
@@ -395,7 +418,10 @@ func (n *SoftNIC) execute(w *WQE) (uint32, uint8) {
 				}
 				nv = w.SwapAdd
 			}
-			if atomic.CompareAndSwapUint64(p, raw, bits.ReverseBytes64(nv)) {
+			if !n.hostEndian {
+				nv = bits.ReverseBytes64(nv)
+			}
+			if atomic.CompareAndSwapUint64(p, raw, nv) {
 				break
 			}
 		}
