@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,11 +20,15 @@ import (
 func TestBackendTwoPEs(t *testing.T) {
 	require.Equal(t, uintptr(ibgda.StateStructSize), bkStateSize(), "goshmemi_ibgda_state_t size")
 	for _, tc := range []struct {
-		name   string
-		sq, cq uint32
+		name    string
+		sq, cq  uint32
+		regions bool
 	}{
-		{"rings-64-16", 64, 16},
-		{"tiny-rings-16-4", 16, 4},
+		{"rings-64-16", 64, 16, false},
+		{"tiny-rings-16-4", 16, 4, false},
+		// the heaps reached through ibgda.Region (copies and word atomics),
+		// as the GPU soft NIC reaches GPU heaps through the cuda transport
+		{"heaps-as-regions", 64, 16, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := newBkEnv(tc.sq, tc.cq)
@@ -31,7 +37,13 @@ func TestBackendTwoPEs(t *testing.T) {
 			nic := ibgda.NewSoftNIC()
 			nic.SetAtomicHostEndian(true)
 			for pe := 0; pe < bkPEs; pe++ {
-				require.NoError(t, nic.RegisterMR(bkHeapKey(pe), e.heap(pe), ibgda.AccessAll))
+				if tc.regions {
+					h := e.heap(pe)
+					require.NoError(t, nic.RegisterRegion(bkHeapKey(pe), uint64(uintptr(unsafe.Pointer(&h[0]))),
+						uint64(len(h)), byteRegion(h), ibgda.AccessAll))
+				} else {
+					require.NoError(t, nic.RegisterMR(bkHeapKey(pe), e.heap(pe), ibgda.AccessAll))
+				}
 				require.NoError(t, nic.RegisterMR(bkSlotKey(pe), e.slots(pe),
 					ibgda.AccessLocalRead|ibgda.AccessLocalWrite))
 				for c := 0; c < bkCtx; c++ {
@@ -67,4 +79,31 @@ func TestStateLayout(t *testing.T) {
 		"qps": 0x1110, "qp_index": 0x2220, "rkey": 0x3330, "remote_base": 0x4440, "slots": 0x5550,
 		"slot_busy": 0x6660, "n_slots": 64, "slot_lkey": 0xdef, "fence_pending": 0x7770, "slot_cursor": 0,
 	}, got)
+}
+
+// byteRegion is an ibgda.Region over process memory: copies, and 8-byte
+// atomics on the host-order word.
+type byteRegion []byte
+
+func (b byteRegion) ReadAt(dst []byte, off uint64) error {
+	copy(dst, b[off:])
+	return nil
+}
+
+func (b byteRegion) WriteAt(src []byte, off uint64) error {
+	copy(b[off:], src)
+	return nil
+}
+
+func (b byteRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint64, error) {
+	p := (*uint64)(unsafe.Pointer(&b[off]))
+	if !cas {
+		return atomic.AddUint64(p, swapAdd) - swapAdd, nil
+	}
+	for {
+		old := atomic.LoadUint64(p)
+		if old != compare || atomic.CompareAndSwapUint64(p, old, swapAdd) {
+			return old, nil
+		}
+	}
 }
