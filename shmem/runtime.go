@@ -82,10 +82,13 @@ type runtime struct {
 	// quiet waits; nil when every peer is on shm.
 	progress func()
 
-	gpu    *cudatr.Transport    // nil without a GPU heap
-	gpuErr error                // why gpu is nil (ErrNotSupported)
-	ibgda  string               // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
-	galloc *symmetric.Allocator // the GPU heap's allocator
+	gpu    *cudatr.Transport // nil without a GPU heap
+	gpuErr error             // why gpu is nil (ErrNotSupported)
+	ibgda  string            // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
+	// softNIC: GOSHMEM_IBGDA_NIC=soft on a GPU: the emulated NIC serving
+	// the device API's IBGDA path (ibgda_soft.go); nil otherwise.
+	softNIC *softIBGDA
+	galloc  *symmetric.Allocator // the GPU heap's allocator
 
 	streamOnce sync.Once
 	stream     *Stream // default launch stream
@@ -434,6 +437,10 @@ func (r *runtime) unmap() {
 	if r.ofi != nil {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
 		r.ofi = nil
+	}
+	if r.softNIC != nil {
+		_ = r.softNIC.close() // before the GPU transport it copies through
+		r.softNIC = nil
 	}
 	if r.gpu != nil {
 		_ = r.gpu.Close()
