@@ -116,6 +116,14 @@ if mps_start; then
     step "2 PEs, 1 GPU, MPS" 90 $MPIRUN -np 2 $DT -rounds "$ROUNDS_MPS"
     echo get_server_list | nvidia-cuda-mps-control
     step "4 PEs, 1 GPU, MPS" 60 $MPIRUN -np 4 --oversubscribe $DT -rounds 200
+    # The same suite with every device access to the other PE over IBGDA:
+    # GPU-built mlx5 WQEs executed by the soft NIC, an EMULATION (a host
+    # goroutine per PE, queues in host-pinned memory, the GPU heaps reached
+    # through the cuda transport). Needs include/goshmem/remote.h (the
+    # remote dispatch) in the kernels; without it the peer is unreachable.
+    step "2 PEs, 1 GPU, MPS, ibgda over the emulated NIC (EMULATION)" 120 \
+        env GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_IBGDA_NIC -x GOSHMEM_INFO -np 2 $DT -rounds "${ROUNDS_IBGDA:-20}"
     # informational: the same fault under MPS (a fatal fault is reported to every client of the server)
     echo
     echo "== fault under MPS (informational)"
