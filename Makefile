@@ -78,10 +78,12 @@ fatbins:
 	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin && \
 	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin && \
 	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
+	$(NVCC_FATBIN) bench/cxi/cxi.cu -o $(BIN)/gpu/cxi.fatbin && \
 	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \
 	for m in gpu sys none; do M=$$(echo $$m | tr a-z A-Z); rm -f $(BIN)/gpu/ibgda_perf_$$m.fatbin; \
 	  $(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$$M bench/ibgda/ibgda_perf.cu -o $(BIN)/gpu/ibgda_perf_$$m.fatbin 2>&1 | grep -v 'ORDER_NONE\|#warning\|^ *|\|^ *\^\|In file included\|from ' ; \
 	  test -s $(BIN)/gpu/ibgda_perf_$$m.fatbin || exit 1; done && \
+	$(NVCC_FATBIN) bench/proxy/proxy.cu -o $(BIN)/gpu/proxy.fatbin && \
 	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
 
 # IBGDA: goshmem's mlx5 WQE encoders byte-compared with rdma-core's own

@@ -38,12 +38,14 @@ const (
 	offError     = 48
 	offBarInst   = 56
 	offReadyStal = 64
-	offAMBase    = 72
+	offAMOff     = 72
+	offScratch   = 80 // scratch_[2]
+	offBenchDB   = 96
 	offBarSlot   = 128
 	offSig       = offBarSlot + Slots*slotSize
 	offSrc       = offSig + Slots*MaxRounds*8
 	StateSize    = offSrc + Slots*MaxRounds*8 // 1280
-	StateVersion = 1<<16 + StateSize
+	StateVersion = 2<<16 + StateSize
 
 	// goshmemi_cxi_am_peer_t
 	amSlot     = 0

@@ -59,7 +59,15 @@ type Stats struct {
 	Overruns        uint64 // triggers beyond what was armed (clamped: back-pressure)
 	Credits         uint64 // active-message credits returned
 	ReadyStalls     uint64 // triggers that found their slot not yet armed
-	MaxLoopGap      time.Duration
+	// MaxLoopGap is the longest time between two passes of the monitor
+	// loop: the longest a trigger could wait for its forward, retirement
+	// or re-arm (the monitor's stall).
+	MaxLoopGap time.Duration
+	// ArmTime is the monitor's time spent re-arming (counter resets, source
+	// words, FI_QUEUE_WORK records, readiness epoch) over ArmOps records:
+	// ArmTime/ArmOps is the re-arm cost per operation.
+	ArmTime time.Duration
+	ArmOps  uint64
 }
 
 // Rank is one PE's side of the triggered path: its endpoint, its shared
@@ -82,8 +90,11 @@ type Rank struct {
 	done       chan struct{}
 	started    bool
 	stopped    atomic.Bool
+	resetPeaks atomic.Bool // the monitor restarts MaxLoopGap
 	closeOnce  sync.Once
 	amRecvNext []uint64 // Go API receive side
+	creditBusy bool     // monitor: a credit write is in flight
+	creditNext int      // monitor: next peer to look at for credits
 }
 
 // NewRank sets up rank pe of n: every rank calls it (allgather exchanges
@@ -118,7 +129,7 @@ func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Ra
 	word32(r.base, offRounds).Store(uint32(r.rounds))
 	word(r.base, offTimeout).Store(uint64(cfg.Timeout))
 	if cfg.AM {
-		word(r.base, offAMBase).Store(uint64(uintptr(r.base)) + StateSize)
+		word(r.base, offAMOff).Store(StateSize)
 		r.amRecvNext = make([]uint64, n)
 	}
 	if err := r.connect(allgather); err != nil {
@@ -131,7 +142,80 @@ func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Ra
 
 const nameMax = 256
 
+// connect opens the endpoint, registers the region and exchanges
+// (endpoint name, key, base) records. The exchange runs on every rank even
+// when this one failed locally (its record then says so), so a failure on
+// one rank is an error on all of them, never a hang in the allgather.
 func (r *Rank) connect(allgather func([]byte) ([]byte, error)) error {
+	const (
+		recStatus = 0
+		recLen    = 2
+		recName   = 4
+		recKey    = recName + nameMax
+		recBase   = recKey + 8
+		recSize   = recBase + 8
+	)
+	rec := make([]byte, recSize)
+	local := r.openLocal()
+	if local == nil {
+		name, err := r.link.ep.Name()
+		switch {
+		case err != nil:
+			local = err
+		case len(name) > nameMax:
+			local = errors.Newf("PE %d: cxi: endpoint name of %d B > %d", r.pe, len(name), nameMax)
+		default:
+			rec[recStatus] = 1
+			binary.LittleEndian.PutUint16(rec[recLen:], uint16(len(name)))
+			copy(rec[recName:], name)
+			binary.LittleEndian.PutUint64(rec[recKey:], r.link.mr.Key)
+			if r.link.ep.Attr.MRMode&fabric.MRVirtAddr != 0 {
+				binary.LittleEndian.PutUint64(rec[recBase:], uint64(uintptr(r.base)))
+			}
+		}
+	}
+	if allgather == nil {
+		if local != nil {
+			return local
+		}
+		if r.n != 1 {
+			return errs.New(errs.ErrInvalidArgument, r.pe, "cxi: NewRank", "nil allgather for a job of %d ranks", r.n)
+		}
+		allgather = func(b []byte) ([]byte, error) { return b, nil }
+	}
+	all, err := allgather(rec)
+	if err != nil {
+		return errors.Wrapf(err, "PE %d: cxi: exchange endpoint names", r.pe)
+	}
+	if local != nil {
+		return local
+	}
+	if len(all) != len(rec)*r.n {
+		return errs.New(errs.ErrNotSymmetric, r.pe, "cxi: exchange", "got %d B, want %d x %d", len(all), r.n, len(rec))
+	}
+	l := r.link
+	l.keys, l.rbase = make([]uint64, r.n), make([]uint64, r.n)
+	l.addrs = make([]uint64, r.n)
+	for p := 0; p < r.n; p++ {
+		b := all[p*len(rec):]
+		if b[recStatus] != 1 {
+			return errs.Hint(errs.ErrNotSupported, "see that PE's own error for the cause", r.pe, "cxi: exchange",
+				"PE %d could not open its CXI endpoint, so no PE uses the triggered path", p)
+		}
+		nl := int(binary.LittleEndian.Uint16(b[recLen:]))
+		a, err := l.ep.InsertAddrs(b[recName:recName+nl], 1)
+		if err != nil {
+			return errors.Wrapf(err, "PE %d: cxi: address of rank %d", r.pe, p)
+		}
+		l.addrs[p] = a[0]
+		l.keys[p] = binary.LittleEndian.Uint64(b[recKey:])
+		l.rbase[p] = binary.LittleEndian.Uint64(b[recBase:])
+	}
+	return nil
+}
+
+// openLocal opens the endpoint and registers the region (no exchange).
+func (r *Rank) openLocal() error {
 	ep, kind, err := openEndpoint(r.pe, r.cfg.Engine, r.cfg.Provider)
 	if err != nil {
 		return err
@@ -146,40 +230,6 @@ func (r *Rank) connect(allgather func([]byte) ([]byte, error)) error {
 	l.mr, err = ep.Register(r.base, uint64(len(r.mem)), fabric.AccessRemote|fabric.AccessLocal, 0x6378)
 	if err != nil {
 		return errors.Wrapf(err, "PE %d: cxi: register the %d B region", r.pe, len(r.mem))
-	}
-	name, err := ep.Name()
-	if err != nil {
-		return err
-	}
-	if len(name) > nameMax {
-		return errors.Newf("PE %d: cxi: endpoint name of %d B > %d", r.pe, len(name), nameMax)
-	}
-	rec := make([]byte, 2+nameMax+16)
-	binary.LittleEndian.PutUint16(rec, uint16(len(name)))
-	copy(rec[2:], name)
-	binary.LittleEndian.PutUint64(rec[2+nameMax:], l.mr.Key)
-	if ep.Attr.MRMode&fabric.MRVirtAddr != 0 {
-		binary.LittleEndian.PutUint64(rec[2+nameMax+8:], uint64(uintptr(r.base)))
-	}
-	all, err := allgather(rec)
-	if err != nil {
-		return errors.Wrapf(err, "PE %d: cxi: exchange endpoint names", r.pe)
-	}
-	if len(all) != len(rec)*r.n {
-		return errs.New(errs.ErrNotSymmetric, r.pe, "cxi: exchange", "got %d B, want %d x %d", len(all), r.n, len(rec))
-	}
-	l.keys, l.rbase = make([]uint64, r.n), make([]uint64, r.n)
-	l.addrs = make([]uint64, r.n)
-	for p := 0; p < r.n; p++ {
-		b := all[p*len(rec):]
-		nl := int(binary.LittleEndian.Uint16(b))
-		a, err := ep.InsertAddrs(b[2:2+nl], 1)
-		if err != nil {
-			return errors.Wrapf(err, "PE %d: cxi: address of rank %d", r.pe, p)
-		}
-		l.addrs[p] = a[0]
-		l.keys[p] = binary.LittleEndian.Uint64(b[2+nameMax:])
-		l.rbase[p] = binary.LittleEndian.Uint64(b[2+nameMax+8:])
 	}
 	return nil
 }
@@ -260,6 +310,17 @@ func (r *Rank) Stats() Stats {
 	return s
 }
 
+// ResetStats zeroes the monitor's counters and restarts its peaks
+// (MaxArmed and BarrierMaxArmed from what is armed now, MaxLoopGap from
+// the next loop pass): benchmarks call it after their warm-up.
+func (r *Rank) ResetStats() {
+	r.mu.Lock()
+	r.stats = Stats{Armed: r.armed, MaxArmed: r.armed, BarrierMaxArmed: r.barArmed}
+	r.mu.Unlock()
+	word(r.base, offReadyStal).Store(0)
+	r.resetPeaks.Store(true)
+}
+
 // Close stops the monitor and releases everything. Call it on every rank
 // after the last barrier (a peer may still be writing until then).
 func (r *Rank) Close() {
@@ -318,8 +379,13 @@ func (r *Rank) monitor() {
 		default:
 		}
 		now := time.Now()
-		if gap := now.Sub(last); gap > maxGap && iter > 1 {
+		if r.resetPeaks.CompareAndSwap(true, false) {
+			maxGap = 0
+		} else if gap := now.Sub(last); gap > maxGap && iter > 1 {
 			maxGap = gap
+			r.mu.Lock()
+			r.stats.MaxLoopGap = maxGap
+			r.mu.Unlock()
 		}
 		last = now
 		word(r.base, offHeartbeat).Add(1)
@@ -336,11 +402,6 @@ func (r *Rank) monitor() {
 		}
 		if r.cfg.AM && r.credits() {
 			busy = true
-		}
-		if iter&1023 == 0 {
-			r.mu.Lock()
-			r.stats.MaxLoopGap = maxGap
-			r.mu.Unlock()
 		}
 		if busy {
 			idle = 0

@@ -21,6 +21,8 @@
  *   goshmem/state.h         state pointer, my_pe/n_pes, ptr, addressing, error trap
  *   goshmem/ordering.h      PTX / __atomic ordering primitives named for purpose
  *   goshmem/types.h         type tables for the typed calls
+ *   goshmem/proxy.h         the CPU-proxy remote path: 16-byte descriptor rings, completion counters
+ *   goshmem/remote.h        routing of PEs without load/store access to a remote backend (proxy, IBGDA)
  *   goshmem/quiet.h         quiet, fence, ctx_quiet, ctx_fence
  *   goshmem/rma.h           put/get/p/g, _nbi, _warp, _block, sized
  *   goshmem/wait.h          wait_until[_all/_any/_some][_vector], test[_all/_any/_some]
@@ -38,6 +40,8 @@
 #include "goshmem/state.h"
 #include "goshmem/ordering.h"
 #include "goshmem/types.h"
+#include "goshmem/proxy.h"
+#include "goshmem/remote.h"
 #include "goshmem/quiet.h"
 #include "goshmem/rma.h"
 #include "goshmem/wait.h"

@@ -33,25 +33,37 @@ func NewCtx(opts ...CtxOption) (*Ctx, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := r.newCtx("")
+	c, err := r.newCtx("")
+	if err != nil {
+		return nil, err
+	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c, nil
 }
 
-func (r *runtime) newCtx(name string) *Ctx {
+func (r *runtime) newCtx(name string) (*Ctx, error) {
 	r.ctxMu.Lock()
 	id := r.nextID
 	r.nextID++
 	r.ctxMu.Unlock()
+	dflt := name != ""
 	if name == "" {
 		name = sprintf("context %d", id)
 	}
-	c := &Ctx{r: r, id: id, q: quiet.NewQueue(name, r.progress), scope: quiet.NewScope(name)}
+	q := quiet.NewQueue(name, r.progress)
+	if r.ofi != nil && !dflt {
+		// On ofi a context has its own endpoint and completion queue.
+		var err error
+		if q, err = r.ofi.NewQueue(name); err != nil {
+			return nil, err
+		}
+	}
+	c := &Ctx{r: r, id: id, q: q, scope: quiet.NewScope(name)}
 	c.scope.Add(c.q)
 	r.all.Add(c.q)
-	return c
+	return c, nil
 }
 
 // use resolves c (nil = default) against the live runtime.
@@ -115,6 +127,9 @@ func (c *Ctx) Destroy() error {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "context %d was already destroyed", c.id)
 	}
 	r.all.Remove(c.q)
+	if r.ofi != nil {
+		r.ofi.CloseQueue(c.q)
+	}
 	return qerr
 }
 
@@ -140,5 +155,10 @@ func Fence() error {
 	if err != nil {
 		return err
 	}
-	return r.fence(r.dflt.q)
+	for _, q := range r.all.Queues() {
+		if err := r.fence(q); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -45,6 +45,11 @@ func (r *runtime) openGPU() error {
 		return err
 	}
 	r.gpu = g
+	if err := r.setupGPURemote(); err != nil {
+		_ = g.Close()
+		r.gpu = nil
+		return err
+	}
 	if r.galloc, err = symmetric.NewAllocator(size-cudatr.ControlBytes, gpuAlign); err != nil {
 		_ = g.Close()
 		r.gpu = nil

@@ -95,7 +95,7 @@ func (r *runtime) startSoftIBGDA() error {
 	remoteBase := b.take(uint64(r.npes) * 8)
 	for pe := 0; pe < r.npes; pe++ {
 		put32(rkeyTab+4*uint64(pe), softIBGDAHeapKey(pe))
-		put64(remoteBase+8*uint64(pe), uint64(g.PeerBase(pe)))
+		put64(remoteBase+8*uint64(pe), uint64(g.PeerAddr(pe)))
 	}
 	qpIndex := b.take(uint64(softIBGDACtx*r.npes) * 4)
 	for i := 0; i < softIBGDACtx*r.npes; i++ {
@@ -138,7 +138,7 @@ func (r *runtime) startSoftIBGDA() error {
 	copy(at(stateAddr, ibgda.StateStructSize), ibgda.EncodeState(ibgda.StateDesc{
 		MyPE: int32(r.me), NPEs: int32(r.npes), NCtx: softIBGDACtx, NQPs: uint32(nq),
 		InlineMax: softIBGDAInline, HeapLKey: softIBGDAHeapKey(r.me),
-		HeapBase: uint64(g.PeerBase(r.me)), HeapSize: g.Size(),
+		HeapBase: uint64(g.PeerAddr(r.me)), HeapSize: g.Size(),
 		QPs: qps, QPIndex: qpIndex, RKey: rkeyTab, RemoteBase: remoteBase,
 		Slots: slots, SlotBusy: slotBusy, NSlots: softIBGDASlots, SlotLKey: softIBGDASlotK, FencePending: fence,
 	}))
@@ -153,13 +153,17 @@ func (r *runtime) startSoftIBGDA() error {
 		if err != nil {
 			return fail(err)
 		}
-		if err := s.nic.RegisterRegion(softIBGDAHeapKey(pe), uint64(g.PeerBase(pe)), g.Size(), hr, ibgda.AccessAll); err != nil {
+		if err := s.nic.RegisterRegion(softIBGDAHeapKey(pe), uint64(g.PeerAddr(pe)), g.Size(), hr, ibgda.AccessAll); err != nil {
 			return fail(err)
 		}
 	}
 	s.nic.SetAtomicHostEndian(true) // backend.h's signal / AMO word representation
 	s.nic.Start()
-	if err := g.SetRemote(cudatr.RemoteIBGDA, stateAddr, remote); err != nil {
+	isRemote := make([]bool, r.npes)
+	for _, pe := range remote {
+		isRemote[pe] = true
+	}
+	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, stateAddr); err != nil {
 		s.nic.Stop()
 		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me))
 	}

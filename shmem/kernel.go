@@ -171,7 +171,7 @@ func NewStream() (*Stream, error) {
 // reported here, naming the last kernel launched on the stream.
 func (s *Stream) Synchronize() error {
 	if err := s.s.Synchronize(); err != nil {
-		return s.r.kernelError(err, s.last.Load(), "Stream.Synchronize")
+		return errors.Join(s.r.kernelError(err, s.last.Load(), "Stream.Synchronize"), s.r.proxyErr("Stream.Synchronize"))
 	}
 	return nil
 }
@@ -293,9 +293,9 @@ func Synchronize() error {
 		return err
 	}
 	if err := r.gpu.Ctx.Synchronize(); err != nil {
-		return r.kernelError(err, r.lastKernel.Load(), "Synchronize")
+		return errors.Join(r.kernelError(err, r.lastKernel.Load(), "Synchronize"), r.proxyErr("Synchronize"))
 	}
-	return nil
+	return r.proxyErr("Synchronize")
 }
 
 func (r *runtime) kernelError(err error, last *string, op string) error {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
@@ -30,6 +31,7 @@ import (
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
+	"github.com/goshmem/goshmem/internal/transport/proxy"
 	"github.com/goshmem/goshmem/internal/transport/shm"
 	"github.com/goshmem/goshmem/quiet"
 	"github.com/goshmem/goshmem/symmetric"
@@ -82,18 +84,21 @@ type runtime struct {
 	// quiet waits; nil when every peer is on shm.
 	progress func()
 
-	gpu    *cudatr.Transport // nil without a GPU heap
-	gpuErr error             // why gpu is nil (ErrNotSupported)
-	ibgda  string            // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
+	gpu    *cudatr.Transport    // nil without a GPU heap
+	gpuErr error                // why gpu is nil (ErrNotSupported)
+	ibgda  string               // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
+	galloc *symmetric.Allocator // the GPU heap's allocator
+	proxy  *proxy.Proxy         // GPU proxy workers; nil unless some peer's GPU heap is reached through them
 	// softNIC: GOSHMEM_IBGDA_NIC=soft on a GPU: the emulated NIC serving
 	// the device API's IBGDA path (ibgda_soft.go); nil otherwise.
 	softNIC *softIBGDA
-	galloc  *symmetric.Allocator // the GPU heap's allocator
 
 	streamOnce sync.Once
 	stream     *Stream // default launch stream
 	streamErr  error
 	lastKernel atomic.Pointer[string] // last kernel launched, for fault messages
+
+	cxi *cxiRT // the CXI triggered path (WithCXI), nil otherwise
 
 	all  *quiet.Scope // every queue: PE-wide Quiet
 	dflt *Ctx
@@ -121,6 +126,7 @@ type config struct {
 	timeout  time.Duration
 	debug    *bool
 	boot     bootstrap.Bootstrap
+	cxi      *cxi.Config
 }
 
 // WithSymmetricSize sets the bytes of symmetric heap per PE (overrides
@@ -309,7 +315,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 		return nil, err
 	}
 	r.all = quiet.NewScope("PE-wide quiet")
-	r.dflt = r.newCtx("default context")
+	if r.dflt, err = r.newCtx("default context"); err != nil {
+		r.unmap()
+		return nil, err
+	}
 	r.world = collectives.World(r)
 	r.teams[1] = r.world
 
@@ -320,6 +329,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 		return nil, err
 	}
 	if err := r.openIBGDA(); err != nil {
+		r.unmap()
+		return nil, err
+	}
+	if err := r.openCXI(cfg.cxi); err != nil {
 		r.unmap()
 		return nil, err
 	}
@@ -400,7 +413,12 @@ func (r *runtime) chooseTransports(want string) error {
 		return nil
 	}
 	own := r.regions[r.me].Bytes()
+	reach := make([]bool, r.npes)
+	for pe := range reach {
+		reach[pe] = pe != r.me && (want == "ofi" || r.bases[pe] == nil)
+	}
 	t, err := ofi.New(ofi.Config{
+		Reach:     reach,
 		Provider:  r.settings.String("GOSHMEM_OFI_PROVIDER"),
 		Me:        r.me,
 		NPEs:      r.npes,
@@ -409,6 +427,7 @@ func (r *runtime) chooseTransports(want string) error {
 		Local:     r.bases,
 		Allgather: r.boot.Allgather,
 		Timeout:   r.policy.Timeout,
+		Check:     r.checkPeers,
 	})
 	if err != nil {
 		return errors.Wrap(err, "goshmem: Init: ofi transport")
@@ -434,6 +453,7 @@ func (r *runtime) fence(q *quiet.Queue) error {
 }
 
 func (r *runtime) unmap() {
+	r.closeCXI() // before the GPU context its region is mapped into
 	if r.ofi != nil {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
 		r.ofi = nil
@@ -441,6 +461,10 @@ func (r *runtime) unmap() {
 	if r.softNIC != nil {
 		_ = r.softNIC.close() // before the GPU transport it copies through
 		r.softNIC = nil
+	}
+	if r.proxy != nil {
+		_ = r.proxy.Close() // before the GPU context its streams belong to
+		r.proxy = nil
 	}
 	if r.gpu != nil {
 		_ = r.gpu.Close()
@@ -480,6 +504,7 @@ func Finalize() error {
 		errList = append(errList, errors.Wrap(err, "goshmem: Finalize: barrier"))
 	}
 	r.coll.Unlock()
+	r.stopCXI()
 	atomic.StoreUint64((*uint64)(r.localPtr(hdrState)), stateFinalized)
 	// The bootstrap barrier keeps every PE's mapping alive until all are
 	// past their last access (a peer may still read our barrier word).
@@ -572,6 +597,10 @@ func (r *runtime) printInfo(w io.Writer) {
 	if r.ibgda != "" {
 		fmt.Fprintf(&b, "goshmem: info: PE %d: GPU transport ibgda: %s\n", r.me, r.ibgda)
 	}
+	if r.ofi != nil && r.me == 0 {
+		fmt.Fprintf(&b, "goshmem: info: %s\n", r.ofi.Describe())
+	}
+	b.WriteString(r.gpuInfo())
 	_, _ = io.WriteString(w, b.String())
 }
 
@@ -625,7 +654,7 @@ func (r *runtime) Quiet() error { return r.all.Quiet(r.policy, r.checkPeers) }
 func (r *runtime) quietAll() error {
 	err := r.all.Quiet(r.policy, r.checkPeers)
 	r.shm.Quiet()
-	return err
+	return errors.Join(err, r.proxyErr("Quiet"))
 }
 
 // cpuMaskBytes is the affinity mask exchanged at Init (1024 CPUs).

@@ -13,7 +13,11 @@
 //
 // Build: cc -O2 -o rawfi rawfi.c -lfabric -lpthread   (bench/ofi/run.sh)
 // -c waits on the CQ (FI_COMPLETION entries, as goshmem does) instead of the counter.
-// Usage: rawfi [-p 'tcp;ofi_rxm'] [-d] [-c] [-t thread|spin] [-i iters] [-s bytes]
+// -f (with -c) completes each 8 B write by a flush: an 8-byte fi_read from the
+//    same target after it, waited for on the CQ (reads are ordered after
+//    writes, FI_ORDER_RAW; tcp delivers in order), the other way to know a
+//    write reached the target without FI_DELIVERY_COMPLETE.
+// Usage: rawfi [-p 'tcp;ofi_rxm'] [-d] [-c] [-f] [-t thread|spin] [-i iters] [-s bytes]
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -90,12 +94,13 @@ static void *target_thread(void *arg) {
 
 int main(int argc, char **argv) {
 	const char *prov = "tcp;ofi_rxm", *tmode = "thread";
-	int iters = 10000, delivery = 0, opt;
-	while ((opt = getopt(argc, argv, "p:dt:i:s:c")) != -1) {
+	int iters = 10000, delivery = 0, flush = 0, opt;
+	while ((opt = getopt(argc, argv, "p:dt:i:s:cf")) != -1) {
 		switch (opt) {
 		case 'p': prov = optarg; break;
 		case 'd': delivery = 1; break;
 		case 'c': usecq = 1; break;
+		case 'f': flush = 1; usecq = 1; break;
 		case 't': tmode = optarg; break;
 		case 'i': iters = atoi(optarg); break;
 		case 's': bwsize = strtoull(optarg, NULL, 0); break;
@@ -167,16 +172,25 @@ int main(int argc, char **argv) {
 		} \
 	} while (0)
 
+	// FLUSH: the write's own completion, then an 8-byte read behind it.
+	#define FLUSH() do { \
+		ssize_t _r; \
+		while ((_r = fi_read(ep, buf + 64, 8, desc, dest, peer.base + 64, peer.key, NULL)) == -FI_EAGAIN) fi_cq_read(cq, e, 16); \
+		if (_r) { fprintf(stderr, "rawfi: fi_read: %s\n", fi_strerror((int)-_r)); exit(1); } \
+		done++; \
+	} while (0)
 	double *lat = malloc(sizeof(double) * iters);
-	for (int i = 0; i < 1000; i++) { POST(8, 0); WAIT(++done); }
+	for (int i = 0; i < 1000; i++) { POST(8, 0); done++; if (flush) FLUSH(); WAIT(done); }
 	for (int i = 0; i < iters; i++) {
 		double t0 = now_us();
 		POST(8, 0);
-		WAIT(++done);
+		done++;
+		if (flush) FLUSH();
+		WAIT(done);
 		lat[i] = now_us() - t0;
 	}
 	qsort(lat, iters, sizeof(double), cmpd);
-	printf("rawfi provider=%s delivery_complete=%d wait=%s target=%s\n", info->fabric_attr->prov_name, delivery, usecq ? "cq" : "counter", tmode);
+	printf("rawfi provider=%s delivery_complete=%d wait=%s%s target=%s\n", info->fabric_attr->prov_name, delivery, usecq ? "cq" : "counter", flush ? "+read-flush" : "", tmode);
 	printf("put_lat 8 B + counter wait: median %.3f us, p99 %.3f us (%d iters)\n", lat[iters / 2], lat[iters * 99 / 100], iters);
 	fflush(stdout);
 

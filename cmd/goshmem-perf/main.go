@@ -12,7 +12,8 @@
 //	goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
 //	mpirun --bind-to none -np 2 goshmem-perf device [flags]   device-initiated RMA/signals/barriers from CUDA kernels (cuda transport)
 //	goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
-//	goshmem-perf proxy                                         reserved (not built yet)
+//	mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]   the CXI GPU-triggered path: phase benchmark, trigger, re-arm, barriers
+//	mpirun -np 2 goshmem-perf proxy [flags]                    GPU-initiated, CPU-submitted: enqueue, put+completion, rate, loaded round trip
 //
 // Host mode runs under mpirun with 2 PEs: PE 0 measures, PE 1 is the target
 // and the partner of the ping-pong rows. Started alone it is a 1-PE job that
@@ -37,7 +38,8 @@ var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"report": runReport,
 	"device": runDevice,
 	"ibgda":  runIbgda,
-	"proxy":  notYet("proxy", "GPU descriptors through host proxy rings"),
+	"cxi":    runCXI,
+	"proxy":  runProxy,
 }
 
 func main() {
@@ -72,16 +74,10 @@ func usage(w io.Writer) {
   goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
   mpirun --bind-to none -np 2 goshmem-perf device [flags]   device API from CUDA kernels (cuda transport; MPS when PEs share a GPU)
   goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
-  goshmem-perf proxy                                         reserved: not built yet
+  mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]  the CXI GPU-triggered path (emulated trigger here): phases, trigger, re-arm, barriers
+  mpirun -np 2 goshmem-perf proxy [flags]                    the GPU proxy path: enqueue, put+completion, message rate, loaded round trip
 Run "goshmem-perf host -h", "goshmem-perf device -h" or "goshmem-perf report -h" for the flags.
 `)
-}
-
-func notYet(mode, what string) func([]string, io.Writer, io.Writer) int {
-	return func(_ []string, _, stderr io.Writer) int {
-		fmt.Fprintf(stderr, "goshmem-perf: mode %q (%s) is not built yet; use host\n", mode, what)
-		return 2
-	}
 }
 
 // versionString is the build's version: the -X flag, else the module

@@ -15,6 +15,7 @@
 #define GOSHMEM_AMO_H
 
 #include "ordering.h"
+#include "remote.h"
 #include "types.h"
 
 /* fetch, set, swap: every AMO type (incl. float, double). */
@@ -22,23 +23,18 @@
     /* Atomically returns source on PE pe. */                                                                         \
     GOSHMEMI_FN TYPE goshmem_##NAME##_atomic_fetch(const TYPE *source, int pe)                                        \
     {                                                                                                                 \
-        return goshmemi_from_bits_##NAME(goshmemi_amo_u##BITS(GOSHMEMI_AMO_FETCH,                                     \
-                                                              goshmemi_peer(source, pe, sizeof(TYPE)), 0, 0,          \
-                                                              goshmemi_sys_scope()));                                 \
+        return goshmemi_from_bits_##NAME(goshmemi_amo_at_u##BITS(GOSHMEMI_AMO_FETCH, source, pe, 0, 0, 1));                                 \
     }                                                                                                                 \
     /* Atomically sets dest on PE pe to value. */                                                                     \
     GOSHMEMI_FN void goshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe)                                      \
     {                                                                                                                 \
-        (void)goshmemi_amo_u##BITS(GOSHMEMI_AMO_SET, goshmemi_peer(dest, pe, sizeof(TYPE)),                           \
-                                   goshmemi_to_bits_##NAME(value), 0, goshmemi_sys_scope());                          \
+        (void)goshmemi_amo_at_u##BITS(GOSHMEMI_AMO_SET, dest, pe, goshmemi_to_bits_##NAME(value), 0, 0);                          \
     }                                                                                                                 \
     /* Atomically replaces dest on PE pe with value; returns the old value. */                                        \
     GOSHMEMI_FN TYPE goshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe)                                     \
     {                                                                                                                 \
-        return goshmemi_from_bits_##NAME(goshmemi_amo_u##BITS(GOSHMEMI_AMO_SWAP,                                      \
-                                                              goshmemi_peer(dest, pe, sizeof(TYPE)),                  \
-                                                              goshmemi_to_bits_##NAME(value), 0,                      \
-                                                              goshmemi_sys_scope()));                                 \
+        return goshmemi_from_bits_##NAME(goshmemi_amo_at_u##BITS(GOSHMEMI_AMO_SWAP, dest, pe,                         \
+                                                                 goshmemi_to_bits_##NAME(value), 0, 1));                                 \
     }
 
 /* fetch_add, add, fetch_inc, inc, compare_swap: integer AMO types. */
@@ -47,20 +43,18 @@
     /* Atomically: if dest on PE pe == cond, dest = value. Returns the old value. */                                  \
     GOSHMEMI_FN TYPE goshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value, int pe)                  \
     {                                                                                                                 \
-        return (TYPE)goshmemi_amo_u##BITS(GOSHMEMI_AMO_CSWAP, goshmemi_peer(dest, pe, sizeof(TYPE)),                  \
-                                          (uint##BITS##_t)value, (uint##BITS##_t)cond, goshmemi_sys_scope());         \
+        return (TYPE)goshmemi_amo_at_u##BITS(GOSHMEMI_AMO_CSWAP, dest, pe, (uint##BITS##_t)value,             \
+                                             (uint##BITS##_t)cond, 1);         \
     }                                                                                                                 \
     /* Atomically adds value to dest on PE pe; returns the old value. */                                              \
     GOSHMEMI_FN TYPE goshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe)                                \
     {                                                                                                                 \
-        return (TYPE)goshmemi_amo_u##BITS(GOSHMEMI_AMO_ADD, goshmemi_peer(dest, pe, sizeof(TYPE)),                    \
-                                          (uint##BITS##_t)value, 0, goshmemi_sys_scope());                            \
+        return (TYPE)goshmemi_amo_at_u##BITS(GOSHMEMI_AMO_ADD, dest, pe, (uint##BITS##_t)value, 0, 1);                            \
     }                                                                                                                 \
     /* Atomically adds value to dest on PE pe. */                                                                     \
     GOSHMEMI_FN void goshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe)                                      \
     {                                                                                                                 \
-        goshmemi_red_u##BITS(GOSHMEMI_AMO_ADD, goshmemi_peer(dest, pe, sizeof(TYPE)), (uint##BITS##_t)value,          \
-                             goshmemi_sys_scope());                                                                   \
+        (void)goshmemi_amo_at_u##BITS(GOSHMEMI_AMO_ADD, dest, pe, (uint##BITS##_t)value, 0, 0);                                                                   \
     }                                                                                                                 \
     /* Atomically increments dest on PE pe; returns the old value. */                                                 \
     GOSHMEMI_FN TYPE goshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe)                                            \
@@ -75,14 +69,12 @@
     /* Atomically dest on PE pe OP= value (OP: _and, _or, _xor); returns the old value. */                            \
     GOSHMEMI_FN TYPE goshmem_##NAME##_atomic_fetch##OP(TYPE *dest, TYPE value, int pe)                                \
     {                                                                                                                 \
-        return (TYPE)goshmemi_amo_u##BITS(OPC, goshmemi_peer(dest, pe, sizeof(TYPE)), (uint##BITS##_t)value, 0,       \
-                                          goshmemi_sys_scope());                                                      \
+        return (TYPE)goshmemi_amo_at_u##BITS(OPC, dest, pe, (uint##BITS##_t)value, 0, 1);                                                      \
     }                                                                                                                 \
     /* Atomically dest on PE pe OP= value. */                                                                         \
     GOSHMEMI_FN void goshmem_##NAME##_atomic##OP(TYPE *dest, TYPE value, int pe)                                      \
     {                                                                                                                 \
-        goshmemi_red_u##BITS(OPC, goshmemi_peer(dest, pe, sizeof(TYPE)), (uint##BITS##_t)value,                       \
-                             goshmemi_sys_scope());                                                                   \
+        (void)goshmemi_amo_at_u##BITS(OPC, dest, pe, (uint##BITS##_t)value, 0, 0);                                                                   \
     }
 #define GOSHMEMI_AMO_BITWISE(NAME, TYPE, BITS)                                                                        \
     GOSHMEMI_AMO_BITWISE_OP(NAME, TYPE, BITS, _and, GOSHMEMI_AMO_AND)                                                 \

@@ -101,11 +101,18 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
     for (int32_t dist = 1; dist < v.size; dist <<= 1, k++) {
         int32_t to = v.start + ((v.my_index + dist) % v.size) * v.stride;
         uint64_t *word = (uint64_t *)(psync + (uintptr_t)k * GOSHMEMI_PSYNC_LINE);
-        uint64_t *peer_word = (uint64_t *)goshmemi_peer(word, to, sizeof(uint64_t));
-        if (k == 0 && !initial_fence)
+        uint64_t off;
+        uint64_t *peer_word = (uint64_t *)goshmemi_peer_or_remote(word, to, sizeof(uint64_t), &off);
+        if (GOSHMEMI_UNLIKELY(peer_word == NULL)) {
+            /* a remote PE (remote.h): an inline put on this thread's ring, after
+             * its earlier requests; the fence releases this thread's other stores */
+            goshmemi_order_fence(1);
+            goshmemi_remote_put(0, to, off, &epoch, sizeof(uint64_t), 1);
+        } else if (k == 0 && !initial_fence) {
             goshmemi_relaxed_store_u64(peer_word, epoch, sys); /* ordered by the caller's quiet */
-        else
+        } else {
             goshmemi_release_store_u64(peer_word, epoch, sys);
+        }
         while (goshmemi_acquire_load_u64(word, sys) < epoch) goshmemi_poll_pause();
     }
 }

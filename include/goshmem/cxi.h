@@ -100,14 +100,18 @@ typedef struct goshmemi_cxi_state {
     uint64_t error;    /* first asynchronous error the monitor saw (0: none) */
     uint64_t barrier_instance; /* GPU-owned: instances begun */
     uint64_t ready_stalls;     /* GPU-owned: triggers that found their slot not yet armed */
-    uint64_t am_base;  /* address of goshmemi_cxi_am_peer_t[nranks] in this mapping */
-    uint64_t reserved_[6];
+    uint64_t am_off;   /* byte offset from this struct to goshmemi_cxi_am_peer_t[nranks] (0: no AM):
+                        * an offset, not an address, so the host (its mapping) and the GPU (the
+                        * cuMemHostRegister device mapping) read the same region */
+    uint64_t scratch_[2];    /* monitor-owned: sources of fallback and credit writes (cxi/channel.go) */
+    uint64_t bench_doorbell; /* a doorbell no monitor watches: the trigger-cost benchmark rings it */
+    uint64_t reserved_[3];
     goshmemi_cxi_slot_t barrier_slot[GOSHMEMI_CXI_SLOTS];
     uint64_t sig[GOSHMEMI_CXI_SLOTS][GOSHMEMI_CXI_MAX_ROUNDS]; /* remote-written round flags */
     uint64_t src[GOSHMEMI_CXI_SLOTS][GOSHMEMI_CXI_MAX_ROUNDS]; /* monitor-written write sources */
 } goshmemi_cxi_state_t;
 
-#define GOSHMEMI_CXI_STATE_VERSION ((1u << 16) + (uint32_t)sizeof(goshmemi_cxi_state_t))
+#define GOSHMEMI_CXI_STATE_VERSION ((2u << 16) + (uint32_t)sizeof(goshmemi_cxi_state_t)) /* 2: am_off */
 
 #if defined(__cplusplus)
 static_assert(sizeof(goshmemi_cxi_slot_t) == 64, "goshmemi_cxi_slot_t: update cxi/layout.go");
@@ -243,7 +247,7 @@ GOSHMEMI_FN int goshmemx_cxi_barrier(void)
 
 GOSHMEMI_FN goshmemi_cxi_am_peer_t *goshmemi_cxi_am(goshmemi_cxi_state_t *cx, int pe)
 {
-    return (goshmemi_cxi_am_peer_t *)(uintptr_t)cx->am_base + pe;
+    return (goshmemi_cxi_am_peer_t *)((char *)cx + cx->am_off) + pe;
 }
 
 /* Sends an active message to pe: handler id, flags and nargs (<= 5)
@@ -256,7 +260,7 @@ GOSHMEMI_FN goshmemi_cxi_am_peer_t *goshmemi_cxi_am(goshmemi_cxi_state_t *cx, in
 GOSHMEMI_FN int goshmemx_cxi_am_send(int pe, uint32_t handler, uint32_t flags, const uint64_t *args, uint32_t nargs)
 {
     goshmemi_cxi_state_t *cx = goshmemi_cxi();
-    if (cx == NULL || cx->am_base == 0) return GOSHMEMX_CXI_ENOTREADY;
+    if (cx == NULL || cx->am_off == 0) return GOSHMEMX_CXI_ENOTREADY;
     if ((uint32_t)pe >= (uint32_t)cx->nranks || nargs > GOSHMEMI_CXI_AM_ARGS) return GOSHMEMX_CXI_EINVAL;
     goshmemi_cxi_am_peer_t *ch = goshmemi_cxi_am(cx, pe);
     uint64_t n = ch->sent;
@@ -284,7 +288,7 @@ GOSHMEMI_FN int goshmemx_cxi_am_send(int pe, uint32_t handler, uint32_t flags, c
 GOSHMEMI_FN int goshmemx_cxi_am_poll(int pe, goshmemx_cxi_msg_t *out)
 {
     goshmemi_cxi_state_t *cx = goshmemi_cxi();
-    if (cx == NULL || cx->am_base == 0 || (uint32_t)pe >= (uint32_t)cx->nranks) return 0;
+    if (cx == NULL || cx->am_off == 0 || (uint32_t)pe >= (uint32_t)cx->nranks) return 0;
     goshmemi_cxi_am_peer_t *ch = goshmemi_cxi_am(cx, pe);
     uint64_t n = ch->consumed;
     goshmemx_cxi_msg_t *m = &ch->mbox[n & 1u];

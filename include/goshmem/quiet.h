@@ -5,6 +5,10 @@
  * visibility: quiet makes every prior store/AMO of the calling thread
  * visible to every PE before anything the thread does next.
  * Scope: .sys, or .gpu when state->all_peers_same_device (ordering.h).
+ * Remote PEs (remote.h): when a remote transport is configured, quiet also
+ * waits for the completion of every remote request (ctx_quiet: of that
+ * context's queues; quiet: of all), and fence orders them (the proxy's
+ * rings are in order already).
  *
  * Include <goshmem.h>, not this file.
  */
@@ -12,6 +16,7 @@
 #define GOSHMEM_QUIET_H
 
 #include "ordering.h"
+#include "remote.h"
 
 /* Completes all puts, AMOs and stores to symmetric memory issued by the
  * calling thread (any context, any PE): after it returns they are visible
@@ -21,15 +26,19 @@
  * the operation that needs it).
  * CUDA: fence.sc.sys (fence.sc.gpu when all peers share this GPU).
  * Ref: OpenSHMEM 1.5 §9.9.2 (shmem_quiet). */
-GOSHMEMI_FN void goshmem_quiet(void) { goshmemi_quiet_fence(goshmemi_sys_scope()); }
+GOSHMEMI_FN void goshmem_quiet(void)
+{
+    goshmemi_quiet_fence(goshmemi_sys_scope());
+    if (goshmemi_remote_configured()) goshmemi_remote_quiet(-1);
+}
 
 /* goshmem_quiet restricted to ctx. On the load/store path a context has no
  * queues of its own, so this is goshmem_quiet (same cost and guarantee).
  * Ref: OpenSHMEM 1.5 §9.9.2 (shmem_ctx_quiet). */
 GOSHMEMI_FN void goshmem_ctx_quiet(goshmem_ctx_t ctx)
 {
-    (void)ctx;
-    goshmem_quiet();
+    goshmemi_quiet_fence(goshmemi_sys_scope());
+    if (goshmemi_remote_configured()) goshmemi_remote_quiet(ctx);
 }
 
 /* Orders delivery: puts, AMOs and stores to symmetric memory issued by the
@@ -40,13 +49,17 @@ GOSHMEMI_FN void goshmem_ctx_quiet(goshmem_ctx_t ctx)
  * CUDA: fence.acq_rel.sys (.gpu when all peers share this GPU): with the
  * later signal/flag store it forms a release pattern.
  * Ref: OpenSHMEM 1.5 §9.9.1 (shmem_fence). */
-GOSHMEMI_FN void goshmem_fence(void) { goshmemi_order_fence(goshmemi_sys_scope()); }
+GOSHMEMI_FN void goshmem_fence(void)
+{
+    goshmemi_order_fence(goshmemi_sys_scope());
+    if (goshmemi_remote_configured()) goshmemi_remote_fence(-1);
+}
 
 /* goshmem_fence restricted to ctx (same as goshmem_fence on this path). */
 GOSHMEMI_FN void goshmem_ctx_fence(goshmem_ctx_t ctx)
 {
-    (void)ctx;
-    goshmem_fence();
+    goshmemi_order_fence(goshmemi_sys_scope());
+    if (goshmemi_remote_configured()) goshmemi_remote_fence(ctx);
 }
 
 #endif /* GOSHMEM_QUIET_H */

@@ -27,6 +27,7 @@
 #define GOSHMEM_RMA_H
 
 #include "quiet.h"
+#include "remote.h"
 #include "types.h"
 
 #if !GOSHMEMI_CUDA
@@ -142,6 +143,28 @@ GOSHMEMI_FN void goshmemi_copy_block(void *dst, const void *src, size_t n) { gos
 #define GOSHMEMI_LEADER_block() 1
 #endif
 
+/* ---- one put / get of GROUP: the load/store path, or the remote one ------- *
+ * (remote.h: the group syncs, its leader hands the request to the remote
+ * transport, the group syncs again). */
+#define GOSHMEMI_PUT_AS(GROUP, dest, source, nbytes, pe, nbi)                                                         \
+    do {                                                                                                              \
+        uint64_t off_;                                                                                                \
+        void *d_ = goshmemi_peer_or_remote(dest, pe, nbytes, &off_);                                                  \
+        if (GOSHMEMI_UNLIKELY(d_ == NULL))                                                                            \
+            GOSHMEMI_REMOTE_GROUP(GROUP, goshmemi_remote_put(0, pe, off_, source, nbytes, nbi));                      \
+        else                                                                                                          \
+            goshmemi_copy_##GROUP(d_, source, nbytes);                                                                \
+    } while (0)
+#define GOSHMEMI_GET_AS(GROUP, dest, source, nbytes, pe, nbi)                                                         \
+    do {                                                                                                              \
+        uint64_t off_;                                                                                                \
+        void *s_ = goshmemi_peer_or_remote(source, pe, nbytes, &off_);                                                \
+        if (GOSHMEMI_UNLIKELY(s_ == NULL))                                                                            \
+            GOSHMEMI_REMOTE_GROUP(GROUP, goshmemi_remote_get(0, pe, dest, off_, nbytes, nbi));                        \
+        else                                                                                                          \
+            goshmemi_copy_##GROUP(dest, s_, nbytes);                                                                  \
+    } while (0)
+
 /* ---- putmem / getmem ----------------------------------------------------- *
  * GOSHMEMI_MEM_DEF(PREFIX, SUFFIX, GROUP) defines
  *   PREFIX_putmem{,_nbi}SUFFIX and PREFIX_getmem{,_nbi}SUFFIX. */
@@ -149,20 +172,20 @@ GOSHMEMI_FN void goshmemi_copy_block(void *dst, const void *src, size_t n) { gos
     /* Copies nelems bytes from local source to dest on PE pe (see top of file). */                                   \
     GOSHMEMI_FN void PREFIX##_putmem##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                   \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems), source, nelems);                                       \
+        GOSHMEMI_PUT_AS(GROUP, dest, source, nelems, pe, 0);                                                   \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_putmem_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)               \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems), source, nelems);                                       \
+        GOSHMEMI_PUT_AS(GROUP, dest, source, nelems, pe, 1);                                       \
     }                                                                                                                 \
     /* Copies nelems bytes from source on PE pe into local dest. */                                                   \
     GOSHMEMI_FN void PREFIX##_getmem##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                   \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems), nelems);                                       \
+        GOSHMEMI_GET_AS(GROUP, dest, source, nelems, pe, 0);                                       \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_getmem_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)               \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems), nelems);                                       \
+        GOSHMEMI_GET_AS(GROUP, dest, source, nelems, pe, 1);                                       \
     }
 GOSHMEMI_MEM_DEF(goshmem, , thread)
 GOSHMEMI_MEM_DEF(goshmemx, _warp, warp)
@@ -173,19 +196,19 @@ GOSHMEMI_MEM_DEF(goshmemx, _block, block)
 #define GOSHMEMI_TYPED_RMA_GROUP(PREFIX, NAME, TYPE, SUFFIX, GROUP)                                                   \
     GOSHMEMI_FN void PREFIX##_##NAME##_put##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)             \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * sizeof(TYPE)), source, nelems * sizeof(TYPE));         \
+        GOSHMEMI_PUT_AS(GROUP, dest, source, nelems * sizeof(TYPE), pe, 0);         \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_##NAME##_put_nbi##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)         \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * sizeof(TYPE)), source, nelems * sizeof(TYPE));         \
+        GOSHMEMI_PUT_AS(GROUP, dest, source, nelems * sizeof(TYPE), pe, 1);         \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_##NAME##_get##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)             \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * sizeof(TYPE)), nelems * sizeof(TYPE));         \
+        GOSHMEMI_GET_AS(GROUP, dest, source, nelems * sizeof(TYPE), pe, 0);         \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_##NAME##_get_nbi##SUFFIX(TYPE *dest, const TYPE *source, size_t nelems, int pe)         \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * sizeof(TYPE)), nelems * sizeof(TYPE));         \
+        GOSHMEMI_GET_AS(GROUP, dest, source, nelems * sizeof(TYPE), pe, 1);         \
     }
 
 #define GOSHMEMI_TYPED_RMA(NAME, TYPE, BITS)                                                                          \
@@ -195,14 +218,12 @@ GOSHMEMI_MEM_DEF(goshmemx, _block, block)
     /* Stores value into dest on PE pe: one relaxed word store (visible after quiet). */                              \
     GOSHMEMI_FN void goshmem_##NAME##_p(TYPE *dest, TYPE value, int pe)                                               \
     {                                                                                                                 \
-        goshmemi_relaxed_store_u##BITS(goshmemi_peer(dest, pe, sizeof(TYPE)), goshmemi_to_bits_##NAME(value),         \
-                                       goshmemi_sys_scope());                                                         \
+        goshmemi_store_at_u##BITS(dest, pe, goshmemi_to_bits_##NAME(value));                                          \
     }                                                                                                                 \
     /* Returns source on PE pe: one relaxed word load (fresh on every call). */                                       \
     GOSHMEMI_FN TYPE goshmem_##NAME##_g(const TYPE *source, int pe)                                                   \
     {                                                                                                                 \
-        return goshmemi_from_bits_##NAME(                                                                             \
-            goshmemi_relaxed_load_u##BITS(goshmemi_peer(source, pe, sizeof(TYPE)), goshmemi_sys_scope()));            \
+        return goshmemi_from_bits_##NAME(goshmemi_load_at_u##BITS(source, pe));                                       \
     }
 GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_TYPED_RMA)
 #undef GOSHMEMI_TYPED_RMA
@@ -211,19 +232,19 @@ GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_TYPED_RMA)
 #define GOSHMEMI_SIZED_RMA_GROUP(PREFIX, BITS, BYTES, SUFFIX, GROUP)                                                  \
     GOSHMEMI_FN void PREFIX##_put##BITS##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * BYTES), source, nelems * BYTES);                       \
+        GOSHMEMI_PUT_AS(GROUP, dest, source, nelems * BYTES, pe, 0);                       \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_put##BITS##_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)          \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems * BYTES), source, nelems * BYTES);                       \
+        GOSHMEMI_PUT_AS(GROUP, dest, source, nelems * BYTES, pe, 1);                       \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_get##BITS##SUFFIX(void *dest, const void *source, size_t nelems, int pe)                \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * BYTES), nelems * BYTES);                       \
+        GOSHMEMI_GET_AS(GROUP, dest, source, nelems * BYTES, pe, 0);                       \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_get##BITS##_nbi##SUFFIX(void *dest, const void *source, size_t nelems, int pe)          \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(dest, goshmemi_peer(source, pe, nelems * BYTES), nelems * BYTES);                       \
+        GOSHMEMI_GET_AS(GROUP, dest, source, nelems * BYTES, pe, 1);                       \
     }
 #define GOSHMEMI_SIZED_RMA(BITS, BYTES)                                                                               \
     GOSHMEMI_SIZED_RMA_GROUP(goshmem, BITS, BYTES, , thread)                                                          \
@@ -232,5 +253,59 @@ GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_TYPED_RMA)
 GOSHMEMI_FOR_SIZES(GOSHMEMI_SIZED_RMA)
 #undef GOSHMEMI_SIZED_RMA
 #undef GOSHMEMI_SIZED_RMA_GROUP
+
+/* ---- context variants (one thread) ------------------------------------------ *
+ * goshmemx_ctx_*(ctx, ...): on the load/store path exactly the plain calls
+ * (a context has no queues there); on a remote path the request uses ctx's
+ * queues (the proxy: ctx's reserved ring), so goshmem_ctx_quiet(ctx)
+ * completes it and traffic of other contexts does not delay it. Contexts
+ * >= 1 of the proxy are single-producer: one thread at a time per context.
+ * Ref: OpenSHMEM 1.5 §9.4 (contexts), shmem_ctx_putmem. */
+GOSHMEMI_FN void goshmemx_ctx_putmem(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(d == NULL))
+        goshmemi_remote_put(ctx, pe, off, source, nelems, 0);
+    else
+        goshmemi_copy_thread(d, source, nelems);
+}
+GOSHMEMI_FN void goshmemx_ctx_putmem_nbi(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(d == NULL))
+        goshmemi_remote_put(ctx, pe, off, source, nelems, 1);
+    else
+        goshmemi_copy_thread(d, source, nelems);
+}
+GOSHMEMI_FN void goshmemx_ctx_getmem(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *s = goshmemi_peer_or_remote(source, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(s == NULL))
+        goshmemi_remote_get(ctx, pe, dest, off, nelems, 0);
+    else
+        goshmemi_copy_thread(dest, s, nelems);
+}
+GOSHMEMI_FN void goshmemx_ctx_getmem_nbi(goshmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
+{
+    uint64_t off;
+    void *s = goshmemi_peer_or_remote(source, pe, nelems, &off);
+    if (GOSHMEMI_UNLIKELY(s == NULL))
+        goshmemi_remote_get(ctx, pe, dest, off, nelems, 1);
+    else
+        goshmemi_copy_thread(dest, s, nelems);
+}
+/* One 64-bit word to pe through ctx (a relaxed store on the load/store path). */
+GOSHMEMI_FN void goshmemx_ctx_uint64_p(goshmem_ctx_t ctx, uint64_t *dest, uint64_t value, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, sizeof(uint64_t), &off);
+    if (GOSHMEMI_UNLIKELY(d == NULL))
+        goshmemi_remote_put(ctx, pe, off, &value, sizeof(uint64_t), 1);
+    else
+        goshmemi_relaxed_store_u64(d, value, goshmemi_sys_scope());
+}
 
 #endif /* GOSHMEM_RMA_H */

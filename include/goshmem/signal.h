@@ -26,7 +26,13 @@
 /* Publishes a signal with release semantics (internal: the tail of put_signal). */
 GOSHMEMI_FN void goshmemi_signal_release(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    uint64_t *p = (uint64_t *)goshmemi_peer(sig_addr, pe, sizeof(uint64_t));
+    uint64_t off;
+    uint64_t *p = (uint64_t *)goshmemi_peer_or_remote(sig_addr, pe, sizeof(uint64_t), &off);
+    if (GOSHMEMI_UNLIKELY(p == NULL)) { /* remote: after this thread's earlier requests, in order */
+        (void)goshmemi_remote_amo(0, pe, off, sig_op == GOSHMEM_SIGNAL_ADD ? GOSHMEMI_AMO_ADD : GOSHMEMI_AMO_SET, 8, signal,
+                                  0, 0);
+        return;
+    }
     int sys = goshmemi_sys_scope();
     if (sig_op == GOSHMEM_SIGNAL_ADD) {
 #if GOSHMEMI_CUDA
@@ -46,12 +52,8 @@ GOSHMEMI_FN void goshmemi_signal_release(uint64_t *sig_addr, uint64_t signal, in
  * unless a goshmem_fence/quiet comes first. Ref: OpenSHMEM 1.5 §9.8.3. */
 GOSHMEMI_FN void goshmem_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    uint64_t *p = (uint64_t *)goshmemi_peer(sig_addr, pe, sizeof(uint64_t));
-    int sys = goshmemi_sys_scope();
-    if (sig_op == GOSHMEM_SIGNAL_ADD)
-        goshmemi_red_u64(GOSHMEMI_AMO_ADD, p, signal, sys);
-    else
-        goshmemi_relaxed_store_u64(p, signal, sys);
+    (void)goshmemi_amo_at_u64(sig_op == GOSHMEM_SIGNAL_ADD ? GOSHMEMI_AMO_ADD : GOSHMEMI_AMO_SET, sig_addr, pe, signal, 0,
+                              0);
 }
 
 /* Returns the local signal's value (acquire load: data published before the
@@ -73,17 +75,38 @@ GOSHMEMI_FN uint64_t goshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint
  * Copies nelems bytes (or elements) to dest on PE pe, then updates the signal
  * at sig_addr on pe with release semantics (see top of file). The _nbi forms
  * are the same on this path (the source is reusable on return). */
+/* The body of every putmem_signal: load/store path (copy, group sync,
+ * release of the signal by one thread) or one remote put_signal request. */
+#define GOSHMEMI_PUTMEM_SIGNAL_IMPL(GROUP)                                                                            \
+    GOSHMEMI_FN void goshmemi_putmem_signal_##GROUP(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, \
+                                                    uint64_t signal, int sig_op, int pe, int nbi)                     \
+    {                                                                                                                 \
+        uint64_t doff, soff;                                                                                          \
+        void *d = goshmemi_peer_or_remote(dest, pe, nelems, &doff);                                                   \
+        if (GOSHMEMI_UNLIKELY(d == NULL)) {                                                                           \
+            (void)goshmemi_peer_or_remote(sig_addr, pe, sizeof(uint64_t), &soff);                                     \
+            GOSHMEMI_REMOTE_GROUP(GROUP, goshmemi_remote_put_signal(0, pe, doff, source, nelems, soff, signal, sig_op, \
+                                                                    nbi));                                            \
+            return;                                                                                                   \
+        }                                                                                                             \
+        goshmemi_copy_##GROUP(d, source, nelems); /* syncs the group */                                               \
+        if (GOSHMEMI_LEADER_##GROUP()) goshmemi_signal_release(sig_addr, signal, sig_op, pe);                         \
+    }
+GOSHMEMI_PUTMEM_SIGNAL_IMPL(thread)
+GOSHMEMI_PUTMEM_SIGNAL_IMPL(warp)
+GOSHMEMI_PUTMEM_SIGNAL_IMPL(block)
+#undef GOSHMEMI_PUTMEM_SIGNAL_IMPL
+
 #define GOSHMEMI_PUTMEM_SIGNAL_DEF(PREFIX, SUFFIX, GROUP)                                                             \
     GOSHMEMI_FN void PREFIX##_putmem_signal##SUFFIX(void *dest, const void *source, size_t nelems,                    \
                                                     uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)          \
     {                                                                                                                 \
-        goshmemi_copy_##GROUP(goshmemi_peer(dest, pe, nelems), source, nelems); /* syncs the group */                 \
-        if (GOSHMEMI_LEADER_##GROUP()) goshmemi_signal_release(sig_addr, signal, sig_op, pe);                         \
+        goshmemi_putmem_signal_##GROUP(dest, source, nelems, sig_addr, signal, sig_op, pe, 0);                        \
     }                                                                                                                 \
     GOSHMEMI_FN void PREFIX##_putmem_signal_nbi##SUFFIX(void *dest, const void *source, size_t nelems,                \
                                                         uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)      \
     {                                                                                                                 \
-        PREFIX##_putmem_signal##SUFFIX(dest, source, nelems, sig_addr, signal, sig_op, pe);                           \
+        goshmemi_putmem_signal_##GROUP(dest, source, nelems, sig_addr, signal, sig_op, pe, 1);                        \
     }
 GOSHMEMI_PUTMEM_SIGNAL_DEF(goshmem, , thread)
 GOSHMEMI_PUTMEM_SIGNAL_DEF(goshmemx, _warp, warp)

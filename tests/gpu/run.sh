@@ -8,7 +8,9 @@
 #      without MPS (few rounds: the GPU time-slices the two processes), the
 #      fault test (PE 0 writes an illegal address: every PE must exit
 #      non-zero within FAULT_LIMIT seconds), then with MPS (many rounds) and
-#      4 PEs with MPS; 2 PEs on two GPUs when nvidia-smi lists >= 2
+#      4 PEs with MPS, 2 PEs with MPS over the CPU proxy
+#      (GOSHMEM_GPU_TRANSPORT=proxy); 2 PEs on two GPUs when nvidia-smi lists >= 2
+#      (load/store, then proxy)
 #      (GPU = node-local rank);
 #   3. benchmarks: tests/gpu/bench.sh OUTDIR when it exists (hook);
 #   4. OUTDIR (default $OUT, else bench/out/gpu-devtest): devtest.log (all
@@ -116,6 +118,10 @@ if mps_start; then
     step "2 PEs, 1 GPU, MPS" 90 $MPIRUN -np 2 $DT -rounds "$ROUNDS_MPS"
     echo get_server_list | nvidia-cuda-mps-control
     step "4 PEs, 1 GPU, MPS" 60 $MPIRUN -np 4 --oversubscribe $DT -rounds 200
+    # the same suite with every peer behind the CPU proxy (issue 7): device
+    # ops to the other PE become descriptors, submitted by proxy workers
+    step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
+        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DT -rounds "${ROUNDS_PROXY:-200}"
     # The same suite with every device access to the other PE over IBGDA:
     # GPU-built mlx5 WQEs executed by the soft NIC, an EMULATION (a host
     # goroutine per PE, queues in host-pinned memory, the GPU heaps reached
@@ -142,6 +148,8 @@ fi
 # 2d. two GPUs (GPU = node-local rank)
 if [ "$ngpu" -ge 2 ]; then
     step "2 PEs, 2 GPUs, no MPS" 90 $MPIRUN -np 2 $DT -rounds 200
+    step "2 PEs, 2 GPUs, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
+        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DT -rounds "${ROUNDS_PROXY:-200}"
 else
     row "2 PEs, 2 GPUs" "-" "NOT RUN (only $ngpu GPU)" 0 ""
 fi

@@ -230,3 +230,40 @@ func TestSPMDOFI(t *testing.T) {
 		t.Run(fmt.Sprintf("np%d", np), func(t *testing.T) { suite(t, np, []string{"GOSHMEM_TRANSPORT=ofi"}) })
 	}
 }
+
+// TestFaultOFI: PE 1 exits without Finalize while the others wait for it,
+// barrier with it, or read from it, every peer over ofi. The job ends
+// within GOSHMEM_TIMEOUT (3 s) plus teardown, naming PE 1 (goshmem) or
+// rank 1 (OpenMPI, when it ends the job first); never a hang.
+func TestFaultOFI(t *testing.T) {
+	needMPI(t)
+	gosh := regexp.MustCompile(`spmd: PE \d+: \w+ returned after [^:]+:.*PE 1\b`)
+	ompi := regexp.MustCompile(`Process name: \[\[\d+,\d+\],1\]`)
+	for _, wait := range []string{"wait", "barrier", "get"} {
+		t.Run(wait, func(t *testing.T) {
+			r := job(t, 2, 60*time.Second, []string{"GOSHMEM_TRANSPORT=ofi", "GOSHMEM_TIMEOUT=3s"}, "-mode", "fault-exit", "-fault-wait", wait)
+			t.Logf("exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)
+			assert.NotEqual(t, 0, r.code, "mpirun exit status")
+			assert.Less(t, r.wall, 15*time.Second, "time to end the job")
+			assert.Contains(t, r.out, "spmd: PE 1: injecting fault-exit")
+			g, o := gosh.MatchString(r.out), ompi.MatchString(r.out)
+			assert.True(t, g || o, "output names neither PE 1 (goshmem) nor rank 1 (OpenMPI)")
+			t.Logf("goshmem named PE 1: %v; OpenMPI named rank 1: %v", g, o)
+		})
+	}
+}
+
+// TestInfoOFI: GOSHMEM_INFO=1 prints, on every PE, the transport chosen for
+// each peer (GOSHMEM_TRANSPORT=ofi: ofi for all, this PE included) and,
+// once, how ofi runs (fence, contexts, progress, message sizes). The mixed
+// case (shm to the same node, ofi to the others) is checked by tests/netns.
+func TestInfoOFI(t *testing.T) {
+	needMPI(t)
+	r := job(t, 2, 60*time.Second, []string{"GOSHMEM_TRANSPORT=ofi", "GOSHMEM_INFO=1"}, "-run", "^rma/ctx$")
+	require.Equal(t, 0, r.code, "output:\n%s", r.out)
+	for pe := 0; pe < 2; pe++ {
+		assert.Regexp(t, fmt.Sprintf(`goshmem: info: PE %d \(node 0\): transport ofi \(tcp;ofi_rxm on \S+\) to PEs \[0 1\]`, pe), r.out)
+	}
+	assert.NotContains(t, r.out, "transport shm", "GOSHMEM_TRANSPORT=ofi sends every peer over ofi")
+	assert.Regexp(t, `goshmem: info: ofi \(tcp;ofi_rxm on \S+\): fence waits for delivery \(no FI_FENCE\); contexts: own endpoint per context; progress manual`, r.out)
+}

@@ -14,6 +14,7 @@
 #define GOSHMEMI_CUDA_DRIVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- handles ---------------------------------------------------------- */
 /* Ref: cuda.h typedefs CUdevice (int), CUdeviceptr_v2 (unsigned long long on
@@ -216,6 +217,11 @@ typedef CUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *numBloc
 typedef CUresult (*PFN_cuStreamCreate)(CUstream *phStream, unsigned int Flags);
 typedef CUresult (*PFN_cuStreamSynchronize)(CUstream hStream);
 typedef CUresult (*PFN_cuStreamDestroy_v2)(CUstream hStream);
+typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
+typedef CUresult (*PFN_cuMemcpyDtoDAsync_v2)(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
+/* Ref: cuda.h cuStreamWriteValue64_v2 (CUDA 11.7+; CU_STREAM_WRITE_VALUE_DEFAULT = 0: the
+ * write is ordered after all prior work of the stream, with a memory barrier before it). */
+typedef CUresult (*PFN_cuStreamWriteValue64_v2)(CUstream stream, CUdeviceptr addr, uint64_t value, unsigned int flags);
 
 typedef CUresult (*PFN_cuEventCreate)(CUevent *phEvent, unsigned int Flags);
 typedef CUresult (*PFN_cuEventRecord)(CUevent hEvent, CUstream hStream);

@@ -63,7 +63,10 @@
 	X(cuEventRecord, "cuEventRecord", NULL) \
 	X(cuEventSynchronize, "cuEventSynchronize", NULL) \
 	X(cuEventElapsedTime, "cuEventElapsedTime", NULL) \
-	X(cuEventDestroy_v2, "cuEventDestroy_v2", NULL)
+	X(cuEventDestroy_v2, "cuEventDestroy_v2", NULL) \
+	X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", NULL) \
+	X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2", NULL) \
+	X(cuStreamWriteValue64_v2, "cuStreamWriteValue64_v2", "cuStreamWriteValue64")
 
 static struct {
 #define GOSHMEMI_FIELD(f, a, b) PFN_##f f;
@@ -418,4 +421,23 @@ int goshmemi_cuEventDestroy(CUcontext ctx, CUevent e)
 {
 	SETCTX(ctx);
 	return cu.cuEventDestroy_v2(e);
+}
+
+/* Stream-ordered copies and word writes (the proxy's submission path). */
+int goshmemi_cuMemcpyHtoDAsync(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+	SETCTX(ctx);
+	return cu.cuMemcpyHtoDAsync_v2(dst, src, n, s);
+}
+
+int goshmemi_cuMemcpyDtoDAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	SETCTX(ctx);
+	return cu.cuMemcpyDtoDAsync_v2(dst, src, n, s);
+}
+
+int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, uint64_t v, unsigned int flags)
+{
+	SETCTX(ctx);
+	return cu.cuStreamWriteValue64_v2(s, addr, v, flags);
 }

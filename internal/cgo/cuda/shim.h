@@ -102,5 +102,8 @@ int goshmemi_cuEventRecord(CUcontext ctx, CUevent e, CUstream s);
 int goshmemi_cuEventSynchronize(CUcontext ctx, CUevent e);
 int goshmemi_cuEventElapsedTime(CUcontext ctx, float *ms, CUevent a, CUevent b);
 int goshmemi_cuEventDestroy(CUcontext ctx, CUevent e);
+int goshmemi_cuMemcpyHtoDAsync(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n, CUstream s);
+int goshmemi_cuMemcpyDtoDAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, uint64_t v, unsigned int flags);
 
 #endif /* GOSHMEMI_CUDA_SHIM_H */

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 
@@ -129,4 +130,54 @@ func EventElapsedTime(start, end Event) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// MemcpyHtoDAsync queues a copy of n bytes from host memory src to dst on
+// the stream (cuMemcpyHtoDAsync_v2). src must be page-locked
+// (MemHostAlloc) and stay unchanged until the copy has run.
+func (s Stream) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n int) error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuMemcpyHtoDAsync: the zero Stream has no context")
+	}
+	h, err := s.ctx.live("cuMemcpyHtoDAsync")
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return badSize("cuMemcpyHtoDAsync", "n", n)
+	}
+	return check(C.goshmemi_cuMemcpyHtoDAsync(h, C.CUdeviceptr(dst), src, C.size_t(n), s.h), "cuMemcpyHtoDAsync_v2")
+}
+
+// MemcpyDtoDAsync queues a copy of n bytes between device addresses (local,
+// peer-mapped or mapped host memory) on the stream (cuMemcpyDtoDAsync_v2).
+func (s Stream) MemcpyDtoDAsync(dst, src DevicePtr, n int) error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuMemcpyDtoDAsync: the zero Stream has no context")
+	}
+	h, err := s.ctx.live("cuMemcpyDtoDAsync")
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return badSize("cuMemcpyDtoDAsync", "n", n)
+	}
+	return check(C.goshmemi_cuMemcpyDtoDAsync(h, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), s.h), "cuMemcpyDtoDAsync_v2")
+}
+
+// WriteValue64 queues a write of v to the 8-byte word at addr (device or
+// mapped host memory) on the stream: it happens after all the stream's
+// earlier work has completed, behind a memory barrier, so a GPU or CPU
+// thread that sees v also sees that work's results
+// (cuStreamWriteValue64_v2, CU_STREAM_WRITE_VALUE_DEFAULT).
+// Ref: CUDA Driver API, Stream Memory Operations.
+func (s Stream) WriteValue64(addr DevicePtr, v uint64) error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamWriteValue64: the zero Stream has no context")
+	}
+	h, err := s.ctx.live("cuStreamWriteValue64")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuStreamWriteValue64(h, s.h, C.CUdeviceptr(addr), C.uint64_t(v), 0), "cuStreamWriteValue64_v2")
 }

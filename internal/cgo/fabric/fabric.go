@@ -106,7 +106,19 @@ type Attr struct {
 	MRMode, MRKeySize        uint64
 	DataProgress             int
 	Atomic                   bool
+	// MaxOrderWAWSize is the largest write for which the provider keeps
+	// write-after-write data order (ep_attr max_order_waw_size; Ref:
+	// fi_endpoint(3)): with OrderWAW in MsgOrder, writes and atomic writes
+	// up to this size are placed at the target in the order posted.
+	MaxOrderWAWSize uint64
 }
+
+// Fence reports whether the endpoint honours FlagFence (FI_FENCE in caps).
+func (a Attr) Fence() bool { return a.Caps&CapFence != 0 }
+
+// MREndpoint reports whether registrations are bound to one endpoint
+// (FI_MR_ENDPOINT), so a context endpoint cannot use the parent's.
+func (a Attr) MREndpoint() bool { return a.MRMode&uint64(C.FI_MR_ENDPOINT) != 0 }
 
 // Endpoint is one opened RDM endpoint with its fabric, domain, address
 // vector and completion queue.
@@ -138,9 +150,13 @@ func open(prov string, extraCaps uint64) (*Endpoint, error) {
 		a     C.goshmemi_fab_attr
 		where [64]C.char
 	)
-	rc := C.goshmemi_fab_open_caps(cprov, 1, C.uint64_t(extraCaps), &f, &a, &where[0], C.size_t(len(where)))
-	if rc == -C.FI_ENODATA {
-		rc = C.goshmemi_fab_open_caps(cprov, 0, C.uint64_t(extraCaps), &f, &a, &where[0], C.size_t(len(where)))
+	// Atomics and FI_FENCE where the provider has them; each is optional
+	// (fi_getinfo answers -FI_ENODATA when a capability is missing).
+	var rc C.int
+	for _, want := range []C.int{C.GOSHMEMI_WANT_ATOMIC | C.GOSHMEMI_WANT_FENCE, C.GOSHMEMI_WANT_ATOMIC, C.GOSHMEMI_WANT_FENCE, 0} {
+		if rc = C.goshmemi_fab_open_caps(cprov, want, C.uint64_t(extraCaps), &f, &a, &where[0], C.size_t(len(where))); rc != -C.FI_ENODATA {
+			break
+		}
 	}
 	if rc != 0 {
 		err := errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)
@@ -162,6 +178,8 @@ func open(prov string, extraCaps uint64) (*Endpoint, error) {
 		MRKeySize:    uint64(a.mr_key_size),
 		DataProgress: int(a.data_progress),
 		Atomic:       a.has_atomic != 0,
+
+		MaxOrderWAWSize: uint64(a.max_order_waw_size),
 	}}, nil
 }
 
@@ -340,4 +358,34 @@ func (e *Endpoint) StopProgress() {
 	if e.f != nil {
 		C.goshmemi_fab_stop_progress(e.f)
 	}
+}
+
+// OpenCtx opens a context endpoint: a second endpoint with its own
+// completion queue in e's domain, bound to e's address vector (so it
+// reaches every peer that e reaches, by the same fi_addr, without an
+// address exchange: peers' RMA still targets their primary endpoints).
+// e's progress thread polls its queue too. Close it before e. It may use
+// e's memory registrations unless Attr.MREndpoint().
+func (e *Endpoint) OpenCtx() (*Endpoint, error) {
+	var (
+		f     *C.goshmemi_fab
+		where [64]C.char
+	)
+	if rc := C.goshmemi_fab_ctx_open(e.f, &f, &where[0], C.size_t(len(where))); rc != 0 {
+		return nil, errors.Wrapf(Errno(-rc), "fabric: %s", C.GoString(&where[0]))
+	}
+	return &Endpoint{f: f, Attr: e.Attr}, nil
+}
+
+// AddrString prints an endpoint address as the provider writes it
+// ("fi_sockaddr_in://10.0.0.1:4242"), for error messages.
+func (e *Endpoint) AddrString(addr []byte) string {
+	if len(addr) == 0 {
+		return ""
+	}
+	var buf [128]C.char
+	caddr := C.CBytes(addr)
+	defer C.free(caddr)
+	C.goshmemi_fab_straddr(e.f, caddr, &buf[0], C.size_t(len(buf)))
+	return C.GoString(&buf[0])
 }

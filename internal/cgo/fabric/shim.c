@@ -11,7 +11,8 @@ static struct fi_info *goshmemi_fab_hints(const char *prov, int want_atomic, uin
 	struct fi_info *h = fi_allocinfo();
 	if (!h) return NULL;
 	h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | extra_caps;
-	if (want_atomic) h->caps |= FI_ATOMIC;
+	if (want_atomic & GOSHMEMI_WANT_ATOMIC) h->caps |= FI_ATOMIC;
+	if (want_atomic & GOSHMEMI_WANT_FENCE) h->caps |= FI_FENCE; // Ref: fi_getinfo(3) FI_FENCE
 	h->mode = 0; // contexts are plain integers: no FI_CONTEXT
 	h->ep_attr->type = FI_EP_RDM;
 	h->domain_attr->threading = FI_THREAD_SAFE;
@@ -58,6 +59,7 @@ int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_cap
 	int rc;
 	if (!f) return -FI_ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->ctx_lock, NULL);
 	h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
 	if (!h) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_allocinfo"); goto fail; }
 	rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &f->info);
@@ -92,6 +94,7 @@ int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_cap
 	attr->data_progress = f->info->domain_attr->data_progress;
 	attr->threading = f->info->domain_attr->threading;
 	attr->has_atomic = (f->info->caps & FI_ATOMIC) != 0;
+	attr->max_order_waw_size = f->info->ep_attr->max_order_waw_size;
 	*out = f;
 	return 0;
 fail:
@@ -102,6 +105,10 @@ fail:
 
 void goshmemi_fab_close(goshmemi_fab *f) {
 	if (!f) return;
+	if (f->parent) {
+		goshmemi_fab_ctx_close(f);
+		return;
+	}
 	goshmemi_fab_stop_progress(f);
 	if (f->ep) fi_close(&f->ep->fid);
 	if (f->cq) fi_close(&f->cq->fid);
@@ -110,6 +117,7 @@ void goshmemi_fab_close(goshmemi_fab *f) {
 	if (f->fabric) fi_close(&f->fabric->fid);
 	if (f->info) fi_freeinfo(f->info);
 	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->ctx_lock);
 	free(f);
 }
 
@@ -260,24 +268,44 @@ int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n) {
 	return got;
 }
 
+// park hands n completions the progress thread read from f's CQ to the
+// next goshmemi_fab_poll of f.
+static void park(goshmemi_fab *f, const goshmemi_comp *c, int n) {
+	pthread_mutex_lock(&f->lock);
+	for (int i = 0; i < n; i++) {
+		// The ring holds more than the operations in flight: never full.
+		f->ring[f->tail % GOSHMEMI_RING] = c[i];
+		__atomic_store_n(&f->tail, f->tail + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
 // progress_main: block in fi_cq_sread when the CQ has a wait object (the
-// provider's sockets wake it), else poll with a short sleep. Ref:
-// fi_domain(3) FI_PROGRESS_MANUAL: the target must call in for RMA to land.
+// provider's sockets wake it), else poll with a short sleep; each round
+// also reads the context endpoints' CQs (without blocking), so their
+// operations progress while no one waits on them. Ref: fi_domain(3)
+// FI_PROGRESS_MANUAL: the target must call in for RMA to land.
 static void *progress_main(void *arg) {
 	goshmemi_fab *f = arg;
 	goshmemi_comp c[16];
-	int idle = 0;
+	int idle = 0, busy = 0;
 	while (!f->stop) {
-		int n = read_cq(f, c, 16, 1);
-		if (n > 0) {
-			idle = 0;
-			pthread_mutex_lock(&f->lock);
-			for (int i = 0; i < n; i++) {
-				// The ring holds more than the operations in flight: never full.
-				f->ring[f->tail % GOSHMEMI_RING] = c[i];
-				__atomic_store_n(&f->tail, f->tail + 1, __ATOMIC_RELEASE);
+		int n = read_cq(f, c, 16, busy ? 0 : 1);
+		if (n > 0) park(f, c, n);
+		busy = 0;
+		if (__atomic_load_n(&f->children, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_lock(&f->ctx_lock);
+			for (goshmemi_fab *ch = f->children; ch; ch = ch->next) {
+				int m = read_cq(ch, c, 16, 0);
+				if (m > 0) {
+					park(ch, c, m);
+					busy = 1;
+				}
 			}
-			pthread_mutex_unlock(&f->lock);
+			pthread_mutex_unlock(&f->ctx_lock);
+		}
+		if (n > 0 || busy) {
+			idle = 0;
 		} else if (!f->cq_wait) {
 			struct timespec ts = { 0, idle < 1000 ? 0 : 50000 };
 			if (idle < 1000) idle++;
@@ -300,4 +328,66 @@ void goshmemi_fab_stop_progress(goshmemi_fab *f) {
 	f->stop = 1;
 	pthread_join(f->thread, NULL);
 	f->running = 0;
+}
+
+#undef FAIL
+#define FAIL(call) do { snprintf(where, wherelen, "%s", call); goto fail; } while (0)
+
+int goshmemi_fab_ctx_open(goshmemi_fab *p, goshmemi_fab **out, char *where, size_t wherelen) {
+	goshmemi_fab *f = calloc(1, sizeof *f);
+	int rc;
+	if (!f) return -FI_ENOMEM;
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->ctx_lock, NULL);
+	f->parent = p;
+	f->info = p->info;
+	f->fabric = p->fabric;
+	f->domain = p->domain;
+	f->av = p->av;
+	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096, .wait_obj = FI_WAIT_NONE };
+	if ((rc = fi_cq_open(f->domain, &cq, &f->cq, NULL))) FAIL("fi_cq_open(context)");
+	if ((rc = fi_endpoint(f->domain, f->info, &f->ep, NULL))) FAIL("fi_endpoint(context)");
+	if ((rc = fi_ep_bind(f->ep, &f->av->fid, 0))) FAIL("fi_ep_bind(context, av)");
+	if ((rc = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV))) FAIL("fi_ep_bind(context, cq)");
+	if ((rc = fi_enable(f->ep))) FAIL("fi_enable(context)");
+	pthread_mutex_lock(&p->ctx_lock);
+	f->next = p->children;
+	__atomic_store_n(&p->children, f, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&p->ctx_lock);
+	*out = f;
+	return 0;
+fail:
+	f->parent = NULL; // not linked yet: release only what it owns
+	if (f->ep) fi_close(&f->ep->fid);
+	if (f->cq) fi_close(&f->cq->fid);
+	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->ctx_lock);
+	free(f);
+	return rc;
+}
+
+void goshmemi_fab_ctx_close(goshmemi_fab *f) {
+	goshmemi_fab *p = f->parent;
+	// Unlink first: once the parent's lock is released the progress thread
+	// no longer reads this CQ.
+	pthread_mutex_lock(&p->ctx_lock);
+	for (goshmemi_fab **pp = &p->children; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&p->ctx_lock);
+	if (f->ep) fi_close(&f->ep->fid);
+	if (f->cq) fi_close(&f->cq->fid);
+	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->ctx_lock);
+	free(f);
+}
+
+void goshmemi_fab_straddr(goshmemi_fab *f, const void *addr, char *buf, size_t len) {
+	size_t n = len;
+	buf[0] = 0;
+	if (!fi_av_straddr(f->av, addr, buf, &n)) buf[0] = 0;
+	buf[len - 1] = 0;
 }

@@ -46,6 +46,14 @@ typedef struct goshmemi_fab {
 	pthread_mutex_t lock;
 	uint64_t head, tail;
 	goshmemi_comp ring[GOSHMEMI_RING];
+	// Context endpoints (goshmemi_fab_ctx_open): a child shares its
+	// parent's info, fabric, domain and address vector and owns its
+	// endpoint and completion queue; the parent's progress thread polls the
+	// children's queues too (children, guarded by ctx_lock).
+	struct goshmemi_fab *parent;
+	struct goshmemi_fab *children;
+	struct goshmemi_fab *next;
+	pthread_mutex_t ctx_lock;
 } goshmemi_fab;
 
 // Facts about the chosen provider, copied out of fi_info for Go.
@@ -62,8 +70,13 @@ typedef struct goshmemi_fab_attr {
 	int data_progress;
 	int threading;
 	int has_atomic;
+	uint64_t max_order_waw_size; // ep_attr: data ordering of write after write holds up to this size
 } goshmemi_fab_attr;
 
+// want: GOSHMEMI_WANT_ATOMIC | GOSHMEMI_WANT_FENCE, capabilities asked for
+// beyond RMA (the call fails with -FI_ENODATA when the provider lacks one).
+#define GOSHMEMI_WANT_ATOMIC 1
+#define GOSHMEMI_WANT_FENCE 2
 int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
 int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_caps, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
 int goshmemi_fab_providers(char *buf, size_t len);
@@ -91,5 +104,16 @@ int goshmemi_fab_cq_readerr(goshmemi_fab *f, uint64_t *ctx, int *err, int *prov_
 int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n);
 int goshmemi_fab_start_progress(goshmemi_fab *f);
 void goshmemi_fab_stop_progress(goshmemi_fab *f);
+
+// goshmemi_fab_ctx_open opens a context endpoint: a new endpoint with its
+// own completion queue (no wait object: it is polled) in parent's domain,
+// bound to parent's address vector, so it reaches every peer's primary
+// endpoint without an address exchange. goshmemi_fab_close on it (or
+// goshmemi_fab_ctx_close) releases only what it owns. Close children
+// before their parent.
+int goshmemi_fab_ctx_open(goshmemi_fab *parent, goshmemi_fab **out, char *where, size_t wherelen);
+void goshmemi_fab_ctx_close(goshmemi_fab *f);
+// goshmemi_fab_straddr prints an endpoint address (fi_av_straddr).
+void goshmemi_fab_straddr(goshmemi_fab *f, const void *addr, char *buf, size_t len);
 
 #endif

@@ -66,10 +66,6 @@ func (t *Transport) HeapRegion(pe int) (HeapRegion, error) {
 	return HeapRegion{t: t, pe: pe}, nil
 }
 
-// PeerBase is the device address of PE pe's heap on this GPU (0: not
-// reachable by load/store), independent of what the device state says.
-func (t *Transport) PeerBase(pe int) cuda.DevicePtr { return t.peers[pe] }
-
 func (t *Transport) ensureCopy() error {
 	if t.copyFn != nil {
 		return nil
@@ -147,33 +143,4 @@ func (h HeapRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint
 		return h.t.Atomic(nil, transport.AMOCompareSwap, 8, h.pe, off, swapAdd, compare)
 	}
 	return h.t.Atomic(nil, transport.AMOAdd, 8, h.pe, off, swapAdd, 0)
-}
-
-// SetRemote makes the device reach the PEs in remote through
-// remoteTransport (GOSHMEMI_REMOTE_*) with that transport's device state at
-// stateAddr: their HeapBase becomes 0 in the device state (the host side
-// keeps its mappings), and every loaded module's constant copy is updated.
-func (t *Transport) SetRemote(remoteTransport uint32, stateAddr uint64, remote []int) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, pe := range remote {
-		t.img.HeapBase[pe] = 0
-	}
-	switch remoteTransport {
-	case RemoteIBGDA:
-		t.img.IBGDAState = stateAddr
-	case RemoteProxy:
-		t.img.ProxyState = stateAddr
-	}
-	t.img.RemoteTransport = remoteTransport
-	b := t.img.Bytes()
-	if err := t.Ctx.MemcpyHtoD(t.state, unsafe.Pointer(&b[0]), len(b)); err != nil {
-		return err
-	}
-	for _, c := range t.consts {
-		if err := t.Ctx.MemcpyHtoD(c, unsafe.Pointer(&b[0]), len(b)); err != nil {
-			return err
-		}
-	}
-	return nil
 }

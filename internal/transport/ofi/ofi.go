@@ -20,6 +20,22 @@
 // chunks (no larger than the provider's max message size); gets read into
 // the arena and are copied out when they complete.
 //
+// Contexts: the PE's primary endpoint is the one peers target (its address
+// is exchanged at Init) and carries the default context's operations. Each
+// queue made by NewQueue (one per shmem Ctx) gets an endpoint and a
+// completion queue of its own in the same domain, bound to the same address
+// vector: its traffic runs on its own connections (tcp: its own sockets), so
+// a context's small put is not queued behind another context's bulk
+// transfer, and its completions are read from its own queue. Ctx.Quiet
+// waits on that queue only; the PE-wide Quiet on all of them.
+//
+// Fence (Ref: fi_msg(3) FI_FENCE; OpenSHMEM 1.6 §9.8.1): where the provider
+// offers FI_FENCE in its capabilities, Fence only marks the endpoint and
+// the next write or atomic posted there carries FI_FENCE (the provider
+// holds it until everything posted before it completed, delivery-complete
+// here); otherwise Fence waits until the queue's earlier operations are
+// delivered.
+//
 // Progress (Ref: fi_domain(3) FI_PROGRESS_MANUAL): software providers move
 // data only when the process calls into libfabric, at the target too. A
 // goroutine locked to its own thread reads the completion queue, blocking
@@ -31,6 +47,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	goruntime "runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +77,21 @@ type Config struct {
 	Allgather func([]byte) ([]byte, error)
 	// Timeout bounds a blocking wait inside the transport (0 = none).
 	Timeout time.Duration
+	// Reach marks the PEs this transport carries (nil: all); Init checks
+	// that each of them answers.
+	Reach []bool
+	// ConnectTimeout bounds that check (0: Timeout, or 20 s without one).
+	ConnectTimeout time.Duration
+	// Check, when set, is consulted on the slow path of every wait inside
+	// the transport (the runtime's liveness check of node peers): its
+	// error ends the wait.
+	Check func() error
+	// MaxMsgSize, when not 0, lowers the largest message posted below the
+	// provider's max_msg_size (an internal knob: tests force segmentation).
+	MaxMsgSize uint64
+
+	// mangle, in tests, edits the address record exchanged for pe.
+	mangle func(pe int, rec []byte)
 }
 
 const (
@@ -68,9 +101,10 @@ const (
 	numChunks  = 64        // 16 MiB of staging
 	addrMax    = 96        // bytes of endpoint address in the exchange
 	recordSize = 8 + 8 + 8 + addrMax
-	// eagainBound is how many -FI_EAGAIN answers a post may get (driving
-	// progress between them) before it fails naming the peer.
-	eagainBound = 1 << 20
+	// eagainLimit bounds how long a post may be answered -FI_EAGAIN
+	// (driving progress between tries) before it fails naming the peer,
+	// when GOSHMEM_TIMEOUT is not set.
+	eagainLimit = 60 * time.Second
 )
 
 // op is one slot of the operation table.
@@ -85,10 +119,54 @@ type op struct {
 	err   error
 }
 
+// endpoint is one libfabric endpoint and its completion queue: the PE's
+// primary one, or a context's own.
+type endpoint struct {
+	t  *Transport
+	ep *fabric.Endpoint
+	// fence: the next write or atomic posted here carries FI_FENCE.
+	fence   atomic.Bool
+	progMu  sync.Mutex
+	progBuf [64]fabric.Completion
+}
+
+// progress drives e's provider and retires the operations its completion
+// queue reports.
+func (e *endpoint) progress() {
+	if !e.progMu.TryLock() {
+		goruntime.Gosched()
+		return
+	}
+	n := e.ep.Poll(e.progBuf[:])
+	for i := range e.progBuf[:n] {
+		c := &e.progBuf[i]
+		e.t.retire(fabric.Ctx(c), fabric.Failed(c))
+	}
+	e.progMu.Unlock()
+}
+
+// fenceFlag returns FlagFence, once, after a Fence marked e.
+func (e *endpoint) fenceFlag() uint64 {
+	if e.fence.Load() && e.fence.Swap(false) {
+		return fabric.FlagFence
+	}
+	return 0
+}
+
+// unfence puts back a fence whose operation was not posted.
+func (e *endpoint) unfence(flags uint64) {
+	if flags&fabric.FlagFence != 0 {
+		e.fence.Store(true)
+	}
+}
+
 // Transport is the ofi transport of one PE.
 type Transport struct {
 	cfg   Config
-	ep    *fabric.Endpoint
+	ep    *fabric.Endpoint // the primary endpoint's (main.ep)
+	main  *endpoint
+	ctxs  sync.Map // *quiet.Queue -> *endpoint: queues with an endpoint of their own
+	nctx  atomic.Int32
 	heap  *fabric.MR
 	stage *fabric.MR
 	arena []byte // mmap'd: slots then chunks
@@ -105,14 +183,14 @@ type Transport struct {
 	name     string
 	manual   bool
 	fenceRAW bool // reads must wait for earlier writes (provider lacks FI_ORDER_RAW)
+	native   bool // the provider honours FI_FENCE
+	ordered  bool // the provider places writes in order (FI_ORDER_WAW up to every size posted)
+	names    [][]byte
 
 	mu     sync.Mutex // the op table and the chunk list
 	ops    []op
 	free   []uint32
 	chunks []int32
-
-	progMu  sync.Mutex
-	progBuf [64]fabric.Completion
 
 	closed atomic.Bool
 }
@@ -130,6 +208,7 @@ func New(cfg Config) (*Transport, error) {
 		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
 	}
 	t := &Transport{cfg: cfg, ep: ep}
+	t.main = &endpoint{t: t, ep: ep}
 	ok := false
 	defer func() {
 		if !ok {
@@ -138,21 +217,27 @@ func New(cfg Config) (*Transport, error) {
 	}()
 	a := ep.Attr
 	t.name = fmt.Sprintf("ofi (%s on %s)", a.Provider, a.Domain)
-	t.inject = a.InjectSize
-	if t.inject > slotSize {
-		t.inject = slotSize
+	maxMsg := a.MaxMsgSize
+	if maxMsg == 0 {
+		maxMsg = ^uint64(0) // not reported: no limit below goshmem's own
 	}
-	t.seg = chunkSize
-	if a.MaxMsgSize != 0 && a.MaxMsgSize < t.seg {
-		t.seg = a.MaxMsgSize
+	if cfg.MaxMsgSize != 0 && (maxMsg == 0 || cfg.MaxMsgSize < maxMsg) {
+		maxMsg = cfg.MaxMsgSize
 	}
-	t.zseg = 64 << 20
-	if a.MaxMsgSize != 0 && a.MaxMsgSize < t.zseg {
-		t.zseg = a.MaxMsgSize
-	}
+	// Every message is at most maxMsg bytes (Ref: fi_endpoint(3)
+	// max_msg_size): larger puts and gets are segmented.
+	t.seg = min(chunkSize, maxMsg)
+	t.zseg = min(64<<20, maxMsg)
+	t.inject = min(a.InjectSize, slotSize, maxMsg)
 	t.flags = fabric.FlagDelivery
 	t.manual = a.DataProgress == fabric.ProgressManual
 	t.fenceRAW = a.MsgOrder&fabric.OrderRAW == 0
+	t.native = a.Fence()
+	// Every write and atomic goshmem posts is at most zseg bytes: when the
+	// provider keeps write-after-write data order up to that size, writes
+	// of one queue (one endpoint) land in the order posted and Fence has
+	// nothing to do.
+	t.ordered = a.MsgOrder&fabric.OrderWAW != 0 && a.MaxOrderWAWSize >= t.zseg
 	if a.MRKeySize > 8 {
 		return nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: provider %s needs %d-byte memory keys; goshmem exchanges 8", a.Provider, a.MRKeySize)
 	}
@@ -192,6 +277,9 @@ func New(cfg Config) (*Transport, error) {
 	binary.LittleEndian.PutUint64(rec[8:], uint64(uintptr(cfg.Region)))
 	binary.LittleEndian.PutUint64(rec[16:], uint64(len(name)))
 	copy(rec[24:], name)
+	if cfg.mangle != nil {
+		cfg.mangle(cfg.Me, rec[:])
+	}
 	all, err := cfg.Allgather(rec[:])
 	if err != nil {
 		return nil, errors.Wrapf(err, "ofi: PE %d: exchanging addresses and keys", cfg.Me)
@@ -209,12 +297,16 @@ func New(cfg Config) (*Transport, error) {
 			return nil, errs.New(errs.ErrNotSymmetric, cfg.Me, "Init", "ofi: PE %d's endpoint address is %d bytes, this PE's %d: every PE must use the same provider (GOSHMEM_OFI_PROVIDER)", pe, n, len(name))
 		}
 		addrs = append(addrs, r[24:24+len(name)]...)
+		t.names = append(t.names, r[24:24+len(name)])
 	}
 	if t.addr, err = ep.InsertAddrs(addrs, cfg.NPEs); err != nil {
 		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
 	}
 	if err := ep.StartProgress(); err != nil {
 		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+	}
+	if err := t.probe(); err != nil {
+		return nil, err
 	}
 	ok = true
 	return t, nil
@@ -282,19 +374,56 @@ func (t *Transport) Name() string { return t.name }
 // Provider is the opened provider's name.
 func (t *Transport) Provider() string { return t.ep.Attr.Provider }
 
-// Progress drives the provider and retires completed operations; it is the
-// progress callback of every queue that carries ofi operations.
-func (t *Transport) Progress() {
-	if !t.progMu.TryLock() {
-		goruntime.Gosched()
+// Progress drives the primary endpoint and retires its completed
+// operations; it is the progress callback of every queue that carries ofi
+// operations on the primary endpoint (queues from NewQueue drive their own).
+func (t *Transport) Progress() { t.main.progress() }
+
+// epFor is the endpoint that carries q's operations.
+func (t *Transport) epFor(q *quiet.Queue) *endpoint {
+	if q != nil && t.nctx.Load() > 0 {
+		if e, ok := t.ctxs.Load(q); ok {
+			return e.(*endpoint)
+		}
+	}
+	return t.main
+}
+
+// NewQueue returns the queue of a new context, with an endpoint and a
+// completion queue of its own (see the package comment). Where the
+// provider binds registrations to one endpoint (FI_MR_ENDPOINT) the
+// context shares the primary endpoint and still counts its own
+// completions. Release it with CloseQueue once it is quiet.
+func (t *Transport) NewQueue(name string) (*quiet.Queue, error) {
+	if t.ep.Attr.MREndpoint() {
+		return quiet.NewQueue(name, t.Progress), nil
+	}
+	cep, err := t.ep.OpenCtx()
+	if err != nil {
+		return nil, errors.Wrapf(err, "ofi: PE %d: %s: opening its endpoint", t.cfg.Me, name)
+	}
+	e := &endpoint{t: t, ep: cep}
+	q := quiet.NewQueue(name+" (own ofi endpoint)", e.progress)
+	t.ctxs.Store(q, e)
+	t.nctx.Add(1)
+	return q, nil
+}
+
+// OwnEndpoint reports whether q has an endpoint of its own.
+func (t *Transport) OwnEndpoint(q *quiet.Queue) bool { return t.epFor(q) != t.main }
+
+// CloseQueue releases the endpoint of a queue from NewQueue; the caller
+// has quieted it.
+func (t *Transport) CloseQueue(q *quiet.Queue) {
+	v, ok := t.ctxs.LoadAndDelete(q)
+	if !ok {
 		return
 	}
-	n := t.ep.Poll(t.progBuf[:])
-	for i := range t.progBuf[:n] {
-		c := &t.progBuf[i]
-		t.retire(fabric.Ctx(c), fabric.Failed(c))
-	}
-	t.progMu.Unlock()
+	t.nctx.Add(-1)
+	e := v.(*endpoint)
+	e.progMu.Lock()
+	e.ep.Close()
+	e.progMu.Unlock()
 }
 
 // retire completes the operation whose context is c (id+1).
@@ -306,6 +435,11 @@ func (t *Transport) retire(c uint64, cerr *fabric.CQError) {
 	var err error
 	if cerr != nil {
 		err = errors.Wrapf(cerr, "ofi: PE %d: %s to PE %d", t.cfg.Me, o.what, o.pe)
+		if lostPeer(cerr.Err) || (cerr.Err == fabric.Errno(unix.ECANCELED) && lostPeer(fabric.Errno(cerr.ProvErrno))) {
+			// The peer will never answer: the same sentinel as a wait that
+			// finds a node peer's process gone.
+			err = errors.WithHint(errs.Mark(err, errs.ErrTimeout), fmt.Sprintf("PE %d's connection is gone: the process exited or its host is unreachable", o.pe))
+		}
 	}
 	if o.q == nil {
 		o.err = err
@@ -322,6 +456,18 @@ func (t *Transport) retire(c uint64, cerr *fabric.CQError) {
 	} else {
 		q.Complete(1)
 	}
+}
+
+// lostPeer reports whether a completion error means the connection to the
+// peer is gone (libfabric's fi_errno values are the errno values; an
+// operation the provider canceled carries the socket's errno as the
+// provider errno, checked by the caller).
+func lostPeer(e fabric.Errno) bool {
+	switch unix.Errno(e) {
+	case unix.ENOTCONN, unix.ECONNRESET, unix.EPIPE, unix.ECONNREFUSED, unix.ECONNABORTED, unix.EHOSTUNREACH, unix.ENETUNREACH:
+		return true
+	}
+	return false
 }
 
 func (t *Transport) release1(id uint64) {
@@ -345,7 +491,7 @@ func (t *Transport) chunkPtr(c int32) unsafe.Pointer {
 
 // alloc takes an op slot (and a staging chunk when wantChunk), driving
 // progress while none is free.
-func (t *Transport) alloc(q *quiet.Queue, pe int, what string, wantChunk bool) (uint32, error) {
+func (t *Transport) alloc(e *endpoint, q *quiet.Queue, pe int, what string, wantChunk bool) (uint32, error) {
 	start := time.Time{}
 	for i := 0; ; i++ {
 		t.mu.Lock()
@@ -362,7 +508,13 @@ func (t *Transport) alloc(q *quiet.Queue, pe int, what string, wantChunk bool) (
 			return id, nil
 		}
 		t.mu.Unlock()
-		if err := t.backoff(i, &start, pe, what+": waiting for a free operation slot"); err != nil {
+		// Slots are shared: completions that free them may wait on any
+		// endpoint's queue.
+		t.ctxs.Range(func(_, v any) bool {
+			v.(*endpoint).progress()
+			return true
+		})
+		if err := t.backoff(e, i, &start, pe, what+": waiting for a free operation slot"); err != nil {
 			return 0, err
 		}
 	}
@@ -370,8 +522,8 @@ func (t *Transport) alloc(q *quiet.Queue, pe int, what string, wantChunk bool) (
 
 // backoff drives progress and, past the first spins, yields or sleeps; it
 // fails once the configured timeout has passed.
-func (t *Transport) backoff(i int, start *time.Time, pe int, what string) error {
-	t.Progress()
+func (t *Transport) backoff(e *endpoint, i int, start *time.Time, pe int, what string) error {
+	e.progress()
 	switch {
 	case i < 64:
 	case i < 1024:
@@ -382,28 +534,25 @@ func (t *Transport) backoff(i int, start *time.Time, pe int, what string) error 
 		} else if t.cfg.Timeout > 0 && time.Since(*start) > t.cfg.Timeout {
 			return errs.New(errs.ErrTimeout, t.cfg.Me, what, "PE %d did not answer within GOSHMEM_TIMEOUT=%v", pe, t.cfg.Timeout)
 		}
+		if err := t.check(i); err != nil {
+			return errors.Wrapf(err, "ofi: %s to PE %d", what, pe)
+		}
 		time.Sleep(20 * time.Microsecond)
 	}
 	return nil
 }
 
-// post runs a posting call, retrying -FI_EAGAIN a bounded number of times
-// with progress between tries (Ref: fi_rma(3) "-FI_EAGAIN").
-func (t *Transport) post(pe int, what string, call func() error) error {
+// post runs a posting call, retrying -FI_EAGAIN with progress between
+// tries, bounded (Ref: fi_rma(3) "-FI_EAGAIN"; see retry).
+func (t *Transport) post(e *endpoint, pe int, what string, call func() error) error {
+	var start time.Time
 	for i := 0; ; i++ {
 		err := call()
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, fabric.EAGAIN) {
-			return errors.Wrapf(err, "ofi: PE %d: %s to PE %d", t.cfg.Me, what, pe)
-		}
-		if i >= eagainBound {
-			return errs.New(errs.ErrTimeout, t.cfg.Me, what, "ofi: the provider answered -FI_EAGAIN %d times for PE %d; the peer is not draining its endpoint", i, pe)
-		}
-		t.Progress()
-		if i > 64 {
-			goruntime.Gosched()
+		if err := t.retry(e, err, i, &start, pe, what); err != nil {
+			return err
 		}
 	}
 }
@@ -415,15 +564,16 @@ func (t *Transport) Put(q *quiet.Queue, pe int, off uint64, src []byte) error {
 		copy(dst, src)
 		return nil
 	}
+	e := t.epFor(q)
 	for len(src) > 0 {
 		n := uint64(len(src))
 		if n <= t.inject {
-			id, err := t.alloc(q, pe, "put", false)
+			id, err := t.alloc(e, q, pe, "put", false)
 			if err != nil {
 				return err
 			}
 			q.Issue(1)
-			if err := t.postWrite(pe, "put", unsafe.Pointer(unsafe.SliceData(src)), n, nil, off, id, t.flags|fabric.FlagInject); err != nil {
+			if err := t.postWrite(e, pe, "put", unsafe.Pointer(unsafe.SliceData(src)), n, nil, off, id, t.flags|fabric.FlagInject); err != nil {
 				t.release1(uint64(id))
 				q.Complete(1)
 				return err
@@ -433,14 +583,14 @@ func (t *Transport) Put(q *quiet.Queue, pe int, off uint64, src []byte) error {
 		if n > t.seg {
 			n = t.seg
 		}
-		id, err := t.alloc(q, pe, "put", true)
+		id, err := t.alloc(e, q, pe, "put", true)
 		if err != nil {
 			return err
 		}
 		buf := t.chunkPtr(t.ops[id].chunk)
 		copy(unsafe.Slice((*byte)(buf), n), src[:n])
 		q.Issue(1)
-		if err := t.postWrite(pe, "put", buf, n, t.stage.Desc, off, id, t.flags); err != nil {
+		if err := t.postWrite(e, pe, "put", buf, n, t.stage.Desc, off, id, t.flags); err != nil {
 			t.release1(uint64(id))
 			q.Complete(1)
 			return err
@@ -461,16 +611,17 @@ func (t *Transport) PutNBI(q *quiet.Queue, pe int, off uint64, src []byte) error
 	if pe == t.cfg.Me || uint64(len(src)) <= t.inject || p < base || p+uintptr(len(src)) > base+uintptr(t.cfg.RegionLen) {
 		return t.Put(q, pe, off, src)
 	}
+	e := t.epFor(q)
 	// Region memory is mmap'd, not Go memory: the provider may keep it.
 	buf := unsafe.Pointer(&t.regionBytes()[p-base])
 	for n := uint64(len(src)); n > 0; {
 		seg := min(n, t.zseg)
-		id, err := t.alloc(q, pe, "put_nbi", false)
+		id, err := t.alloc(e, q, pe, "put_nbi", false)
 		if err != nil {
 			return err
 		}
 		q.Issue(1)
-		if err := t.postWrite(pe, "put_nbi", buf, seg, t.heap.Desc, off, id, t.flags); err != nil {
+		if err := t.postWrite(e, pe, "put_nbi", buf, seg, t.heap.Desc, off, id, t.flags); err != nil {
 			t.release1(uint64(id))
 			q.Complete(1)
 			return err
@@ -486,31 +637,53 @@ func (t *Transport) regionBytes() []byte {
 	return unsafe.Slice((*byte)(t.cfg.Region), t.cfg.RegionLen)
 }
 
-// postWrite posts one write, retrying -FI_EAGAIN (bounded, driving progress).
-func (t *Transport) postWrite(pe int, what string, buf unsafe.Pointer, n uint64, desc unsafe.Pointer, off uint64, id uint32, flags uint64) error {
+// postWrite posts one write on e, retrying -FI_EAGAIN (bounded, driving
+// progress); it carries FI_FENCE when a Fence marked e.
+func (t *Transport) postWrite(e *endpoint, pe int, what string, buf unsafe.Pointer, n uint64, desc unsafe.Pointer, off uint64, id uint32, flags uint64) error {
+	flags |= e.fenceFlag()
+	var start time.Time
 	for i := 0; ; i++ {
-		err := t.ep.Write(buf, n, desc, t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, flags)
+		err := e.ep.Write(buf, n, desc, t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, flags)
 		if err == nil {
 			return nil
 		}
-		if err := t.retry(err, i, pe, what); err != nil {
+		if err := t.retry(e, err, i, &start, pe, what); err != nil {
+			e.unfence(flags)
 			return err
 		}
 	}
 }
 
 // retry decides after a failed post: -FI_EAGAIN drives progress and tries
-// again up to eagainBound times (Ref: fi_rma(3)); anything else fails.
-func (t *Transport) retry(err error, i int, pe int, what string) error {
+// again; anything else fails. The retries are bounded in time: past the
+// first spins each waits 20 us, and after GOSHMEM_TIMEOUT (eagainLimit
+// without one) of -FI_EAGAIN the post fails naming the peer: a provider
+// that keeps refusing is reconnecting to a peer that is gone, or the peer
+// stopped draining its endpoint (Ref: fi_rma(3)).
+func (t *Transport) retry(e *endpoint, err error, i int, start *time.Time, pe int, what string) error {
 	if !errors.Is(err, fabric.EAGAIN) {
 		return errors.Wrapf(err, "ofi: PE %d: %s to PE %d", t.cfg.Me, what, pe)
 	}
-	if i >= eagainBound {
-		return errs.New(errs.ErrTimeout, t.cfg.Me, what, "ofi: the provider answered -FI_EAGAIN %d times for PE %d; the peer is not draining its endpoint", i, pe)
-	}
-	t.Progress()
-	if i > 64 {
+	e.progress()
+	switch {
+	case i < 64:
+	case i < 1024:
 		goruntime.Gosched()
+	default:
+		limit := t.cfg.Timeout
+		if limit == 0 {
+			limit = eagainLimit
+		}
+		if start.IsZero() {
+			*start = time.Now()
+		} else if el := time.Since(*start); el > limit {
+			return errs.Hint(errs.ErrTimeout, "check that PE "+strconv.Itoa(pe)+" is alive and reachable",
+				t.cfg.Me, what, "ofi: PE %d: the provider answered -FI_EAGAIN for %v (%d tries); the peer is gone or not draining its endpoint", pe, el.Round(time.Millisecond), i)
+		}
+		if err := t.check(i); err != nil {
+			return errors.Wrapf(err, "ofi: %s to PE %d", what, pe)
+		}
+		time.Sleep(20 * time.Microsecond)
 	}
 	return nil
 }
@@ -524,13 +697,14 @@ func (t *Transport) Get(q *quiet.Queue, dst []byte, pe int, off uint64) error {
 	if err := t.readAfterWrite(q, pe); err != nil {
 		return err
 	}
+	e := t.epFor(q)
 	for len(dst) > 0 {
 		n := uint64(len(dst))
-		small := n <= slotSize
-		if !small && n > t.seg {
+		if n > t.seg {
 			n = t.seg
 		}
-		id, err := t.alloc(nil, pe, "get", !small)
+		small := n <= slotSize
+		id, err := t.alloc(e, nil, pe, "get", !small)
 		if err != nil {
 			return err
 		}
@@ -538,13 +712,13 @@ func (t *Transport) Get(q *quiet.Queue, dst []byte, pe int, off uint64) error {
 		if !small {
 			buf = t.chunkPtr(t.ops[id].chunk)
 		}
-		if err := t.post(pe, "get", func() error {
-			return t.ep.Read(buf, n, t.stage.Desc, t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1)
+		if err := t.post(e, pe, "get", func() error {
+			return e.ep.Read(buf, n, t.stage.Desc, t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1)
 		}); err != nil {
 			t.release1(uint64(id))
 			return err
 		}
-		if err := t.wait(id, pe, "get"); err != nil {
+		if err := t.wait(e, id, pe, "get"); err != nil {
 			return err
 		}
 		copy(dst[:n], unsafe.Slice((*byte)(buf), n))
@@ -565,12 +739,13 @@ func (t *Transport) GetNBI(q *quiet.Queue, dst []byte, pe int, off uint64) error
 	if err := t.readAfterWrite(q, pe); err != nil {
 		return err
 	}
+	e := t.epFor(q)
 	for len(dst) > 0 {
 		n := uint64(len(dst))
 		if n > t.seg {
 			n = t.seg
 		}
-		id, err := t.alloc(q, pe, "get_nbi", true)
+		id, err := t.alloc(e, q, pe, "get_nbi", true)
 		if err != nil {
 			return err
 		}
@@ -578,8 +753,8 @@ func (t *Transport) GetNBI(q *quiet.Queue, dst []byte, pe int, off uint64) error
 		buf := t.chunkPtr(o.chunk)
 		o.dst, o.src = dst[:n], buf
 		q.Issue(1)
-		if err := t.post(pe, "get_nbi", func() error {
-			return t.ep.Read(buf, n, t.stage.Desc, t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1)
+		if err := t.post(e, pe, "get_nbi", func() error {
+			return e.ep.Read(buf, n, t.stage.Desc, t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1)
 		}); err != nil {
 			t.release1(uint64(id))
 			q.Complete(1)
@@ -601,7 +776,7 @@ func (t *Transport) self(q *quiet.Queue, pe int, off uint64, n int) []byte {
 		return nil
 	}
 	if q != nil && q.Pending() > 0 {
-		if err := t.Fence(q); err != nil {
+		if err := t.drain(q); err != nil {
 			return nil // the provider path reports the failure
 		}
 	}
@@ -614,16 +789,16 @@ func (t *Transport) readAfterWrite(q *quiet.Queue, pe int) error {
 	if !t.fenceRAW || q == nil {
 		return nil
 	}
-	return t.Fence(q)
+	return t.drain(q)
 }
 
 // wait drives progress until the blocking operation id completes, and
 // returns its error (the caller releases the slot).
-func (t *Transport) wait(id uint32, pe int, what string) error {
+func (t *Transport) wait(e *endpoint, id uint32, pe int, what string) error {
 	o := &t.ops[id]
 	var start time.Time
 	for i := 0; !o.done.Load(); i++ {
-		if err := t.backoff(i, &start, pe, what); err != nil {
+		if err := t.backoff(e, i, &start, pe, what); err != nil {
 			return err // the slot stays taken: the operation may still complete
 		}
 	}
@@ -641,18 +816,21 @@ func (t *Transport) wait(id uint32, pe int, what string) error {
 // on the same word (or, for 1- and 2-byte fields, on the aligned 4-byte
 // word that holds them), so they stay atomic with respect to the native ones.
 func (t *Transport) Atomic(q *quiet.Queue, o transport.AMO, width int, pe int, off uint64, v, cmp uint64) (uint64, error) {
+	e := t.epFor(q)
 	if o == transport.AMOSet && t.amo[fabric.KindAtomic][o][width] {
-		id, err := t.alloc(q, pe, "atomic set", false)
+		id, err := t.alloc(e, q, pe, "atomic set", false)
 		if err != nil {
 			return 0, err
 		}
 		s := t.slot(id)
 		*(*uint64)(s) = v
 		q.Issue(1)
-		if err := t.post(pe, "atomic set", func() error {
-			return t.ep.Atomic(fabric.KindAtomic, s, nil, nil, t.stage.Desc, dtype(width), fabric.OpWrite,
-				t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, t.flags)
+		flags := t.flags | e.fenceFlag()
+		if err := t.post(e, pe, "atomic set", func() error {
+			return e.ep.Atomic(fabric.KindAtomic, s, nil, nil, t.stage.Desc, dtype(width), fabric.OpWrite,
+				t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, flags)
 		}); err != nil {
+			e.unfence(flags)
 			t.release1(uint64(id))
 			q.Complete(1)
 			return 0, err
@@ -664,27 +842,29 @@ func (t *Transport) Atomic(q *quiet.Queue, o transport.AMO, width int, pe int, o
 	}
 	kind, fop := amoOp(o)
 	if t.amo[kind][o][width] {
-		return t.fetchAtomic(kind, fop, width, pe, off, v, cmp, o.String())
+		return t.fetchAtomic(e, kind, fop, width, pe, off, v, cmp, o.String())
 	}
-	return t.emulate(o, width, pe, off, v, cmp)
+	return t.emulate(e, o, width, pe, off, v, cmp)
 }
 
-func (t *Transport) fetchAtomic(kind, fop, width, pe int, off uint64, v, cmp uint64, what string) (uint64, error) {
-	id, err := t.alloc(nil, pe, "atomic "+what, false)
+func (t *Transport) fetchAtomic(e *endpoint, kind, fop, width, pe int, off uint64, v, cmp uint64, what string) (uint64, error) {
+	id, err := t.alloc(e, nil, pe, "atomic "+what, false)
 	if err != nil {
 		return 0, err
 	}
 	s := t.slot(id)
 	operand, compare, result := s, unsafe.Add(s, 8), unsafe.Add(s, 16)
 	*(*uint64)(operand), *(*uint64)(compare), *(*uint64)(result) = v, cmp, 0
-	if err := t.post(pe, "atomic "+what, func() error {
-		return t.ep.Atomic(kind, operand, compare, result, t.stage.Desc, dtype(width), fop,
-			t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, 0)
+	flags := e.fenceFlag()
+	if err := t.post(e, pe, "atomic "+what, func() error {
+		return e.ep.Atomic(kind, operand, compare, result, t.stage.Desc, dtype(width), fop,
+			t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, flags)
 	}); err != nil {
+		e.unfence(flags)
 		t.release1(uint64(id))
 		return 0, err
 	}
-	if err := t.wait(id, pe, "atomic "+what); err != nil {
+	if err := t.wait(e, id, pe, "atomic "+what); err != nil {
 		return 0, err
 	}
 	mask := ^uint64(0)
@@ -698,7 +878,7 @@ func (t *Transport) fetchAtomic(kind, fop, width, pe int, off uint64, v, cmp uin
 
 // emulate runs op as a compare-and-swap loop on the containing word of the
 // widest width the provider can compare-and-swap (little-endian layout).
-func (t *Transport) emulate(o transport.AMO, width int, pe int, off uint64, v, cmp uint64) (uint64, error) {
+func (t *Transport) emulate(e *endpoint, o transport.AMO, width int, pe int, off uint64, v, cmp uint64) (uint64, error) {
 	w := width
 	if w < 4 {
 		w = 4
@@ -715,7 +895,7 @@ func (t *Transport) emulate(o transport.AMO, width int, pe int, off uint64, v, c
 	}
 	v &= mask
 	cmp &= mask
-	cur, err := t.fetchAtomic(fabric.KindCompare, fabric.OpCswap, w, pe, word, 0, 0, "compare_swap (emulation)")
+	cur, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, 0, 0, "compare_swap (emulation)")
 	if err != nil {
 		return 0, err
 	}
@@ -742,7 +922,7 @@ func (t *Transport) emulate(o transport.AMO, width int, pe int, off uint64, v, c
 			nv = old ^ v
 		}
 		neww := (cur &^ (mask << shift)) | ((nv & mask) << shift)
-		got, err := t.fetchAtomic(fabric.KindCompare, fabric.OpCswap, w, pe, word, neww, cur, "compare_swap (emulation)")
+		got, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, neww, cur, "compare_swap (emulation)")
 		if err != nil {
 			return 0, err
 		}
@@ -753,25 +933,181 @@ func (t *Transport) emulate(o transport.AMO, width int, pe int, off uint64, v, c
 	}
 }
 
-// Fence implements transport.Transport: the writes and atomics q issued
-// before it are delivered (FI_DELIVERY_COMPLETE) before any issued after
-// it is posted. Waiting is the portable form: tcp;ofi_rxm reports msg_order
-// WAW but says nothing of placement order across a write and an emulated
-// atomic. Ref: OpenSHMEM 1.6 §9.8.1.
-func (t *Transport) Fence(q *quiet.Queue) error {
-	if q == nil {
+// Describe is the transport's line for GOSHMEM_INFO: how fence and
+// contexts work on this provider, and the message limits.
+func (t *Transport) Describe() string {
+	fence := "waits for delivery (no FI_FENCE)"
+	switch {
+	case t.ordered:
+		fence = "kept by the provider (FI_ORDER_WAW)"
+	case t.native:
+		fence = "FI_FENCE"
+	}
+	ctx := "own endpoint per context"
+	if t.ep.Attr.MREndpoint() {
+		ctx = "shared endpoint (FI_MR_ENDPOINT), own completion count"
+	}
+	prog := "auto"
+	if t.manual {
+		prog = "manual (progress thread)"
+	}
+	return fmt.Sprintf("%s: fence %s; contexts: %s; progress %s; inject %d B, segment %d B, max message %d B",
+		t.name, fence, ctx, prog, t.inject, t.seg, t.zseg)
+}
+
+// check runs Config.Check every 64th slow-path round.
+func (t *Transport) check(i int) error {
+	if t.cfg.Check == nil || i%64 != 0 {
 		return nil
 	}
+	return t.cfg.Check()
+}
+
+// NativeFence reports whether Fence uses the provider's FI_FENCE.
+func (t *Transport) NativeFence() bool { return t.native && !t.ordered }
+
+// OrderedWrites reports whether the provider keeps write order itself (Fence
+// is free).
+func (t *Transport) OrderedWrites() bool { return t.ordered }
+
+// Fence implements transport.Transport: the writes and atomics q issued
+// before it are delivered before any issued after it. Where the provider
+// keeps write-after-write data order for every size goshmem posts
+// (FI_ORDER_WAW in msg_order, max_order_waw_size; tcp;ofi_rxm does, for
+// any size) the order is already kept and Fence does nothing. With FI_FENCE
+// (NativeFence) it returns at once and the next operation posted on q's
+// endpoint carries the flag: the provider defers it, and everything posted
+// after it, until the earlier operations completed (delivery-complete).
+// Without it, Fence waits for q's earlier operations (FI_DELIVERY_COMPLETE
+// completions), the portable form: tcp;ofi_rxm reports msg_order WAW but
+// says nothing of placement order across a write and an emulated atomic.
+// Ref: OpenSHMEM 1.6 §9.8.1; fi_msg(3) FI_FENCE.
+func (t *Transport) Fence(q *quiet.Queue) error {
+	if q == nil || t.ordered || q.Pending() == 0 {
+		return nil
+	}
+	if t.native {
+		t.epFor(q).fence.Store(true)
+		return nil
+	}
+	return t.drain(q)
+}
+
+// drain waits until every operation q issued before the call completed.
+func (t *Transport) drain(q *quiet.Queue) error {
 	issued, _ := q.Counts()
+	e := t.epFor(q)
 	var start time.Time
 	for i := 0; ; i++ {
 		if _, c := q.Counts(); c >= issued {
 			return nil
 		}
-		if err := t.backoff(i, &start, -1, "fence"); err != nil {
+		if err := t.backoff(e, i, &start, -1, "fence"); err != nil {
 			return err
 		}
 	}
+}
+
+// probe checks at Init that this PE reaches every PE the transport carries:
+// one 8-byte read of each peer's region, all posted at once, bounded by
+// ConnectTimeout. Every PE then learns every PE's result (Allgather), so a
+// peer that cannot be reached fails Init on all PEs alike, naming it,
+// instead of leaving the others in Init's barrier.
+func (t *Transport) probe() error {
+	limit := t.cfg.ConnectTimeout
+	if limit == 0 {
+		limit = t.cfg.Timeout
+	}
+	if limit == 0 {
+		limit = 20 * time.Second
+	}
+	type read struct {
+		pe int
+		id uint32
+	}
+	var (
+		reads []read
+		bad   = -1
+		fail  error
+	)
+	e := t.main
+	deadline := time.Now().Add(limit)
+	for pe := 0; pe < t.cfg.NPEs && fail == nil; pe++ {
+		if pe == t.cfg.Me || (t.cfg.Reach != nil && !t.cfg.Reach[pe]) {
+			continue
+		}
+		id, err := t.alloc(e, nil, pe, "Init: reachability read", false)
+		for err == nil {
+			// -FI_EAGAIN while the provider connects: retry until the bound.
+			if err = e.ep.Read(t.slot(id), 8, t.stage.Desc, t.addr[pe], t.raddr[pe], t.key[pe], uint64(id)+1); err == nil {
+				break
+			}
+			if !errors.Is(err, fabric.EAGAIN) {
+				err = errors.Wrapf(err, "ofi: reading from PE %d at %s", pe, e.ep.AddrString(t.names[pe]))
+				break
+			}
+			if time.Now().After(deadline) {
+				err = errs.New(errs.ErrTimeout, t.cfg.Me, "Init", "ofi: PE %d at %s: the provider could not post a read within %v (-FI_EAGAIN)",
+					pe, e.ep.AddrString(t.names[pe]), limit)
+				break
+			}
+			e.progress()
+			time.Sleep(20 * time.Microsecond)
+			err = nil
+		}
+		if err != nil {
+			t.release1(uint64(id))
+		}
+		if err != nil {
+			bad, fail = pe, err
+			break
+		}
+		reads = append(reads, read{pe, id})
+	}
+	for _, r := range reads {
+		o := &t.ops[r.id]
+		for !o.done.Load() && time.Now().Before(deadline) && fail == nil {
+			e.progress()
+			time.Sleep(20 * time.Microsecond)
+		}
+		if fail != nil {
+			break // later reads keep their slots: Init fails, the transport closes
+		}
+		if !o.done.Load() {
+			bad = r.pe
+			fail = errs.New(errs.ErrTimeout, t.cfg.Me, "Init", "ofi: PE %d at %s did not answer a read within %v",
+				r.pe, e.ep.AddrString(t.names[r.pe]), limit)
+			break
+		}
+		if o.err != nil {
+			bad, fail = r.pe, errors.Wrapf(o.err, "ofi: PE %d at %s", r.pe, e.ep.AddrString(t.names[r.pe]))
+			break
+		}
+		t.release1(uint64(r.id))
+	}
+	// [PE+1 that failed, 0 if none][message]
+	const recLen = 8 + 248
+	var rec [recLen]byte
+	if fail != nil {
+		binary.LittleEndian.PutUint64(rec[0:], uint64(bad+1))
+		copy(rec[8:], fail.Error())
+	}
+	all, err := t.cfg.Allgather(rec[:])
+	if err != nil {
+		return errors.Wrapf(err, "ofi: PE %d: exchanging reachability", t.cfg.Me)
+	}
+	hint := "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; FI_TCP_IFACE selects the interface for tcp)"
+	if fail != nil {
+		return errors.WithHint(errors.Wrapf(fail, "ofi: PE %d cannot reach PE %d", t.cfg.Me, bad), hint)
+	}
+	for pe := 0; pe < t.cfg.NPEs; pe++ {
+		r := all[pe*recLen : (pe+1)*recLen]
+		if b := binary.LittleEndian.Uint64(r); b != 0 {
+			msg := strings.TrimRight(string(r[8:]), "\x00")
+			return errors.WithHint(errs.New(errs.ErrTimeout, t.cfg.Me, "Init", "ofi: PE %d cannot reach PE %d: %s", pe, b-1, msg), hint)
+		}
+	}
+	return nil
 }
 
 // Ptr implements transport.Transport: a peer mapped on this node stays
@@ -795,6 +1131,10 @@ func (t *Transport) Close() error {
 
 func (t *Transport) release() {
 	t.ep.StopProgress() // before the registrations it may still use go
+	t.ctxs.Range(func(k, _ any) bool {
+		t.CloseQueue(k.(*quiet.Queue))
+		return true
+	})
 	_ = t.heap.Close()
 	_ = t.stage.Close()
 	if t.ep != nil {

@@ -27,13 +27,24 @@ const regionLen = 4 << 20
 // the bootstrap's Allgather needs) on provider prov.
 func job(t *testing.T, n int, prov string) ([]*Transport, [][]byte) {
 	t.Helper()
+	trs, regions, errsOut := jobCfg(t, n, prov, regionLen, nil)
+	for pe, err := range errsOut {
+		require.NoError(t, err, "PE %d", pe)
+	}
+	return trs, regions
+}
+
+// jobCfg is job with a region size and a hook that edits each PE's Config;
+// it returns every PE's New error instead of failing on them.
+func jobCfg(t *testing.T, n int, prov string, rlen int, edit func(pe int, c *Config)) ([]*Transport, [][]byte, []error) {
+	t.Helper()
 	boots, err := local.NewJob(n)
 	require.NoError(t, err)
 	trs := make([]*Transport, n)
 	regions := make([][]byte, n)
 	errsOut := make([]error, n)
 	for pe := range regions {
-		regions[pe], err = unix.Mmap(-1, 0, regionLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+		regions[pe], err = unix.Mmap(-1, 0, rlen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
 		require.NoError(t, err)
 	}
 	var wg sync.WaitGroup
@@ -41,33 +52,33 @@ func job(t *testing.T, n int, prov string) ([]*Transport, [][]byte) {
 		wg.Add(1)
 		go func(pe int) {
 			defer wg.Done()
-			trs[pe], errsOut[pe] = New(Config{
+			c := Config{
 				Provider: prov, Me: pe, NPEs: n,
-				Region: unsafe.Pointer(&regions[pe][0]), RegionLen: regionLen,
+				Region: unsafe.Pointer(&regions[pe][0]), RegionLen: uint64(rlen),
 				Local: make([]unsafe.Pointer, n), Allgather: boots[pe].Allgather,
-			})
+			}
+			if edit != nil {
+				edit(pe, &c)
+			}
+			trs[pe], errsOut[pe] = New(c)
 		}(pe)
 	}
 	wg.Wait()
-	for pe, err := range errsOut {
-		require.NoError(t, err, "PE %d", pe)
-	}
 	t.Cleanup(func() {
 		for pe := range trs {
-			assert.NoError(t, trs[pe].Close())
+			if trs[pe] != nil {
+				assert.NoError(t, trs[pe].Close())
+			}
 			_ = unix.Munmap(regions[pe])
 		}
 	})
-	return trs, regions
+	return trs, regions, errsOut
 }
 
 func quietQ(t *testing.T, tr *Transport, q *quiet.Queue) {
 	t.Helper()
 	s := quiet.NewScope("test")
 	s.Add(q)
-	for q.Pending() > 0 {
-		tr.Progress()
-	}
 	require.NoError(t, s.Quiet(tr.testPolicy(), nil))
 }
 

@@ -527,13 +527,20 @@ extern "C" __global__ void t_ptr(char *buf, int *res)
     const int me = goshmem_my_pe(), np = goshmem_n_pes();
     const int right = (me + 1) % np, left = (me + np - 1) % np;
     int *a = (int *)(buf + 1024);
-    for (int j = 0; j < np; j++) CHECK(goshmem_ptr(a, j) != NULL);
+    // a PE reached through a remote transport (GOSHMEM_GPU_TRANSPORT=proxy)
+    // has no load/store address: goshmem_ptr is NULL exactly for those
+    const bool remote = goshmemi_cstate()->remote_transport != GOSHMEMI_REMOTE_NONE;
+    for (int j = 0; j < np; j++)
+        CHECK(goshmem_ptr(a, j) != NULL || (remote && j != me && goshmemi_cstate()->heap_base[j] == 0));
     CHECK(goshmem_ptr(a, me) == (void *)a);
     CHECK(goshmem_ptr(a, np) == NULL);
     CHECK(goshmem_ptr(a, -1) == NULL);
     CHECK(goshmem_ptr(&g_not_symmetric, me) == NULL);
     int *ra = (int *)goshmem_ptr(a, right);
-    if (ra != NULL) ra[me] = 1000 + me; // plain store through the peer mapping
+    if (ra != NULL)
+        ra[me] = 1000 + me; // plain store through the peer mapping
+    else
+        goshmem_int_p(&a[me], 1000 + me, right); // the remote path
     goshmem_barrier_all();
     CHECK(((volatile int *)a)[left] == 1000 + left);
     res[2] = 1;

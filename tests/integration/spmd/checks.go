@@ -34,6 +34,7 @@ func registerAll() {
 	register("sync/put-signal-set", putSignalSet)
 	register("sync/put-signal-add", putSignalAdd)
 	register("sync/fence-order", fenceOrder)
+	register("sync/put-signal-load", putSignalLoad)
 	register("sync/barrier-order", barrierOrder)
 
 	typed("coll/reduce", reduceInt[int8], reduceInt[int16], reduceInt[int32], reduceInt[int64],

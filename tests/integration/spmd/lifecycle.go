@@ -160,6 +160,11 @@ func fault(mode string) int {
 	t0 := time.Now()
 	if *faultWait == "barrier" {
 		err = shmem.BarrierAll()
+	} else if *faultWait == "get" {
+		// Remote reads of the dead PE (over ofi: its endpoint is gone).
+		for err == nil && time.Since(t0) < time.Minute {
+			_, err = shmem.G(flag, 0, 1)
+		}
 	} else {
 		err = shmem.WaitUntil(flag, 0, shmem.CmpEQ, 1)
 	}

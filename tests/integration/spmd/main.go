@@ -39,7 +39,7 @@ var (
 	heapFlag  = flag.Uint64("heap", 32<<20, "symmetric heap bytes per PE (WithSymmetricSize); 0 = GOSHMEM_SYMMETRIC_SIZE")
 	guardFlag = flag.Duration("guard", 60*time.Second,
 		"watchdog (WithTimeout) when GOSHMEM_TIMEOUT is not set, so a hung check fails instead of hanging; 0 = off")
-	faultWait = flag.String("fault-wait", "wait", "what the surviving PEs do in the fault modes: wait (WaitUntil) or barrier (BarrierAll)")
+	faultWait = flag.String("fault-wait", "wait", "what the surviving PEs do in the fault modes: wait (WaitUntil), barrier (BarrierAll) or get (G from PE 1 in a loop)")
 )
 
 // check is one named check. minPEs > 0 skips it on smaller jobs (a skip is

@@ -577,3 +577,30 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e)
 	free(e);
 	return CUDA_SUCCESS;
 }
+
+/* Stream-ordered copies and word writes: the fake runs them at once (its
+ * "device" memory is host memory). */
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+	(void)st;
+	NEED_CTX();
+	memcpy((void *)(uintptr_t)d, s, n);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+	(void)st;
+	NEED_CTX();
+	memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamWriteValue64_v2(CUstream st, CUdeviceptr addr, uint64_t v, unsigned int flags)
+{
+	(void)st;
+	(void)flags;
+	NEED_CTX();
+	__atomic_store_n((unsigned long long *)(uintptr_t)addr, v, __ATOMIC_RELEASE);
+	return CUDA_SUCCESS;
+}

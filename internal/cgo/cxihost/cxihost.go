@@ -1,0 +1,93 @@
+// Package cxihost runs the CXI device header (include/goshmem/cxi.h)
+// compiled for the host: the calling OS thread is the "GPU thread" of one
+// PE, against that PE's cxi.Rank (its monitor and libfabric deferred work).
+// The CPU flavour of goshmem-perf cxi and the multi-process CXI test use it.
+//
+// This is the package's only cgo file.
+package cxihost
+
+/*
+#cgo CFLAGS: -std=c11 -O2 -Wall -Wextra -Werror -pthread -I${SRCDIR}/../../../include
+#cgo LDFLAGS: -pthread
+#include "cxihost.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"time"
+	"unsafe"
+)
+
+// Result is what one call reports (cxih_result_t).
+type Result struct {
+	RC           int // GOSHMEMX_CXI_* (0: OK, 1: timed out / monitor stopped)
+	Done         uint64
+	Total        time.Duration
+	Max, Min     time.Duration
+	AMGot, AMBad uint64
+	Sink         float64
+}
+
+func conv(r *C.cxih_result_t) Result {
+	mn := time.Duration(r.min_ns)
+	if uint64(r.min_ns) == ^uint64(0) {
+		mn = 0
+	}
+	return Result{RC: int(r.rc), Done: uint64(r.done), Total: time.Duration(r.total_ns), Max: time.Duration(r.max_ns),
+		Min: mn, AMGot: uint64(r.am_got), AMBad: uint64(r.am_bad), Sink: float64(r.sink)}
+}
+
+// Thread is a "GPU thread" bound to one PE's CXI state. Its methods must
+// run on the goroutine that made it (the OS thread is locked until Close).
+type Thread struct {
+	state unsafe.Pointer
+	pe, n int
+}
+
+// NewThread locks the calling goroutine to its OS thread and makes state
+// (cxi.Rank.State) its CXI state as PE pe of n.
+func NewThread(state unsafe.Pointer, pe, n int) *Thread {
+	runtime.LockOSThread()
+	t := &Thread{state: state, pe: pe, n: n}
+	C.cxih_attach(state, C.int(pe), C.int(n))
+	return t
+}
+
+// Close unlocks the OS thread.
+func (t *Thread) Close() { runtime.UnlockOSThread() }
+
+// Compute runs iters dependent FMAs (one "kernel" of the phase workload).
+func Compute(iters int64) float64 { return float64(C.cxih_compute(C.int64_t(iters))) }
+
+// Phases runs the GPU-triggered phase workload in one call: phases x
+// (iters FMAs, then goshmemx_cxi_barrier).
+func (t *Thread) Phases(iters int64, phases int) Result {
+	var r C.cxih_result_t
+	C.cxih_phases(C.int64_t(iters), C.int(phases), &r)
+	return conv(&r)
+}
+
+// Barriers runs count goshmemx_cxi_barrier calls back to back.
+func (t *Thread) Barriers(count int64) Result {
+	var r C.cxih_result_t
+	C.cxih_barriers(C.int64_t(count), &r)
+	return conv(&r)
+}
+
+// Triggers rings the state's bench_doorbell count times (the emulated
+// trigger's one store: release, system scope) and reports the total time.
+func (t *Thread) Triggers(count int64) Result {
+	var r C.cxih_result_t
+	C.cxih_triggers(C.int64_t(count), &r)
+	return conv(&r)
+}
+
+// Check runs iters barriers where PE i mod n sleeps skew before barrier i
+// (Min: the shortest barrier this PE waited through while a peer slept),
+// then am active messages to every PE with contents and order checked.
+func (t *Thread) Check(iters int, skew time.Duration, am int) Result {
+	var r C.cxih_result_t
+	C.cxih_check(C.int(iters), C.uint64_t(skew), C.int(am), &r)
+	return conv(&r)
+}

@@ -1,0 +1,166 @@
+package proxy
+
+import (
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/transport"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+)
+
+// CUDAMemory is Memory on a GPU: rings, replies and status in pinned host
+// memory mapped for the device (cuMemHostAlloc portable|devicemap), the
+// proxy state in GPU memory.
+type CUDAMemory struct {
+	Ctx    *cuda.Context
+	pinned []unsafe.Pointer
+	dev    []cuda.DevicePtr
+}
+
+// Pinned implements Memory.
+func (m *CUDAMemory) Pinned(n int) (Ptr, error) {
+	h, err := m.Ctx.MemHostAlloc(n, cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
+	if err != nil {
+		return Ptr{}, err
+	}
+	m.pinned = append(m.pinned, h)
+	clear(unsafe.Slice((*byte)(h), n))
+	d, err := m.Ctx.MemHostGetDevicePointer(h)
+	if err != nil {
+		return Ptr{}, err
+	}
+	return Ptr{Host: h, Dev: uint64(d)}, nil
+}
+
+// Device implements Memory.
+func (m *CUDAMemory) Device(n int) (Ptr, error) {
+	d, err := m.Ctx.MemAlloc(n)
+	if err != nil {
+		return Ptr{}, err
+	}
+	m.dev = append(m.dev, d)
+	if err := m.Ctx.MemsetD8(d, 0, n); err != nil {
+		return Ptr{}, err
+	}
+	return Ptr{Dev: uint64(d)}, nil
+}
+
+// Write implements Memory.
+func (m *CUDAMemory) Write(dev uint64, b []byte) error {
+	return m.Ctx.MemcpyHtoD(cuda.DevicePtr(dev), unsafe.Pointer(unsafe.SliceData(b)), len(b))
+}
+
+// Close implements Memory.
+func (m *CUDAMemory) Close() error {
+	var errList []error
+	for _, p := range m.pinned {
+		errList = append(errList, m.Ctx.MemFreeHost(p))
+	}
+	for _, d := range m.dev {
+		errList = append(errList, m.Ctx.MemFree(d))
+	}
+	m.pinned, m.dev = nil, nil
+	return errors.Join(errList...)
+}
+
+// CUDABackend submits one worker's requests on its own CUDA stream: copies
+// (cuMemcpy*Async) between the GPU heaps this process mapped with CUDA IPC,
+// atomics as the host API's one-thread atomic kernels, completion words as
+// stream memory writes (cuStreamWriteValue64), all in stream order.
+type CUDABackend struct {
+	gpu     *cudatr.Transport
+	s       cuda.Stream
+	scratch Ptr // out word of atomics without a result
+	mem     *CUDAMemory
+}
+
+// NewCUDABackend makes a backend with a new non-blocking stream.
+func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
+	s, err := gpu.Ctx.StreamCreate(cuda.StreamNonBlocking)
+	if err != nil {
+		return nil, err
+	}
+	b := &CUDABackend{gpu: gpu, s: s, mem: &CUDAMemory{Ctx: gpu.Ctx}}
+	if b.scratch, err = b.mem.Device(64); err != nil {
+		_ = s.Destroy()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *CUDABackend) peer(pe int, off uint64) (cuda.DevicePtr, error) {
+	base := b.gpu.PeerAddr(pe)
+	if base == 0 {
+		return 0, errs.New(errs.ErrNotSupported, -1, "proxy", "PE %d's GPU heap is not mapped in this process (another node): no inter-node GPU transport in the proxy yet", pe)
+	}
+	return base + cuda.DevicePtr(off), nil
+}
+
+// Name implements Backend.
+func (b *CUDABackend) Name() string { return "cuda (IPC-mapped heaps, stream-ordered copies)" }
+
+// Put implements Backend.
+func (b *CUDABackend) Put(pe int, dst, src uint64, n int) error {
+	d, err := b.peer(pe, dst)
+	if err != nil {
+		return err
+	}
+	return b.s.MemcpyDtoDAsync(d, b.gpu.Base()+cuda.DevicePtr(src), n)
+}
+
+// PutInline implements Backend.
+func (b *CUDABackend) PutInline(pe int, dst uint64, data Ptr, n int) error {
+	d, err := b.peer(pe, dst)
+	if err != nil {
+		return err
+	}
+	return b.s.MemcpyHtoDAsync(d, data.Host, n)
+}
+
+// Get implements Backend.
+func (b *CUDABackend) Get(pe int, src, dst uint64, n int) error {
+	s, err := b.peer(pe, src)
+	if err != nil {
+		return err
+	}
+	return b.s.MemcpyDtoDAsync(b.gpu.Base()+cuda.DevicePtr(dst), s, n)
+}
+
+// GetReply implements Backend.
+func (b *CUDABackend) GetReply(pe int, src uint64, n int, out Ptr) error {
+	s, err := b.peer(pe, src)
+	if err != nil {
+		return err
+	}
+	return b.s.MemcpyDtoDAsync(cuda.DevicePtr(out.Dev), s, n)
+}
+
+// Atomic implements Backend.
+func (b *CUDABackend) Atomic(pe int, off uint64, op transport.AMO, width int, v, cmp uint64, out Ptr) error {
+	a, err := b.peer(pe, off)
+	if err != nil {
+		return err
+	}
+	o := out.Dev
+	if o == 0 {
+		o = b.scratch.Dev
+	}
+	return b.gpu.AtomicAsync(b.s, op, width, a, v, cmp, cuda.DevicePtr(o))
+}
+
+// WriteWord implements Backend.
+func (b *CUDABackend) WriteWord(p Ptr, v uint64) error {
+	return b.s.WriteValue64(cuda.DevicePtr(p.Dev), v)
+}
+
+// Flush implements Backend: every call above was submitted already.
+func (b *CUDABackend) Flush() error { return nil }
+
+// Close implements Backend.
+func (b *CUDABackend) Close() error {
+	err := b.s.Synchronize()
+	return errors.Join(err, b.s.Destroy(), b.mem.Close())
+}

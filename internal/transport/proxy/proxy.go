@@ -1,0 +1,539 @@
+// Package proxy is the host side of goshmem's CPU-proxy remote path (seed
+// 000's tuned mini-proxy): GPU threads write 16-byte descriptors into rings
+// in host-pinned memory (include/goshmem/proxy.h); workers here poll the
+// rings, submit each request through a Backend (cuda copies and atomic
+// kernels for the GPU heap on one node, a transport.Transport for host
+// memory), and publish completion in stream order: the ring's completion
+// counter in GPU memory, the consumer index and reply tickets in pinned
+// memory.
+//
+// Rings are reserved per device context: context 0 (the default, used by
+// every thread, multi-producer) gets Rings rings, every other context one
+// ring of its own with the tuned single-producer protocol, so a latency-
+// sensitive context never queues behind bulk traffic. Workers own disjoint
+// sets of rings (ring i -> worker i mod Workers) and chain up to Batch
+// requests per submission (one counter write for the chain).
+//
+// Faults: a request for an invalid PE, offset or op is rejected: the ring's
+// counter gets DoneErr (the device's next quiet of that context traps with
+// GOSHMEMI_ERR_PROXY_REJECTED) and Err reports the request. A worker that
+// stops (backend failure, panic, Close) sets the status block's dead word:
+// every device wait on the proxy then traps with GOSHMEMI_ERR_PROXY_DEAD,
+// and with a timeout configured no device wait outlives it.
+package proxy
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/transport"
+)
+
+// Ptr is a word both sides can reach: its host address and the device
+// address the GPU (and the GPU's streams) use for it.
+type Ptr struct {
+	Host unsafe.Pointer
+	Dev  uint64
+}
+
+// Add returns p advanced by n bytes.
+func (p Ptr) Add(n uintptr) Ptr { return Ptr{Host: unsafe.Add(p.Host, n), Dev: p.Dev + uint64(n)} }
+
+// Memory provides the proxy's memory: pinned host memory the GPU can
+// address (rings, replies, consumer indices, status) and the device-side
+// state (GPU memory on a GPU; host memory in host mode).
+type Memory interface {
+	// Pinned returns n zeroed bytes of host memory mapped for the GPU.
+	Pinned(n int) (Ptr, error)
+	// Device returns n zeroed bytes for the device-side state. Host is nil
+	// when the CPU cannot load/store it (GPU memory).
+	Device(n int) (Ptr, error)
+	// Write copies b to the device address dev.
+	Write(dev uint64, b []byte) error
+	// Close frees everything.
+	Close() error
+}
+
+// Backend submits the requests of one worker. Offsets are symmetric byte
+// offsets, already validated. Operations are applied in submission order;
+// WriteWord is ordered after every earlier operation (its results visible
+// to whoever sees the word).
+type Backend interface {
+	Name() string
+	// Put copies n bytes from this PE's heap at src to pe's heap at dst.
+	Put(pe int, dst, src uint64, n int) error
+	// PutInline copies n (<= 8) bytes at data (pinned ring memory, unchanged
+	// until a later WriteWord has executed) to pe's heap at dst.
+	PutInline(pe int, dst uint64, data Ptr, n int) error
+	// Get copies n bytes from pe's heap at src to this PE's heap at dst.
+	Get(pe int, src, dst uint64, n int) error
+	// GetReply copies n (<= 8) bytes from pe's heap at src to out.
+	GetReply(pe int, src uint64, n int, out Ptr) error
+	// Atomic applies op to the width-byte word at off on pe; when out.Dev
+	// (or out.Host) is set, the old value is stored there as a u64.
+	Atomic(pe int, off uint64, op transport.AMO, width int, v, cmp uint64, out Ptr) error
+	// WriteWord stores v to p after everything submitted before it.
+	WriteWord(p Ptr, v uint64) error
+	// Flush submits what was queued (end of a chain).
+	Flush() error
+	// Close releases the backend (the worker has stopped).
+	Close() error
+}
+
+// Config configures a Proxy.
+type Config struct {
+	Me, NPEs int
+	// HeapSize is the symmetric heap size of every PE (offsets beyond are rejected).
+	HeapSize uint64
+	// Reachable reports whether the backends reach pe's heap (nil: all).
+	Reachable func(pe int) bool
+	Workers   int    // T: worker threads
+	Rings     int    // R: rings of the default context
+	Contexts  int    // device contexts (the default one included)
+	Slots     int    // descriptors per ring (a power of two)
+	Batch     int    // B: requests chained per submission
+	Mode      string // "tuned" or "baseline"
+	// Timeout bounds every device wait on the proxy (0: none).
+	Timeout time.Duration
+	// CPUs are the cores to pin workers to, in order (nil: no pinning).
+	CPUs []int
+	// Idle is how long a worker spins without work before it starts to
+	// sleep between polls (0: 1 ms).
+	Idle time.Duration
+}
+
+// Proxy is one PE's rings and workers.
+type Proxy struct {
+	cfg     Config
+	mem     Memory
+	state   Ptr
+	status  Ptr
+	rings   []*ring
+	workers []*worker
+	ctxRing [][]int
+
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+	errMu   sync.Mutex
+	rejects []error // first rejection per ring, in order seen
+	dead    atomic.Pointer[error]
+}
+
+type ring struct {
+	idx     int
+	ctx     int
+	log2    uint
+	slots   Ptr
+	replies Ptr
+	tail    Ptr // consumer index (pinned)
+	done    Ptr // completion counter (device state)
+	cursor  uint64
+	errBit  uint64
+	rejects uint64
+}
+
+// Normalize fills defaults and validates cfg; errors name the setting.
+func (c *Config) Normalize() error {
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Rings == 0 {
+		c.Rings = 4
+	}
+	if c.Contexts == 0 {
+		c.Contexts = 8
+	}
+	if c.Slots == 0 {
+		c.Slots = 1024
+	}
+	if c.Batch == 0 {
+		c.Batch = min(16, c.Slots)
+	}
+	if c.Mode == "" {
+		c.Mode = "tuned"
+	}
+	if c.Idle == 0 {
+		c.Idle = time.Millisecond
+	}
+	bad := func(format string, args ...any) error {
+		return errs.Hint(errs.ErrInvalidArgument, "see GOSHMEM_PROXY_* in GOSHMEM_INFO=1's settings", c.Me, "Init", format, args...)
+	}
+	switch {
+	case c.Workers < 1 || c.Workers > MaxRings:
+		return bad("GOSHMEM_PROXY_WORKERS=%d; must be in [1, %d]", c.Workers, MaxRings)
+	case c.Contexts < 1 || c.Contexts > MaxCtx:
+		return bad("GOSHMEM_PROXY_CONTEXTS=%d; must be in [1, %d]", c.Contexts, MaxCtx)
+	case c.Rings < 1 || c.Rings+c.Contexts-1 > MaxRings:
+		return bad("GOSHMEM_PROXY_RINGS=%d with %d contexts; rings + contexts - 1 must be in [1, %d]", c.Rings, c.Contexts, MaxRings)
+	case c.Slots < 4 || c.Slots > 1<<20 || c.Slots&(c.Slots-1) != 0:
+		return bad("GOSHMEM_PROXY_SLOTS=%d; must be a power of two in [4, %d]", c.Slots, 1<<20)
+	case c.Batch < 1 || c.Batch > c.Slots:
+		return bad("GOSHMEM_PROXY_BATCH=%d; must be in [1, GOSHMEM_PROXY_SLOTS=%d]", c.Batch, c.Slots)
+	case c.Mode != "tuned" && c.Mode != "baseline":
+		return bad("GOSHMEM_PROXY_MODE=%q; want tuned or baseline", c.Mode)
+	case c.NPEs < 1 || c.NPEs > 1024 || c.Me < 0 || c.Me >= c.NPEs:
+		return bad("PE %d of %d: the proxy addresses at most 1024 PEs", c.Me, c.NPEs)
+	case c.HeapSize == 0 || c.HeapSize > offMask:
+		return bad("heap size %d bytes; the proxy's descriptors address heaps of 1 to %d bytes", c.HeapSize, uint64(offMask))
+	}
+	return nil
+}
+
+// New allocates the rings and the device-side state (not yet started).
+func New(cfg Config, mem Memory) (*Proxy, error) {
+	if err := cfg.Normalize(); err != nil {
+		return nil, err
+	}
+	p := &Proxy{cfg: cfg, mem: mem}
+	var err error
+	if p.state, err = mem.Device(StateSize); err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: proxy state", cfg.Me)
+	}
+	if p.status, err = mem.Pinned(statusSize + 8*MaxRings); err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: proxy status block", cfg.Me)
+	}
+	nr := cfg.Rings + cfg.Contexts - 1
+	log2 := uint(0)
+	for 1<<log2 < cfg.Slots {
+		log2++
+	}
+	first := make([]uint8, cfg.Contexts)
+	count := make([]uint8, cfg.Contexts)
+	p.ctxRing = make([][]int, cfg.Contexts)
+	confs := make([]ringConfig, nr)
+	for i := 0; i < nr; i++ {
+		ctx := 0
+		if i >= cfg.Rings {
+			ctx = i - cfg.Rings + 1
+		}
+		r := &ring{idx: i, ctx: ctx, log2: log2}
+		if r.slots, err = mem.Pinned(cfg.Slots * slotSize); err != nil {
+			return nil, errors.Wrapf(err, "goshmem: PE %d: proxy ring %d (%d slots)", cfg.Me, i, cfg.Slots)
+		}
+		if r.replies, err = mem.Pinned(cfg.Slots * replySize); err != nil {
+			return nil, errors.Wrapf(err, "goshmem: PE %d: proxy ring %d replies", cfg.Me, i)
+		}
+		r.tail = p.status.Add(uintptr(statusSize + 8*i))
+		r.done = p.state.Add(uintptr(offRings + ringSize*i + ringOffDone))
+		mode := ModeMPSC
+		switch {
+		case cfg.Mode == "baseline":
+			mode = ModeBaseline
+		case ctx > 0:
+			mode = ModeSPSC
+		}
+		confs[i] = ringConfig{slots: r.slots.Dev, replies: r.replies.Dev, tail: r.tail.Dev, log2: uint32(log2),
+			mode: mode, ctx: uint32(ctx), worker: uint32(i % cfg.Workers)}
+		p.ctxRing[ctx] = append(p.ctxRing[ctx], i)
+		p.rings = append(p.rings, r)
+	}
+	for c, rs := range p.ctxRing {
+		first[c], count[c] = uint8(rs[0]), uint8(len(rs))
+	}
+	img := stateImage(p.status.Dev, uint64(cfg.Timeout.Nanoseconds()), confs, first, count)
+	if err := mem.Write(p.state.Dev, img); err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: writing the proxy state", cfg.Me)
+	}
+	return p, nil
+}
+
+// StateAddr is the device address of the proxy state (device_state.proxy_state).
+func (p *Proxy) StateAddr() uint64 { return p.state.Dev }
+
+// Config returns the normalized configuration.
+func (p *Proxy) Config() Config { return p.cfg }
+
+// RingsOf returns the ring indices of device context ctx.
+func (p *Proxy) RingsOf(ctx int) []int { return p.ctxRing[ctx] }
+
+// Describe is the line GOSHMEM_INFO prints.
+func (p *Proxy) Describe(backend string) string {
+	c := p.cfg
+	return fmt.Sprintf("proxy (%s protocol): %d workers, %d rings for the default context + 1 reserved ring for each of contexts 1..%d, %d slots, batch %d, backend %s, cpus %v",
+		c.Mode, c.Workers, c.Rings, c.Contexts-1, c.Slots, c.Batch, backend, c.CPUs)
+}
+
+// Start starts the workers; newBackend makes one backend per worker (its
+// stream). It returns once every worker has its backend.
+func (p *Proxy) Start(newBackend func(worker int) (Backend, error)) error {
+	ready := make(chan error, p.cfg.Workers)
+	for i := 0; i < p.cfg.Workers; i++ {
+		w := &worker{p: p, id: i}
+		for _, r := range p.rings {
+			if r.idx%p.cfg.Workers == i {
+				w.rings = append(w.rings, r)
+			}
+		}
+		if len(p.cfg.CPUs) > 0 {
+			w.cpu = p.cfg.CPUs[i%len(p.cfg.CPUs)]
+		} else {
+			w.cpu = -1
+		}
+		p.workers = append(p.workers, w)
+		p.wg.Add(1)
+		go w.run(newBackend, ready)
+	}
+	var first error
+	for i := 0; i < p.cfg.Workers; i++ {
+		if err := <-ready; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		_ = p.Close()
+	}
+	return first
+}
+
+// Err returns the first rejected request or the reason a worker stopped
+// (nil when neither happened). The error stays (device contexts that saw
+// the rejection are unusable).
+func (p *Proxy) Err() error {
+	if d := p.dead.Load(); d != nil {
+		return *d
+	}
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	if len(p.rejects) > 0 {
+		return errors.Join(p.rejects...)
+	}
+	return nil
+}
+
+// Close stops the workers (marking them dead for any device code still
+// waiting) and frees the memory.
+func (p *Proxy) Close() error {
+	p.stop.Store(true)
+	p.wg.Wait()
+	p.setDead(-1, errors.Newf("goshmem: PE %d: proxy closed", p.cfg.Me), deadClosed)
+	return p.mem.Close()
+}
+
+// dead-word values (the device prints them in error_info).
+const (
+	deadBackend = 1 // a backend call failed
+	deadPanic   = 2
+	deadClosed  = 3
+	deadKilled  = 4 // tests: KillWorker
+)
+
+func (p *Proxy) setDead(worker int, err error, code uint64) {
+	if p.dead.CompareAndSwap(nil, &err) {
+		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, statusOffDeadInfo)), uint64(int64(worker)))
+		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, statusOffDead)), code)
+	}
+}
+
+// KillWorker stops worker i as if it had failed (fault-injection for tests
+// and for `goshmem-perf proxy`'s fault row).
+func (p *Proxy) KillWorker(i int) { p.workers[i].kill.Store(true) }
+
+func (p *Proxy) reject(r *ring, t uint64, d Desc, why string) {
+	err := errs.New(errs.ErrInvalidArgument, p.cfg.Me, "proxy",
+		"device request rejected by the proxy worker (ring %d, context %d, ticket %d): %s: %s", r.idx, r.ctx, t, d, why)
+	p.errMu.Lock()
+	if r.rejects == 0 {
+		p.rejects = append(p.rejects, err)
+		o := statusOffRingErr + 16*r.idx
+		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, o+8)), t)
+		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, o)), uint64(d.Op)|uint64(d.PE)<<8)
+	}
+	r.rejects++
+	p.errMu.Unlock()
+}
+
+// validate checks a request against the job's PEs, heaps and ops.
+func (p *Proxy) validate(d Desc) string {
+	c := &p.cfg
+	if d.PE >= c.NPEs {
+		return fmt.Sprintf("PE %d out of range [0, %d)", d.PE, c.NPEs)
+	}
+	if c.Reachable != nil && !c.Reachable(d.PE) {
+		return fmt.Sprintf("no transport of this proxy reaches PE %d's heap (another node's GPU heap needs an inter-node GPU transport)", d.PE)
+	}
+	n := d.Size()
+	switch d.Op {
+	case OpPut, OpGet:
+		if n == 0 || n > Chunk {
+			return fmt.Sprintf("size %d out of range [1, %d]", n, Chunk)
+		}
+		if d.LOff() > c.HeapSize || n > c.HeapSize-d.LOff() {
+			return fmt.Sprintf("local offset %#x + %d bytes is outside the heap (%d bytes)", d.LOff(), n, c.HeapSize)
+		}
+	case OpPutInline, OpGetReply:
+		if n == 0 || n > 8 {
+			return fmt.Sprintf("inline size %d out of range [1, 8]", n)
+		}
+	case OpAMO:
+		if d.Arg&0xc0 != 0 {
+			return fmt.Sprintf("AMO arg %#x has unknown bits", d.Arg)
+		}
+		if d.ROff%n != 0 {
+			return fmt.Sprintf("AMO offset %#x is not %d-byte aligned", d.ROff, n)
+		}
+	default:
+		return fmt.Sprintf("unknown op %d", d.Op)
+	}
+	if d.ROff > c.HeapSize || n > c.HeapSize-d.ROff {
+		return fmt.Sprintf("offset %#x + %d bytes is outside PE %d's heap (%d bytes)", d.ROff, n, d.PE, c.HeapSize)
+	}
+	return ""
+}
+
+type worker struct {
+	p     *Proxy
+	id    int
+	cpu   int
+	rings []*ring
+	be    Backend
+	kill  atomic.Bool
+}
+
+func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) {
+	defer w.p.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if w.cpu >= 0 {
+		_ = pinThread(w.cpu) // best effort: a core list the OS refuses only costs latency
+	}
+	be, err := newBackend(w.id)
+	if err != nil {
+		ready <- errors.Wrapf(err, "goshmem: PE %d: proxy worker %d", w.p.cfg.Me, w.id)
+		return
+	}
+	w.be = be
+	ready <- nil
+	defer func() { _ = be.Close() }()
+	defer func() {
+		if v := recover(); v != nil {
+			w.p.setDead(w.id, errors.Newf("goshmem: PE %d: proxy worker %d panicked: %v", w.p.cfg.Me, w.id, v), deadPanic)
+		}
+	}()
+	idleSince := time.Time{}
+	for !w.p.stop.Load() {
+		if w.kill.Load() {
+			w.p.setDead(w.id, errors.Newf("goshmem: PE %d: proxy worker %d was stopped", w.p.cfg.Me, w.id), deadKilled)
+			return
+		}
+		n := 0
+		for _, r := range w.rings {
+			k, err := w.drain(r)
+			if err != nil {
+				w.p.setDead(w.id, err, deadBackend)
+				return
+			}
+			n += k
+		}
+		if n > 0 {
+			idleSince = time.Time{}
+			continue
+		}
+		// Idle: spin for cfg.Idle, then sleep briefly between polls so an
+		// idle PE does not hold a core (latency after idle: the sleep).
+		now := time.Now()
+		if idleSince.IsZero() {
+			idleSince = now
+		} else if now.Sub(idleSince) > w.p.cfg.Idle {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+func (r *ring) slot(t uint64) (w0, w1 *uint64, data Ptr) {
+	o := uintptr(t&(1<<r.log2-1)) * slotSize
+	s := r.slots.Add(o)
+	return (*uint64)(s.Host), (*uint64)(unsafe.Add(s.Host, 8)), s.Add(8)
+}
+
+func (r *ring) reply(t uint64) Ptr { return r.replies.Add(uintptr(t&(1<<r.log2-1)) * replySize) }
+
+// drain submits up to Batch valid requests of r, then their completion.
+func (w *worker) drain(r *ring) (int, error) {
+	p := w.p
+	n := 0
+	for n < p.cfg.Batch {
+		t := r.cursor
+		pw0, pw1, data := r.slot(t)
+		w0 := atomic.LoadUint64(pw0)
+		if w0&1 != expectedPhase(t, r.log2) {
+			break
+		}
+		d := Decode(w0, atomic.LoadUint64(pw1))
+		var cmp uint64
+		if d.Slots() == 2 { // the extension slot: {its lap's phase, cmp}, published before this one
+			_, e1, _ := r.slot(t + 1)
+			cmp = atomic.LoadUint64(e1)
+		}
+		if why := p.validate(d); why != "" {
+			p.reject(r, t, d, why)
+			r.errBit = DoneErr
+			if d.WantsReply() {
+				if err := w.be.WriteWord(r.reply(t).Add(replyOffTicket), (t+1)|DoneErr); err != nil {
+					return n, err
+				}
+			}
+		} else if err := w.exec(r, t, d, data, cmp); err != nil {
+			// the transport failed this request: reported like a rejection
+			p.reject(r, t, d, err.Error())
+			r.errBit = DoneErr
+			if d.WantsReply() {
+				if err := w.be.WriteWord(r.reply(t).Add(replyOffTicket), (t+1)|DoneErr); err != nil {
+					return n, err
+				}
+			}
+		}
+		r.cursor = t + d.Slots()
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	// completion, in stream order after the chain: counter (GPU), then the
+	// consumer index (slots and inline payloads are free only now)
+	if err := w.be.WriteWord(r.done, r.cursor|r.errBit); err != nil {
+		return n, err
+	}
+	if err := w.be.WriteWord(r.tail, r.cursor); err != nil {
+		return n, err
+	}
+	return n, w.be.Flush()
+}
+
+func (w *worker) exec(r *ring, t uint64, d Desc, data Ptr, cmp uint64) error {
+	be := w.be
+	n := int(d.Size())
+	switch d.Op {
+	case OpPut:
+		return be.Put(d.PE, d.ROff, d.LOff(), n)
+	case OpPutInline:
+		return be.PutInline(d.PE, d.ROff, data, n)
+	case OpGet:
+		return be.Get(d.PE, d.ROff, d.LOff(), n)
+	case OpGetReply:
+		rp := r.reply(t)
+		if err := be.GetReply(d.PE, d.ROff, n, rp.Add(replyOffValue)); err != nil {
+			return err
+		}
+		return be.WriteWord(rp.Add(replyOffTicket), t+1)
+	case OpAMO:
+		var out Ptr
+		rp := r.reply(t)
+		if d.WantsReply() {
+			out = rp.Add(replyOffValue)
+		}
+		if err := be.Atomic(d.PE, d.ROff, deviceAMO[d.Arg&7], n, d.W1, cmp, out); err != nil {
+			return err
+		}
+		if d.WantsReply() {
+			return be.WriteWord(rp.Add(replyOffTicket), t+1)
+		}
+	}
+	return nil
+}

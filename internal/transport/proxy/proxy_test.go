@@ -1,0 +1,449 @@
+package proxy_test
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/cgo/devhost"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+	"github.com/goshmem/goshmem/internal/transport/proxy"
+	"github.com/goshmem/goshmem/internal/transport/shm"
+	"github.com/goshmem/goshmem/quiet"
+)
+
+const heapSize = 1 << 20
+
+// job is npes host-mode "GPUs": heaps in host memory, a device state per
+// PE that reaches only itself by load/store and every other PE through its
+// own proxy, whose worker submits through the shm transport.
+type job struct {
+	mem     *proxy.HostMemory
+	heaps   []unsafe.Pointer
+	pes     []devhost.PE
+	proxies []*proxy.Proxy
+}
+
+func newJob(t *testing.T, npes int, cfg proxy.Config, start bool) *job {
+	t.Helper()
+	j := &job{mem: &proxy.HostMemory{}}
+	t.Cleanup(func() {
+		for _, p := range j.proxies {
+			_ = p.Close()
+		}
+		_ = j.mem.Close()
+	})
+	for pe := 0; pe < npes; pe++ {
+		h, err := j.mem.Pinned(heapSize)
+		require.NoError(t, err)
+		j.heaps = append(j.heaps, h.Host)
+	}
+	for pe := 0; pe < npes; pe++ {
+		c := cfg
+		c.Me, c.NPEs, c.HeapSize = pe, npes, heapSize
+		pm := &proxy.HostMemory{}
+		p, err := proxy.New(c, pm)
+		require.NoError(t, err)
+		j.proxies = append(j.proxies, p)
+		st := cudatr.State{MyPE: int32(pe), NPEs: int32(npes), HeapSize: heapSize,
+			RemoteTransport: cudatr.RemoteProxy, ProxyState: p.StateAddr()}
+		st.HeapBase[pe] = uint64(uintptr(j.heaps[pe]))
+		for i := range st.Teams {
+			st.Teams[i] = cudatr.Team{MyIndex: -1, Slot: int32(i)}
+		}
+		st.Teams[0] = cudatr.Team{Start: 0, Stride: 1, Size: int32(npes), MyIndex: int32(pe)}
+		sm, err := j.mem.Device(cudatr.StateSize)
+		require.NoError(t, err)
+		require.NoError(t, j.mem.Write(sm.Dev, st.Bytes()))
+		j.pes = append(j.pes, devhost.PE{State: uintptr(sm.Host)})
+		if start {
+			j.start(t, pe, nil)
+		}
+	}
+	return j
+}
+
+// start starts PE pe's workers over shm (wrap: optional backend wrapper).
+func (j *job) start(t *testing.T, pe int, wrap func(proxy.Backend) proxy.Backend) {
+	t.Helper()
+	tr := shm.New(j.heaps)
+	require.NoError(t, j.proxies[pe].Start(func(int) (proxy.Backend, error) {
+		var b proxy.Backend = &proxy.HostBackend{Tr: tr, Local: j.heaps[pe], Q: quiet.NewQueue("proxy", nil)}
+		if wrap != nil {
+			b = wrap(b)
+		}
+		return b, nil
+	}))
+}
+
+func (j *job) addr(pe int, off uintptr) uintptr { return uintptr(j.heaps[pe]) + off }
+func (j *job) bytes(pe int, off uintptr, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(j.heaps[pe], off)), n)
+}
+func (j *job) u64(pe int, off uintptr) uint64 { return *(*uint64)(unsafe.Add(j.heaps[pe], off)) }
+
+// sym is the address PE 0 names for offset off (its own heap: symmetric).
+func (j *job) sym(off uintptr) uintptr { return j.addr(0, off) }
+
+func trapCode(t *testing.T, err error) uint64 {
+	t.Helper()
+	var tr *devhost.Trap
+	require.True(t, errors.As(err, &tr), "want a device trap, got %v", err)
+	return tr.Code
+}
+
+func TestEndToEndOverShm(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 2, Rings: 2, Contexts: 4, Slots: 64, Batch: 4}, true)
+	pe0 := j.pes[0]
+
+	// p (inline 8 and 2 bytes), then quiet: visible on PE 1
+	require.NoError(t, pe0.P64(j.sym(0), 0x1122334455667788, 1))
+	require.NoError(t, pe0.P16(j.sym(8), 0xbeef, 1))
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, uint64(0x1122334455667788), j.u64(1, 0))
+	assert.Equal(t, []byte{0xef, 0xbe}, j.bytes(1, 8, 2))
+
+	// blocking put of 100000 bytes from the symmetric heap: done on return
+	src := j.bytes(0, 4096, 100000)
+	for i := range src {
+		src[i] = byte(i*7 + 3)
+	}
+	require.NoError(t, pe0.Putmem(j.sym(200000), j.sym(4096), len(src), 1, false))
+	assert.Equal(t, src, j.bytes(1, 200000, len(src)), "blocking put completed before returning")
+
+	// nbi put from a non-symmetric source (inline chunks) + quiet
+	outside, err := j.mem.Pinned(4096)
+	require.NoError(t, err)
+	ob := unsafe.Slice((*byte)(outside.Host), 21)
+	for i := range ob {
+		ob[i] = byte(100 + i)
+	}
+	require.NoError(t, pe0.Putmem(j.sym(300000), uintptr(outside.Host), 21, 1, true))
+	require.NoError(t, pe0.Quiet(0))
+	assert.Equal(t, ob, j.bytes(1, 300000, 21))
+
+	// get into the symmetric heap, and into non-symmetric memory (reply slots)
+	pb := j.bytes(1, 400000, 3000)
+	for i := range pb {
+		pb[i] = byte(i ^ 0x5a)
+	}
+	require.NoError(t, pe0.Getmem(j.sym(500000), j.sym(400000), 3000, 1, false))
+	assert.Equal(t, pb, j.bytes(0, 500000, 3000))
+	require.NoError(t, pe0.Getmem(uintptr(outside.Host)+64, j.sym(400000), 13, 1, false))
+	assert.Equal(t, pb[:13], unsafe.Slice((*byte)(unsafe.Add(outside.Host, 64)), 13))
+	v, err := pe0.G64(j.sym(0), 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0x1122334455667788), v)
+
+	// AMOs (64 and 32 bits) with their fetched values
+	ctr := j.sym(600000)
+	old, err := pe0.AMO64(devhost.AMOFetchAdd, ctr, 5, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0), old)
+	_, err = pe0.AMO64(devhost.AMOAdd, ctr, 10, 0, 1)
+	require.NoError(t, err)
+	old, err = pe0.AMO64(devhost.AMOCompareSwap, ctr, 99, 15, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(15), old, "compare-swap sees 5 + 10")
+	old, err = pe0.AMO64(devhost.AMOCompareSwap, ctr, 1, 15, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(99), old, "failed compare-swap returns the current value")
+	old, err = pe0.AMO64(devhost.AMOSwap, ctr, 7, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(99), old)
+	_, err = pe0.AMO64(devhost.AMOSet, ctr+8, 0xf0, 0, 1)
+	require.NoError(t, err)
+	old, err = pe0.AMO64(devhost.AMOFetchOr, ctr+8, 0x0f, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0xf0), old)
+	old, err = pe0.AMO64(devhost.AMOFetchXor, ctr+8, 0xff, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0xff), old)
+	f, err := pe0.AMO64(devhost.AMOFetch, ctr, 0, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), f)
+	o32, err := pe0.FetchAdd32(j.sym(600064), -3, 1)
+	require.NoError(t, err)
+	assert.Equal(t, int32(0), o32)
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, uint64(0), j.u64(1, 600008), "xor 0xff of 0xff")
+	assert.Equal(t, int32(-3), *(*int32)(unsafe.Add(j.heaps[1], 600064)))
+
+	// put_signal: the signal lands after the payload; ADD twice
+	for i := range src[:5000] {
+		src[i] = byte(i + 1)
+	}
+	require.NoError(t, pe0.PutSignal(j.sym(700000), j.sym(4096), 5000, j.sym(710000), 1, true, 1, false))
+	require.NoError(t, pe0.PutSignal(j.sym(700000), j.sym(4096), 4, j.sym(710000), 1, true, 1, true))
+	require.NoError(t, pe0.SignalOp(j.sym(710008), 42, false, 1))
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, uint64(2), j.u64(1, 710000))
+	assert.Equal(t, uint64(42), j.u64(1, 710008))
+	assert.Equal(t, src[:5000], j.bytes(1, 700000, 5000))
+
+	// a private context's ring, completed by its ctx quiet
+	require.NoError(t, pe0.CtxPutmemNBI(2, j.sym(800000), j.sym(4096), 64, 1))
+	require.NoError(t, pe0.Quiet(2))
+	assert.Equal(t, src[:64], j.bytes(1, 800000, 64))
+	// the load/store path still serves this PE itself
+	require.NoError(t, pe0.P64(j.sym(16), 77, 0))
+	assert.Equal(t, uint64(77), j.u64(0, 16))
+	require.NoError(t, j.proxies[0].Err())
+}
+
+// Many producers on the multi-producer default context, a ring of 8 slots:
+// every slot is reused hundreds of times (wrap, full ring) and every
+// fetch-add is seen exactly once.
+func TestManyProducersWrapAndFullRing(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 8, Batch: 3}, true)
+	const threads, iters = 6, 300
+	seen := make([][]uint64, threads)
+	var wg sync.WaitGroup
+	for g := 0; g < threads; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			pe := j.pes[0]
+			pe.Block = g
+			for k := 0; k < iters; k++ {
+				old, err := pe.AMO64(devhost.AMOFetchAdd, j.sym(0), 1, 0, 1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				seen[g] = append(seen[g], old)
+				if err := pe.P64(j.sym(uintptr(64+8*g)), uint64(k+1), 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	require.NoError(t, j.pes[0].Quiet(-1))
+	assert.Equal(t, uint64(threads*iters), j.u64(1, 0))
+	all := map[uint64]bool{}
+	for _, s := range seen {
+		for _, v := range s {
+			assert.False(t, all[v], "value %d fetched twice", v)
+			all[v] = true
+		}
+	}
+	assert.Len(t, all, threads*iters)
+	for g := 0; g < threads; g++ {
+		assert.Equal(t, uint64(iters), j.u64(1, uintptr(64+8*g)), "thread %d's last p", g)
+	}
+}
+
+// A full ring is back-pressure: the producer waits, nothing is overwritten,
+// and everything lands once the worker runs.
+func TestFullRingBlocksThenDrains(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 4, Batch: 2}, false)
+	pe := j.pes[0]
+	pe.Block = 0
+	for k := 0; k < 4; k++ { // fills ctx 1's ring (tuned, single producer)
+		require.NoError(t, pe.CtxPutmemNBI(1, j.sym(uintptr(8*k)), j.sym(uintptr(4096+8*k)), 8, 1))
+	}
+	for k := 0; k < 8; k++ {
+		*(*uint64)(unsafe.Add(j.heaps[0], 4096+8*k)) = uint64(1000 + k)
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := pe.CtxPutmemNBI(1, j.sym(32), j.sym(4096+32), 8, 1) // the fifth: waits for space
+		if err == nil {
+			err = pe.Quiet(1)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a put into a full ring returned before the worker ran (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	assert.Equal(t, uint64(0), j.u64(1, 0), "nothing delivered yet")
+	j.start(t, 0, nil)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocked producer never got space")
+	}
+	// inline payloads were copied at enqueue: the first four carry the
+	// source as it was then (0), the fifth the value written later
+	for k := 0; k < 4; k++ {
+		assert.Equal(t, uint64(0), j.u64(1, uintptr(8*k)))
+	}
+	assert.Equal(t, uint64(1004), j.u64(1, 32))
+}
+
+// An invalid descriptor is rejected by the worker and reported at the next
+// quiet of its context (device trap code, host error naming it); another
+// context is unaffected.
+func TestInvalidDescriptorRejectedAtQuiet(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 4, Slots: 16, Batch: 4}, true)
+	pe := j.pes[0]
+	for _, tc := range []struct {
+		name, want string
+		ctx        int
+		w0, w1     uint64
+	}{
+		{"PE out of range", "PE 5 out of range [0, 2)", 1, proxy.Encode(proxy.OpPutInline, 5, 8, 0), 1},
+		{"offset beyond the heap", "outside PE 1's heap", 2, proxy.Encode(proxy.OpPut, 1, 0, heapSize-8), proxy.Span(0, 64)},
+		{"unknown op", "unknown op 9", 3, proxy.Encode(9, 1, 0, 0), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := pe.PostRaw(tc.ctx, tc.w0, tc.w1)
+			require.NoError(t, err, "posting never fails: the worker judges")
+			err = pe.Quiet(tc.ctx)
+			assert.Equal(t, uint64(devhost.ErrProxyRejected), trapCode(t, err))
+			require.Error(t, j.proxies[0].Err())
+			assert.Contains(t, j.proxies[0].Err().Error(), tc.want)
+		})
+	}
+	// context 0 saw no rejection: it still works and quiets
+	require.NoError(t, pe.P64(j.sym(0), 5, 1))
+	require.NoError(t, pe.Quiet(0))
+	assert.Equal(t, uint64(5), j.u64(1, 0))
+}
+
+// A worker that dies: device waits fail with the dead flag; a worker that
+// never runs: device waits fail at the timeout. Neither hangs.
+func TestDeadWorkerAndTimeout(t *testing.T) {
+	t.Run("dead", func(t *testing.T) {
+		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16}, true)
+		j.proxies[0].KillWorker(0)
+		require.Eventually(t, func() bool { return j.proxies[0].Err() != nil }, 5*time.Second, time.Millisecond)
+		t0 := time.Now()
+		_, err := j.pes[0].G64(j.sym(0), 1)
+		assert.Equal(t, uint64(devhost.ErrProxyDead), trapCode(t, err))
+		assert.Less(t, time.Since(t0), 5*time.Second)
+		assert.Contains(t, j.proxies[0].Err().Error(), "proxy worker 0 was stopped")
+	})
+	t.Run("failing backend", func(t *testing.T) {
+		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16}, false)
+		j.start(t, 0, func(b proxy.Backend) proxy.Backend { return &failFlush{Backend: b} })
+		require.NoError(t, j.pes[0].P64(j.sym(0), 1, 1))
+		// the host backend completed the put before the failing flush: a
+		// quiet may still succeed; the next request cannot
+		require.Eventually(t, func() bool { return j.proxies[0].Err() != nil }, 5*time.Second, time.Millisecond)
+		_, err := j.pes[0].AMO64(devhost.AMOFetchAdd, j.sym(8), 1, 0, 1)
+		assert.Equal(t, uint64(devhost.ErrProxyDead), trapCode(t, err))
+		assert.Contains(t, j.proxies[0].Err().Error(), "injected flush failure")
+	})
+	t.Run("timeout", func(t *testing.T) {
+		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16, Timeout: 200 * time.Millisecond}, false)
+		require.NoError(t, j.pes[0].P64(j.sym(0), 1, 1))
+		t0 := time.Now()
+		err := j.pes[0].Quiet(-1)
+		assert.Equal(t, uint64(devhost.ErrProxyTimeout), trapCode(t, err))
+		assert.GreaterOrEqual(t, time.Since(t0), 200*time.Millisecond)
+		assert.Less(t, time.Since(t0), 5*time.Second)
+	})
+}
+
+type failFlush struct{ proxy.Backend }
+
+func (f *failFlush) Flush() error { return errors.New("injected flush failure") }
+
+// The baseline protocol (atomic reservation, host progress read every
+// request, release publication) moves the same data.
+func TestBaselineMode(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 8, Mode: "baseline"}, true)
+	pe := j.pes[0]
+	for k := 0; k < 50; k++ {
+		require.NoError(t, pe.P64(j.sym(uintptr(8*(k%4))), uint64(k), 1))
+		_, err := pe.AMO64(devhost.AMOAdd, j.sym(64), 2, 0, 1)
+		require.NoError(t, err)
+	}
+	require.NoError(t, pe.Quiet(-1))
+	assert.Equal(t, uint64(100), j.u64(1, 64))
+	assert.Equal(t, uint64(49), j.u64(1, 8))
+}
+
+// Two PEs, each reaching the other only through its proxy: puts + device
+// barrier_all (arrivals through the proxy) + a signal round trip.
+func TestBarrierAndRoundTripOverProxy(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 2, Contexts: 2, Slots: 32}, true)
+	const rounds = 20
+	ctrlOff := uintptr(cudatr.ControlBytes)
+	var wg sync.WaitGroup
+	for me := 0; me < 2; me++ {
+		wg.Add(1)
+		go func(me int) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			pe := j.pes[me]
+			other := 1 - me
+			base := func(off uintptr) uintptr { return j.addr(me, off) }
+			for r := 1; r <= rounds; r++ {
+				if err := pe.P64(base(ctrlOff+uintptr(8*me)), uint64(r), other); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := pe.BarrierAll(); err != nil {
+					t.Error(err)
+					return
+				}
+				if got := j.u64(me, ctrlOff+uintptr(8*other)); got != uint64(r) {
+					t.Errorf("PE %d round %d: saw %d from PE %d after the barrier", me, r, got, other)
+				}
+				// ping-pong on a signal
+				sig := base(ctrlOff + 4096)
+				if me == 0 {
+					if err := pe.SignalOp(sig, uint64(r), false, other); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := pe.WaitGE(base(ctrlOff+4104), uint64(r)); err != nil {
+						t.Error(err)
+						return
+					}
+				} else {
+					if _, err := pe.WaitGE(sig, uint64(r)); err != nil {
+						t.Error(err)
+						return
+					}
+					if err := pe.SignalOp(base(ctrlOff+4104), uint64(r), false, other); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}(me)
+	}
+	wg.Wait()
+	for me := 0; me < 2; me++ {
+		require.NoError(t, j.proxies[me].Err())
+	}
+}
+
+// Compare-swap takes two slots (the operand in an extension slot): on a
+// ring of 4 slots, shifted by single-slot p's, extension slots land on
+// every index and lap; none may ever be taken for a descriptor.
+func TestCompareSwapExtensionSlotsWrap(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 4, Batch: 2}, true)
+	pe := j.pes[0]
+	for k := uint64(0); k < 200; k++ {
+		old, err := pe.AMO64(devhost.AMOCompareSwap, j.sym(0), k+1, k, 1)
+		require.NoError(t, err)
+		require.Equal(t, k, old, "compare-swap %d", k)
+		if k%3 != 0 {
+			require.NoError(t, pe.P64(j.sym(8), k, 1))
+		}
+	}
+	require.NoError(t, pe.Quiet(-1))
+	assert.Equal(t, uint64(200), j.u64(1, 0))
+	assert.Equal(t, uint64(199), j.u64(1, 8))
+	require.NoError(t, j.proxies[0].Err())
+}
