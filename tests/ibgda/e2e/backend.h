@@ -70,5 +70,8 @@ bk_env_t *bk_env_new(uint32_t sq_wqebb, uint32_t cqe_cnt);
 void bk_env_free(bk_env_t *env);
 /* Runs both PEs' scripts on two threads; 0, or -1 with env->msg. */
 int bk_run(bk_env_t *env);
+/* The same through the device API (goshmem_* from <goshmem.h>: remote.h
+ * routes PEs with heap_base 0 to the backend); devapi.c. */
+int dv_run(bk_env_t *env);
 
 #endif

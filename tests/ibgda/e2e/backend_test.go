@@ -67,6 +67,35 @@ func TestBackendTwoPEs(t *testing.T) {
 	}
 }
 
+// The device API itself (goshmem_putmem/_getmem/_p/_g/atomics/
+// putmem_signal/signal_wait_until/fence/quiet/ctx_quiet) with the peer's
+// heap_base 0 and remote_transport IBGDA: remote.h routes every call to the
+// backend, the SoftNIC executes the WQEs.
+func TestDeviceAPIOverIBGDA(t *testing.T) {
+	e, err := newBkEnv(64, 16)
+	require.NoError(t, err)
+	defer e.free()
+	nic := ibgda.NewSoftNIC()
+	nic.SetAtomicHostEndian(true)
+	for pe := 0; pe < bkPEs; pe++ {
+		require.NoError(t, nic.RegisterMR(bkHeapKey(pe), e.heap(pe), ibgda.AccessAll))
+		require.NoError(t, nic.RegisterMR(bkSlotKey(pe), e.slots(pe), ibgda.AccessLocalRead|ibgda.AccessLocalWrite))
+		for c := 0; c < bkCtx; c++ {
+			require.NoError(t, nic.AddQP(e.qpConfig(pe, c)))
+		}
+	}
+	nic.Start()
+	runErr := e.runDevAPI()
+	nic.Stop()
+	require.NoError(t, runErr)
+	for pe := 0; pe < bkPEs; pe++ {
+		assert.Equal(t, uint64(8), binary.LittleEndian.Uint64(e.heap(pe)[bkSig:]), "PE %d: signal word", pe)
+		assert.Equal(t, uint64(1000+1-pe), binary.LittleEndian.Uint64(e.heap(pe)[bkW8:]), "PE %d: long AMO word", pe)
+	}
+	assert.Zero(t, nic.Stats().ErrCQEs.Load(), "error CQEs")
+	assert.NotZero(t, nic.Stats().WQEs.Load(), "WQEs executed by the soft NIC")
+}
+
 // ibgda.EncodeState (the Go host's encoding) read back through the C struct.
 func TestStateLayout(t *testing.T) {
 	d := ibgda.StateDesc{MyPE: 3, NPEs: 7, NCtx: 2, NQPs: 12, InlineMax: 128, HeapLKey: 0xabc,

@@ -177,6 +177,13 @@ func (e *bkEnv) run() error {
 	return nil
 }
 
+func (e *bkEnv) runDevAPI() error {
+	if C.dv_run(e.c) != 0 {
+		return fmt.Errorf("e2e: device API over IBGDA: %s", C.GoString(&e.c.msg[0]))
+	}
+	return nil
+}
+
 func bkStateSize() uintptr { return unsafe.Sizeof(C.goshmemi_ibgda_state_t{}) }
 
 // stateFieldsByC reads b (ibgda.EncodeState's output) through the C struct
