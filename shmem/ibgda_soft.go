@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -27,14 +28,19 @@ const (
 
 func softIBGDAHeapKey(pe int) uint32 { return 0x1000_0000 + uint32(pe) }
 
-// softIBGDA is this PE's emulated NIC and the pinned block its queues live in.
+// softIBGDA is this PE's emulated NIC, the pinned block the NIC reads and
+// writes (SQs, doorbell records, CQs, slots) and the GPU block only device
+// threads use (QP structs with their state words, tables, the IBGDA state):
+// as in goshmem-perf ibgda, device-written words and device atomics stay in
+// GPU memory.
 type softIBGDA struct {
 	nic  *ibgda.SoftNIC
 	ctx  *cuda.Context
 	host unsafe.Pointer
+	dev  cuda.DevicePtr
 }
 
-// bump hands out 64-byte aligned pieces of the pinned block.
+// bump hands out 64-byte aligned pieces of a block at base.
 type bump struct {
 	base uint64
 	off  uint64
@@ -58,90 +64,104 @@ func (r *runtime) startSoftIBGDA() error {
 		}
 	}
 	nq := softIBGDACtx * len(remote)
-	qpBytes := uint64(ibgda.QPStructSize + softIBGDASQ*ibgda.SendWQEBB + softIBGDACQEs*ibgda.CQESize + 3*64 + 64)
-	total := 64*uint64(8+nq) + uint64(nq)*qpBytes + uint64(softIBGDASlots)*(ibgda.SlotBytes+4) +
-		uint64(softIBGDACtx*r.npes)*4 + uint64(r.npes)*12 + uint64(nq)*12 + 4096
-	total = (total + 4095) &^ 4095
-	host, err := g.Ctx.MemHostAlloc(int(total), cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
+	// pinned: per QP SQ + CQ + 3 records; slots and scratch words
+	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+4*64) +
+		softIBGDASlots*ibgda.SlotBytes + uint64(nq)*8 + 4096
+	hostN = (hostN + 4095) &^ 4095
+	// GPU: state, QP structs, sq_nbb, tables, slot_busy, fence flags, error word
+	devN := uint64(ibgda.StateStructSize) + uint64(nq)*(ibgda.QPStructSize+softIBGDASQ+4) +
+		uint64(softIBGDACtx*r.npes)*4 + uint64(r.npes)*12 + softIBGDASlots*4 + 16*64
+	host, err := g.Ctx.MemHostAlloc(int(hostN), cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
 	if err != nil {
 		return errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC queues in pinned memory", r.me)
 	}
 	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host}
 	fail := func(err error) error {
+		if s.dev != 0 {
+			_ = g.Ctx.MemFree(s.dev)
+		}
 		_ = g.Ctx.MemFreeHost(host)
 		return err
 	}
-	dev, err := g.Ctx.MemHostGetDevicePointer(host)
+	hostD, err := g.Ctx.MemHostGetDevicePointer(host)
 	if err != nil {
 		return fail(err)
 	}
-	if uint64(dev) != uint64(uintptr(host)) {
+	if uint64(hostD) != uint64(uintptr(host)) {
 		return fail(errors.Newf("goshmem: PE %d: Init: the soft NIC needs unified addressing (pinned memory at host %p is device %#x)",
-			r.me, host, uint64(dev)))
+			r.me, host, uint64(hostD)))
 	}
-	mem := unsafe.Slice((*byte)(host), total)
+	if s.dev, err = g.Ctx.MemAlloc(int(devN)); err != nil {
+		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC device state", r.me))
+	}
+	mem := unsafe.Slice((*byte)(host), hostN)
 	clear(mem)
-	base := uint64(uintptr(host))
-	at := func(addr, n uint64) []byte { return mem[addr-base : addr-base+n] }
-	put32 := func(addr uint64, v uint32) { *(*uint32)(unsafe.Pointer(&mem[addr-base])) = v }
-	put64 := func(addr uint64, v uint64) { *(*uint64)(unsafe.Pointer(&mem[addr-base])) = v }
-	b := &bump{base: base}
+	hb := &bump{base: uint64(uintptr(host))}
+	hat := func(addr, n uint64) []byte { return mem[addr-hb.base : addr-hb.base+n] }
+	img := make([]byte, devN) // the GPU block, built here, copied once
+	db := &bump{base: uint64(s.dev)}
+	dat := func(addr, n uint64) []byte { return img[addr-db.base : addr-db.base+n] }
+	le := binary.LittleEndian
 
-	stateAddr := b.take(ibgda.StateStructSize)
-	errWord := b.take(8)
-	lkeyTab := b.take(4)
-	put32(lkeyTab, softIBGDAHeapKey(r.me))
-	rkeyTab := b.take(uint64(r.npes) * 4)
-	remoteBase := b.take(uint64(r.npes) * 8)
+	stateAddr := db.take(ibgda.StateStructSize)
+	errWord := db.take(8)
+	lkeyTab := db.take(4)
+	le.PutUint32(dat(lkeyTab, 4), softIBGDAHeapKey(r.me))
+	rkeyTab := db.take(uint64(r.npes) * 4)
+	remoteBase := db.take(uint64(r.npes) * 8)
 	for pe := 0; pe < r.npes; pe++ {
-		put32(rkeyTab+4*uint64(pe), softIBGDAHeapKey(pe))
-		put64(remoteBase+8*uint64(pe), uint64(g.PeerAddr(pe)))
+		le.PutUint32(dat(rkeyTab+4*uint64(pe), 4), softIBGDAHeapKey(pe))
+		le.PutUint64(dat(remoteBase+8*uint64(pe), 8), uint64(g.PeerAddr(pe)))
 	}
-	qpIndex := b.take(uint64(softIBGDACtx*r.npes) * 4)
+	qpIndex := db.take(uint64(softIBGDACtx*r.npes) * 4)
 	for i := 0; i < softIBGDACtx*r.npes; i++ {
-		put32(qpIndex+4*uint64(i), ibgda.NoQP)
+		le.PutUint32(dat(qpIndex+4*uint64(i), 4), ibgda.NoQP)
 	}
-	slots := b.take(uint64(softIBGDASlots) * ibgda.SlotBytes)
-	slotBusy := b.take(uint64(softIBGDASlots) * 4)
-	fence := b.take(uint64(nq) * 4)
-	scratch := b.take(uint64(nq) * 8)
-	qps := b.take(uint64(nq) * ibgda.QPStructSize)
+	slotBusy := db.take(softIBGDASlots * 4)
+	fence := db.take(uint64(nq) * 4)
+	qps := db.take(uint64(nq) * ibgda.QPStructSize)
+	slots := hb.take(softIBGDASlots * ibgda.SlotBytes)
+	scratch := hb.take(uint64(nq) * 8)
 	for c := 0; c < softIBGDACtx; c++ {
 		for k, pe := range remote {
 			i := c*len(remote) + k
-			put32(qpIndex+4*uint64(c*r.npes+pe), uint32(i))
+			le.PutUint32(dat(qpIndex+4*uint64(c*r.npes+pe), 4), uint32(i))
 			d := ibgda.QPDesc{
 				QPN: softIBGDAQPN0 + uint32(i), SQWQEBBs: softIBGDASQ, CQEs: softIBGDACQEs,
-				SQBuf: b.take(softIBGDASQ * ibgda.SendWQEBB), CQBuf: b.take(softIBGDACQEs * ibgda.CQESize),
-				DBRec: b.take(8), DB: b.take(8), CQDBRec: b.take(8), ErrWord: errWord,
+				SQBuf: hb.take(softIBGDASQ * ibgda.SendWQEBB), CQBuf: hb.take(softIBGDACQEs * ibgda.CQESize),
+				DBRec: hb.take(8), DB: hb.take(8), CQDBRec: hb.take(8), ErrWord: errWord,
 				LKeyTab: lkeyTab, RKeyTab: rkeyTab, NLKeys: 1, NRKeys: uint32(r.npes),
 				ScratchLAddr: scratch + 8*uint64(i), ScratchLKey: softIBGDASlotK,
+				SQNBB: db.take(softIBGDASQ),
 			}
-			copy(at(qps+uint64(i)*ibgda.QPStructSize, ibgda.QPStructSize), ibgda.EncodeQP(d))
-			ibgda.InitCQ(at(d.CQBuf, softIBGDACQEs*ibgda.CQESize))
+			copy(dat(qps+uint64(i)*ibgda.QPStructSize, ibgda.QPStructSize), ibgda.EncodeQP(d))
+			ibgda.InitCQ(hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize))
 			if err := s.nic.AddQP(ibgda.QPConfig{
 				QPN:     d.QPN,
-				SQ:      ibgda.SQ{Buf: at(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
-				DBRec:   at(d.DBRec, 8),
-				DB:      at(d.DB, 8),
-				CQ:      at(d.CQBuf, softIBGDACQEs*ibgda.CQESize),
+				SQ:      ibgda.SQ{Buf: hat(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
+				DBRec:   hat(d.DBRec, 8),
+				DB:      hat(d.DB, 8),
+				CQ:      hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize),
 				CQEs:    softIBGDACQEs,
-				CQDBRec: at(d.CQDBRec, 4),
+				CQDBRec: hat(d.CQDBRec, 4),
 			}); err != nil {
 				return fail(err)
 			}
 		}
 	}
-	if b.off > total {
-		return fail(errors.AssertionFailedf("soft NIC layout needs %d bytes, allocated %d", b.off, total))
+	if hb.off > hostN || db.off > devN {
+		return fail(errors.AssertionFailedf("soft NIC layout needs %d+%d bytes, allocated %d+%d", hb.off, db.off, hostN, devN))
 	}
-	copy(at(stateAddr, ibgda.StateStructSize), ibgda.EncodeState(ibgda.StateDesc{
+	copy(dat(stateAddr, ibgda.StateStructSize), ibgda.EncodeState(ibgda.StateDesc{
 		MyPE: int32(r.me), NPEs: int32(r.npes), NCtx: softIBGDACtx, NQPs: uint32(nq),
 		InlineMax: softIBGDAInline, HeapLKey: softIBGDAHeapKey(r.me),
 		HeapBase: uint64(g.PeerAddr(r.me)), HeapSize: g.Size(),
 		QPs: qps, QPIndex: qpIndex, RKey: rkeyTab, RemoteBase: remoteBase,
 		Slots: slots, SlotBusy: slotBusy, NSlots: softIBGDASlots, SlotLKey: softIBGDASlotK, FencePending: fence,
 	}))
+	if err := g.Ctx.MemcpyHtoD(s.dev, unsafe.Pointer(&img[0]), len(img)); err != nil {
+		return fail(err)
+	}
 
 	// Memory regions: the pinned block (slots, scratch words) and the GPU
 	// heaps (this PE's: local key; the peers': remote keys).
@@ -175,5 +195,5 @@ func (r *runtime) startSoftIBGDA() error {
 // transport closes: the NIC copies through it).
 func (s *softIBGDA) close() error {
 	s.nic.Stop()
-	return s.ctx.MemFreeHost(s.host)
+	return errors.Join(s.ctx.MemFree(s.dev), s.ctx.MemFreeHost(s.host))
 }
