@@ -65,3 +65,65 @@ func InitCQ(cq []byte) {
 		cq[i] = CQEInvalid << 4
 	}
 }
+
+// StateStructSize and StateVersion mirror GOSHMEMI_IBGDA_STATE_SIZE and
+// GOSHMEMI_IBGDA_STATE_VERSION (include/goshmem/ibgda/backend.h): the IBGDA
+// device state that the device state's ibgda_state names; tests/ibgda/e2e
+// checks EncodeState against the C struct field by field.
+const (
+	StateStructSize = 128
+	StateVersion    = 1<<16 + StateStructSize
+	// NoQP marks a (ctx, PE) without a QP in StateDesc.QPIndex tables
+	// (GOSHMEMI_IBGDA_NO_QP).
+	NoQP = 0xffffffff
+	// SlotBytes is GOSHMEMI_IBGDA_SLOT_BYTES, one bounce / result slot.
+	SlotBytes = 256
+)
+
+// StateDesc is the host-written part of goshmemi_ibgda_state_t. Addresses
+// are the posting threads' (device addresses on the GPU).
+type StateDesc struct {
+	MyPE, NPEs   int32
+	NCtx, NQPs   uint32
+	InlineMax    uint32
+	HeapLKey     uint32
+	HeapBase     uint64
+	HeapSize     uint64
+	QPs          uint64 // NQPs goshmemi_ibgda_qp_t, QPStructSize bytes each
+	QPIndex      uint64 // NCtx*NPEs uint32: QP index of (ctx, pe), or NoQP
+	RKey         uint64 // NPEs uint32
+	RemoteBase   uint64 // NPEs uint64
+	Slots        uint64 // NSlots*SlotBytes bytes
+	SlotBusy     uint64 // NSlots uint32, zeroed
+	NSlots       uint32
+	SlotLKey     uint32
+	FencePending uint64 // NQPs uint32, zeroed
+}
+
+// EncodeState returns the goshmemi_ibgda_state_t bytes for d, with the
+// device-written words zero.
+func EncodeState(d StateDesc) []byte {
+	b := make([]byte, StateStructSize)
+	le := binary.LittleEndian
+	le.PutUint32(b[0x00:], StateVersion)
+	le.PutUint32(b[0x04:], StateStructSize)
+	le.PutUint32(b[0x08:], uint32(d.MyPE))
+	le.PutUint32(b[0x0c:], uint32(d.NPEs))
+	le.PutUint32(b[0x10:], d.NCtx)
+	le.PutUint32(b[0x14:], d.NQPs)
+	le.PutUint32(b[0x18:], d.InlineMax)
+	le.PutUint32(b[0x1c:], d.HeapLKey)
+	le.PutUint64(b[0x20:], d.HeapBase)
+	le.PutUint64(b[0x28:], d.HeapSize)
+	le.PutUint64(b[0x30:], d.QPs)
+	le.PutUint64(b[0x38:], d.QPIndex)
+	le.PutUint64(b[0x40:], d.RKey)
+	le.PutUint64(b[0x48:], d.RemoteBase)
+	le.PutUint64(b[0x50:], d.Slots)
+	le.PutUint64(b[0x58:], d.SlotBusy)
+	le.PutUint32(b[0x60:], d.NSlots)
+	le.PutUint32(b[0x64:], d.SlotLKey)
+	le.PutUint64(b[0x68:], d.FencePending)
+	// 0x70 slot_cursor, 0x74 pad, 0x78 reserved: zero
+	return b
+}

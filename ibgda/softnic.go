@@ -28,8 +28,11 @@ import (
 //     always one for an error;
 //   - an error moves the QP to the error state: the failing WQE gets a
 //     REQ_ERR CQE with its syndrome, every later WQE a WR_FLUSH_ERR CQE;
-//   - atomics operate on 8-byte, 8-byte-aligned big-endian words (standard
-//     IB atomics); the fetched value is written big-endian;
+//   - atomics operate on 8-byte, 8-byte-aligned words: big-endian by
+//     default (the IB wire order), or in host order after
+//     SetAtomicHostEndian(true) (mlx5's host-endianness atomic mode, which
+//     goshmem's device API needs); the operands in the WQE and the fetched
+//     value written to the requester are big-endian in both modes;
 //   - CQ overrun: the NIC waits for the consumer (CQ doorbell record) rather
 //     than overwriting an unconsumed CQE.
 //
@@ -42,8 +45,9 @@ type SoftNIC struct {
 	stop chan struct{}
 	done chan struct{}
 
-	stats Stats
-	spin  bool
+	stats      Stats
+	spin       bool
+	hostEndian bool
 }
 
 // Access flags of a memory region.
@@ -57,14 +61,69 @@ const (
 )
 
 // MR is a registered memory region: Mem's first byte is at virtual address
-// Addr (the address WQEs name).
+// Addr (the address WQEs name); or, for memory this process cannot load and
+// store (a GPU heap), Region reached by copies, named by WQEs at
+// [Base, Base+Size).
 type MR struct {
 	Key    uint32
 	Mem    []byte
 	Access int
+
+	Region     Region
+	Base, Size uint64
 }
 
-func (m MR) addr() uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(m.Mem)))) }
+// Region is memory the SoftNIC reaches through calls rather than loads and
+// stores: the GPU heap of a PE through the cuda transport (copies and
+// one-thread atomic kernels on a non-blocking stream). Offsets are from the
+// region's Base. An error becomes an error CQE on the QP (syndrome
+// SyndromeRemoteAccessErr, or SyndromeLocalProtErr on the local side).
+type Region interface {
+	ReadAt(dst []byte, off uint64) error
+	WriteAt(src []byte, off uint64) error
+	// Atomic8 applies an 8-byte compare-swap (cas) or fetch-add (!cas) to
+	// the host-order word at off, atomically with respect to other
+	// Atomic8 calls, and returns the old value.
+	Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint64, error)
+}
+
+func (m MR) addr() uint64 {
+	if m.Region != nil {
+		return m.Base
+	}
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(m.Mem))))
+}
+
+func (m MR) size() uint64 {
+	if m.Region != nil {
+		return m.Size
+	}
+	return uint64(len(m.Mem))
+}
+
+// span is a resolved [addr, addr+n) of one MR: bytes, or a Region range.
+type span struct {
+	b   []byte
+	r   Region
+	off uint64
+	n   uint64
+}
+
+func (s span) read(dst []byte) error {
+	if s.r == nil {
+		copy(dst, s.b)
+		return nil
+	}
+	return s.r.ReadAt(dst[:s.n], s.off)
+}
+
+func (s span) write(src []byte) error {
+	if s.r == nil {
+		copy(s.b, src)
+		return nil
+	}
+	return s.r.WriteAt(src[:s.n], s.off)
+}
 
 // QPConfig describes one QP's memory, as the device sees it
 // (goshmemi_ibgda_qp_t).
@@ -111,6 +170,21 @@ func (n *SoftNIC) RegisterMR(key uint32, mem []byte, access int) error {
 	return nil
 }
 
+// RegisterRegion makes [base, base+size), reached through r, available
+// under key (as an lkey and an rkey, per access).
+func (n *SoftNIC) RegisterRegion(key uint32, base, size uint64, r Region, access int) error {
+	if size == 0 || r == nil {
+		return errors.New("ibgda: empty region")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.mrs[key]; ok {
+		return fmt.Errorf("ibgda: key %#x already registered", key)
+	}
+	n.mrs[key] = MR{Key: key, Access: access, Region: r, Base: base, Size: size}
+	return nil
+}
+
 // AddQP attaches a QP; call before Start.
 func (n *SoftNIC) AddQP(c QPConfig) error {
 	if err := c.SQ.valid(); err != nil {
@@ -143,6 +217,22 @@ func (n *SoftNIC) AddQP(c QPConfig) error {
 func (n *SoftNIC) SetBusyPoll(on bool) {
 	n.mu.Lock()
 	n.spin = on
+	n.mu.Unlock()
+}
+
+// SetAtomicHostEndian selects how atomics read and write their 8-byte
+// target word: in host order (on) or big-endian (off, the default). On is
+// mlx5's "requester endianness mode" host endianness (HCA cap
+// atomic_req_8B_endianness_mode), which mlx5_core configures when the
+// device supports it and which goshmem's IBGDA backend requires, so that a
+// signal word written by an RDMA write of host-order bytes (SIGNAL_SET) and
+// one updated by a fetch-add (SIGNAL_ADD) are the same host-order word.
+// WQE operands and fetched values stay big-endian either way. Call before
+// Start.
+// Ref: Linux commit f91e6d8941bf ("net/mlx5_core: Add setting ATOMIC endian mode").
+func (n *SoftNIC) SetAtomicHostEndian(on bool) {
+	n.mu.Lock()
+	n.hostEndian = on
 	n.mu.Unlock()
 }
 
@@ -305,21 +395,24 @@ func (n *SoftNIC) complete(q *softQP, e CQE) {
 	}
 }
 
-// lookup returns the bytes [addr, addr+size) of the region under key, or
-// nil if the key is unknown, lacks access, or the range is outside it.
-func (n *SoftNIC) lookup(key uint32, addr, size uint64, access int) []byte {
+// lookup returns the span [addr, addr+size) of the region under key, or
+// ok == false if the key is unknown, lacks access, or the range is outside it.
+func (n *SoftNIC) lookup(key uint32, addr, size uint64, access int) (span, bool) {
 	n.mu.Lock()
 	m, ok := n.mrs[key]
 	n.mu.Unlock()
 	if !ok || m.Access&access != access {
-		return nil
+		return span{}, false
 	}
-	base := m.addr()
-	if addr < base || size > uint64(len(m.Mem)) || addr-base > uint64(len(m.Mem))-size {
-		return nil
+	base, msize := m.addr(), m.size()
+	if addr < base || size > msize || addr-base > msize-size {
+		return span{}, false
 	}
 	off := addr - base
-	return m.Mem[off : off+size]
+	if m.Region != nil {
+		return span{r: m.Region, off: off, n: size}, true
+	}
+	return span{b: m.Mem[off : off+size], n: size}, true
 }
 
 // execute performs w; returns the CQE byte count and a syndrome (0 = ok).
@@ -337,70 +430,104 @@ func (n *SoftNIC) execute(w *WQE) (uint32, uint8) {
 			if total > maxSGELen {
 				return 0, SyndromeLocalLengthErr
 			}
-			src = make([]byte, 0, total)
+			src = make([]byte, total)
+			o := uint64(0)
 			for _, d := range w.SGEs {
-				b := n.lookup(d.LKey, d.Addr, d.Len(), AccessLocalRead)
-				if b == nil {
+				b, ok := n.lookup(d.LKey, d.Addr, d.Len(), AccessLocalRead)
+				if !ok || b.read(src[o:o+d.Len()]) != nil {
 					return 0, SyndromeLocalProtErr
 				}
-				src = append(src, b...)
+				o += d.Len()
 			}
 		}
-		dst := n.lookup(w.RKey, w.RAddr, uint64(len(src)), AccessRemoteWrite)
-		if dst == nil {
+		dst, ok := n.lookup(w.RKey, w.RAddr, uint64(len(src)), AccessRemoteWrite)
+		if !ok || dst.write(src) != nil {
 			return 0, SyndromeRemoteAccessErr
 		}
-		copy(dst, src)
 		return uint32(len(src)), 0
 	case OpcodeRDMARead:
 		var total uint64
-		dsts := make([][]byte, 0, len(w.SGEs))
+		dsts := make([]span, 0, len(w.SGEs))
 		for _, d := range w.SGEs {
-			b := n.lookup(d.LKey, d.Addr, d.Len(), AccessLocalWrite)
-			if b == nil {
+			b, ok := n.lookup(d.LKey, d.Addr, d.Len(), AccessLocalWrite)
+			if !ok {
 				return 0, SyndromeLocalProtErr
 			}
 			dsts = append(dsts, b)
 			total += d.Len()
 		}
-		src := n.lookup(w.RKey, w.RAddr, total, AccessRemoteRead)
-		if src == nil {
+		src, ok := n.lookup(w.RKey, w.RAddr, total, AccessRemoteRead)
+		if !ok {
+			return 0, SyndromeRemoteAccessErr
+		}
+		buf := make([]byte, total)
+		if src.read(buf) != nil {
 			return 0, SyndromeRemoteAccessErr
 		}
 		for _, d := range dsts {
-			src = src[copy(d, src):]
+			if d.write(buf) != nil {
+				return 0, SyndromeLocalProtErr
+			}
+			buf = buf[d.n:]
 		}
 		return uint32(total), 0
 	default: // atomics (DecodeWQE admits only CS and FA here)
-		res := n.lookup(w.SGEs[0].LKey, w.SGEs[0].Addr, 8, AccessLocalWrite)
-		if res == nil {
+		res, ok := n.lookup(w.SGEs[0].LKey, w.SGEs[0].Addr, 8, AccessLocalWrite)
+		if !ok {
 			return 0, SyndromeLocalProtErr
 		}
 		if w.RAddr%8 != 0 {
 			return 0, SyndromeRemoteInvalReqErr
 		}
-		t := n.lookup(w.RKey, w.RAddr, 8, AccessRemoteAtomic)
-		if t == nil {
+		t, ok := n.lookup(w.RKey, w.RAddr, 8, AccessRemoteAtomic)
+		if !ok {
 			return 0, SyndromeRemoteAccessErr
 		}
-		p := (*uint64)(unsafe.Pointer(&t[0]))
 		var old uint64
-		for {
-			raw := atomic.LoadUint64(p)
-			old = bits.ReverseBytes64(raw) // big-endian target word
-			nv := old + w.SwapAdd
-			if w.Opcode == OpcodeAtomicCS {
-				if old != w.Compare {
-					break
-				}
-				nv = w.SwapAdd
+		if t.r != nil {
+			// Region atomics are host-order only (goshmem's mode).
+			if !n.hostEndian {
+				return 0, SyndromeRemoteInvalReqErr
 			}
-			if atomic.CompareAndSwapUint64(p, raw, bits.ReverseBytes64(nv)) {
-				break
+			var err error
+			if old, err = t.r.Atomic8(t.off, w.Opcode == OpcodeAtomicCS, w.SwapAdd, w.Compare); err != nil {
+				return 0, SyndromeRemoteAccessErr
 			}
+		} else {
+			old = n.atomicBytes(t.b, w)
 		}
-		binary.BigEndian.PutUint64(res, old)
+		var out [8]byte
+		binary.BigEndian.PutUint64(out[:], old)
+		if res.write(out[:]) != nil {
+			return 0, SyndromeLocalProtErr
+		}
 		return 8, 0
+	}
+}
+
+// atomicBytes applies w's atomic to the 8-byte word t (host order or
+// big-endian, per SetAtomicHostEndian) and returns the old value.
+func (n *SoftNIC) atomicBytes(t []byte, w *WQE) uint64 {
+	p := (*uint64)(unsafe.Pointer(&t[0]))
+	for {
+		raw := atomic.LoadUint64(p)
+		old := raw // host-order target word (little-endian hosts)
+		if !n.hostEndian {
+			old = bits.ReverseBytes64(raw) // big-endian target word
+		}
+		nv := old + w.SwapAdd
+		if w.Opcode == OpcodeAtomicCS {
+			if old != w.Compare {
+				return old
+			}
+			nv = w.SwapAdd
+		}
+		if !n.hostEndian {
+			nv = bits.ReverseBytes64(nv)
+		}
+		if atomic.CompareAndSwapUint64(p, raw, nv) {
+			return old
+		}
 	}
 }
 

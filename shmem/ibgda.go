@@ -12,7 +12,9 @@ import (
 // openIBGDA checks GOSHMEM_GPU_TRANSPORT=ibgda's NIC (GOSHMEM_IBGDA_NIC):
 // mlx5 needs a ConnectX that rdma-core finds (else Init fails with
 // ErrNotSupported and a hint); soft selects the soft NIC, an EMULATION,
-// only when asked for by name, and says so in GOSHMEM_INFO.
+// only when asked for by name, and says so in GOSHMEM_INFO. With a GPU heap,
+// soft also starts the emulated NIC and routes the device API's accesses to
+// the other PEs through it (startSoftIBGDA).
 func (r *runtime) openIBGDA() error {
 	if r.settings.String("GOSHMEM_GPU_TRANSPORT") != "ibgda" {
 		return nil
@@ -20,6 +22,13 @@ func (r *runtime) openIBGDA() error {
 	switch nic := r.settings.String("GOSHMEM_IBGDA_NIC"); nic {
 	case "soft":
 		r.ibgda = "soft NIC (EMULATION: no NIC; a host thread executes the GPU-built mlx5 WQEs)"
+		if r.gpu == nil {
+			return nil // no GPU heap: nothing for device code to reach
+		}
+		if err := r.startSoftIBGDA(); err != nil {
+			return err
+		}
+		r.ibgda += "; device API to other PEs over IBGDA, queues in host-pinned memory"
 		return nil
 	case "mlx5", "auto", "":
 		d, err := verbs.Probe()

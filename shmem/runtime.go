@@ -89,6 +89,9 @@ type runtime struct {
 	ibgda  string               // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
 	galloc *symmetric.Allocator // the GPU heap's allocator
 	proxy  *proxy.Proxy         // GPU proxy workers; nil unless some peer's GPU heap is reached through them
+	// softNIC: GOSHMEM_IBGDA_NIC=soft on a GPU: the emulated NIC serving
+	// the device API's IBGDA path (ibgda_soft.go); nil otherwise.
+	softNIC *softIBGDA
 
 	streamOnce sync.Once
 	stream     *Stream // default launch stream
@@ -454,6 +457,10 @@ func (r *runtime) unmap() {
 	if r.ofi != nil {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
 		r.ofi = nil
+	}
+	if r.softNIC != nil {
+		_ = r.softNIC.close() // before the GPU transport it copies through
+		r.softNIC = nil
 	}
 	if r.proxy != nil {
 		_ = r.proxy.Close() // before the GPU context its streams belong to

@@ -125,6 +125,14 @@ if mps_start; then
     # ops to the other PE become descriptors, submitted by proxy workers
     step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
         $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_PROXY:-200}"
+    # The same suite with every device access to the other PE over IBGDA:
+    # GPU-built mlx5 WQEs executed by the soft NIC, an EMULATION (a host
+    # goroutine per PE, queues in host-pinned memory, the GPU heaps reached
+    # through the cuda transport). The kernels are the -DGOSHMEM_REMOTE_TRANSPORTS
+    # build (remote.h); without it the peer is unreachable.
+    step "2 PEs, 1 GPU, MPS, ibgda over the emulated NIC (EMULATION)" 120 \
+        env GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft GOSHMEM_INFO=1 GOSHMEM_TIMEOUT=60s \
+        $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_IBGDA_NIC -x GOSHMEM_INFO -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_IBGDA:-20}"
     # informational: the same fault under MPS (a fatal fault is reported to every client of the server)
     echo
     echo "== fault under MPS (informational)"

@@ -49,6 +49,12 @@ type Transport struct {
 	amoOut  unsafe.Pointer
 	amoOutD cuda.DevicePtr
 	args    cuda.Args
+
+	// soft NIC (region.go): copy kernel and its mapped staging buffer
+	copyMod   *cuda.Module
+	copyFn    *cuda.Function
+	nicStage  unsafe.Pointer
+	nicStageD cuda.DevicePtr
 }
 
 const stageBytes = 4 << 20
@@ -486,6 +492,12 @@ func (t *Transport) Close() error {
 	}
 	if t.stage != nil {
 		errList = append(errList, t.Ctx.MemFreeHost(t.stage))
+	}
+	if t.copyMod != nil {
+		errList = append(errList, t.copyMod.Unload())
+	}
+	if t.nicStage != nil {
+		errList = append(errList, t.Ctx.MemFreeHost(t.nicStage))
 	}
 	if t.state != 0 {
 		errList = append(errList, t.Ctx.MemFree(t.state))

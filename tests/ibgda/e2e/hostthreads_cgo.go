@@ -12,6 +12,7 @@ package e2e
 #cgo LDFLAGS: -pthread
 #include <stdlib.h>
 #include "posters.h"
+#include "backend.h"
 */
 import "C"
 
@@ -114,5 +115,93 @@ func qpFieldsByC(b []byte) map[string]uint64 {
 		"rkey_tab": uint64(uintptr(unsafe.Pointer(q.rkey_tab))), "n_lkeys": uint64(q.n_lkeys), "n_rkeys": uint64(q.n_rkeys),
 		"scratch_laddr": uint64(q.scratch_laddr), "scratch_lkey": uint64(q.scratch_lkey),
 		"sq_nbb": uint64(uintptr(unsafe.Pointer(q.sq_nbb))), "sq_ready_idx": uint64(q.sq_ready_idx),
+	}
+}
+
+// bkEnv wraps a C bk_env_t: two PEs as threads, each calling the IBGDA
+// backend's six functions (include/goshmem/ibgda/backend.h).
+type bkEnv struct{ c *C.bk_env_t }
+
+const (
+	bkPEs     = int(C.BK_PES)
+	bkCtx     = int(C.BK_CTX)
+	bkHeap    = int(C.BK_HEAP)
+	bkSlots   = int(C.BK_SLOTS)
+	bkSlotLen = int(C.GOSHMEMI_IBGDA_SLOT_BYTES)
+	bkSig     = int(C.BK_SIG)
+	bkW8      = int(C.BK_W8)
+	bkW4      = int(C.BK_W4)
+)
+
+func bkHeapKey(pe int) uint32 { return uint32(0x1000 + pe) }
+func bkSlotKey(pe int) uint32 { return uint32(0x2000 + pe) }
+
+func newBkEnv(sqWQEBBs, cqes uint32) (*bkEnv, error) {
+	c := C.bk_env_new(C.uint32_t(sqWQEBBs), C.uint32_t(cqes))
+	if c == nil {
+		return nil, errors.New("e2e: bk_env_new failed")
+	}
+	return &bkEnv{c: c}, nil
+}
+
+func (e *bkEnv) free() { C.bk_env_free(e.c) }
+
+func (e *bkEnv) heap(pe int) []byte {
+	return bytesAt(unsafe.Pointer(e.c.pe[pe].heap), uintptr(bkHeap))
+}
+
+func (e *bkEnv) slots(pe int) []byte {
+	return bytesAt(unsafe.Pointer(e.c.pe[pe].slots), uintptr((bkSlots+bkCtx)*bkSlotLen))
+}
+
+// qpConfig describes PE pe's QP for context ctx to the SoftNIC.
+func (e *bkEnv) qpConfig(pe, ctx int) ibgda.QPConfig {
+	p := &e.c.pe[pe]
+	qp := (*C.goshmemi_ibgda_qp_t)(unsafe.Add(unsafe.Pointer(p.qps), uintptr(ctx)*unsafe.Sizeof(C.goshmemi_ibgda_qp_t{})))
+	n, cq := uint32(e.c.sq_wqebb), uint32(e.c.cqe_cnt)
+	return ibgda.QPConfig{
+		QPN:     uint32(qp.qpn),
+		SQ:      ibgda.SQ{Buf: bytesAt(qp.sq_buf, uintptr(n)*64), WQEBBs: n},
+		DBRec:   bytesAt(unsafe.Pointer(p.dbrec[ctx]), 8),
+		DB:      bytesAt(unsafe.Pointer(p.db[ctx]), 8),
+		CQ:      bytesAt(qp.cq_buf, uintptr(cq)*64),
+		CQEs:    cq,
+		CQDBRec: bytesAt(unsafe.Pointer(p.cq_dbrec[ctx]), 4),
+	}
+}
+
+func (e *bkEnv) run() error {
+	if C.bk_run(e.c) != 0 {
+		return fmt.Errorf("e2e: IBGDA backend: %s", C.GoString(&e.c.msg[0]))
+	}
+	return nil
+}
+
+func (e *bkEnv) runDevAPI() error {
+	if C.dv_run(e.c) != 0 {
+		return fmt.Errorf("e2e: device API over IBGDA: %s", C.GoString(&e.c.msg[0]))
+	}
+	return nil
+}
+
+func bkStateSize() uintptr { return unsafe.Sizeof(C.goshmemi_ibgda_state_t{}) }
+
+// stateFieldsByC reads b (ibgda.EncodeState's output) through the C struct
+// goshmemi_ibgda_state_t, field by field.
+func stateFieldsByC(b []byte) map[string]uint64 {
+	p := C.malloc(C.size_t(len(b)))
+	defer C.free(p)
+	copy(unsafe.Slice((*byte)(p), len(b)), b)
+	s := (*C.goshmemi_ibgda_state_t)(p)
+	ptr := func(q unsafe.Pointer) uint64 { return uint64(uintptr(q)) }
+	return map[string]uint64{
+		"version": uint64(s.version), "size": uint64(s.size), "my_pe": uint64(s.my_pe), "n_pes": uint64(s.n_pes),
+		"n_ctx": uint64(s.n_ctx), "n_qps": uint64(s.n_qps), "inline_max": uint64(s.inline_max),
+		"heap_lkey": uint64(s.heap_lkey), "heap_base": uint64(s.heap_base), "heap_size": uint64(s.heap_size),
+		"qps": ptr(unsafe.Pointer(s.qps)), "qp_index": ptr(unsafe.Pointer(s.qp_index)),
+		"rkey": ptr(unsafe.Pointer(s.rkey)), "remote_base": ptr(unsafe.Pointer(s.remote_base)),
+		"slots": ptr(unsafe.Pointer(s.slots)), "slot_busy": ptr(unsafe.Pointer(s.slot_busy)),
+		"n_slots": uint64(s.n_slots), "slot_lkey": uint64(s.slot_lkey),
+		"fence_pending": ptr(unsafe.Pointer(s.fence_pending)), "slot_cursor": uint64(s.slot_cursor),
 	}
 }

@@ -1,0 +1,146 @@
+package cudatr
+
+import (
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/transport"
+)
+
+// copyPTX is one kernel, goshmemi_host_copy(dst, src, n): the threads of
+// one block copy n bytes from src to dst (device, peer-mapped or mapped
+// pinned host addresses), then membar.sys. The soft NIC's accesses to GPU
+// heaps use it on the non-blocking Stream: a cuMemcpy on the legacy stream
+// would wait for the very kernel that is waiting for the NIC.
+// Ref: PTX ISA 7.0 (ld/st.global, membar).
+const copyPTX = `.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry goshmemi_host_copy(.param .u64 pd, .param .u64 ps, .param .u64 pn)
+{
+	.reg .b64 %rd<8>;
+	.reg .b32 %r<3>;
+	.reg .b16 %h;
+	.reg .pred %p;
+	ld.param.u64 %rd0, [pd];
+	ld.param.u64 %rd1, [ps];
+	ld.param.u64 %rd2, [pn];
+	mov.u32 %r0, %tid.x;
+	mov.u32 %r1, %ntid.x;
+	cvt.u64.u32 %rd3, %r0;
+	cvt.u64.u32 %rd4, %r1;
+LOOP:
+	setp.ge.u64 %p, %rd3, %rd2;
+	@%p bra DONE;
+	add.u64 %rd5, %rd1, %rd3;
+	ld.volatile.global.u8 %h, [%rd5];
+	add.u64 %rd6, %rd0, %rd3;
+	st.volatile.global.u8 [%rd6], %h;
+	add.u64 %rd3, %rd3, %rd4;
+	bra LOOP;
+DONE:
+	membar.sys;
+	ret;
+}
+`
+
+const nicStageBytes = 1 << 20
+
+// HeapRegion is PE pe's GPU heap as the soft NIC's memory region
+// (ibgda.Region): copies through a mapped pinned staging buffer by a copy
+// kernel, and 8-byte atomics by the host-atomics kernels, all on the
+// non-blocking Stream. The NIC is an EMULATION (GOSHMEM_IBGDA_NIC=soft).
+type HeapRegion struct {
+	t  *Transport
+	pe int
+}
+
+// HeapRegion returns PE pe's heap (reachable from this GPU) as a region.
+func (t *Transport) HeapRegion(pe int) (HeapRegion, error) {
+	if pe < 0 || pe >= t.npes || t.peers[pe] == 0 {
+		return HeapRegion{}, errors.Newf("goshmem: PE %d: the GPU heap of PE %d is not reachable from this GPU", t.me, pe)
+	}
+	return HeapRegion{t: t, pe: pe}, nil
+}
+
+func (t *Transport) ensureCopy() error {
+	if t.copyFn != nil {
+		return nil
+	}
+	m, err := t.Ctx.ModuleLoadData([]byte(copyPTX))
+	if err != nil {
+		return errors.Wrap(err, "goshmem: loading the soft NIC's copy PTX module")
+	}
+	f, err := m.Function("goshmemi_host_copy")
+	if err != nil {
+		return err
+	}
+	if t.nicStage, err = t.Ctx.MemHostAlloc(nicStageBytes, cuda.HostAllocPortable|cuda.HostAllocDeviceMap); err != nil {
+		return err
+	}
+	if t.nicStageD, err = t.Ctx.MemHostGetDevicePointer(t.nicStage); err != nil {
+		return err
+	}
+	t.copyMod, t.copyFn = m, f
+	return nil
+}
+
+// copyDev copies n bytes src -> dst (device addresses) with the copy kernel
+// and waits for it. Caller holds t.mu.
+func (t *Transport) copyDev(dst, src cuda.DevicePtr, n int) error {
+	t.args.Reset().Ptr(dst).Ptr(src).U64(uint64(n))
+	if err := t.copyFn.Launch([3]uint32{1, 1, 1}, [3]uint32{256, 1, 1}, 0, t.Stream, &t.args); err != nil {
+		return err
+	}
+	return t.Stream.Synchronize()
+}
+
+// ReadAt implements ibgda.Region.
+func (h HeapRegion) ReadAt(dst []byte, off uint64) error {
+	t := h.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensureCopy(); err != nil {
+		return err
+	}
+	stage := unsafe.Slice((*byte)(t.nicStage), nicStageBytes)
+	for done := 0; done < len(dst); {
+		n := min(len(dst)-done, nicStageBytes)
+		if err := t.copyDev(t.nicStageD, t.peers[h.pe]+cuda.DevicePtr(off)+cuda.DevicePtr(done), n); err != nil {
+			return errors.Wrapf(err, "goshmem: PE %d: soft NIC read from the GPU heap of PE %d", t.me, h.pe)
+		}
+		copy(dst[done:done+n], stage)
+		done += n
+	}
+	return nil
+}
+
+// WriteAt implements ibgda.Region.
+func (h HeapRegion) WriteAt(src []byte, off uint64) error {
+	t := h.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensureCopy(); err != nil {
+		return err
+	}
+	stage := unsafe.Slice((*byte)(t.nicStage), nicStageBytes)
+	for done := 0; done < len(src); {
+		n := copy(stage, src[done:])
+		if err := t.copyDev(t.peers[h.pe]+cuda.DevicePtr(off)+cuda.DevicePtr(done), t.nicStageD, n); err != nil {
+			return errors.Wrapf(err, "goshmem: PE %d: soft NIC write to the GPU heap of PE %d", t.me, h.pe)
+		}
+		done += n
+	}
+	return nil
+}
+
+// Atomic8 implements ibgda.Region: atom.global.sys on the host-order word.
+func (h HeapRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint64, error) {
+	if cas {
+		return h.t.Atomic(nil, transport.AMOCompareSwap, 8, h.pe, off, swapAdd, compare)
+	}
+	return h.t.Atomic(nil, transport.AMOAdd, 8, h.pe, off, swapAdd, 0)
+}
