@@ -3,7 +3,8 @@
 # device call, each under its own timeout, logs kept even when a step fails.
 #   PART=core: device suite (tests/gpu/run.sh), device perf vs NVSHMEM on 2 GPUs
 #              and on 1 GPU with MPS (bench/gpu/run.sh), Jacobi vs NVSHMEM.
-#   PART=paths: proxy, IBGDA (soft NIC: emulation) and CXI (emulated trigger) benchmarks.
+#   PART=paths: Jacobi kernel-build A/B, the device suite (proxy and IBGDA-over-soft-NIC steps
+#              included), proxy and CXI (emulated trigger) benchmarks; IBGDA's with IBGDA=1.
 # Needs `make gpu` binaries and fatbins in bin/ (carried from the dev machine).
 set -u
 PART=${1:?core|paths}
@@ -29,9 +30,11 @@ core)
     step jacobi 200 env NITER=1000 bash bench/jacobi/run.sh "$OUTDIR/jacobi"
     ;;
 paths)
-    [ -f bench/proxy/run.sh ] && step proxy 200 bash bench/proxy/run.sh "$OUTDIR/proxy"
-    [ -f bench/ibgda/run.sh ] && step ibgda 200 bash bench/ibgda/run.sh "$OUTDIR/ibgda"
-    [ -f bench/cxi/run.sh ] && step cxi 200 bash bench/cxi/run.sh "$OUTDIR/cxi"
+    [ -f bench/jacobi-ab.sh ] && [ "$ngpu" -ge 2 ] && step jacobi-ab 70 bash bench/jacobi-ab.sh "$OUTDIR/jacobi-ab"
+    step devtest 180 bash tests/gpu/run.sh "$OUTDIR/devtest"
+    [ -f bench/proxy/run.sh ] && step proxy 170 bash bench/proxy/run.sh "$OUTDIR/proxy"
+    [ -f bench/cxi/run.sh ] && step cxi 150 bash bench/cxi/run.sh "$OUTDIR/cxi"
+    [ "${IBGDA:-0}" = 1 ] && [ -f bench/ibgda/run.sh ] && step ibgda 120 bash bench/ibgda/run.sh "$OUTDIR/ibgda"
     ;;
 esac
 cat "$OUTDIR/steps.txt"
