@@ -178,6 +178,9 @@ func (r *runtime) startSoftIBGDA() error {
 		}
 	}
 	s.nic.SetAtomicHostEndian(true) // backend.h's signal / AMO word representation
+	if err := g.PrimeSoftNIC(); err != nil { // no module loads while user kernels run
+		return fail(err)
+	}
 	s.nic.Start()
 	isRemote := make([]bool, r.npes)
 	for _, pe := range remote {

@@ -144,3 +144,31 @@ func (h HeapRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint
 	}
 	return h.t.Atomic(nil, transport.AMOAdd, 8, h.pe, off, swapAdd, 0)
 }
+
+// PrimeSoftNIC loads the soft NIC's copy kernel and the atomic kernels it
+// uses (8-byte compare-swap and fetch-add) and launches each once, at Init,
+// before any user kernel runs. Loading a module or lazily loading a kernel
+// (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) may wait for the
+// GPU to go idle, which never happens while a user kernel spins waiting for
+// the NIC: the first NIC operation would deadlock (seen on the H200: the
+// device suite over ibgda hung in its first put). The launches change
+// nothing: a copy of the staging buffer onto itself, a compare-swap 0 -> 0
+// and an add of 0 on this PE's first control word.
+func (t *Transport) PrimeSoftNIC() error {
+	t.mu.Lock()
+	err := t.ensureCopy()
+	if err == nil {
+		err = t.copyDev(t.nicStageD, t.nicStageD, 8)
+	}
+	t.mu.Unlock()
+	if err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: priming the soft NIC's copy kernel", t.me)
+	}
+	if _, err := t.Atomic(nil, transport.AMOCompareSwap, 8, t.me, 0, 0, 0); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: priming the soft NIC's compare-swap kernel", t.me)
+	}
+	if _, err := t.Atomic(nil, transport.AMOAdd, 8, t.me, 0, 0, 0); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: priming the soft NIC's fetch-add kernel", t.me)
+	}
+	return nil
+}
