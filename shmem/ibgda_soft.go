@@ -177,7 +177,7 @@ func (r *runtime) startSoftIBGDA() error {
 			return fail(err)
 		}
 	}
-	s.nic.SetAtomicHostEndian(true) // backend.h's signal / AMO word representation
+	s.nic.SetAtomicHostEndian(true)          // backend.h's signal / AMO word representation
 	if err := g.PrimeSoftNIC(); err != nil { // no module loads while user kernels run
 		return fail(err)
 	}
