@@ -51,7 +51,8 @@ type slot struct {
 	fb         int64  // instance being completed by the fallback, -1: none
 	fbDone     uint64 // triggers the fallback handled
 	retiredAt  time.Time
-	deferred   bool // the current next instance was postponed by the budget
+	deferred   bool   // the current next instance was postponed by the budget
+	overrun    uint64 // doorbell word last reported as an overrun (reported once, not on every pass)
 }
 
 func (r *Rank) buildChannels() {
@@ -117,10 +118,14 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 		dbInst, dbTrig, dbMMIOFlag = db>>16-1, db&0x7fff, db&dbMMIO != 0
 		if dbTrig > c.triggers {
 			// More triggers than armed records: clamp (back-pressure),
-			// never advance a counter past what is armed.
-			r.count(func(st *Stats) { st.Overruns++ })
-			r.fail(errs.New(errs.ErrInvalidArgument, r.pe, "cxi: trigger",
-				"%s slot %d: %d triggers for an instance of %d records", c.name, s, dbTrig, c.triggers))
+			// never advance a counter past what is armed. Reported once
+			// per doorbell value: the word stays until the next instance.
+			if sl.overrun != db {
+				sl.overrun = db
+				r.count(func(st *Stats) { st.Overruns++ })
+				r.fail(errs.New(errs.ErrInvalidArgument, r.pe, "cxi: trigger",
+					"%s slot %d: %d triggers for an instance of %d records", c.name, s, dbTrig, c.triggers))
+			}
 			dbTrig = c.triggers
 		}
 	}
