@@ -75,19 +75,42 @@ fatbins:
 	@bash scripts/deps.sh --cuda
 	@if ! command -v nvcc >/dev/null; then echo "fatbins: WARNING: nvcc not found: kernels NOT compiled"; \
 	  [ "$${GOSHMEM_REQUIRE_NVCC:-0}" != 1 ] || exit 1; exit 0; fi; \
-	mkdir -p $(BIN)/gpu && \
-	$(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest.fatbin && \
-	$(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat.fatbin && \
-	$(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devtest.cu -o $(BIN)/gpu/devtest_remote.fatbin && \
-	$(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $(BIN)/gpu/compat_remote.fatbin && \
-	$(NVCC_FATBIN) bench/gpu/perf.cu -o $(BIN)/gpu/perf.fatbin && \
-	$(NVCC_FATBIN) bench/cxi/cxi.cu -o $(BIN)/gpu/cxi.fatbin && \
-	$(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $(BIN)/gpu/jacobi.fatbin && \
-	for m in gpu sys none; do M=$$(echo $$m | tr a-z A-Z); rm -f $(BIN)/gpu/ibgda_perf_$$m.fatbin; \
-	  $(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$$M bench/ibgda/ibgda_perf.cu -o $(BIN)/gpu/ibgda_perf_$$m.fatbin 2>&1 | grep -v 'ORDER_NONE\|#warning\|^ *|\|^ *\^\|In file included\|from ' ; \
-	  test -s $(BIN)/gpu/ibgda_perf_$$m.fatbin || exit 1; done && \
-	$(NVCC_FATBIN) bench/proxy/proxy.cu -o $(BIN)/gpu/proxy.fatbin && \
+	$(MAKE) --no-print-directory -j$$(nproc) $(FATBINS) && \
 	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
+
+# One rule per kernel file (always rebuilt: compiling them is the check),
+# run in parallel by `fatbins`.
+G := $(BIN)/gpu
+FATBINS := $(G)/devtest.fatbin $(G)/compat.fatbin $(G)/devtest_remote.fatbin $(G)/compat_remote.fatbin \
+	$(G)/perf.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
+	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin
+.PHONY: $(FATBINS)
+$(G)/devtest.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $@
+$(G)/compat.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $@
+$(G)/devtest_remote.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devtest.cu -o $@
+$(G)/compat_remote.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $@
+$(G)/perf.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) bench/gpu/perf.cu -o $@
+$(G)/cxi.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) bench/cxi/cxi.cu -o $@
+$(G)/jacobi.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) examples/jacobi-gpu/jacobi.cu -o $@
+$(G)/proxy.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) bench/proxy/proxy.cu -o $@
+# (explicit, not a pattern rule: make applies no pattern rule to a phony target)
+IBGDA_FATBIN = @mkdir -p $(@D); rm -f $@; \
+	$(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$(1) bench/ibgda/ibgda_perf.cu -o $@ 2>&1 | grep -v 'ORDER_NONE\|\#warning\|^ *|\|^ *\^\|In file included\|from ' ; \
+	test -s $@
+$(G)/ibgda_perf_gpu.fatbin:
+	$(call IBGDA_FATBIN,GPU)
+$(G)/ibgda_perf_sys.fatbin:
+	$(call IBGDA_FATBIN,SYS)
+$(G)/ibgda_perf_none.fatbin:
+	$(call IBGDA_FATBIN,NONE)
 
 # IBGDA: goshmem's mlx5 WQE encoders byte-compared with rdma-core's own
 # mlx5dv.h builders, and the IBGDA kernels compiled in every ordering mode.
