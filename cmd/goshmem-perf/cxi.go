@@ -18,8 +18,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/cgo/cxihost"
@@ -667,29 +665,5 @@ func writeCXIPlot(path string, rows []cxiRow, subtitle string) error {
 		}
 		plots = append(plots, pl)
 	}
-	const w, h = 14 * vg.Inch, 6 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	if subtitle != "" {
-		sty := plots[0].Title.TextStyle
-		sty.Font.Size = vg.Points(11)
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - vg.Points(4)}, subtitle)
-		dc = draw.Crop(dc, 0, 0, 0, -vg.Points(22))
-	}
-	t := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Inch / 4, PadY: vg.Inch / 8,
-		PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 4}
-	canvases := plot.Align([][]*plot.Plot{plots}, t, dc)
-	for i, p := range plots {
-		p.Draw(canvases[0][i])
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %v", path, err)
-	}
-	return f.Close()
+	return writePanels(path, subtitle, plots, 14*vg.Inch)
 }

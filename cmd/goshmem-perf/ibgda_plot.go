@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,13 +84,5 @@ func writeQuietPlot(path string, rows []Row, subtitle string) error {
 		dc = draw.Crop(dc, 0, 0, 0, -vg.Points(20))
 	}
 	p.Draw(dc)
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %v", path, err)
-	}
-	return f.Close()
+	return savePNG(path, img)
 }

@@ -149,7 +149,13 @@ func WritePlot(path string, d Dataset, subtitle string) error {
 		}
 		plots = append(plots, p)
 	}
-	const w, h = 18 * vg.Inch, 6 * vg.Inch
+	return writePanels(path, subtitle, plots, 18*vg.Inch)
+}
+
+// writePanels draws plots side by side, w wide and 6 inches high, under an
+// optional one-line subtitle, into the PNG file path.
+func writePanels(path, subtitle string, plots []*plot.Plot, w vg.Length) error {
+	const h = 6 * vg.Inch
 	img := vgimg.New(w, h)
 	dc := draw.New(img)
 	if subtitle != "" { // one line over the whole figure
@@ -165,6 +171,11 @@ func WritePlot(path string, d Dataset, subtitle string) error {
 	for i, p := range plots {
 		p.Draw(canvases[0][i])
 	}
+	return savePNG(path, img)
+}
+
+// savePNG writes img to the file path as PNG.
+func savePNG(path string, img *vgimg.Canvas) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
