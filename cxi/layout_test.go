@@ -1,22 +1,18 @@
 package cxi
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // TestLayoutMatchesHeader compiles include/goshmem/cxi.h with gcc and
 // compares each offsetof/sizeof with layout.go.
 func TestLayoutMatchesHeader(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found: the header layout check needs it (scripts/deps.sh installs it)")
-	}
 	checks := map[string]int{
 		"sizeof(goshmemi_cxi_state_t)":                      StateSize,
 		"GOSHMEMI_CXI_STATE_VERSION":                        StateVersion,
@@ -67,13 +63,7 @@ func TestLayoutMatchesHeader(t *testing.T) {
 		src.WriteString("printf(\"%llu\\n\", (unsigned long long)(" + k + "));\n")
 	}
 	src.WriteString("return 0; }\n")
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "l.c"), []byte(src.String()), 0o644))
-	out, err := exec.Command("gcc", "-std=c11", "-I../include", "-o", filepath.Join(dir, "l"), filepath.Join(dir, "l.c")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	out, err = exec.Command(filepath.Join(dir, "l")).Output()
-	require.NoError(t, err)
-	lines := strings.Fields(string(out))
+	lines := strings.Fields(testutil.RunC(t, src.String()))
 	require.Len(t, lines, len(keys))
 	for i, k := range keys {
 		v, err := strconv.Atoi(lines[i])

@@ -2,25 +2,17 @@ package cudatr
 
 import (
 	"encoding/binary"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // TestStateLayoutMatchesHeader compiles include/goshmem/device_state.h with
 // gcc and compares every offset, the size and the version with the Go mirror.
 func TestStateLayoutMatchesHeader(t *testing.T) {
-	cc, err := exec.LookPath("gcc")
-	require.NoError(t, err, "gcc is needed to check the device-state layout (it is on every dev and CI machine)")
-	_, self, _, _ := runtime.Caller(0)
-	include := filepath.Join(filepath.Dir(self), "..", "..", "..", "include")
 	src := `#include <stdio.h>
 #include <stddef.h>
 #include "goshmem/device_state.h"
@@ -33,19 +25,9 @@ int main(void) {
          sizeof(goshmemi_team_t), GOSHMEMI_DEVICE_STATE_VERSION, (unsigned)GOSHMEMI_DEVICE_CONTROL_BYTES);
   return 0;
 }`
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "l.c"), []byte(src), 0o600))
-	bin := filepath.Join(dir, "l")
-	out, err := exec.Command(cc, "-std=c11", "-I", include, "-o", bin, filepath.Join(dir, "l.c")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	out, err = exec.Command(bin).Output()
-	require.NoError(t, err)
 	got := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		n, err := strconv.Atoi(f[1])
-		require.NoError(t, err)
-		got[f[0]] = n
+	for k, v := range testutil.CValues(t, src) {
+		got[k] = int(v)
 	}
 	want := map[string]int{
 		"version": offVersion, "size": offSize, "my_pe": offMyPE, "n_pes": offNPEs, "heap_size": offHeapSize,

@@ -1,26 +1,17 @@
 package proxy
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // TestLayoutMatchesHeader compiles include/goshmem/proxy.h with gcc and
 // compares offsets, sizes and constants with the Go mirror, and encodes a
 // descriptor with the header's encoder to decode it here.
 func TestLayoutMatchesHeader(t *testing.T) {
-	cc, err := exec.LookPath("gcc")
-	require.NoError(t, err, "gcc is needed to check the proxy layout (it is on every dev and CI machine)")
-	_, self, _, _ := runtime.Caller(0)
-	include := filepath.Join(filepath.Dir(self), "..", "..", "..", "include")
 	src := `#include <stdio.h>
 #include <stddef.h>
 #include <goshmem.h>
@@ -43,20 +34,7 @@ int main(void) {
          (unsigned long long)goshmemi_proxy_w1_span(0xabcdef0123ull, 4097));
   return 0;
 }`
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "l.c"), []byte(src), 0o600))
-	bin := filepath.Join(dir, "l")
-	out, err := exec.Command(cc, "-std=c11", "-I", include, "-o", bin, filepath.Join(dir, "l.c")).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	out, err = exec.Command(bin).Output()
-	require.NoError(t, err)
-	got := map[string]uint64{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		n, err := strconv.ParseUint(f[1], 10, 64)
-		require.NoError(t, err)
-		got[f[0]] = n
-	}
+	got := testutil.CValues(t, src)
 	want := map[string]uint64{
 		"goshmemi_proxy_state_t.version": offVersion, "goshmemi_proxy_state_t.size": offSize,
 		"goshmemi_proxy_state_t.nrings": offNRings, "goshmemi_proxy_state_t.nctx": offNCtx,
