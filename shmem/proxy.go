@@ -96,7 +96,8 @@ func (r *runtime) gpuInfo() string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "goshmem: info: PE %d: GPU heap: kernels reach PEs %v by load/store (%s)", r.me, p2p, r.gpu.Name())
+	fmt.Fprintf(&b, "goshmem: info: PE %d: GPU %d (%s, PCI %s); kernels reach PEs %v by load/store (%s)",
+		r.me, int(r.gpu.Dev), r.gpu.DevName, r.gpu.BusID, p2p, r.gpu.Name())
 	if r.proxy != nil {
 		fmt.Fprintf(&b, ", PEs %v through the %s", rem, r.proxy.Describe("cuda"))
 	}

@@ -39,41 +39,62 @@
 #if GOSHMEMI_CUDA
 /* Thread tid of nthreads copies its share of n bytes. The widest word W in
  * {16, 8, 4} for which dst and src have the same misalignment mod W is
- * used for the body; the (< W) head and the tail go byte by byte. */
+ * used for the body; the (< W) head and the tail go byte by byte.
+ *
+ * Registers matter as much as bandwidth here: the _warp/_block puts are
+ * inlined into user kernels (Jacobi's sweep kernel, say), and ptxas sizes
+ * the whole kernel for its hungriest path. So indices are 32-bit (copies
+ * of 4 GiB or more go in pieces),
+ * and the 16-byte body keeps two loads in flight per thread, not four: a
+ * 1024-thread block already has 2048 loads in flight. With 64-bit indices
+ * and four loads, Jacobi's kernel needed 57 registers, one 1024-thread block
+ * per SM instead of two, and ran at half speed (H200, 2026-11-29). */
 #define GOSHMEMI_COPY_WIDTH(W, VT)                                                                                    \
     if ((((d ^ s) & (W - 1)) == 0) && n >= W) {                                                                       \
-        size_t head = (size_t)((W - (d & (W - 1))) & (W - 1));                                                        \
-        size_t nw = (n - head) / W;                                                                                   \
-        for (size_t i = tid; i < head; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];                      \
+        uint32_t head = (uint32_t)((W - (d & (W - 1))) & (W - 1));                                                    \
+        uint32_t nw = (n - head) / W;                                                                                 \
+        for (uint32_t i = tid; i < head; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];                    \
         VT *dw = (VT *)(d + head);                                                                                    \
         const VT *sw = (const VT *)(s + head);                                                                        \
-        /* up to four loads in flight before their stores (generic pointers                                           \
-         * may alias, so the compiler will not hoist a load above an earlier                                          \
-         * store by itself): one memory latency per 4 words, also for the                                             \
-         * last partial group of each thread */                                                                       \
-        for (size_t i = tid; i < nw; i += 4 * nthreads) {                                                             \
-            size_t i1 = i + nthreads, i2 = i + 2 * nthreads, i3 = i + 3 * nthreads;                                   \
-            VT w0 = sw[i], w1 = w0, w2 = w0, w3 = w0;                                                                 \
+        /* two loads in flight before their stores (generic pointers may                                              \
+         * alias, so the compiler will not hoist a load above an earlier                                              \
+         * store by itself) */                                                                                        \
+        for (uint32_t i = tid; i < nw; i += 2 * nthreads) {                                                           \
+            uint32_t i1 = i + nthreads;                                                                               \
+            VT w0 = sw[i], w1 = w0;                                                                                   \
             if (i1 < nw) w1 = sw[i1];                                                                                 \
-            if (i2 < nw) w2 = sw[i2];                                                                                 \
-            if (i3 < nw) w3 = sw[i3];                                                                                 \
             dw[i] = w0;                                                                                               \
             if (i1 < nw) dw[i1] = w1;                                                                                 \
-            if (i2 < nw) dw[i2] = w2;                                                                                 \
-            if (i3 < nw) dw[i3] = w3;                                                                                 \
         }                                                                                                             \
-        for (size_t i = head + nw * W + tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];         \
+        for (uint32_t i = head + nw * W + tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];       \
         return;                                                                                                       \
     }
-GOSHMEMI_FN void goshmemi_copy_part(void *dst, const void *src, size_t n, size_t tid, size_t nthreads)
+GOSHMEMI_FN void goshmemi_copy_part32(void *dst, const void *src, uint32_t n, uint32_t tid, uint32_t nthreads)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     GOSHMEMI_COPY_WIDTH(16, uint4)
     GOSHMEMI_COPY_WIDTH(8, unsigned long long)
     GOSHMEMI_COPY_WIDTH(4, unsigned int)
-    for (size_t i = tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];
+    for (uint32_t i = tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];
 }
 #undef GOSHMEMI_COPY_WIDTH
+/* Copies of 4 GiB or more (out of line: the common path stays small) go in
+ * 2 GiB pieces, a multiple of 16, so each piece keeps the alignment that
+ * chose the word width. */
+GOSHMEMI_COLD void goshmemi_copy_part_huge(void *dst, const void *src, size_t n, uint32_t tid, uint32_t nthreads)
+{
+    const size_t piece = (size_t)1 << 31;
+    for (size_t o = 0; o < n; o += piece)
+        goshmemi_copy_part32((char *)dst + o, (const char *)src + o, (uint32_t)(n - o < piece ? n - o : piece), tid,
+                             nthreads);
+}
+GOSHMEMI_FN void goshmemi_copy_part(void *dst, const void *src, size_t n, size_t tid, size_t nthreads)
+{
+    if (GOSHMEMI_LIKELY(n <= 0xffffffffu))
+        goshmemi_copy_part32(dst, src, (uint32_t)n, (uint32_t)tid, (uint32_t)nthreads);
+    else
+        goshmemi_copy_part_huge(dst, src, n, (uint32_t)tid, (uint32_t)nthreads);
+}
 
 GOSHMEMI_FN unsigned goshmemi_block_tid(void)
 {
@@ -146,9 +167,29 @@ GOSHMEMI_FN void goshmemi_copy_block(void *dst, const void *src, size_t n) { gos
 /* ---- one put / get of GROUP: the load/store path, or the remote one ------- *
  * (remote.h: the group syncs, its leader hands the request to the remote
  * transport, the group syncs again). */
+#define GOSHMEMI_ONE_THREAD_thread 1
+#define GOSHMEMI_ONE_THREAD_warp 0
+#define GOSHMEMI_ONE_THREAD_block 0
+/* A one-thread put of one aligned 8-byte word (putmem of 8 bytes, put64,
+ * a signal payload) loads the source word first and then translates dest,
+ * so the load's latency (an L2 round trip after a quiet's L1 invalidation)
+ * overlaps the translation instead of following it: 0.71 -> 0.55 us for
+ * putmem 8 B + quiet on one H200 in the diag_put rows. Any other put goes
+ * through goshmemi_copy_<group>. */
 #define GOSHMEMI_PUT_AS(GROUP, dest, source, nbytes, pe, nbi)                                                         \
     do {                                                                                                              \
         uint64_t off_;                                                                                                \
+        if (GOSHMEMI_ONE_THREAD_##GROUP && (nbytes) == 8 && ((uintptr_t)(source) & 7) == 0) {                        \
+            const unsigned long long v_ = *(const unsigned long long *)(source);                                     \
+            void *d_ = goshmemi_peer_or_remote(dest, pe, 8, &off_);                                                   \
+            if (GOSHMEMI_UNLIKELY(d_ == NULL))                                                                        \
+                goshmemi_remote_put(0, pe, off_, source, 8, nbi);                                                     \
+            else if (((uintptr_t)d_ & 7) == 0)                                                                        \
+                *(unsigned long long *)d_ = v_;                                                                       \
+            else                                                                                                      \
+                goshmemi_copy_thread(d_, source, 8);                                                                  \
+            break;                                                                                                    \
+        }                                                                                                             \
         void *d_ = goshmemi_peer_or_remote(dest, pe, nbytes, &off_);                                                  \
         if (GOSHMEMI_UNLIKELY(d_ == NULL))                                                                            \
             GOSHMEMI_REMOTE_GROUP(GROUP, goshmemi_remote_put(0, pe, off_, source, nbytes, nbi));                      \

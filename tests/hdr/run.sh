@@ -76,5 +76,15 @@ check "-rdc device link with GOSHMEM_DEFINE_DEVICE_STATE in one TU" bash -c "
     nvcc -arch=sm_90 -rdc=true $out/rdc_a.o $out/rdc_b.o -o $out/rdc_ab &&
     cuobjdump -symbols $out/rdc_ab | grep -qw goshmemi_device_state"
 
+# Register budget of Jacobi's sweep kernel: 1024-thread blocks need <= 32
+# registers for two blocks per SM. The block put it inlines once pushed it
+# to 57 (one block per SM) and halved its speed on H200: keep it honest.
+regs_of() { # regs_of CUBIN KERNEL
+    cuobjdump --dump-resource-usage "$1" | awk -v k="Function $2:" '$0 ~ k {getline; sub(/.*REG:/, ""); print $1 + 0}'
+}
+$NVCC -arch=sm_90 -cubin examples/jacobi-gpu/jacobi.cu -o "$out/jacobi.cubin" 2>/dev/null
+jr=$(regs_of "$out/jacobi.cubin" jacobi_kernel)
+check "jacobi_kernel (examples/jacobi-gpu) <= 32 registers (has ${jr:-none})" test "${jr:-99}" -le "${JACOBI_MAX_REGS:-32}"
+
 [ $fail = 0 ] || { echo "hdrcheck: nvcc checks FAILED"; exit 1; }
 echo "hdrcheck: nvcc checks passed"
