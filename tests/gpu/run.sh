@@ -130,6 +130,7 @@ if mps_start; then
     # goroutine per PE, queues in host-pinned memory, the GPU heaps reached
     # through the cuda transport). The kernels are the -DGOSHMEM_REMOTE_TRANSPORTS
     # build (remote.h); without it the peer is unreachable.
+    [ "${SKIP_IBGDA:-0}" = 1 ] && echo "== SKIPPED (SKIP_IBGDA=1): ibgda over the emulated NIC" || \
     step "2 PEs, 1 GPU, MPS, ibgda over the emulated NIC (EMULATION)" 120 \
         env GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft GOSHMEM_INFO=1 GOSHMEM_TIMEOUT=60s \
         $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_IBGDA_NIC -x GOSHMEM_INFO -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_IBGDA:-20}"
