@@ -92,10 +92,10 @@ for seg in heap data; do
     OSHBENCH_TIMEOUT="$tmo" run bash bench/oshmem/run.sh -o "$build/oshmem" -json -seg "$seg" "${common[@]}" \
         >"$build/osh-$seg.out" 2>"$out/openshmem-$seg.log" ||
         { cat "$out/openshmem-$seg.log" >&2; die "bench/oshmem/run.sh -seg $seg failed"; }
-    grep '^{' "$build/osh-$seg.out" | grep -v '"lib":"floor"' >"$out/openshmem-$seg.jsonl" || true
+    grep '^{' "$build/osh-$seg.out" | grep -v '"lib":"floor["/]' >"$out/openshmem-$seg.jsonl" || true
     floor="$out/floor.jsonl"
     [[ $seg == data ]] && floor="$out/floor-data.jsonl"
-    grep '^{' "$build/osh-$seg.out" | grep '"lib":"floor"' >"$floor" || true
+    grep '^{' "$build/osh-$seg.out" | grep '"lib":"floor["/]' >"$floor" || true
     grep -v '^{' "$build/osh-$seg.out" >>"$out/openshmem-$seg.log" || true
     head -1 "$out/openshmem-$seg.log" >&2
     [[ -s "$out/openshmem-$seg.jsonl" ]] || die "no OpenSHMEM rows for -seg $seg (see $out/openshmem-$seg.log)"

@@ -709,3 +709,100 @@ func TestBitwiseTail(t *testing.T) {
 		assert.Equal(t, tc.want, acc, tc.op.String())
 	}
 }
+
+// TestSyncDirect: Sync over a Direct comm (release stores and inline polls
+// on the partners' words) keeps the barrier's guarantees, falls back to
+// WaitGE for a late partner, and is used only by a PE whose every round
+// partner is load/store reachable (the others take the Comm path; the words
+// and values are the same, so the two mix).
+func TestSyncDirect(t *testing.T) {
+	const rounds = 150
+	unreachable := func(from, to int) bool { return !(from == 0 && to == 1) } // PE 0 cannot store to PE 1
+	for _, n := range sizes {
+		for _, tc := range []struct {
+			name  string
+			reach func(from, to int) bool
+		}{{"all reachable", nil}, {"PE 1 unreachable from PE 0", unreachable}} {
+			t.Run(fmt.Sprintf("%d/%s", n, tc.name), func(t *testing.T) {
+				w := newFakeWorld(n, testPolicy)
+				w.direct, w.reach = true, tc.reach
+				arrived := make([]atomic.Int64, n)
+				data := make([][]uint64, n)
+				spmdIn(t, w, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+					comm := c.comm()
+					rng := rand.New(rand.NewPCG(uint64(c.me), 11))
+					for k := int64(1); k <= rounds; k++ {
+						if rng.IntN(10) == 0 {
+							time.Sleep(time.Duration(rng.IntN(200)) * time.Microsecond)
+						}
+						var b [8]byte
+						putU64(b[:], uint64(k)<<8|uint64(c.me))
+						for pe := range n {
+							if err := c.Put(pe, dataOff+uint64(8*c.me), b[:]); err != nil {
+								return err
+							}
+						}
+						arrived[c.me].Store(k)
+						if err := world.Barrier(comm); err != nil {
+							return err
+						}
+						for pe := range arrived {
+							a := arrived[pe].Load()
+							if !assert.GreaterOrEqual(t, a, k, "PE %d after barrier %d: PE %d has not arrived", c.me, k, pe) ||
+								!assert.LessOrEqual(t, a, k+1, "PE %d after barrier %d: PE %d is two ahead", c.me, k, pe) {
+								return errors.Newf("barrier broken at %d", k)
+							}
+						}
+						slots := view[uint64](c, dataOff, n)
+						for pe := range n {
+							if !assert.Equal(t, uint64(k)<<8|uint64(pe), slots[pe], "barrier %d on PE %d: slot of PE %d", k, c.me, pe) {
+								return errors.Newf("data not visible after barrier %d", k)
+							}
+						}
+						if err := world.Sync(comm); err != nil { // nobody overwrites a slot still being read
+							return err
+						}
+					}
+					want := directOn
+					if n > 1 && tc.reach != nil && c.me == 0 {
+						want = directOff // its round-0 partner is PE 1
+					}
+					assert.Equal(t, want, world.directState, "PE %d", c.me)
+					data[c.me] = []uint64{world.epoch}
+					return nil
+				})
+				for pe := range n {
+					assert.Equal(t, []uint64{2 * rounds}, data[pe], "PE %d epochs", pe)
+				}
+			})
+		}
+	}
+}
+
+// TestSyncDirectLate: a partner that arrives late sends the direct path
+// past its inline polls into WaitGE (spin, yield, sleep, timeouts), and
+// nobody leaves before the late PE arrived.
+func TestSyncDirectLate(t *testing.T) {
+	const late = 30 * time.Millisecond
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			w := newFakeWorld(n, testPolicy)
+			w.direct = true
+			var lateArrived atomic.Int64
+			left := make([]int64, n)
+			spmdIn(t, w, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+				if c.me == n-1 {
+					time.Sleep(late)
+					lateArrived.Store(time.Now().UnixNano())
+				}
+				err := world.Sync(c.comm())
+				left[c.me] = time.Now().UnixNano()
+				return err
+			})
+			for pe, l := range left {
+				assert.GreaterOrEqual(t, l, lateArrived.Load(), "PE %d left before PE %d arrived", pe, n-1)
+			}
+			assert.Positive(t, w.waits.Load(), "the late partner was waited for in WaitGE")
+		})
+	}
+}

@@ -36,6 +36,11 @@ type fakeWorld struct {
 	n       int
 	regions [][]byte
 	policy  spin.Policy
+	// direct makes fakeComm a Direct (Sync's load/store path); reach,
+	// when set, says which peers Word returns (default: all).
+	direct bool
+	reach  func(from, to int) bool
+	waits  atomic.Int64 // WaitGE calls, all PEs
 }
 
 func newFakeWorld(n int, policy spin.Policy) *fakeWorld {
@@ -89,7 +94,26 @@ func (c *fakeComm) Local(off uint64, n int) []byte {
 	return c.w.regions[c.me][off : off+uint64(n)]
 }
 
+// directComm is a fakeComm that is also a Direct (the world's direct flag).
+type directComm struct{ *fakeComm }
+
+func (c directComm) Word(pe int, off uint64) *uint64 {
+	if c.w.reach != nil && !c.w.reach(c.me, pe) {
+		return nil
+	}
+	return c.word(pe, off)
+}
+
+// comm is the Comm the collectives see for this fake PE.
+func (c *fakeComm) comm() Comm {
+	if c.w.direct {
+		return directComm{c}
+	}
+	return c
+}
+
 func (c *fakeComm) WaitGE(off uint64, v uint64, why Wait) error {
+	c.w.waits.Add(1)
 	p := c.word(c.me, off)
 	ok, err := c.w.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, nil)
 	if err != nil {
@@ -117,7 +141,13 @@ var sizes = []int{1, 2, 3, 4, 5, 8}
 // bootstrap, and fails the test with every PE's error.
 func spmd(t *testing.T, n int, fn func(c *fakeComm, world *Team, b bootstrap.Bootstrap) error) *fakeWorld {
 	t.Helper()
-	w := newFakeWorld(n, testPolicy)
+	return spmdIn(t, newFakeWorld(n, testPolicy), fn)
+}
+
+// spmdIn is spmd in a world the caller configured.
+func spmdIn(t *testing.T, w *fakeWorld, fn func(c *fakeComm, world *Team, b bootstrap.Bootstrap) error) *fakeWorld {
+	t.Helper()
+	n := w.n
 	err := local.Run(n, func(b bootstrap.Bootstrap) error {
 		c := &fakeComm{w: w, me: b.Rank()}
 		return fn(c, World(c), b)

@@ -628,6 +628,15 @@ func (r *runtime) Signal(pe int, off uint64, v uint64) error {
 
 func (r *runtime) Local(off uint64, n int) []byte { return r.local(off, n) }
 
+// Word implements collectives.Direct: pe's word at off when pe is reached
+// over shared memory (not over ofi), else nil.
+func (r *runtime) Word(pe int, off uint64) *uint64 {
+	if pe < 0 || pe >= len(r.tr) || r.tr[pe] != transport.Transport(r.shm) {
+		return nil
+	}
+	return (*uint64)(r.shm.Ptr(pe, off))
+}
+
 func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 	p := (*uint64)(r.localPtr(off))
 	if atomic.LoadUint64(p) >= v {

@@ -246,6 +246,10 @@ var Headlines = []Headline{
 	{Label: "put 8 B + quiet", Name: "put_lat", Size: 8, PeerLib: "openshmem", Max: true, Target: 0.1},
 	{Label: "p + wait_until ping-pong (round trip)", Name: "pingpong_p", Size: 8, PeerLib: "openshmem", Max: true, Target: 0.35},
 	{Label: "p + wait_until ping-pong vs floor", Name: "pingpong_p", Size: 8, PeerLib: "floor", Max: true, Target: 1.15},
+	// The same 15% against the floor of the same shape: a p + wait_until
+	// round trip touches two lines (one in each PE's heap), the floor above
+	// bounces one; bench/oshmem/floor.c measures both.
+	{Label: "p + wait_until ping-pong vs 2-line floor", Name: "pingpong_p", Size: 8, PeerLib: "floor/2line", Max: true, Target: 1.15},
 	{Label: "barrier_all", Name: "barrier", Size: 0, PeerLib: "openshmem", Max: true, Target: 0.7},
 	{Label: "1 MiB put bandwidth (put_bw)", Name: "put_bw", Size: 1 << 20, PeerLib: "openshmem", Max: false, Target: 0.9},
 	{Label: "Alloc+Free 1 MiB (absolute)", Name: "alloc_free", Size: 1 << 20, Max: true, Target: 50},
@@ -378,6 +382,7 @@ var segNotes = map[string]string{
 	"openshmem/heap":            "OpenSHMEM (oshmem/UCX), buffers from shmem_malloc: peers' heaps are mapped, so RMA is direct load/store",
 	"openshmem/data":            "OpenSHMEM (oshmem/UCX), buffers in the static data segment: RMA goes through UCX (the figures in BASELINES.md)",
 	"floor":                     "C floor: two processes sharing one mapping (bench/oshmem/floor.c); nothing can beat it",
+	"floor/2line":               "C floor of the same round trip with one line per process, each polled by its owner: the shape of any p + wait_until between two heaps",
 	"goshmem/pinned-after-init": "goshmem under mpirun --bind-to none, measuring thread pinned after Init (-pin): Init sees both CPUs, so the spin policy is not the oversubscribed one",
 	"goshmem/batch-timing":      "goshmem timing 100 operations per sample (-timing batch): the ~30 ns timer pair amortized away",
 	"nvshmem":                   "NVSHMEM (GPU machine's Python package), the same kernels (bench/gpu/kernels.cuh) built against it, same run, same GPU",

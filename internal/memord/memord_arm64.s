@@ -1,3 +1,5 @@
+//go:build !race
+
 #include "textflag.h"
 
 // func StoreRelease64(p *uint64, v uint64)
