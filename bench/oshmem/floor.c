@@ -29,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -143,6 +145,8 @@ int main(int argc, char **argv) {
     pid_t pid = fork();
     if (pid < 0) { perror("floor: fork"); return 1; }
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never spin on after the parent died */
+        if (getppid() == 1) _exit(1);
         pin(1);
         while (atomic_load_explicit(&sh->phase, memory_order_acquire) != 1) { }
         for (long i = 0; i < total; i++) {
