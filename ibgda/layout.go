@@ -1,12 +1,15 @@
 package ibgda
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // QPStructSize and QPVersion mirror GOSHMEMI_IBGDA_QP_SIZE and
 // GOSHMEMI_IBGDA_QP_VERSION (include/goshmem/ibgda/qp.h); tests/ibgda/e2e
 // checks EncodeQP against the C struct field by field.
 const (
-	QPStructSize = 160
+	QPStructSize = 168
 	QPVersion    = 1<<16 + QPStructSize
 )
 
@@ -29,6 +32,7 @@ type QPDesc struct {
 	ScratchLAddr uint64
 	ScratchLKey  uint32
 	SQNBB        uint64 // SQWQEBBs bytes (GPU memory), or 0
+	TimeoutNS    uint64 // a device wait on the QP longer than this traps (GOSHMEM_TIMEOUT); 0: never
 }
 
 // EncodeQP returns the goshmemi_ibgda_qp_t bytes for d with every state
@@ -55,6 +59,7 @@ func EncodeQP(d QPDesc) []byte {
 	le.PutUint32(b[0x60:], d.ScratchLKey)
 	// 0x64 cq_lock, 0x68..0x97 state: zero
 	le.PutUint64(b[0x98:], d.SQNBB)
+	le.PutUint64(b[0xa0:], d.TimeoutNS)
 	return b
 }
 
@@ -71,7 +76,7 @@ func InitCQ(cq []byte) {
 // device state that the device state's ibgda_state names; tests/ibgda/e2e
 // checks EncodeState against the C struct field by field.
 const (
-	StateStructSize = 128
+	StateStructSize = 144
 	StateVersion    = 1<<16 + StateStructSize
 	// NoQP marks a (ctx, PE) without a QP in StateDesc.QPIndex tables
 	// (GOSHMEMI_IBGDA_NO_QP).
@@ -98,7 +103,18 @@ type StateDesc struct {
 	NSlots       uint32
 	SlotLKey     uint32
 	FencePending uint64 // NQPs uint32, zeroed
+	Flags        uint32 // StateHostQueues, ...
+	TimeoutNS    uint64 // GOSHMEM_TIMEOUT for the backend's slot waits; 0: none
+	Report       uint64 // host-readable 8-byte report word (ReportWord), zeroed; 0: none
 }
+
+// StateHostQueues (StateDesc.Flags, GOSHMEMI_IBGDA_STATE_HOST_QUEUES): the
+// SQs, doorbell records, doorbells and CQs are in host memory. The device
+// backend then requires system-scope doorbell ordering (its default) and
+// traps (GOSHMEMI_ERR_IBGDA_ORDER) in a kernel built with
+// GOSHMEM_IBGDA_ORDER_GPU or _NONE, whose stores a host-side NIC may never
+// see.
+const StateHostQueues = 1
 
 // EncodeState returns the goshmemi_ibgda_state_t bytes for d, with the
 // device-written words zero.
@@ -124,6 +140,59 @@ func EncodeState(d StateDesc) []byte {
 	le.PutUint32(b[0x60:], d.NSlots)
 	le.PutUint32(b[0x64:], d.SlotLKey)
 	le.PutUint64(b[0x68:], d.FencePending)
-	// 0x70 slot_cursor, 0x74 pad, 0x78 reserved: zero
+	// 0x70 slot_cursor: zero
+	le.PutUint32(b[0x74:], d.Flags)
+	le.PutUint64(b[0x78:], d.TimeoutNS)
+	le.PutUint64(b[0x80:], d.Report)
+	// 0x88 reserved: zero
 	return b
+}
+
+// What a report word (Report.What) says the device waited for, or failed
+// on (GOSHMEMI_IBGDA_WAIT_* in include/goshmem/ibgda/backend.h).
+const (
+	WaitPost  = 1 // posting: ring space (completions) or an earlier poster's publication
+	WaitQuiet = 2 // quiet or a blocking call: completions of published WQEs
+	WaitSlot  = 3 // a free bounce / result slot
+	WaitCQE   = 4 // not a wait: an error CQE
+	WaitOrder = 5 // not a wait: a kernel without system-scope ordering on host-memory queues
+)
+
+// Report is the word the device backend writes to StateDesc.Report before
+// it traps (GOSHMEMI_IBGDA_REPORT): host memory, so the host can read it
+// after the trap has made the GPU context unusable.
+type Report struct {
+	What   uint8  // Wait*
+	QPN    uint32 // 0: no QP (slots, ordering)
+	Detail uint32 // waits: sq_ready_idx[15:0]<<16 | sq_done_idx[15:0]; CQE: error word bits 31:0; order: flags
+}
+
+// DecodeReport decodes a report word; ok is false for 0 (nothing reported).
+func DecodeReport(w uint64) (r Report, ok bool) {
+	if w>>63 == 0 {
+		return Report{}, false
+	}
+	return Report{What: uint8(w>>56) & 0x7f, QPN: uint32(w>>32) & 0xffffff, Detail: uint32(w)}, true
+}
+
+// String says what the device reported, in words.
+func (r Report) String() string {
+	ready, done := r.Detail>>16, r.Detail&0xffff
+	switch r.What {
+	case WaitPost:
+		return fmt.Sprintf("QP %#x: posting waited longer than GOSHMEM_TIMEOUT for ring space or for an earlier "+
+			"poster (published %d WQEBBs, completed %d, mod 2^16)", r.QPN, ready, done)
+	case WaitQuiet:
+		return fmt.Sprintf("QP %#x: waited longer than GOSHMEM_TIMEOUT for completions (published %d WQEBBs, "+
+			"completed %d, mod 2^16): the NIC never saw the doorbell, or never completed", r.QPN, ready, done)
+	case WaitSlot:
+		return fmt.Sprintf("waited longer than GOSHMEM_TIMEOUT for one of %d bounce/result slots", r.Detail)
+	case WaitCQE:
+		return fmt.Sprintf("QP %#x: error CQE (syndrome %#x, vendor syndrome %#x, wqe_counter %d)",
+			r.QPN, uint8(r.Detail>>24), uint8(r.Detail>>16), uint16(r.Detail))
+	case WaitOrder:
+		return "a kernel built with GPU-scope (or no) IBGDA doorbell ordering ran against queues in host " +
+			"memory: rebuild it without -DGOSHMEM_IBGDA_ORDER_GPU/_NONE"
+	}
+	return fmt.Sprintf("report %d (QPN %#x, detail %#x)", r.What, r.QPN, r.Detail)
 }

@@ -36,6 +36,13 @@ import (
 //   - CQ overrun: the NIC waits for the consumer (CQ doorbell record) rather
 //     than overwriting an unconsumed CQE.
 //
+// Never silent (SetTimeout, GOSHMEM_TIMEOUT): an operation on a Region that
+// has not returned after the timeout (a GPU copy that cannot run, say) and a
+// CQ that stays full that long (the GPU stopped polling) are recorded as the
+// NIC's error (Err), naming the QP; Status reports every QP's indices, from
+// the doorbell record the poster published to the CQ consumer index, for a
+// caller that waited too long on a kernel.
+//
 // Memory passed to a SoftNIC (rings, records, regions) must not move: C or
 // mmap memory, or Go memory kept alive and never resliced elsewhere.
 type SoftNIC struct {
@@ -48,6 +55,21 @@ type SoftNIC struct {
 	stats      Stats
 	spin       bool
 	hostEndian bool
+	timeout    time.Duration
+
+	errMu sync.Mutex
+	err   error
+	// busy is the operation in progress when a timeout is set (the
+	// watchdog reads it), nil between operations.
+	busy atomic.Pointer[inFlight]
+}
+
+// inFlight is what the NIC's goroutine is doing, for the watchdog.
+type inFlight struct {
+	q        *softQP
+	what     string
+	start    time.Time
+	reported atomic.Bool
 }
 
 // Access flags of a memory region.
@@ -128,6 +150,7 @@ func (s span) write(src []byte) error {
 // QPConfig describes one QP's memory, as the device sees it
 // (goshmemi_ibgda_qp_t).
 type QPConfig struct {
+	Name    string // for messages, e.g. "ctx 1 -> PE 3" (optional)
 	QPN     uint32
 	SQ      SQ
 	DBRec   []byte // 8 bytes: [RcvDBR], [SndDBR] big-endian 32-bit counters
@@ -148,6 +171,16 @@ type softQP struct {
 	cqPI   uint64 // CQEs produced
 	err    bool
 	lastDB uint64
+	// copies of head, cqPI and err for Status (other goroutines)
+	pubHead, pubCQEs atomic.Uint64
+	pubErr           atomic.Bool
+}
+
+func (q *softQP) name() string {
+	if q.cfg.Name == "" {
+		return fmt.Sprintf("QP %#x", q.cfg.QPN)
+	}
+	return fmt.Sprintf("QP %#x (%s)", q.cfg.QPN, q.cfg.Name)
 }
 
 // NewSoftNIC returns a stopped SoftNIC with no regions and no QPs.
@@ -236,7 +269,95 @@ func (n *SoftNIC) SetAtomicHostEndian(on bool) {
 	n.mu.Unlock()
 }
 
-// Start runs the NIC's goroutine.
+// SetTimeout bounds how long one operation (a Region copy or atomic) and a
+// wait for CQ space may take before the NIC records an error naming the QP
+// (Err); 0, the default, never. The NIC keeps waiting either way: it cannot
+// abandon a half-done operation. Call before Start.
+func (n *SoftNIC) SetTimeout(d time.Duration) {
+	n.mu.Lock()
+	n.timeout = d
+	n.mu.Unlock()
+}
+
+// Err returns the first problem the NIC recorded (see SetTimeout), or nil.
+func (n *SoftNIC) Err() error {
+	n.errMu.Lock()
+	defer n.errMu.Unlock()
+	return n.err
+}
+
+func (n *SoftNIC) fail(err error) {
+	n.errMu.Lock()
+	if n.err == nil {
+		n.err = err
+	}
+	n.errMu.Unlock()
+}
+
+// QPStatus is one QP as the NIC sees it (Status).
+type QPStatus struct {
+	QPN  uint32
+	Name string
+	// Published is the doorbell record's send counter (WQEBBs the poster
+	// published, mod 2^16); Doorbell the doorbell word last written.
+	Published uint16
+	Doorbell  uint64
+	Executed  uint64 // WQEBBs the NIC consumed
+	CQEs      uint64 // CQEs written
+	Consumed  uint32 // the CQ doorbell record: CQEs the poster consumed (24 bits)
+	Error     bool   // the QP is in the error state
+	Busy      string // the operation in progress on this QP for longer than a millisecond, if any
+}
+
+// Idle reports whether nothing was ever published on the QP.
+func (s QPStatus) Idle() bool { return s.Published == 0 && s.Executed == 0 && s.Doorbell == 0 }
+
+func (s QPStatus) String() string {
+	name := fmt.Sprintf("QP %#x", s.QPN)
+	if s.Name != "" {
+		name += " (" + s.Name + ")"
+	}
+	msg := fmt.Sprintf("%s: doorbell record %d, doorbell word %#x, NIC executed %d WQEBBs (mod 2^16: %d), wrote %d CQEs, poster consumed %d",
+		name, s.Published, s.Doorbell, s.Executed, uint16(s.Executed), s.CQEs, s.Consumed)
+	switch {
+	case s.Error:
+		msg += "; QP in error"
+	case s.Busy != "":
+		msg += "; busy: " + s.Busy
+	case s.Idle():
+		msg += "; the NIC has seen nothing posted"
+	}
+	return msg
+}
+
+// Status returns every QP's state, in AddQP order. Safe while the NIC runs.
+func (n *SoftNIC) Status() []QPStatus {
+	n.mu.Lock()
+	qps := n.qps
+	n.mu.Unlock()
+	cur := n.busy.Load()
+	out := make([]QPStatus, 0, len(qps))
+	for _, q := range qps {
+		c := &q.cfg
+		st := QPStatus{
+			QPN: c.QPN, Name: c.Name, Published: uint16(loadBE32(c.DBRec[4*SndDBR:])),
+			Executed: q.pubHead.Load(), CQEs: q.pubCQEs.Load(), Consumed: loadBE32(c.CQDBRec) & 0xffffff,
+			Error: q.pubErr.Load(),
+		}
+		if c.DB != nil {
+			st.Doorbell = loadU64(c.DB)
+		}
+		if cur != nil && cur.q == q {
+			if d := time.Since(cur.start); d > time.Millisecond {
+				st.Busy = fmt.Sprintf("%s, for %v", cur.what, d.Round(time.Millisecond))
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Start runs the NIC's goroutine (and, with a timeout, its watchdog).
 func (n *SoftNIC) Start() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -245,6 +366,9 @@ func (n *SoftNIC) Start() {
 	}
 	n.stop, n.done = make(chan struct{}), make(chan struct{})
 	go n.run()
+	if n.timeout > 0 {
+		go n.watch(n.stop, n.timeout)
+	}
 }
 
 // Stop ends the goroutine and waits for it.
@@ -257,6 +381,42 @@ func (n *SoftNIC) Stop() {
 	}
 	close(stop)
 	<-done
+}
+
+// watch records an error for an operation that has run longer than the
+// timeout (once per operation); the NIC's goroutine itself may be the one
+// blocked, so this is a goroutine of its own.
+func (n *SoftNIC) watch(stop chan struct{}, timeout time.Duration) {
+	tick := min(max(timeout/4, time.Millisecond), time.Second)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		cur := n.busy.Load()
+		if cur == nil || time.Since(cur.start) <= timeout || cur.reported.Swap(true) {
+			continue
+		}
+		n.fail(fmt.Errorf("ibgda: soft NIC: %s: %s has not finished after %v (the NIC is stuck: nothing later on any QP executes)",
+			cur.q.name(), cur.what, timeout))
+	}
+}
+
+// track marks the start of an operation for the watchdog (timeout set
+// only); untrack its end.
+func (n *SoftNIC) track(q *softQP, what func() string) {
+	if n.timeout > 0 {
+		n.busy.Store(&inFlight{q: q, what: what(), start: time.Now()})
+	}
+}
+
+func (n *SoftNIC) untrack() {
+	if n.timeout > 0 {
+		n.busy.Store(nil)
+	}
 }
 
 func (n *SoftNIC) run() {
@@ -335,6 +495,7 @@ func (n *SoftNIC) progress(q *softQP) bool {
 			n.complete(q, CQE{Opcode: CQEReqErr, WQECounter: idx, QPN: c.QPN, Syndrome: SyndromeWRFlushErr,
 				WQEOpcode: c.SQ.seg(idx, 0)[3]})
 			q.head += uint64(nbb)
+			q.pubHead.Store(q.head)
 			continue
 		}
 		w, err := DecodeWQE(c.SQ, idx, avail)
@@ -350,19 +511,47 @@ func (n *SoftNIC) progress(q *softQP) bool {
 			synd = SyndromeLocalQPOpErr
 		} else {
 			nbb = w.WQEBBs()
+			n.track(q, func() string { return describe(&w, idx) })
 			bytes, synd = n.execute(&w)
+			n.untrack()
 		}
 		n.stats.WQEs.Add(1)
 		if synd != 0 {
 			q.err = true
+			q.pubErr.Store(true)
 			n.complete(q, CQE{Opcode: CQEReqErr, WQECounter: idx, QPN: c.QPN, Syndrome: synd,
 				WQEOpcode: c.SQ.seg(idx, 0)[3]})
 		} else if w.Signaled() {
 			n.complete(q, CQE{Opcode: CQEReq, WQECounter: idx, QPN: c.QPN, WQEOpcode: w.Opcode, ByteCnt: bytes})
 		}
 		q.head += uint64(nbb)
+		q.pubHead.Store(q.head)
 	}
 	return true
+}
+
+// describe names a WQE for messages.
+func describe(w *WQE, idx uint16) string {
+	var op string
+	switch w.Opcode {
+	case OpcodeNOP:
+		return fmt.Sprintf("NOP (wqe %d)", idx)
+	case OpcodeRDMAWrite:
+		op = "RDMA write"
+	case OpcodeRDMARead:
+		op = "RDMA read"
+	case OpcodeAtomicCS:
+		op = "atomic compare-swap"
+	case OpcodeAtomicFA:
+		op = "atomic fetch-add"
+	default:
+		op = fmt.Sprintf("opcode %#x", w.Opcode)
+	}
+	n := uint64(len(w.Inline))
+	for _, d := range w.SGEs {
+		n += d.Len()
+	}
+	return fmt.Sprintf("%s (wqe %d) of %d bytes, rkey %#x raddr %#x", op, idx, n, w.RKey, w.RAddr)
 }
 
 // complete writes one CQE: body first, then the last 4 bytes (wqe_counter,
@@ -370,10 +559,21 @@ func (n *SoftNIC) progress(q *softQP) bool {
 // sees the new owner bit sees the whole entry.
 func (n *SoftNIC) complete(q *softQP, e CQE) {
 	c := &q.cfg
+	var full time.Time // when the CQ was first seen full (timeout set)
+	reported := false
 	for { // CQ full: wait for the consumer's doorbell record
 		ci := loadBE32(c.CQDBRec) & 0xffffff
 		if (uint32(q.cqPI)-ci)&0xffffff < c.CQEs {
 			break
+		}
+		if n.timeout > 0 && !reported {
+			if full.IsZero() {
+				full = time.Now()
+			} else if time.Since(full) > n.timeout {
+				n.fail(fmt.Errorf("ibgda: soft NIC: %s: its CQ (%d entries) stayed full for %v: the poster consumed %d CQEs of %d written and stopped polling",
+					q.name(), c.CQEs, n.timeout, ci, q.cqPI))
+				reported = true
+			}
 		}
 		select {
 		case <-n.stop:
@@ -389,6 +589,7 @@ func (n *SoftNIC) complete(q *softQP, e CQE) {
 	copy(slot[:60], b[:60])
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&slot[60])), binary.LittleEndian.Uint32(b[60:]))
 	q.cqPI++
+	q.pubCQEs.Store(q.cqPI)
 	n.stats.CQEs.Add(1)
 	if e.IsError() {
 		n.stats.ErrCQEs.Add(1)

@@ -129,3 +129,119 @@ func TestSoftNICMalformed(t *testing.T) {
 		})
 	}
 }
+
+// blockingRegion is a Region whose writes block until release is closed:
+// the soft NIC's copy into a GPU heap when the copy kernel cannot run while
+// the user's kernel spins waiting for the NIC (a stream or module-loading
+// deadlock), seen from the NIC.
+type blockingRegion struct {
+	mem     []byte
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingRegion) ReadAt(dst []byte, off uint64) error {
+	copy(dst, b.mem[off:])
+	return nil
+}
+
+func (b *blockingRegion) WriteAt(src []byte, off uint64) error {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
+	<-b.release
+	copy(b.mem[off:], src)
+	return nil
+}
+
+func (b *blockingRegion) Atomic8(uint64, bool, uint64, uint64) (uint64, error) {
+	return 0, nil
+}
+
+// A Region write that never returns while a "kernel" spins waiting for its
+// effect: with a timeout the NIC says which QP and which operation are
+// stuck (Err, Status) instead of hanging silently; once the write returns,
+// the NIC carries on.
+func TestSoftNICTimeoutNamesStuckRegionOp(t *testing.T) {
+	nic := NewSoftNIC()
+	nic.SetTimeout(50 * time.Millisecond)
+	reg := &blockingRegion{mem: make([]byte, 64), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	const base = 0x7000_0000
+	require.NoError(t, nic.RegisterRegion(9, base, 64, reg, AccessAll))
+	r := &rig{nic: nic}
+	r.cfg = QPConfig{Name: "ctx 0 -> PE 1", QPN: 0x1000, SQ: SQ{Buf: aligned(8 * SendWQEBB), WQEBBs: 8},
+		DBRec: aligned(8), DB: aligned(8), CQ: aligned(4 * CQESize), CQEs: 4, CQDBRec: aligned(4)}
+	InitCQ(r.cfg.CQ)
+	require.NoError(t, nic.AddQP(r.cfg))
+	nic.Start()
+	t.Cleanup(nic.Stop)
+
+	// the "kernel": an unsignaled inline write, then a spin on its effect
+	r.post(t, WQE{Opcode: OpcodeRDMAWrite, RAddr: base + 8, RKey: 9, Inline: []byte{1, 2, 3, 4, 5, 6, 7, 8}}, 0)
+	<-reg.entered
+	deadline := time.Now().Add(5 * time.Second)
+	for nic.Err() == nil {
+		require.True(t, time.Now().Before(deadline), "no error after 5 s for a write stuck for longer than the 50 ms timeout")
+		time.Sleep(5 * time.Millisecond)
+	}
+	msg := nic.Err().Error()
+	assert.Contains(t, msg, "QP 0x1000 (ctx 0 -> PE 1)")
+	assert.Contains(t, msg, "RDMA write (wqe 0) of 8 bytes, rkey 0x9")
+	assert.Contains(t, msg, "has not finished after 50ms")
+	st := nic.Status()
+	require.Len(t, st, 1)
+	assert.Equal(t, uint16(1), st[0].Published)
+	assert.Zero(t, st[0].Executed)
+	assert.Contains(t, st[0].Busy, "RDMA write")
+	assert.Contains(t, st[0].String(), "doorbell record 1")
+
+	close(reg.release) // the copy gets to run: the NIC goes on
+	r.post(t, WQE{Opcode: OpcodeNOP, FmCeSe: CtrlCQUpdate}, 0)
+	c := r.next(t)
+	assert.Equal(t, uint8(CQEReq), c.Opcode)
+	assert.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8}, reg.mem[8:16])
+	st = nic.Status()
+	assert.Equal(t, uint64(2), st[0].Executed)
+	assert.Empty(t, st[0].Busy)
+}
+
+// A poster that stops consuming CQEs: with a timeout the NIC reports the
+// full CQ, naming the QP.
+func TestSoftNICTimeoutCQFull(t *testing.T) {
+	nic := NewSoftNIC()
+	nic.SetTimeout(30 * time.Millisecond)
+	r := &rig{nic: nic, remote: aligned(64)}
+	r.cfg = QPConfig{QPN: 0x77, SQ: SQ{Buf: aligned(16 * SendWQEBB), WQEBBs: 16}, DBRec: aligned(8), DB: aligned(8),
+		CQ: aligned(2 * CQESize), CQEs: 2, CQDBRec: aligned(4)}
+	InitCQ(r.cfg.CQ)
+	require.NoError(t, nic.AddQP(r.cfg))
+	nic.Start()
+	t.Cleanup(nic.Stop)
+	for i := 0; i < 3; i++ { // 3 signaled NOPs into a 2-entry CQ nobody consumes
+		r.post(t, WQE{Opcode: OpcodeNOP, FmCeSe: CtrlCQUpdate}, 0)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for nic.Err() == nil {
+		require.True(t, time.Now().Before(deadline), "no error for a CQ full for longer than the timeout")
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Contains(t, nic.Err().Error(), "QP 0x77: its CQ (2 entries) stayed full")
+	r.next(t) // consume: the third CQE gets written
+	r.next(t)
+	c := r.next(t)
+	assert.Equal(t, uint16(2), c.WQECounter)
+}
+
+// Without a timeout nothing is tracked and nothing is reported.
+func TestSoftNICNoTimeoutNoError(t *testing.T) {
+	r := newRig(t, 8, 4)
+	r.post(t, WQE{Opcode: OpcodeNOP, FmCeSe: CtrlCQUpdate}, 0)
+	r.next(t)
+	assert.NoError(t, r.nic.Err())
+	assert.Nil(t, r.nic.busy.Load())
+	st := r.nic.Status()
+	require.Len(t, st, 1)
+	assert.Equal(t, uint64(1), st[0].CQEs)
+	assert.Equal(t, uint32(1), st[0].Consumed)
+}

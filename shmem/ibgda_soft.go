@@ -2,6 +2,9 @@ package shmem
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -38,6 +41,11 @@ type softIBGDA struct {
 	ctx  *cuda.Context
 	host unsafe.Pointer
 	dev  cuda.DevicePtr
+	// report is the device backend's report word (host-pinned: readable
+	// after a trap has made the context unusable); names maps QPNs to
+	// "ctx c -> PE pe".
+	report *uint64
+	names  map[uint32]string
 }
 
 // bump hands out 64-byte aligned pieces of a block at base.
@@ -66,7 +74,7 @@ func (r *runtime) startSoftIBGDA() error {
 	nq := softIBGDACtx * len(remote)
 	// pinned: per QP SQ + CQ + 3 records; slots and scratch words
 	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+4*64) +
-		softIBGDASlots*ibgda.SlotBytes + uint64(nq)*8 + 4096
+		softIBGDASlots*ibgda.SlotBytes + uint64(nq)*8 + 64 + 4096
 	hostN = (hostN + 4095) &^ 4095
 	// GPU: state, QP structs, sq_nbb, tables, slot_busy, fence flags, error word
 	devN := uint64(ibgda.StateStructSize) + uint64(nq)*(ibgda.QPStructSize+softIBGDASQ+4) +
@@ -75,7 +83,7 @@ func (r *runtime) startSoftIBGDA() error {
 	if err != nil {
 		return errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC queues in pinned memory", r.me)
 	}
-	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host}
+	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host, names: map[uint32]string{}}
 	fail := func(err error) error {
 		if s.dev != 0 {
 			_ = g.Ctx.MemFree(s.dev)
@@ -122,6 +130,9 @@ func (r *runtime) startSoftIBGDA() error {
 	qps := db.take(uint64(nq) * ibgda.QPStructSize)
 	slots := hb.take(softIBGDASlots * ibgda.SlotBytes)
 	scratch := hb.take(uint64(nq) * 8)
+	report := hb.take(8)
+	s.report = (*uint64)(unsafe.Pointer(&hat(report, 8)[0]))
+	timeoutNS := uint64(r.policy.Timeout.Nanoseconds())
 	for c := 0; c < softIBGDACtx; c++ {
 		for k, pe := range remote {
 			i := c*len(remote) + k
@@ -132,11 +143,14 @@ func (r *runtime) startSoftIBGDA() error {
 				DBRec: hb.take(8), DB: hb.take(8), CQDBRec: hb.take(8), ErrWord: errWord,
 				LKeyTab: lkeyTab, RKeyTab: rkeyTab, NLKeys: 1, NRKeys: uint32(r.npes),
 				ScratchLAddr: scratch + 8*uint64(i), ScratchLKey: softIBGDASlotK,
-				SQNBB: db.take(softIBGDASQ),
+				SQNBB: db.take(softIBGDASQ), TimeoutNS: timeoutNS,
 			}
+			name := fmt.Sprintf("ctx %d -> PE %d", c, pe)
+			s.names[d.QPN] = name
 			copy(dat(qps+uint64(i)*ibgda.QPStructSize, ibgda.QPStructSize), ibgda.EncodeQP(d))
 			ibgda.InitCQ(hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize))
 			if err := s.nic.AddQP(ibgda.QPConfig{
+				Name:    name,
 				QPN:     d.QPN,
 				SQ:      ibgda.SQ{Buf: hat(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
 				DBRec:   hat(d.DBRec, 8),
@@ -158,6 +172,9 @@ func (r *runtime) startSoftIBGDA() error {
 		HeapBase: uint64(g.PeerAddr(r.me)), HeapSize: g.Size(),
 		QPs: qps, QPIndex: qpIndex, RKey: rkeyTab, RemoteBase: remoteBase,
 		Slots: slots, SlotBusy: slotBusy, NSlots: softIBGDASlots, SlotLKey: softIBGDASlotK, FencePending: fence,
+		// the queues are host-pinned: kernels need system-scope doorbell
+		// ordering (backend.h's default), else they trap at the first call
+		Flags: ibgda.StateHostQueues, TimeoutNS: timeoutNS, Report: report,
 	}))
 	if err := g.Ctx.MemcpyHtoD(s.dev, unsafe.Pointer(&img[0]), len(img)); err != nil {
 		return fail(err)
@@ -177,7 +194,8 @@ func (r *runtime) startSoftIBGDA() error {
 			return fail(err)
 		}
 	}
-	s.nic.SetAtomicHostEndian(true)          // backend.h's signal / AMO word representation
+	s.nic.SetAtomicHostEndian(true) // backend.h's signal / AMO word representation
+	s.nic.SetTimeout(r.policy.Timeout)
 	if err := g.PrimeSoftNIC(); err != nil { // no module loads while user kernels run
 		return fail(err)
 	}
@@ -192,6 +210,37 @@ func (r *runtime) startSoftIBGDA() error {
 	}
 	r.softNIC = s
 	return nil
+}
+
+// diagnose says what the device reported before a trap (report word), the
+// NIC's own error, and every QP that was used, as its NIC sees it: from
+// the doorbell record the kernel published to the CQEs it consumed. ""
+// when there is nothing to say.
+func (s *softIBGDA) diagnose() string {
+	var parts []string
+	if r, ok := ibgda.DecodeReport(atomic.LoadUint64(s.report)); ok {
+		msg := "device: " + r.String()
+		if n, ok := s.names[r.QPN]; ok && r.QPN != 0 {
+			msg += " [QP " + fmt.Sprintf("%#x", r.QPN) + " is " + n + "]"
+		}
+		parts = append(parts, msg)
+	}
+	if err := s.nic.Err(); err != nil {
+		parts = append(parts, err.Error())
+	}
+	var used []string
+	for _, st := range s.nic.Status() {
+		if !st.Idle() {
+			used = append(used, st.String())
+		}
+	}
+	if len(parts) == 0 && len(used) == 0 {
+		return ""
+	}
+	if len(used) == 0 {
+		used = append(used, "no QP was ever rung: no doorbell record moved (if the kernel posted, its stores did not reach host memory)")
+	}
+	return "soft NIC (EMULATION): " + strings.Join(append(parts, used...), "; ")
 }
 
 // close stops the NIC goroutine and frees its queues (before the GPU

@@ -4,6 +4,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -170,8 +171,9 @@ func NewStream() (*Stream, error) {
 // Synchronize waits for every launch on the stream. A kernel fault is
 // reported here, naming the last kernel launched on the stream.
 func (s *Stream) Synchronize() error {
-	if err := s.s.Synchronize(); err != nil {
-		return errors.Join(s.r.kernelError(err, s.last.Load(), "Stream.Synchronize"), s.r.proxyErr("Stream.Synchronize"))
+	if err := s.r.gpuWait(s.s.Synchronize, s.last.Load(), "Stream.Synchronize"); err != nil {
+		return errors.Join(s.r.kernelError(err, s.last.Load(), "Stream.Synchronize"), s.r.proxyErr("Stream.Synchronize"),
+			s.r.softNICErr())
 	}
 	return nil
 }
@@ -292,13 +294,63 @@ func Synchronize() error {
 	if err := r.needGPU("Synchronize"); err != nil {
 		return err
 	}
-	if err := r.gpu.Ctx.Synchronize(); err != nil {
-		return errors.Join(r.kernelError(err, r.lastKernel.Load(), "Synchronize"), r.proxyErr("Synchronize"))
+	if err := r.gpuWait(r.gpu.Ctx.Synchronize, r.lastKernel.Load(), "Synchronize"); err != nil {
+		return errors.Join(r.kernelError(err, r.lastKernel.Load(), "Synchronize"), r.proxyErr("Synchronize"),
+			r.softNICErr())
 	}
 	return r.proxyErr("Synchronize")
 }
 
+// errGPUWaitTimeout marks gpuWait's timeout (kernelError passes it on).
+var errGPUWaitTimeout = errors.New("GPU wait timed out")
+
+// gpuWait runs wait (cuCtxSynchronize or cuStreamSynchronize). With the
+// soft NIC (an emulation) and GOSHMEM_TIMEOUT it gives up after a little
+// more than the timeout (the device's own IBGDA waits trap after exactly
+// the timeout, and their report is the better message): a kernel that
+// spins on something the NIC never delivers, outside any IBGDA wait (a
+// barrier waiting for a peer's arrival, say), is then an ErrTimeout naming
+// the kernel, with the NIC's view of every QP (softNICErr), instead of a
+// silent hang. The kernel keeps running: the program should exit non-zero.
+func (r *runtime) gpuWait(wait func() error, last *string, op string) error {
+	if r.softNIC == nil || r.policy.Timeout <= 0 {
+		return wait()
+	}
+	limit := r.policy.Timeout + r.policy.Timeout/4 + time.Second
+	done := make(chan error, 1)
+	go func() { done <- wait() }() // left behind on timeout: it returns if the kernel ever ends
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		name := "(none launched)"
+		if last != nil {
+			name = *last
+		}
+		return errs.Mark(errs.Hint(errs.ErrTimeout, "the kernel is still running: exit the program non-zero (under mpirun that ends every PE)",
+			r.me, op, "kernel %q still running after %v (GOSHMEM_TIMEOUT=%v)", name, limit.Round(time.Second), r.policy.Timeout),
+			errGPUWaitTimeout)
+	}
+}
+
+// softNICErr is what the soft NIC and the device's IBGDA report word say
+// after a failed or timed-out GPU wait (nil without a soft NIC or news).
+func (r *runtime) softNICErr() error {
+	if r.softNIC == nil {
+		return nil
+	}
+	if d := r.softNIC.diagnose(); d != "" {
+		return errors.Newf("goshmem: PE %d: %s", r.me, d)
+	}
+	return nil
+}
+
 func (r *runtime) kernelError(err error, last *string, op string) error {
+	if errors.Is(err, errGPUWaitTimeout) {
+		return err
+	}
 	name := "(none launched)"
 	if last != nil {
 		name = *last

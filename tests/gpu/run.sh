@@ -88,6 +88,11 @@ step() {
 }
 
 DT="bin/devtest -fatbin bin/gpu/devtest.fatbin -compat bin/gpu/compat.fatbin -watchdog ${WATCHDOG:-30s}"
+# GOSHMEM_TIMEOUT of the remote-transport steps: below devtest's -watchdog,
+# so that goshmem's own timeouts (device IBGDA/proxy waits, the soft NIC,
+# Synchronize under the soft NIC: at most 1.25x + 1 s) fire and say what
+# hung before the watchdog ends the process with a bare "hang?".
+RTIMEOUT=${RTIMEOUT:-20s}
 # The same kernels built with -DGOSHMEM_REMOTE_TRANSPORTS (include/goshmem/remote.h):
 # the only build whose device calls can reach PEs through the proxy or IBGDA.
 DTR="bin/devtest -fatbin bin/gpu/devtest_remote.fatbin -compat bin/gpu/compat_remote.fatbin -watchdog ${WATCHDOG:-30s}"
@@ -123,7 +128,7 @@ if mps_start; then
     step "4 PEs, 1 GPU, MPS" 60 $MPIRUN -np 4 --oversubscribe $DT -rounds 200
     # the same suite with every peer behind the CPU proxy (issue 7): device
     # ops to the other PE become descriptors, submitted by proxy workers
-    step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
+    step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=$RTIMEOUT \
         $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_PROXY:-200}"
     # The same suite with every device access to the other PE over IBGDA:
     # GPU-built mlx5 WQEs executed by the soft NIC, an EMULATION (a host
@@ -132,7 +137,7 @@ if mps_start; then
     # build (remote.h); without it the peer is unreachable.
     [ "${SKIP_IBGDA:-0}" = 1 ] && echo "== SKIPPED (SKIP_IBGDA=1): ibgda over the emulated NIC" || \
     step "2 PEs, 1 GPU, MPS, ibgda over the emulated NIC (EMULATION)" 120 \
-        env GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft GOSHMEM_INFO=1 GOSHMEM_TIMEOUT=60s \
+        env GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft GOSHMEM_INFO=1 GOSHMEM_TIMEOUT=$RTIMEOUT \
         $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_IBGDA_NIC -x GOSHMEM_INFO -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_IBGDA:-20}"
     # informational: the same fault under MPS (a fatal fault is reported to every client of the server)
     echo
@@ -152,7 +157,7 @@ fi
 # 2d. two GPUs (GPU = node-local rank)
 if [ "$ngpu" -ge 2 ]; then
     step "2 PEs, 2 GPUs, no MPS" 90 $MPIRUN -np 2 $DT -rounds 200
-    step "2 PEs, 2 GPUs, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=60s \
+    step "2 PEs, 2 GPUs, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=$RTIMEOUT \
         $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 $DTR -rounds "${ROUNDS_PROXY:-200}"
 else
     row "2 PEs, 2 GPUs" "-" "NOT RUN (only $ngpu GPU)" 0 ""

@@ -64,6 +64,18 @@ for ins in fence.sc.sys fence.sc.gpu fence.acq_rel.sys st.release.sys.global.u64
     check "PTX has $ins" grep -q "$ins" "$out/kernels.ptx"
 done
 
+# IBGDA doorbell ordering of the device API's backend (ibgda/backend.h):
+# system scope unless the build asks for GPU scope. Its queues can be in
+# host memory (the soft NIC's always are), where a GPU-scope release store
+# of the doorbell record need never become visible to the host.
+printf '#define GOSHMEM_REMOTE_TRANSPORTS\n#include <goshmem.h>\nextern "C" __global__ void k_ring(goshmemi_ibgda_qp_t *qp) { goshmemi_ibgda_ring(qp, 1, 2); }\n' >"$out/ring.cu"
+$NVCC -arch=sm_90 -ptx "$out/ring.cu" -o "$out/ring.ptx"
+$NVCC -arch=sm_90 -ptx -DGOSHMEM_IBGDA_ORDER_GPU "$out/ring.cu" -o "$out/ring_gpu.ptx"
+check "IBGDA ring through goshmem.h: fence.sc.sys + st.relaxed.sys (default)" bash -c "
+    grep -q fence.sc.sys '$out/ring.ptx' && grep -q st.relaxed.sys.global.u32 '$out/ring.ptx' &&
+    grep -q st.relaxed.sys.global.u64 '$out/ring.ptx' && ! grep -q st.release.gpu '$out/ring.ptx'"
+check "IBGDA ring with -DGOSHMEM_IBGDA_ORDER_GPU: st.release.gpu" grep -q st.release.gpu.global.u32 "$out/ring_gpu.ptx"
+
 # two objects that both include goshmem.h link into one host program
 # (nvcc's host shadow of the __constant__ pointer is internal)
 printf '#include <goshmem.h>\nextern "C" __global__ void k_a(int *x) { *x = goshmem_my_pe(); }\n' >"$out/link_a.cu"

@@ -43,6 +43,21 @@
  *         ctx < 0: over every QP.
  *   An error CQE seen by any of these traps with GOSHMEMI_ERR_IBGDA_CQE,
  *   info = the QP's error word (GOSHMEMI_IBGDA_ERR_WORD: QPN, syndrome).
+ *   A wait longer than GOSHMEM_TIMEOUT (state timeout_ns, copied into every
+ *   QP's timeout_ns) traps with GOSHMEMI_ERR_IBGDA_TIMEOUT, info = (QPN,
+ *   what). Before either trap the backend writes a report word
+ *   (GOSHMEMI_IBGDA_REPORT) to the state's `report`, host memory the host
+ *   can still read after the trap has made the GPU context unusable: the
+ *   host names the QP, its PE and context in the error it returns.
+ *
+ * Ordering: the doorbell path's ordering is a build choice
+ * (ibgda/ordering.h). This backend defaults to GOSHMEM_IBGDA_ORDER_SYS: its
+ * queues may be in host memory (the soft NIC's always are), where a
+ * GPU-scope release neither orders the WQE before the doorbell record for
+ * the host reader nor promises that the record ever becomes visible to it.
+ * A kernel built with GOSHMEM_IBGDA_ORDER_GPU (or _NONE) against a state
+ * whose flags say GOSHMEMI_IBGDA_STATE_HOST_QUEUES traps with
+ * GOSHMEMI_ERR_IBGDA_ORDER at its first IBGDA call instead of hanging.
  *
  * Signal and AMO word representation: host order (little-endian), the same
  * bytes goshmem_signal_wait_until and the load/store path read and write.
@@ -66,6 +81,11 @@
 #define GOSHMEM_IBGDA_BACKEND_H
 
 #include "../ordering.h"
+
+/* System-scope doorbell ordering unless the build chose (see above). */
+#if !defined(GOSHMEM_IBGDA_ORDER_GPU) && !defined(GOSHMEM_IBGDA_ORDER_SYS) && !defined(GOSHMEM_IBGDA_ORDER_NONE)
+#define GOSHMEM_IBGDA_ORDER_SYS 1
+#endif
 #include "ibgda.h"
 
 #define GOSHMEMI_IBGDA_BACKEND 1
@@ -74,12 +94,34 @@
 #ifndef GOSHMEMI_ERR_IBGDA_CQE
 #define GOSHMEMI_ERR_IBGDA_CQE 32
 #endif
+/* Trap code of a wait over GOSHMEM_TIMEOUT (info: QPN, GOSHMEMI_IBGDA_WAIT_*). */
+#define GOSHMEMI_ERR_IBGDA_TIMEOUT 33
+/* Trap code of a kernel whose doorbell ordering cannot reach the state's
+ * queues (info: state flags, GOSHMEMI_IBGDA_ORDER of the kernel). */
+#define GOSHMEMI_ERR_IBGDA_ORDER 34
+
+/* What a timed-out wait waited for (report word and trap info). */
+#define GOSHMEMI_IBGDA_WAIT_POST 1  /* posting: ring space (completions) or an earlier poster's publication */
+#define GOSHMEMI_IBGDA_WAIT_QUIET 2 /* quiet / a blocking call: completions of published WQEs */
+#define GOSHMEMI_IBGDA_WAIT_SLOT 3  /* a free bounce / result slot */
+#define GOSHMEMI_IBGDA_WAIT_CQE 4   /* not a wait: an error CQE (detail: error word bits 31:0) */
+#define GOSHMEMI_IBGDA_WAIT_ORDER 5 /* not a wait: ordering build vs host-memory queues (detail: flags) */
+
+/* Report word, written to state->report before a trap:
+ * [63] valid | [62:56] what (GOSHMEMI_IBGDA_WAIT_*) | [55:32] QPN (0: none)
+ * | [31:0] detail (waits: sq_ready_idx[15:0] << 16 | sq_done_idx[15:0]). */
+#define GOSHMEMI_IBGDA_REPORT(what, qpn, detail)                                                                      \
+    ((1ull << 63) | ((uint64_t)((what) & 0x7fu) << 56) | ((uint64_t)((qpn) & 0xffffffu) << 32) |                     \
+     (uint64_t)(uint32_t)(detail))
+
+/* state->flags */
+#define GOSHMEMI_IBGDA_STATE_HOST_QUEUES 1u /* SQs, doorbell records, doorbells, CQs in host memory */
 
 #define GOSHMEMI_IBGDA_NO_QP 0xffffffffu
 /* Bytes of one bounce / result slot. */
 #define GOSHMEMI_IBGDA_SLOT_BYTES 256u
 
-#define GOSHMEMI_IBGDA_STATE_SIZE 128
+#define GOSHMEMI_IBGDA_STATE_SIZE 144
 #define GOSHMEMI_IBGDA_STATE_VERSION ((1u << 16) + GOSHMEMI_IBGDA_STATE_SIZE)
 
 /* Shared host<->device layout: the host fills every field except the ones
@@ -106,8 +148,10 @@ typedef struct goshmemi_ibgda_state {
     uint32_t slot_lkey;            /* 0x64 */
     uint32_t *fence_pending;       /* 0x68 n_qps words (device-written) */
     uint32_t slot_cursor;          /* 0x70 device-written */
-    uint32_t pad_;                 /* 0x74 */
-    uint64_t reserved;             /* 0x78 */
+    uint32_t flags;                /* 0x74 GOSHMEMI_IBGDA_STATE_* */
+    uint64_t timeout_ns;           /* 0x78 GOSHMEM_TIMEOUT for the backend's own waits (slots); 0: none */
+    uint64_t *report;              /* 0x80 host-readable report word (GOSHMEMI_IBGDA_REPORT), or NULL */
+    uint64_t reserved;             /* 0x88 */
 } goshmemi_ibgda_state_t;
 
 GOSHMEMI_STATIC_ASSERT(sizeof(goshmemi_ibgda_state_t) == GOSHMEMI_IBGDA_STATE_SIZE, "goshmemi_ibgda_state_t size");
@@ -154,6 +198,31 @@ GOSHMEMI_FN void goshmemi_ibgdab_store_release_u32(uint32_t *p, uint32_t v)
 
 /* ---- state ---------------------------------------------------------------- */
 
+/* Report word for the host (first report wins, as far as a plain check
+ * can tell: no atomics on host memory). System scope: the host reads it. */
+GOSHMEMI_FN void goshmemi_ibgdab_report(const goshmemi_ibgda_state_t *s, uint64_t w)
+{
+    volatile uint64_t *r = (volatile uint64_t *)s->report;
+    if (r == NULL || *r != 0)
+        return;
+    *r = w;
+#if GOSHMEMI_CUDA
+    __threadfence_system();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+#if GOSHMEMI_IBGDA_ORDER != 2
+GOSHMEMI_COLD void goshmemi_ibgdab_fail_order(const goshmemi_ibgda_state_t *s)
+{
+    goshmemi_ibgdab_report(s, GOSHMEMI_IBGDA_REPORT(GOSHMEMI_IBGDA_WAIT_ORDER, 0, s->flags));
+    goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_IBGDA_ORDER, GOSHMEMI_ERROR_INFO(s->flags, GOSHMEMI_IBGDA_ORDER),
+                  "IBGDA: the queues are in host memory but this kernel was built with GPU-scope (or no) doorbell "
+                  "ordering: rebuild it without GOSHMEM_IBGDA_ORDER_GPU/_NONE (the backend's default is _SYS)");
+}
+#endif
+
 GOSHMEMI_FN goshmemi_ibgda_state_t *goshmemi_ibgda_state(void)
 {
     goshmemi_ibgda_state_t *s = (goshmemi_ibgda_state_t *)(uintptr_t)goshmemi_cstate()->ibgda_state;
@@ -161,13 +230,38 @@ GOSHMEMI_FN goshmemi_ibgda_state_t *goshmemi_ibgda_state(void)
         goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_STATE,
                       GOSHMEMI_ERROR_INFO(s ? s->version : 0, GOSHMEMI_IBGDA_STATE_VERSION),
                       "IBGDA device state missing or of another version (ibgda_state)");
+#if GOSHMEMI_IBGDA_ORDER != 2
+    /* A GPU-scope (or no) release cannot publish WQEs to a host reader. */
+    if (GOSHMEMI_UNLIKELY(s->flags & GOSHMEMI_IBGDA_STATE_HOST_QUEUES))
+        goshmemi_ibgdab_fail_order(s);
+#endif
     return s;
 }
 
-GOSHMEMI_COLD void goshmemi_ibgdab_fail_cqe(const goshmemi_ibgda_qp_t *qp)
+/* Ring / completion indices of qp for a report's detail. */
+GOSHMEMI_FN uint32_t goshmemi_ibgdab_qp_detail(const goshmemi_ibgda_qp_t *qp)
 {
-    goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_IBGDA_CQE, *(const volatile uint64_t *)&qp->err,
+    return (uint32_t)((*(const volatile uint64_t *)&qp->sq_ready_idx & 0xffffu) << 16) |
+           (uint32_t)(*(const volatile uint64_t *)&qp->sq_done_idx & 0xffffu);
+}
+
+GOSHMEMI_COLD void goshmemi_ibgdab_fail_cqe(const goshmemi_ibgda_state_t *s, const goshmemi_ibgda_qp_t *qp)
+{
+    uint64_t w = *(const volatile uint64_t *)&qp->err;
+    goshmemi_ibgdab_report(s, GOSHMEMI_IBGDA_REPORT(GOSHMEMI_IBGDA_WAIT_CQE, qp->qpn, (uint32_t)w));
+    goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_IBGDA_CQE, w,
                   "IBGDA: error CQE (info: error word: QPN, syndrome, wqe_counter)");
+}
+
+/* A wait on qp (what: GOSHMEMI_IBGDA_WAIT_*) exceeded GOSHMEM_TIMEOUT. */
+GOSHMEMI_COLD void goshmemi_ibgdab_fail_timeout(const goshmemi_ibgda_state_t *s, const goshmemi_ibgda_qp_t *qp,
+                                                uint32_t what)
+{
+    uint32_t qpn = qp ? qp->qpn : 0;
+    goshmemi_ibgdab_report(s, GOSHMEMI_IBGDA_REPORT(what, qpn, qp ? goshmemi_ibgdab_qp_detail(qp) : s->n_slots));
+    goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_IBGDA_TIMEOUT, GOSHMEMI_ERROR_INFO(qpn, what),
+                  "IBGDA: a wait for the NIC exceeded GOSHMEM_TIMEOUT (info: QPN, what): the NIC never saw the "
+                  "doorbell, or never completed");
 }
 
 GOSHMEMI_COLD void goshmemi_ibgdab_fail_arg(int pe, uint64_t v, const char *what)
@@ -202,16 +296,31 @@ GOSHMEMI_FN void goshmemi_ibgdab_post(goshmemi_ibgda_state_t *s, uint32_t qi, go
     if (*(volatile uint32_t *)&s->fence_pending[qi] && goshmemi_ibgdab_xchg_u32(&s->fence_pending[qi], 0))
         ops[0].fm = (uint8_t)(ops[0].fm | GOSHMEMI_MLX5_WQE_CTRL_FENCE);
     rc = n == 1 ? goshmemi_ibgda_post(qp, ops) : goshmemi_ibgda_post_batch(qp, ops, n);
-    if (GOSHMEMI_UNLIKELY(rc == GOSHMEMI_IBGDA_ERR_ARG))
-        goshmemi_ibgdab_fail_arg((int)qi, ops[0].len, "IBGDA: operation not encodable (info: qp index, length)");
-    if (GOSHMEMI_UNLIKELY(rc == GOSHMEMI_IBGDA_ERR_CQE))
-        goshmemi_ibgdab_fail_cqe(qp);
+    if (GOSHMEMI_UNLIKELY(rc != 0)) {
+        if (rc == GOSHMEMI_IBGDA_ERR_ARG)
+            goshmemi_ibgdab_fail_arg((int)qi, ops[0].len, "IBGDA: operation not encodable (info: qp index, length)");
+        if (rc == GOSHMEMI_IBGDA_ERR_TIMEOUT)
+            goshmemi_ibgdab_fail_timeout(s, qp, GOSHMEMI_IBGDA_WAIT_POST);
+        goshmemi_ibgdab_fail_cqe(s, qp);
+    }
+}
+
+/* Waits for the completions of qp's published WQEs; traps on an error CQE
+ * or a timeout, naming the QP. */
+GOSHMEMI_FN void goshmemi_ibgdab_wait_qp(goshmemi_ibgda_state_t *s, goshmemi_ibgda_qp_t *qp, uint64_t target)
+{
+    int rc = goshmemi_ibgda_quiet_wait(qp, target);
+    if (GOSHMEMI_UNLIKELY(rc != GOSHMEMI_IBGDA_OK)) {
+        if (rc == GOSHMEMI_IBGDA_ERR_TIMEOUT)
+            goshmemi_ibgdab_fail_timeout(s, qp, GOSHMEMI_IBGDA_WAIT_QUIET);
+        goshmemi_ibgdab_fail_cqe(s, qp);
+    }
 }
 
 GOSHMEMI_FN void goshmemi_ibgdab_qp_quiet(goshmemi_ibgda_state_t *s, uint32_t qi)
 {
-    if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_qp_quiet(&s->qps[qi]) != GOSHMEMI_IBGDA_OK))
-        goshmemi_ibgdab_fail_cqe(&s->qps[qi]);
+    goshmemi_ibgda_qp_t *qp = &s->qps[qi];
+    goshmemi_ibgdab_wait_qp(s, qp, goshmemi_ibgda_quiet_begin(qp));
     /* The NIC's writes (read data, fetched values) before the CQE are
      * visible to this thread from here. */
     goshmemi_cqe_owner_to_read_barrier();
@@ -221,13 +330,21 @@ GOSHMEMI_FN void goshmemi_ibgdab_qp_quiet(goshmemi_ibgda_state_t *s, uint32_t qi
 
 GOSHMEMI_FN uint32_t goshmemi_ibgdab_slot_get(goshmemi_ibgda_state_t *s)
 {
-    uint32_t i = goshmemi_ibgdab_fetch_add_u32(&s->slot_cursor, 1);
+    uint32_t i = goshmemi_ibgdab_fetch_add_u32(&s->slot_cursor, 1), polls = 0;
+    uint64_t t0 = 0;
     for (;;) {
         i %= s->n_slots;
         if (*(volatile uint32_t *)&s->slot_busy[i] == 0 && goshmemi_ibgdab_cas_u32(&s->slot_busy[i], 0, 1))
             return i;
         i++;
         goshmemi_ibgda_pause();
+        if (GOSHMEMI_UNLIKELY((++polls & 1023u) == 0 && s->timeout_ns != 0)) {
+            uint64_t now = goshmemi_ibgda_now_ns();
+            if (t0 == 0)
+                t0 = now;
+            else if (now - t0 > s->timeout_ns)
+                goshmemi_ibgdab_fail_timeout(s, NULL, GOSHMEMI_IBGDA_WAIT_SLOT);
+        }
     }
 }
 
@@ -483,17 +600,29 @@ GOSHMEMI_FN void goshmemi_ibgda_fence(int ctx)
 #endif
 }
 
+/* goshmemi_ibgda_qp_quiet_all's overlap (start every QP, then wait for
+ * each) with the backend's traps, which name the failing QP. */
+GOSHMEMI_FN void goshmemi_ibgdab_quiet_qps(goshmemi_ibgda_state_t *s, goshmemi_ibgda_qp_t *const *qps, int m)
+{
+    uint64_t target[GOSHMEMI_IBGDA_QUIET_CHUNK];
+    int i;
+    for (i = 0; i < m; i++)
+        target[i] = goshmemi_ibgda_quiet_begin(qps[i]);
+    for (i = 0; i < m; i++)
+        goshmemi_ibgdab_wait_qp(s, qps[i], target[i]);
+}
+
 GOSHMEMI_FN void goshmemi_ibgda_quiet(int ctx)
 {
     goshmemi_ibgda_state_t *s = goshmemi_ibgda_state();
     goshmemi_ibgda_qp_t *qps[GOSHMEMI_IBGDA_QUIET_CHUNK];
-    int m = 0, rc = 0, pe;
+    int m = 0, pe;
     uint32_t i;
     if (ctx < 0) {
         for (i = 0; i < s->n_qps; i++) {
             qps[m++] = &s->qps[i];
             if (m == GOSHMEMI_IBGDA_QUIET_CHUNK || i + 1 == s->n_qps) {
-                rc |= goshmemi_ibgda_qp_quiet_all(qps, m);
+                goshmemi_ibgdab_quiet_qps(s, qps, m);
                 m = 0;
             }
         }
@@ -504,15 +633,10 @@ GOSHMEMI_FN void goshmemi_ibgda_quiet(int ctx)
             if (qi < s->n_qps)
                 qps[m++] = &s->qps[qi];
             if (m && (m == GOSHMEMI_IBGDA_QUIET_CHUNK || pe + 1 == s->n_pes)) {
-                rc |= goshmemi_ibgda_qp_quiet_all(qps, m);
+                goshmemi_ibgdab_quiet_qps(s, qps, m);
                 m = 0;
             }
         }
-    }
-    if (GOSHMEMI_UNLIKELY(rc)) { /* name the first QP in error */
-        for (i = 0; i < s->n_qps; i++)
-            if (*(volatile uint64_t *)&s->qps[i].err)
-                goshmemi_ibgdab_fail_cqe(&s->qps[i]);
     }
     goshmemi_cqe_owner_to_read_barrier();
 }

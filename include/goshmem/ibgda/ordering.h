@@ -16,7 +16,19 @@
  *   -DGOSHMEM_IBGDA_ORDER_SYS  system-scope fence (fence.sc.sys ==
  *                              __threadfence_system) at both points: needed
  *                              when the queues or payloads are in host memory
- *                              (NVSHMEM's default with host-side queues).
+ *                              (NVSHMEM's default with host-side queues; its
+ *                              st.release.gpu path is built only for
+ *                              NVSHMEM_IBGDA_SUPPORT_GPUMEM_ONLY). A GPU-scope
+ *                              release promises nothing to a host reader
+ *                              (PTX memory model: the CPU is outside the .gpu
+ *                              scope), neither order nor that the stores ever
+ *                              become visible: a soft NIC polling a
+ *                              host-pinned doorbell record from a CPU thread
+ *                              may never see it move. The
+ *                              device API's backend (backend.h) therefore
+ *                              defaults to SYS, and traps when the host says
+ *                              its queues are in host memory and the kernel
+ *                              was built with GPU or NONE.
  *   -DGOSHMEM_IBGDA_ORDER_NONE no fence (compiler barrier only). The NIC may
  *                              fetch stale WQE bytes: for measuring the cost
  *                              of ordering (seeds/000 Table 3 "unordered"),
@@ -34,6 +46,7 @@
 
 #if !GOSHMEMI_CUDA
 #include <sched.h>
+#include <time.h>
 #endif
 
 #if (defined(GOSHMEM_IBGDA_ORDER_GPU) + defined(GOSHMEM_IBGDA_ORDER_SYS) + defined(GOSHMEM_IBGDA_ORDER_NONE)) > 1
@@ -227,6 +240,21 @@ GOSHMEMI_FN void goshmemi_ibgda_pause(void)
 {
 #if !GOSHMEMI_CUDA
     sched_yield();
+#endif
+}
+
+/* Nanoseconds for wait deadlines (CUDA: %globaltimer; host: C11
+ * timespec_get, no POSIX feature macros needed). */
+GOSHMEMI_FN uint64_t goshmemi_ibgda_now_ns(void)
+{
+#if GOSHMEMI_CUDA
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 #endif
 }
 

@@ -36,6 +36,13 @@
  * same for each of the n QPs (PE-wide quiet); quiet(qp) alone is the ctx
  * (per-QP) scope.
  *
+ * Bounded waits: with qp->timeout_ns != 0 (GOSHMEM_TIMEOUT) every wait of
+ * this file (ring space, publication order, quiet) gives up after that long
+ * and returns GOSHMEMI_IBGDA_ERR_TIMEOUT, so a NIC that never sees the
+ * doorbell (or never completes) ends the wait with an error instead of a
+ * silent hang. A post that timed out published nothing and leaves the QP
+ * unusable (its reservation is never published): the caller traps.
+ *
  * Errors: an error CQE (MLX5_CQE_REQ_ERR / RESP_ERR) is recorded in qp->err
  * and, when qp->err_word is set, in *err_word (first error wins), as
  * GOSHMEMI_IBGDA_ERR_WORD(qpn, cqe opcode, syndrome, vendor_err_synd,
@@ -55,6 +62,7 @@
 #define GOSHMEMI_IBGDA_OK 0
 #define GOSHMEMI_IBGDA_ERR_CQE (-1)   /* an error CQE on this QP: see qp->err */
 #define GOSHMEMI_IBGDA_ERR_ARG (-2)   /* op not encodable (len, opcode) */
+#define GOSHMEMI_IBGDA_ERR_TIMEOUT (-3) /* a wait exceeded qp->timeout_ns (GOSHMEM_TIMEOUT) */
 
 /* Error word: [63] valid | [59:56] CQE opcode (REQ_ERR/RESP_ERR) | [55:32] qpn
  *             | [31:24] syndrome | [23:16] vendor_err_synd | [15:0] wqe_counter. */
@@ -71,7 +79,7 @@
  * Shared host<->device layout: versioned and size-asserted. The host (real
  * NIC: mlx5dv devx; tests: the soft NIC) fills the descriptor fields and
  * zeroes the state fields; only device threads write the state fields. */
-#define GOSHMEMI_IBGDA_QP_SIZE 160
+#define GOSHMEMI_IBGDA_QP_SIZE 168
 #define GOSHMEMI_IBGDA_QP_VERSION ((1u << 16) + GOSHMEMI_IBGDA_QP_SIZE)
 
 typedef struct goshmemi_ibgda_qp {
@@ -105,6 +113,8 @@ typedef struct goshmemi_ibgda_qp {
                                   * each index, written at build, read at CQ poll (so polling never
                                   * reads the SQ back, a PCIe read when the SQ is in host memory);
                                   * NULL: read ctrl.qpn_ds's DS from the SQ */
+    uint64_t timeout_ns;         /* 0xa0 a wait on this QP longer than this fails with
+                                  * GOSHMEMI_IBGDA_ERR_TIMEOUT (GOSHMEM_TIMEOUT); 0: waits never end */
 } goshmemi_ibgda_qp_t;
 
 GOSHMEMI_STATIC_ASSERT(sizeof(void *) == 8, "IBGDA QP layout assumes 64-bit pointers");
@@ -201,6 +211,35 @@ GOSHMEMI_FN void goshmemi_ibgda_cq_init(void *cq_buf, uint32_t cqe_cnt)
         ((goshmemi_mlx5_cqe64_t *)cq_buf)[i].op_own = (uint8_t)(GOSHMEMI_MLX5_CQE_INVALID << 4);
 }
 
+/* ---- bounded waits ------------------------------------------------------------ */
+
+/* One wait's bookkeeping: the first timed poll starts the clock. */
+typedef struct goshmemi_ibgda_waiter {
+    uint32_t polls;
+    uint64_t t0;
+} goshmemi_ibgda_waiter_t;
+
+#define GOSHMEMI_IBGDA_WAITER_INIT {0u, 0ull}
+
+/* One poll of a wait on qp: pause, and every 64 polls check qp->timeout_ns.
+ * Returns 1 when the wait has lasted longer than that (0: go on). */
+GOSHMEMI_FN int goshmemi_ibgda_waited(const goshmemi_ibgda_qp_t *qp, goshmemi_ibgda_waiter_t *w)
+{
+    uint64_t limit, now;
+    goshmemi_ibgda_pause();
+    if ((++w->polls & 63u) != 0)
+        return 0;
+    limit = *(const volatile uint64_t *)&qp->timeout_ns;
+    if (limit == 0)
+        return 0;
+    now = goshmemi_ibgda_now_ns();
+    if (w->t0 == 0) {
+        w->t0 = now;
+        return 0;
+    }
+    return now - w->t0 > limit;
+}
+
 /* ---- CQ polling ------------------------------------------------------------ */
 
 GOSHMEMI_COLD void goshmemi_ibgda_record_err(goshmemi_ibgda_qp_t *qp, uint64_t w)
@@ -275,14 +314,18 @@ GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
     return rc ? rc : n;
 }
 
-/* Wait until WQEBBs up to `end` may be written (the previous lap retired). */
+/* Wait until WQEBBs up to `end` may be written (the previous lap retired).
+ * Returns 0, GOSHMEMI_IBGDA_ERR_CQE (an error CQE was seen meanwhile; the
+ * space is there) or GOSHMEMI_IBGDA_ERR_TIMEOUT (no space: do not build). */
 GOSHMEMI_FN int goshmemi_ibgda_wait_sq_space(goshmemi_ibgda_qp_t *qp, uint64_t end)
 {
     int rc = 0;
+    goshmemi_ibgda_waiter_t w = GOSHMEMI_IBGDA_WAITER_INIT;
     while (end - goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx) > qp->sq_wqebb_cnt) {
         if (goshmemi_ibgda_poll_cq(qp) < 0)
             rc = GOSHMEMI_IBGDA_ERR_CQE; /* keep waiting: the NIC flushes the rest */
-        goshmemi_ibgda_pause();
+        if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_waited(qp, &w)))
+            return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     }
     return rc;
 }
@@ -311,25 +354,30 @@ GOSHMEMI_FN void goshmemi_ibgda_ring(goshmemi_ibgda_qp_t *qp, uint64_t end, uint
 
 /* Publish WQEBBs [start, end) in reservation order and ring once. `db` is
  * goshmemi_mlx5_db_val of the last WQE in the range; `sig_end` is the end
- * of its last CE WQE, or 0. */
-GOSHMEMI_FN void goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t db,
-                                        uint64_t sig_end)
+ * of its last CE WQE, or 0. Returns 0, or GOSHMEMI_IBGDA_ERR_TIMEOUT when
+ * an earlier reservation was not published in time (nothing published). */
+GOSHMEMI_FN int goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t db,
+                                       uint64_t sig_end)
 {
+    goshmemi_ibgda_waiter_t w = GOSHMEMI_IBGDA_WAITER_INIT;
     while (goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx) != start)
-        goshmemi_ibgda_pause();
+        if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_waited(qp, &w)))
+            return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     if (sig_end)
         goshmemi_ibgda_max_u64(&qp->sq_signaled_idx, sig_end);
     goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
     /* successors may publish from here: the record is ordered before */
     goshmemi_ibgda_store_release_u64(&qp->sq_ready_idx, end);
     goshmemi_ibgda_release_db(qp->db, db);
+    return 0;
 }
 
 /* ---- posting modes -------------------------------------------------------- */
 
 /* One thread, `n` WQEs, one doorbell (n == 1: the plain single post).
- * Returns 0, GOSHMEMI_IBGDA_ERR_ARG (nothing posted) or
- * GOSHMEMI_IBGDA_ERR_CQE (posted into a QP in error). */
+ * Returns 0, GOSHMEMI_IBGDA_ERR_ARG (nothing posted),
+ * GOSHMEMI_IBGDA_ERR_CQE (posted into a QP in error) or
+ * GOSHMEMI_IBGDA_ERR_TIMEOUT (nothing posted; the QP is unusable). */
 GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_op_t *ops, int n)
 {
     uint64_t total = 0, start, idx, sig_end = 0, db = 0;
@@ -344,6 +392,8 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
         return GOSHMEMI_IBGDA_ERR_ARG;
     start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total);
     rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+    if (GOSHMEMI_UNLIKELY(rc == GOSHMEMI_IBGDA_ERR_TIMEOUT))
+        return rc;
     for (i = 0, idx = start; i < n; i++) {
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
         uint64_t end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
@@ -354,7 +404,8 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
         db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, qp->qpn, ds);
         idx = end;
     }
-    goshmemi_ibgda_publish(qp, start, start + total, db, sig_end);
+    if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_publish(qp, start, start + total, db, sig_end) != 0))
+        return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     if (rc == 0 && qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
     return rc;
@@ -409,6 +460,9 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
         rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
     }
     start = __shfl_sync(mask, start, leader);
+    rc = __shfl_sync(mask, rc, leader);
+    if (GOSHMEMI_UNLIKELY(rc == GOSHMEMI_IBGDA_ERR_TIMEOUT))
+        return rc;
     {
         uint64_t idx = start + off, end = idx + nbb;
         int ce = op->signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
@@ -418,13 +472,13 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
         uint32_t last_opc = __shfl_sync(mask, (uint32_t)op->opcode, lastl);
         goshmemi_ibgda_build_wqe(qp, idx, op, ds, ce);
         __syncwarp(mask);
-        if (lane == leader)
+        if (lane == leader &&
             goshmemi_ibgda_publish(qp, start, start + total,
                                    goshmemi_mlx5_db_val((uint32_t)(start + last_off), (uint8_t)last_opc, qp->qpn,
                                                         last_ds),
-                                   max_sig ? start + max_sig : 0);
+                                   max_sig ? start + max_sig : 0) != 0)
+            rc = GOSHMEMI_IBGDA_ERR_TIMEOUT;
     }
-    rc = __shfl_sync(mask, rc, leader);
     if (rc == 0 && lane == leader && *(volatile uint64_t *)&qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
     return __shfl_sync(mask, rc, leader);
@@ -451,6 +505,8 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
         return GOSHMEMI_IBGDA_ERR_ARG;
     start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total); /* leader */
     rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+    if (rc == GOSHMEMI_IBGDA_ERR_TIMEOUT)
+        return rc;
     for (l = 0; l < nlanes; l++) { /* lanes in lockstep */
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[l]);
         uint64_t idx = start + off[l], end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
@@ -459,10 +515,11 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
         if (ce && end > max_sig)
             max_sig = end;
     }
-    goshmemi_ibgda_publish(qp, start, start + total, /* leader */
-                           goshmemi_mlx5_db_val((uint32_t)(start + off[nlanes - 1]), ops[nlanes - 1].opcode, qp->qpn,
-                                                goshmemi_ibgda_op_ds(&ops[nlanes - 1])),
-                           max_sig);
+    if (goshmemi_ibgda_publish(qp, start, start + total, /* leader */
+                               goshmemi_mlx5_db_val((uint32_t)(start + off[nlanes - 1]), ops[nlanes - 1].opcode,
+                                                    qp->qpn, goshmemi_ibgda_op_ds(&ops[nlanes - 1])),
+                               max_sig) != 0)
+        return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     if (rc == 0 && qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
     return rc;
@@ -498,7 +555,8 @@ GOSHMEMI_FN goshmemi_ibgda_excl_t goshmemi_ibgda_excl_begin(goshmemi_ibgda_qp_t 
 
 /* One owner, `n` WQEs, one doorbell. Returns 0 or GOSHMEMI_IBGDA_ERR_ARG
  * (nothing posted); GOSHMEMI_IBGDA_ERR_CQE only when it had to wait for
- * ring space and saw an error CQE meanwhile (else errors surface at quiet). */
+ * ring space and saw an error CQE meanwhile (else errors surface at quiet);
+ * GOSHMEMI_IBGDA_ERR_TIMEOUT when that wait timed out (nothing posted). */
 GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const goshmemi_ibgda_op_t *ops, int n)
 {
     goshmemi_ibgda_qp_t *qp = h->qp;
@@ -514,6 +572,8 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const g
         return GOSHMEMI_IBGDA_ERR_ARG;
     if (GOSHMEMI_UNLIKELY(start + total - h->done > qp->sq_wqebb_cnt)) {
         rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
+        if (rc == GOSHMEMI_IBGDA_ERR_TIMEOUT)
+            return rc;
         h->done = goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx);
     }
     for (i = 0, idx = start; i < n; i++) {
@@ -555,7 +615,8 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post(goshmemi_ibgda_excl_t *h, const goshmem
 
 /* Start completing everything published so far; returns the WQEBB index
  * quiet must see retired (posting a signaled NOP if the last published WQE
- * asked for no CQE; not on a QP in error). */
+ * asked for no CQE; not on a QP in error). If the NOP could not be posted
+ * in time, the target stays the unsignaled end, which only a timeout ends. */
 GOSHMEMI_FN uint64_t goshmemi_ibgda_quiet_begin(goshmemi_ibgda_qp_t *qp)
 {
     uint64_t target = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
@@ -568,21 +629,24 @@ GOSHMEMI_FN uint64_t goshmemi_ibgda_quiet_begin(goshmemi_ibgda_qp_t *qp)
         nop.len = 0;
         nop.lkey = nop.rkey = 0;
         nop.laddr = nop.raddr = nop.swap_add = nop.compare = 0;
-        (void)goshmemi_ibgda_post(qp, &nop);
-        target = goshmemi_ibgda_load_acquire_u64(&qp->sq_signaled_idx);
+        if (goshmemi_ibgda_post(qp, &nop) != GOSHMEMI_IBGDA_ERR_TIMEOUT)
+            target = goshmemi_ibgda_load_acquire_u64(&qp->sq_signaled_idx);
     }
     return target;
 }
 
-/* Poll until sq_done_idx reaches `target` (or an error CQE). */
+/* Poll until sq_done_idx reaches `target` (or an error CQE, or
+ * qp->timeout_ns). */
 GOSHMEMI_FN int goshmemi_ibgda_quiet_wait(goshmemi_ibgda_qp_t *qp, uint64_t target)
 {
+    goshmemi_ibgda_waiter_t w = GOSHMEMI_IBGDA_WAITER_INIT;
     while (goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx) < target) {
         /* A QP in error completes nothing more successfully: fail fast
          * (another poller may have consumed the error CQE). */
         if (goshmemi_ibgda_poll_cq(qp) < 0 || *(volatile uint64_t *)&qp->err)
             return GOSHMEMI_IBGDA_ERR_CQE;
-        goshmemi_ibgda_pause();
+        if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_waited(qp, &w)))
+            return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     }
     return qp->err ? GOSHMEMI_IBGDA_ERR_CQE : GOSHMEMI_IBGDA_OK;
 }
@@ -594,7 +658,7 @@ GOSHMEMI_FN int goshmemi_ibgda_qp_quiet(goshmemi_ibgda_qp_t *qp)
 }
 
 /* PE-wide quiet over `n` QPs: start all of them, then wait for each (the
- * waits overlap). Returns the first error. */
+ * waits overlap). Returns the first error (CQE or timeout). */
 #define GOSHMEMI_IBGDA_QUIET_CHUNK 32
 GOSHMEMI_FN int goshmemi_ibgda_qp_quiet_all(goshmemi_ibgda_qp_t *const *qps, int n)
 {

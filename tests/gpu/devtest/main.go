@@ -129,6 +129,12 @@ func run(t test) {
 	if err != nil {
 		fmt.Printf("devtest: PE %d: FAIL %s: %v\n", me, t.name, err)
 	}
+	if errors.Is(err, shmem.ErrTimeout) {
+		// GOSHMEM_TIMEOUT ended a wait: a kernel may still be running, and
+		// every later test would wait for it too
+		fmt.Printf("devtest: PE %d: exiting after a timeout in %s\n", me, t.name)
+		os.Exit(3)
+	}
 	// agree
 	flags, _ := shmem.Alloc[int32](1)
 	all, _ := shmem.Alloc[int32](1)

@@ -327,3 +327,52 @@ int bk_run(bk_env_t *env)
     pthread_barrier_destroy(&bar);
     return env->failed ? -1 : 0;
 }
+
+/* ---- failure paths ------------------------------------------------------------ */
+
+_Thread_local jmp_buf bk_trap_jmp;
+_Thread_local uint64_t bk_trap_code;
+
+void bk_trap_hook(uint64_t code, uint64_t info, const char *what)
+{
+    (void)info;
+    (void)what;
+    bk_trap_code = code;
+    longjmp(bk_trap_jmp, 1);
+}
+
+uint64_t bk_timeout_run(bk_env_t *env, uint64_t timeout_ns, uint64_t *report)
+{
+    bk_pe_t *p = &env->pe[0];
+    uint64_t v = 42;
+    for (int c = 0; c < BK_CTX; c++)
+        p->qps[c].timeout_ns = timeout_ns;
+    p->ib.timeout_ns = timeout_ns;
+    p->ib.report = report;
+    goshmemx_host_set_state(&p->dev);
+    goshmemx_host_trap_hook = bk_trap_hook;
+    bk_trap_code = 0;
+    if (setjmp(bk_trap_jmp) == 0) {
+        goshmemi_ibgda_put(0, 1, BK_P, &v, 8, 0); /* inline: posted, not waited for */
+        goshmemi_ibgda_quiet(-1);                                /* waits for the NIC */
+    }
+    goshmemx_host_trap_hook = NULL;
+    return bk_trap_code;
+}
+
+uint64_t bk_order_run(bk_env_t *env, uint32_t flags, uint64_t *report)
+{
+    bk_pe_t *p = &env->pe[0];
+    uint64_t v = 7;
+    p->ib.flags = flags;
+    p->ib.report = report;
+    goshmemx_host_set_state(&p->dev);
+    goshmemx_host_trap_hook = bk_trap_hook;
+    bk_trap_code = 0;
+    if (setjmp(bk_trap_jmp) == 0)
+        goshmemi_ibgda_put(0, 1, BK_P, &v, 8, 1);
+    goshmemx_host_trap_hook = NULL;
+    return bk_trap_code;
+}
+
+int bk_order_default(void) { return GOSHMEMI_IBGDA_ORDER; }

@@ -74,4 +74,25 @@ int bk_run(bk_env_t *env);
  * routes PEs with heap_base 0 to the backend); devapi.c. */
 int dv_run(bk_env_t *env);
 
+/* Failure paths, on the calling thread as PE 0 (traps caught with the host
+ * trap hook; the env is unusable afterwards):
+ * bk_timeout_run: QP timeouts of timeout_ns, the state's report word at
+ * *report; a blocking 8-byte put and a PE-wide quiet with no NIC running
+ * (the NIC never sees the doorbell record). Returns the trap code (0: none).
+ * bk_order_run{,_gpu}: the state's flags = flags, one inline put, in a TU
+ * built with the backend's default ordering (backend.c) or with
+ * GOSHMEM_IBGDA_ORDER_GPU (order_gpu.c). Returns the trap code (0: none). */
+uint64_t bk_timeout_run(bk_env_t *env, uint64_t timeout_ns, uint64_t *report);
+uint64_t bk_order_run(bk_env_t *env, uint32_t flags, uint64_t *report);
+uint64_t bk_order_run_gpu(bk_env_t *env, uint32_t flags, uint64_t *report);
+/* The GOSHMEMI_IBGDA_ORDER each TU was built with. */
+int bk_order_default(void);
+int bk_order_gpu(void);
+
+/* Trap catching shared by those TUs (backend.c). */
+#include <setjmp.h>
+extern _Thread_local jmp_buf bk_trap_jmp;
+extern _Thread_local uint64_t bk_trap_code;
+void bk_trap_hook(uint64_t code, uint64_t info, const char *what);
+
 #endif

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -100,14 +101,17 @@ func TestDeviceAPIOverIBGDA(t *testing.T) {
 func TestStateLayout(t *testing.T) {
 	d := ibgda.StateDesc{MyPE: 3, NPEs: 7, NCtx: 2, NQPs: 12, InlineMax: 128, HeapLKey: 0xabc,
 		HeapBase: 0x7f0000001000, HeapSize: 1 << 30, QPs: 0x1110, QPIndex: 0x2220, RKey: 0x3330,
-		RemoteBase: 0x4440, Slots: 0x5550, SlotBusy: 0x6660, NSlots: 64, SlotLKey: 0xdef, FencePending: 0x7770}
+		RemoteBase: 0x4440, Slots: 0x5550, SlotBusy: 0x6660, NSlots: 64, SlotLKey: 0xdef, FencePending: 0x7770,
+		Flags: ibgda.StateHostQueues, TimeoutNS: 5e9, Report: 0x8880}
 	got := stateFieldsByC(ibgda.EncodeState(d))
 	assert.Equal(t, map[string]uint64{
 		"version": ibgda.StateVersion, "size": ibgda.StateStructSize, "my_pe": 3, "n_pes": 7, "n_ctx": 2,
 		"n_qps": 12, "inline_max": 128, "heap_lkey": 0xabc, "heap_base": 0x7f0000001000, "heap_size": 1 << 30,
 		"qps": 0x1110, "qp_index": 0x2220, "rkey": 0x3330, "remote_base": 0x4440, "slots": 0x5550,
 		"slot_busy": 0x6660, "n_slots": 64, "slot_lkey": 0xdef, "fence_pending": 0x7770, "slot_cursor": 0,
+		"flags": 1, "timeout_ns": 5e9, "report": 0x8880,
 	}, got)
+	assert.Equal(t, stateHostQueues, uint32(ibgda.StateHostQueues))
 }
 
 // byteRegion is an ibgda.Region over process memory: copies, and 8-byte
@@ -134,5 +138,64 @@ func (b byteRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint
 		if old != compare || atomic.CompareAndSwapUint64(p, old, swapAdd) {
 			return old, nil
 		}
+	}
+}
+
+// The NIC never sees the doorbell record (no NIC runs here; on the GPU the
+// same happens when the record's store is not visible to the host, or the
+// NIC is stuck): with a timeout, the backend's quiet ends with a trap
+// (GOSHMEMI_ERR_IBGDA_TIMEOUT) instead of spinning forever, and leaves the
+// host a report naming the QP and its indices.
+func TestBackendTimeoutWithoutNIC(t *testing.T) {
+	e, err := newBkEnv(64, 16)
+	require.NoError(t, err)
+	defer e.free()
+	start := time.Now()
+	code, w := e.timeoutRun(uint64(20 * time.Millisecond))
+	assert.Less(t, time.Since(start), 10*time.Second)
+	require.Equal(t, errIBGDATimeout, code, "trap code")
+	r, ok := ibgda.DecodeReport(w)
+	require.True(t, ok, "report word %#x", w)
+	assert.Equal(t, uint8(ibgda.WaitQuiet), r.What)
+	assert.Equal(t, e.qpn(0, 0), r.QPN, "the report names PE 0's ctx-0 QP")
+	// the inline put (1 WQEBB) and quiet's signaled NOP (1) published, nothing completed
+	assert.Equal(t, uint32(2<<16|0), r.Detail)
+	assert.Contains(t, r.String(), "never saw the doorbell")
+}
+
+// The backend defaults to system-scope doorbell ordering; a kernel built
+// with GPU-scope ordering refuses a state whose queues are in host memory
+// (the soft NIC's) with GOSHMEMI_ERR_IBGDA_ORDER and a report, instead of
+// posting WQEs a host-side NIC may never see; with queues not marked as in
+// host memory it posts.
+func TestBackendOrderingVsHostQueues(t *testing.T) {
+	dflt, gpu := orderOfBuilds()
+	assert.Equal(t, 2, dflt, "backend.h's default GOSHMEMI_IBGDA_ORDER (2 = system scope)")
+	assert.Equal(t, 1, gpu, "order_gpu.c: GOSHMEM_IBGDA_ORDER_GPU")
+	for _, tc := range []struct {
+		name     string
+		gpuScope bool
+		flags    uint32
+		code     uint64
+	}{
+		{"default ordering, host queues", false, stateHostQueues, 0},
+		{"GPU-scope ordering, GPU queues", true, 0, 0},
+		{"GPU-scope ordering, host queues", true, stateHostQueues, errIBGDAOrder},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := newBkEnv(64, 16)
+			require.NoError(t, err)
+			defer e.free()
+			code, w := e.orderRun(tc.gpuScope, tc.flags)
+			assert.Equal(t, tc.code, code)
+			r, ok := ibgda.DecodeReport(w)
+			if tc.code == 0 {
+				assert.False(t, ok, "no report without a trap")
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, uint8(ibgda.WaitOrder), r.What)
+			assert.Contains(t, r.String(), "GOSHMEM_IBGDA_ORDER_GPU")
+		})
 	}
 }

@@ -32,7 +32,7 @@ func startNIC(t *testing.T, e *env, nqp int) *ibgda.SoftNIC {
 func val(t, i int, salt uint64) uint64 { return uint64(t+1)<<40 ^ uint64(i)<<8 ^ salt }
 
 func TestQPLayout(t *testing.T) {
-	assert.Equal(t, uintptr(160), qpStructSize(), "goshmemi_ibgda_qp_t size (GOSHMEMI_IBGDA_QP_SIZE)")
+	assert.Equal(t, uintptr(168), qpStructSize(), "goshmemi_ibgda_qp_t size (GOSHMEMI_IBGDA_QP_SIZE)")
 }
 
 // N host threads (stand-ins for GPU threads) share 4 QPs with small rings
@@ -153,13 +153,14 @@ func TestErrorCQE(t *testing.T) {
 func TestEncodeQPMatchesC(t *testing.T) {
 	d := ibgda.QPDesc{QPN: 0xabcdef, SQBuf: 0x1111_0000, SQWQEBBs: 1024, CQEs: 256, DBRec: 0x2222_0000, DB: 0x3333_0000,
 		CQBuf: 0x4444_0000, CQDBRec: 0x5555_0000, ErrWord: 0x6666_0000, LKeyTab: 0x7777_0000, RKeyTab: 0x8888_0000,
-		NLKeys: 3, NRKeys: 5, ScratchLAddr: 0x9999_0000, ScratchLKey: 0x1234, SQNBB: 0xaaaa_0000}
+		NLKeys: 3, NRKeys: 5, ScratchLAddr: 0x9999_0000, ScratchLKey: 0x1234, SQNBB: 0xaaaa_0000, TimeoutNS: 20e9}
 	b := ibgda.EncodeQP(d)
 	require.Len(t, b, int(qpStructSize()))
 	got := qpFieldsByC(b)
 	want := map[string]uint64{"version": ibgda.QPVersion, "qpn": 0xabcdef, "sq_buf": 0x1111_0000, "sq_wqebb_cnt": 1024,
 		"cq_cqe_cnt": 256, "dbrec": 0x2222_0000, "db": 0x3333_0000, "cq_buf": 0x4444_0000, "cq_dbrec": 0x5555_0000,
 		"err_word": 0x6666_0000, "lkey_tab": 0x7777_0000, "rkey_tab": 0x8888_0000, "n_lkeys": 3, "n_rkeys": 5,
-		"scratch_laddr": 0x9999_0000, "scratch_lkey": 0x1234, "sq_nbb": 0xaaaa_0000, "sq_ready_idx": 0}
+		"scratch_laddr": 0x9999_0000, "scratch_lkey": 0x1234, "sq_nbb": 0xaaaa_0000, "sq_ready_idx": 0,
+		"timeout_ns": 20e9}
 	assert.Equal(t, want, got)
 }

@@ -115,6 +115,7 @@ func qpFieldsByC(b []byte) map[string]uint64 {
 		"rkey_tab": uint64(uintptr(unsafe.Pointer(q.rkey_tab))), "n_lkeys": uint64(q.n_lkeys), "n_rkeys": uint64(q.n_rkeys),
 		"scratch_laddr": uint64(q.scratch_laddr), "scratch_lkey": uint64(q.scratch_lkey),
 		"sq_nbb": uint64(uintptr(unsafe.Pointer(q.sq_nbb))), "sq_ready_idx": uint64(q.sq_ready_idx),
+		"timeout_ns": uint64(q.timeout_ns),
 	}
 }
 
@@ -203,5 +204,42 @@ func stateFieldsByC(b []byte) map[string]uint64 {
 		"slots": ptr(unsafe.Pointer(s.slots)), "slot_busy": ptr(unsafe.Pointer(s.slot_busy)),
 		"n_slots": uint64(s.n_slots), "slot_lkey": uint64(s.slot_lkey),
 		"fence_pending": ptr(unsafe.Pointer(s.fence_pending)), "slot_cursor": uint64(s.slot_cursor),
+		"flags": uint64(s.flags), "timeout_ns": uint64(s.timeout_ns), "report": ptr(unsafe.Pointer(s.report)),
 	}
 }
+
+// Failure paths (backend.c, order_gpu.c): each runs PE 0's script on the
+// calling thread with the host trap hook and returns the trap code (0: no
+// trap) and the report word the backend wrote for the host.
+
+func (e *bkEnv) timeoutRun(timeoutNS uint64) (code, report uint64) {
+	r := (*C.uint64_t)(C.calloc(1, 8))
+	defer C.free(unsafe.Pointer(r))
+	code = uint64(C.bk_timeout_run(e.c, C.uint64_t(timeoutNS), r))
+	return code, uint64(*r)
+}
+
+func (e *bkEnv) orderRun(gpuScope bool, flags uint32) (code, report uint64) {
+	r := (*C.uint64_t)(C.calloc(1, 8))
+	defer C.free(unsafe.Pointer(r))
+	if gpuScope {
+		code = uint64(C.bk_order_run_gpu(e.c, C.uint32_t(flags), r))
+	} else {
+		code = uint64(C.bk_order_run(e.c, C.uint32_t(flags), r))
+	}
+	return code, uint64(*r)
+}
+
+func (e *bkEnv) qpn(pe, ctx int) uint32 {
+	p := &e.c.pe[pe]
+	qp := (*C.goshmemi_ibgda_qp_t)(unsafe.Add(unsafe.Pointer(p.qps), uintptr(ctx)*unsafe.Sizeof(C.goshmemi_ibgda_qp_t{})))
+	return uint32(qp.qpn)
+}
+
+const (
+	errIBGDATimeout = uint64(C.GOSHMEMI_ERR_IBGDA_TIMEOUT)
+	errIBGDAOrder   = uint64(C.GOSHMEMI_ERR_IBGDA_ORDER)
+	stateHostQueues = uint32(C.GOSHMEMI_IBGDA_STATE_HOST_QUEUES)
+)
+
+func orderOfBuilds() (dflt, gpu int) { return int(C.bk_order_default()), int(C.bk_order_gpu()) }
