@@ -52,18 +52,25 @@ extern "C" __global__ void cxi_phases(double *out, long long iters, int phases, 
     }
 }
 
-/* GPU cost of one trigger: the emulated trigger is one system-scope release
- * store of a doorbell word in host-pinned memory (goshmemi_cxi_ring_doorbell
- * without MMIO); rung here on the state's bench_doorbell, which no monitor
- * watches. res[2] ns and res[3] cycles for `count` triggers. */
-extern "C" __global__ void cxi_triggers(unsigned long long *res, long long count)
+/* GPU cost of one trigger, rung on the state's bench_doorbell (no monitor
+ * watches it). release != 0: a system-scope release store (fence.acq_rel.sys
+ * + st.relaxed.sys), what a trigger pays when the triggered operation reads
+ * data the kernel wrote just before (an active message's payload; a
+ * barrier's first round). release == 0: the posted store alone, what a
+ * barrier round after the first pays (the previous round's acquire fence
+ * already ordered everything) and what GICC's MMIO trigger is. res[2] ns and
+ * res[3] cycles for `count` triggers. */
+extern "C" __global__ void cxi_triggers(unsigned long long *res, long long count, int release)
 {
     if (threadIdx.x != 0) return;
     goshmemi_cxi_state_t *cx = goshmemi_cxi();
     if (cx == NULL) { res[0] = GOSHMEMX_CXI_ENOTREADY; return; }
     unsigned long long t0 = goshmemi_cxi_now_ns();
     long long c0 = clock64();
-    for (long long i = 0; i < count; i++) goshmemi_release_store_u64(&cx->bench_doorbell, (uint64_t)i, 1);
+    if (release)
+        for (long long i = 0; i < count; i++) goshmemi_release_store_u64(&cx->bench_doorbell, (uint64_t)i, 1);
+    else
+        for (long long i = 0; i < count; i++) goshmemi_relaxed_store_u64(&cx->bench_doorbell, (uint64_t)i, 1);
     long long c1 = clock64();
     res[0] = 0;
     res[1] = (unsigned long long)count;

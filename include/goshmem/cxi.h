@@ -151,25 +151,31 @@ GOSHMEMI_FN uint64_t goshmemi_cxi_now_ns(void)
 #endif
 }
 
-/* Trigger: publish the doorbell with a system-scope release, so the monitor
- * (a host thread) that reads it with acquire sees every store before it
- * (an active message's payload in the staging slot). With real CXI counter
- * MMIO (GOSHMEMI_CXI_FLAG_MMIO and an armed slot) the same release orders
- * the payload before the NIC counter write. Rule: GPU->host handoff needs
- * .sys scope (PTX ISA §8: host threads are in the system scope only). */
+/* Trigger: publish the doorbell. With release != 0 it is a system-scope
+ * release, so the monitor (a host thread) that reads it with acquire sees
+ * every store before it (an active message's payload in the staging slot),
+ * and with real CXI counter MMIO (GOSHMEMI_CXI_FLAG_MMIO and an armed slot)
+ * the same fence orders the payload before the NIC counter write. With
+ * release == 0 the trigger is one posted store: only for a caller whose
+ * last instruction was already a fence.acq_rel.sys after everything the
+ * triggered operation depends on (a barrier round after the previous
+ * round's acquire: fence + relaxed store is the release pattern, PTX ISA
+ * §8.8). Rule: GPU->host handoff needs .sys scope (host threads are in the
+ * system scope only). */
 GOSHMEMI_FN void goshmemi_cxi_ring_doorbell(goshmemi_cxi_slot_t *sl, uint64_t instance, uint64_t triggers,
-                                            uint64_t mmio_add)
+                                            uint64_t mmio_add, int release)
 {
     uint64_t mmio = mmio_add != 0 ? sl->mmio : 0;
+    if (release) goshmemi_order_fence(1);
     if (mmio != 0) {
         /* fi_cxi_cntr_add: the value stored to the MMIO address is added to
-         * the NIC counter. Fence first: the NIC may read the payload as
-         * soon as the counter reaches the threshold. */
-        goshmemi_order_fence(1);
+         * the NIC counter; the NIC may read the payload as soon as the
+         * counter reaches the threshold (hence the fence above). */
         goshmemi_relaxed_store_u64((volatile void *)(uintptr_t)mmio, mmio_add, 1);
     }
-    /* Bit 15 tells the monitor the NIC counter was already advanced. */
-    goshmemi_release_store_u64(&sl->doorbell, ((instance + 1) << 16) | (mmio != 0 ? GOSHMEMI_CXI_DB_MMIO : 0) | triggers, 1);
+    /* Bit 15 tells the monitor the NIC counter was already advanced. The
+     * fence above (or the caller's) makes this relaxed store a release. */
+    goshmemi_relaxed_store_u64(&sl->doorbell, ((instance + 1) << 16) | (mmio != 0 ? GOSHMEMI_CXI_DB_MMIO : 0) | triggers, 1);
 }
 
 /* Wait until *p >= v (acquire), failing on a stopped monitor or deadline.
@@ -235,7 +241,10 @@ GOSHMEMI_FN int goshmemx_cxi_barrier(void)
         armed = goshmemi_cxi_ready(sl, k, GOSHMEMX_CXI_READY_SPINS);
     }
     for (uint32_t r = 0; r < cx->rounds; r++) {
-        goshmemi_cxi_ring_doorbell(sl, k, r + 1, armed ? 1 : 0);
+        /* round 0 releases this PE's earlier memory; rounds >= 1 follow the
+         * previous round's acquire fence (goshmemi_cxi_wait_ge), which
+         * already orders it: their trigger is one posted store */
+        goshmemi_cxi_ring_doorbell(sl, k, r + 1, armed ? 1 : 0, r == 0);
         int rc = goshmemi_cxi_wait_ge(cx, &cx->sig[s][r], k + 1);
         if (rc != GOSHMEMX_CXI_OK) return rc;
     }
@@ -277,7 +286,7 @@ GOSHMEMI_FN int goshmemx_cxi_am_send(int pe, uint32_t handler, uint32_t flags, c
     m->flags = flags;
     m->nargs = nargs;
     for (uint32_t i = 0; i < GOSHMEMI_CXI_AM_ARGS; i++) m->args[i] = i < nargs ? args[i] : 0;
-    goshmemi_cxi_ring_doorbell(sl, n, 1, armed ? 1 : 0); /* release: payload before doorbell */
+    goshmemi_cxi_ring_doorbell(sl, n, 1, armed ? 1 : 0, 1); /* release: payload before doorbell */
     ch->sent = n + 1;
     return GOSHMEMX_CXI_OK;
 }
