@@ -40,7 +40,9 @@ exec > >(tee -a "$out/run.log") 2>&1
 T0=$(date +%s)
 BUDGET=${BUDGET:-160}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export GOSHMEM_GPU=on GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=10s GOSHMEM_INFO=0
+# GOSHMEM_INFO=1: the settings at Init and, at Finalize, each worker's requests,
+# chains and time spent submitting them (in each row's .log)
+export GOSHMEM_GPU=on GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=10s GOSHMEM_INFO=1
 PERF=bin/goshmem-perf
 for f in $PERF bin/gpu/proxy.fatbin bin/gpu/perf.fatbin; do
     [ -s "$f" ] || { echo "missing $f: run 'make gpu' on the dev machine and carry bin/"; exit 1; }
@@ -149,7 +151,7 @@ echo "== $(date -u +%FT%TZ) on $(hostname), budget ${BUDGET}s"; nvidia-smi -L; l
 
 # 1. one 8 B operation (seed Table 3): tuned (producer in registers, ctx p,
 #    default context) and baseline enqueue, put + completion, round trip
-GOSHMEM_INFO=1 row latency 30 1 4 16 tuned -rows enqueue,put_quiet,rtt -iters 10000
+row latency 30 1 4 16 tuned -rows enqueue,put_quiet,rtt -iters 10000
 row latency 30 1 4 16 baseline -rows enqueue,put_quiet,rtt -iters 10000
 
 # 2. loaded round trip, 64 background CTAs on each PE (seed Fig. 6 / Table 11):

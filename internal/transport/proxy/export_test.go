@@ -18,3 +18,12 @@ func (p *Proxy) NumRings() int { return len(p.rings) }
 
 // RingOf reports ring i's context and worker.
 func (p *Proxy) RingOf(i int) (ctx, worker int) { return p.rings[i].ctx, p.rings[i].worker }
+
+// Served is the requests the workers served (after Close).
+func (p *Proxy) Served() (reqs, chains uint64) {
+	for _, w := range p.workers {
+		reqs += w.reqs
+		chains += w.chains
+	}
+	return reqs, chains
+}

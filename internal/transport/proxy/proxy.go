@@ -28,6 +28,7 @@ package proxy
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -409,6 +410,28 @@ type worker struct {
 	rings []*ring
 	be    Backend
 	kill  atomic.Bool
+	// statistics, written by the worker only (read after it stopped)
+	reqs, chains uint64
+	submit       time.Duration // in drain, chains with requests: decode + backend calls
+}
+
+// Stats is one line per worker: requests served, chains (completion
+// writes), mean requests per chain, and the time spent submitting them
+// (decoding and backend calls: with the CUDA backend, mostly driver calls;
+// a driver call that waits for room in the stream's queue shows here).
+// Meaningful after Close.
+func (p *Proxy) Stats() string {
+	var b strings.Builder
+	for _, w := range p.workers {
+		per, us := 0.0, 0.0
+		if w.chains > 0 {
+			per = float64(w.reqs) / float64(w.chains)
+			us = float64(w.submit.Microseconds()) / float64(w.chains)
+		}
+		fmt.Fprintf(&b, "proxy worker %d: %d requests in %d chains (%.1f per chain), %v submitting (%.1f us per chain)\n",
+			w.id, w.reqs, w.chains, per, w.submit.Round(time.Microsecond), us)
+	}
+	return b.String()
 }
 
 func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) {
@@ -473,12 +496,16 @@ func (r *ring) reply(t uint64) Ptr { return r.replies.Add(uintptr(t&(1<<r.log2-1
 func (w *worker) drain(r *ring) (int, error) {
 	p := w.p
 	n := 0
+	var t0 time.Time
 	for n < p.cfg.Batch {
 		t := r.cursor
 		pw0, pw1, data := r.slot(t)
 		w0 := atomic.LoadUint64(pw0)
 		if w0&1 != expectedPhase(t, r.log2) {
 			break
+		}
+		if n == 0 {
+			t0 = time.Now()
 		}
 		d := Decode(w0, atomic.LoadUint64(pw1))
 		var cmp uint64
@@ -522,7 +549,11 @@ func (w *worker) drain(r *ring) (int, error) {
 			return n, err
 		}
 	}
-	return n, w.be.Flush()
+	err := w.be.Flush()
+	w.reqs += uint64(n)
+	w.chains++
+	w.submit += time.Since(t0)
+	return n, err
 }
 
 func (w *worker) exec(r *ring, t uint64, d Desc, data Ptr, cmp uint64) error {

@@ -160,6 +160,14 @@ func TestRateRowShape(t *testing.T) {
 				assert.Equal(t, uint64(lastCAS), j.u64(1, uintptr(8192+8*g)), "producer %d's compare-swaps", g)
 			}
 			p := j.proxies[0]
+			defer func() {
+				require.NoError(t, p.Close()) // the statistics are final once the workers stopped
+				reqs, chains := p.Served()
+				assert.Equal(t, uint64(producers*perProducer), reqs, "requests served")
+				assert.LessOrEqual(t, chains, reqs)
+				assert.GreaterOrEqual(t, chains*uint64(tc.batch), reqs, "at most B requests per chain")
+				assert.Contains(t, p.Stats(), "proxy worker 0: ")
+			}()
 			for i := 0; i < p.NumRings(); i++ {
 				ctx, _ := p.RingOf(i)
 				if ctx != 0 {
