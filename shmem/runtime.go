@@ -464,6 +464,11 @@ func (r *runtime) unmap() {
 	}
 	if r.proxy != nil {
 		_ = r.proxy.Close() // before the GPU context its streams belong to
+		if r.settings.Bool("GOSHMEM_INFO") {
+			for _, l := range strings.Split(strings.TrimSpace(r.proxy.Stats()), "\n") {
+				fmt.Fprintf(os.Stderr, "goshmem: info: PE %d: %s\n", r.me, l)
+			}
+		}
 		r.proxy = nil
 	}
 	if r.gpu != nil {

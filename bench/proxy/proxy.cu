@@ -59,6 +59,29 @@ extern "C" __global__ void px_enqueue(uint64_t *dst, int peer, int ctx, int iter
     px_meta_end(meta, g0, k0);
 }
 
+/* The same through a producer in registers (goshmemx_proxy_producer_*,
+ * proxy.h): on ctx's tuned ring no load at all, one posted 16-byte store
+ * (and the posted head store), the seed's tuned enqueue as it measures it.
+ * Between the clock reads: the call only. */
+extern "C" __global__ void px_enqueue_producer(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
+                                               long long *samples, unsigned long long *meta)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    unsigned long long g0;
+    long long k0;
+    px_meta_begin(meta, &g0, &k0);
+    goshmemx_proxy_producer_t pr = goshmemx_proxy_producer_open(ctx);
+    for (int i = 0; i < iters + warmup; i++) {
+        long long c0 = px_clock();
+        goshmemx_proxy_producer_uint64_p(&pr, dst + (i & 7), (uint64_t)i, peer);
+        long long c1 = px_clock();
+        if (i >= warmup) samples[i - warmup] = c1 - c0;
+        if ((i + 1) % burst == 0) goshmem_ctx_quiet(ctx);
+    }
+    goshmem_ctx_quiet(ctx);
+    px_meta_end(meta, g0, k0);
+}
+
 /* Put + completion: p through ctx, then ctx_quiet (the worker applied it). */
 extern "C" __global__ void px_put_quiet(uint64_t *dst, int peer, int ctx, int iters, int warmup, long long *samples,
                                         unsigned long long *meta)

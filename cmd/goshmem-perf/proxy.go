@@ -20,7 +20,9 @@ import (
 // `goshmem-perf proxy`: the CPU-proxy path (issue 7, seed 000 §4.1-§4.2).
 // Run with GOSHMEM_GPU_TRANSPORT=proxy (every peer through the proxy) under
 // mpirun -np 2 with MPS when both PEs share a GPU. Rows (PE 0's view):
-//   proxy_enqueue   issue cost of one 8 B p (ctx 0: multi-producer; ctx 1: tuned single producer)
+//   proxy_enqueue   issue cost of one 8 B p (ctx 0: multi-producer; ctx 1: tuned single producer;
+//                   producer_ctx1: through goshmemx_proxy_producer_*, head in registers: the seed's
+//                   "single posted 16-byte store")
 //   proxy_put_quiet p + ctx_quiet (put + completion)
 //   proxy_rtt       p + wait round trip through ctx 1
 //   proxy_rate      8 B nbi puts/s from -ctas CTAs on the default context (bw_gbs column: M msg/s)
@@ -133,7 +135,7 @@ func proxyRun(o proxyOpts, want map[string]bool, stdout, stderr io.Writer) (err 
 		return err
 	}
 	k := map[string]*shmem.Kernel{}
-	for _, n := range []string{"px_enqueue", "px_put_quiet", "px_pingpong", "px_rate", "px_loaded"} {
+	for _, n := range []string{"px_enqueue", "px_enqueue_producer", "px_put_quiet", "px_pingpong", "px_rate", "px_loaded"} {
 		if k[n], err = mod.Kernel(n); err != nil {
 			return err
 		}
@@ -190,9 +192,16 @@ func proxyRun(o proxyOpts, want map[string]bool, stdout, stderr io.Writer) (err 
 	var base uint64
 	// latency rows: PE 0's kernel alone (enqueue, put_quiet), both (rtt)
 	if want["enqueue"] {
-		for _, ctx := range []int32{1, 0} {
+		for _, e := range []struct {
+			kernel, name string
+			ctx          int32
+		}{
+			{"px_enqueue_producer", "proxy_enqueue_producer_ctx1", 1},
+			{"px_enqueue", "proxy_enqueue_ctx1", 1},
+			{"px_enqueue", "proxy_enqueue_ctx0", 0},
+		} {
 			if me == 0 {
-				if err := shmem.Launch(k["px_enqueue"], one, dst.DevicePtr(), int32(peer), ctx, int32(o.iters), int32(o.warmup), int32(o.burst), samples, meta); err != nil {
+				if err := shmem.Launch(k[e.kernel], one, dst.DevicePtr(), int32(peer), e.ctx, int32(o.iters), int32(o.warmup), int32(o.burst), samples, meta); err != nil {
 					return err
 				}
 				if err := shmem.Synchronize(); err != nil {
@@ -202,7 +211,7 @@ func proxyRun(o proxyOpts, want map[string]bool, stdout, stderr io.Writer) (err 
 				if err != nil {
 					return err
 				}
-				emit(Row{Name: fmt.Sprintf("proxy_enqueue_ctx%d", ctx), Size: 8, Iters: int64(o.iters), MedianUS: s.Median / 1000, P99US: s.P99 / 1000, Timing: clockTiming(ghz)})
+				emit(Row{Name: e.name, Size: 8, Iters: int64(o.iters), MedianUS: s.Median / 1000, P99US: s.P99 / 1000, Timing: clockTiming(ghz)})
 			}
 			if err := shmem.BarrierAll(); err != nil {
 				return err

@@ -107,7 +107,7 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
             /* a remote PE (remote.h): an inline put on this thread's ring, after
              * its earlier requests; the fence releases this thread's other stores */
             goshmemi_order_fence(1);
-            goshmemi_remote_put(0, to, off, &epoch, sizeof(uint64_t), 1);
+            goshmemi_remote_put_value(0, to, off, epoch, sizeof(uint64_t));
         } else if (k == 0 && !initial_fence) {
             goshmemi_relaxed_store_u64(peer_word, epoch, sys); /* ordered by the caller's quiet */
         } else {

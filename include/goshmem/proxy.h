@@ -20,23 +20,50 @@
  * uses ring ctx_first + (linear block index % ctx_count): one thread's
  * requests always go through one ring, and the worker applies a ring's
  * requests in order, so goshmem_fence needs no work on this path.
+ * Placement rule (the host keeps it): the reserved rings come first, ring
+ * c - 1 is context c's (c >= 1), and the default context's rings follow,
+ * so a post on c >= 1 finds its ring without reading the table: the enqueue
+ * reads the ring's two lines at once and nothing before them (each
+ * dependent load is a GPU L2 round trip of ~0.15 us; see "Enqueue cost").
  *
  * Producer protocols (ring->mode, chosen by the host per context):
  *   GOSHMEMI_PROXY_SPSC (tuned): one producer at a time per ring (the
  *       caller's promise, like a private context): head and the cached
- *       consumer index live in GPU memory and are plain loads/stores; the
- *       host-resident consumer index is read over PCIe only when the ring
- *       looks full; validity is a phase (lap parity) bit in the descriptor,
- *       so enqueue is ONE posted 16-byte store (st.relaxed.sys.v2.u64), no
- *       flag write, no fence for inline requests. Default for contexts >= 1.
+ *       consumer index live in GPU memory and are plain loads/stores (one
+ *       16-byte load); the consumer index is read again only when the ring
+ *       looks full, from the ring's completion counter in GPU memory
+ *       (ring->done, which the worker's stream writes after the chain it
+ *       covers: a full ring is polled in L2, never over PCIe); validity is a
+ *       phase (lap parity) bit in the descriptor, so enqueue is ONE posted
+ *       16-byte store (st.relaxed.sys.v2.u64), no flag write, no fence for
+ *       inline requests. Default for contexts >= 1. goshmemx_proxy_producer_*
+ *       (below) keeps head and the cached index in registers: the seed's
+ *       "single posted 16-byte store" with no load at all.
  *   GOSHMEMI_PROXY_MPSC: any number of producers (the default context,
  *       which every thread of every kernel may use): a device atomic
  *       (atom.add.gpu) reserves the slot, the cached consumer index is
- *       shared (raised with atom.max), publication is the same single store.
+ *       shared (raised with red.max; read before the atomic so both are in
+ *       flight together), publication is the same single store; a full ring
+ *       is polled on ring->done in GPU memory as above.
  *   GOSHMEMI_PROXY_BASELINE (seed's baseline mini-proxy): device atomic
- *       reservation, a PCIe read of the host-resident consumer index on
- *       every request, and publication by two stores, the second a
+ *       reservation, a PCIe read of the host-resident consumer index
+ *       (ring->tail, written by the worker's stream for baseline rings only)
+ *       on every request, and publication by two stores, the second a
  *       system-scope release. Kept to measure what tuning buys.
+ *
+ * Enqueue cost (H200, bench/results/2026-11-29-182943-gpu-h200x2-paths):
+ * the tuned enqueue measured 0.57 us (1130 SM cycles) and was four
+ * dependent global loads deep in the SASS (nctx, branch -> ctx_first and
+ * ctx_count -> the ring's line 0, branch on mode -> head and cached_tail,
+ * then the store): 1130 cycles fit four L1 misses of ~280 cycles each
+ * (not measured one by one: whether a line stays in L1 after this thread's
+ * own store, as the head line is, is not documented); the MPSC
+ * one 1.02 us (the same chain, then atom.add, and only then the
+ * cached_tail load). Now: SPSC issues ring c - 1's line 0 and line 1
+ * together (one round trip) and stores; MPSC reads the table's first line,
+ * then issues the ring's line 0, cached_tail and atom.add together. A p's
+ * value travels in a register (goshmemi_remote_put_value), not through
+ * the stack.
  *
  * Descriptor (two little-endian u64 words, 16-byte aligned):
  *   w0: bit 0 phase | bits 1-5 op | bits 6-15 pe | bits 16-23 arg | bits 24-63 roff
@@ -64,23 +91,32 @@
  * BASELINE does not (w1 first, then w0 with release).
  *
  * Completion and replies. ring->done (GPU memory): every ticket below
- * (done & ~GOSHMEMI_PROXY_DONE_ERR) has completed; bit 63 is set for good
+ * (done & ~GOSHMEMI_PROXY_DONE_ERR) has completed and its slot is free
+ * again (an inline payload is read from the slot by the operation, which
+ * precedes the counter in stream order); bit 63 is set for good
  * once the worker rejected a request of this ring (invalid PE, offset, op):
  * the next quiet of that context (or a blocking call on the ring) then
  * traps with GOSHMEMI_ERR_PROXY_REJECTED and the host reports the details
  * (shmem.Synchronize / Quiet). Fetching requests (g, get into a
  * non-symmetric destination, fetching AMOs) get their result in the reply
- * slot of their ticket (host-pinned): the worker writes value, then
+ * slot of their ticket (GPU memory: only the worker's stream and this GPU
+ * touch it): the worker writes value, then
  * ticket = t + 1 (bit 63 when rejected); the thread then stores ack =
  * ticket. A producer of a later lap waits until ack == ticket before it
- * reuses the slot, so no reply is overwritten before it is read.
+ * reuses the slot, so no reply is overwritten before it is read. That wait
+ * cannot block the ring: the reply it waits for belongs to ticket t - nslots,
+ * which the worker has already served (the space wait came first), and its
+ * owner only waits for that reply before it acknowledges.
  *
  * Faults. Every proxy wait (ring full, completion, reply) checks the
  * host-pinned status block every 64 polls: status->dead != 0 (a worker
  * stopped) traps with GOSHMEMI_ERR_PROXY_DEAD; with timeout_ns set
  * (GOSHMEM_TIMEOUT) a wait longer than that traps with
  * GOSHMEMI_ERR_PROXY_TIMEOUT. A full ring is back-pressure: the producer
- * waits, a slot is never overwritten before the worker released it.
+ * waits, a slot is never overwritten before the worker released it. A wait
+ * that lasts (1024 polls) backs off with __nanosleep between polls, so
+ * thousands of waiting threads do not flood the memory system the worker's
+ * stream needs to make progress.
  *
  * Host mode (gcc/g++): the same protocol with __atomic builtins, so
  * tests/proxy and internal/transport/proxy's tests run it with OS threads
@@ -132,7 +168,7 @@
 #define GOSHMEMI_PROXY_WAIT_DONE 2
 #define GOSHMEMI_PROXY_WAIT_REPLY 3
 
-/* One reply slot (host-pinned; see top of file). */
+/* One reply slot (GPU memory; see top of file). */
 typedef struct goshmemi_proxy_reply {
     uint64_t value;
     uint64_t ticket;
@@ -144,11 +180,11 @@ typedef struct goshmemi_proxy_reply {
 typedef struct goshmemi_proxy_ring {
     /* line 0: written by the host before any launch, read-only here */
     uint64_t slots;   /* device address of nslots x 16-byte descriptors (host-pinned) */
-    uint64_t replies; /* device address of nslots x goshmemi_proxy_reply_t (host-pinned) */
-    uint64_t tail;    /* device address of the consumer index (host-pinned u64) */
+    uint64_t replies; /* device address of nslots x goshmemi_proxy_reply_t (GPU memory) */
+    uint64_t tail;    /* device address of the consumer index (host-pinned u64; written for baseline rings only) */
     uint32_t log2_slots;
     uint32_t mode; /* GOSHMEMI_PROXY_SPSC / MPSC / BASELINE */
-    uint32_t ctx;
+    uint32_t ctx;    /* the device context this ring serves (checked by every post) */
     uint32_t worker;
     uint64_t line0_pad_[3];
     /* line 1: producer state */
@@ -262,6 +298,14 @@ GOSHMEMI_FN uint32_t goshmemi_proxy_cfg_u32(const uint32_t *p)
     return *p;
 #endif
 }
+GOSHMEMI_FN uint32_t goshmemi_proxy_cfg_u8(const uint8_t *p)
+{
+#if GOSHMEMI_CUDA
+    return __ldg((const unsigned char *)p);
+#else
+    return *p;
+#endif
+}
 
 /* Publishes a descriptor with one posted 16-byte store (tuned and MPSC).
  * Rule: the slot's phase bit is its validity, so no flag store follows;
@@ -307,18 +351,73 @@ GOSHMEMI_FN int goshmemi_proxy_ring_index(goshmemi_proxy_state_t *ps, const gosh
     return (int)(r - ps->rings);
 }
 
-/* The ring this thread uses for ctx; traps on a context the host did not
- * configure. */
-GOSHMEMI_FN goshmemi_proxy_ring_t *goshmemi_proxy_ring_for(goshmemi_proxy_state_t *ps, int ctx)
+/* What a post needs of its ring, loaded at once: line 0 (read-only) and,
+ * for a reserved ring (ctx >= 1), the producer line (head, cached_tail),
+ * which the posts through this struct keep up to date (one producer). */
+typedef struct goshmemi_proxy_ringcfg {
+    goshmemi_proxy_ring_t *ring;
+    uint64_t *slots;
+    uint32_t lg;
+    uint32_t mode;
+    int ctx;
+    uint64_t head;        /* ctx >= 1: ring->head */
+    uint64_t cached_tail; /* ctx >= 1: ring->cached_tail */
+} goshmemi_proxy_ringcfg_t;
+
+GOSHMEMI_COLD void goshmemi_proxy_bad_ctx(goshmemi_proxy_state_t *ps, int ctx)
 {
     uint32_t nctx = ps != NULL ? goshmemi_proxy_cfg_u32(&ps->nctx) : 0;
-    if (GOSHMEMI_UNLIKELY((uint32_t)ctx >= nctx))
-        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(ctx, nctx),
-                      "device context out of range [0, proxy contexts) (GOSHMEM_PROXY_CONTEXTS)");
-    unsigned first = ps->ctx_first[ctx], count = ps->ctx_count[ctx];
-    unsigned r = first;
-    if (count > 1) r += goshmemi_proxy_block_index() % count;
-    return &ps->rings[r];
+    goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(ctx, nctx),
+                  "device context out of range [0, proxy contexts) (GOSHMEM_PROXY_CONTEXTS)");
+}
+
+/* The ring this thread uses for ctx, with its line 0; traps on a context
+ * the host did not configure. Context c >= 1 owns ring c - 1 (placement
+ * rule at the top), so its post depends on no table load: ring c - 1's
+ * line 0 and producer line are read together (the index clamped into the
+ * array), and its ctx field must say c, which also rejects c >= nctx (that
+ * ring serves the default context or is unconfigured). Context 0 reads
+ * ctx_first[0]/ctx_count[0] (one line) first; its rings need no check
+ * (the host configures at least one), so its reservation (atom.add) can
+ * leave with the line-0 loads. */
+GOSHMEMI_FN goshmemi_proxy_ringcfg_t goshmemi_proxy_ring_for(goshmemi_proxy_state_t *ps, int ctx)
+{
+    goshmemi_proxy_ringcfg_t c;
+    if (GOSHMEMI_UNLIKELY(ps == NULL)) goshmemi_proxy_bad_ctx(ps, ctx);
+    c.ctx = ctx;
+    c.head = c.cached_tail = 0;
+    unsigned r;
+    if (ctx != 0) {
+        r = (unsigned)ctx - 1u;
+        if (GOSHMEMI_UNLIKELY(r >= GOSHMEMI_PROXY_MAX_RINGS)) r = 0; /* in bounds; rejected below */
+        c.ring = &ps->rings[r];
+        /* issued before the check below so that both loads are in flight
+         * together (the compiler would not hoist a plain load above the
+         * trap branch); weak: only this thread writes these words */
+#if GOSHMEMI_CUDA
+        unsigned long long h, t;
+        asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(h), "=l"(t) : "l"(&c.ring->head) : "memory");
+        c.head = h;
+        c.cached_tail = t;
+#else
+        c.head = c.ring->head;
+        c.cached_tail = c.ring->cached_tail;
+#endif
+    } else {
+        unsigned first = goshmemi_proxy_cfg_u8(&ps->ctx_first[0]), count = goshmemi_proxy_cfg_u8(&ps->ctx_count[0]);
+        r = first;
+        if (count > 1) r += goshmemi_proxy_block_index() % count;
+        c.ring = &ps->rings[r];
+    }
+    c.slots = (uint64_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&c.ring->slots);
+    uint64_t lm = goshmemi_proxy_cfg_u64((const uint64_t *)(const void *)&c.ring->log2_slots); /* log2 | mode << 32 */
+    c.lg = (uint32_t)lm;
+    c.mode = (uint32_t)(lm >> 32);
+    if (ctx != 0) {
+        uint32_t owner = goshmemi_proxy_cfg_u32(&c.ring->ctx);
+        if (GOSHMEMI_UNLIKELY(owner != (uint32_t)ctx || c.slots == NULL)) goshmemi_proxy_bad_ctx(ps, ctx);
+    }
+    return c;
 }
 
 /* ---- waits (cold: out of line) ------------------------------------------ */
@@ -333,6 +432,9 @@ typedef struct goshmemi_proxy_waiter {
 GOSHMEMI_FN void goshmemi_proxy_waited(goshmemi_proxy_state_t *ps, goshmemi_proxy_waiter_t *w, int ring, int what)
 {
     goshmemi_poll_pause();
+#if GOSHMEMI_CUDA
+    if (w->polls >= 1024u) __nanosleep(256); /* a long wait: back off (see Faults at the top) */
+#endif
     if ((++w->polls & 63u) != 0) return;
     const goshmemi_proxy_status_t *st = (const goshmemi_proxy_status_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ps->status);
     if (st != NULL) {
@@ -360,14 +462,21 @@ GOSHMEMI_COLD void goshmemi_proxy_rejected(goshmemi_proxy_state_t *ps, int ring,
 }
 
 /* Waits until the consumer index reaches need (ring full: back-pressure)
- * and returns it. */
+ * and returns it. Tuned and MPSC rings read it from ring->done (GPU
+ * memory, L2): the worker's stream writes it after the chain it covers, so
+ * every slot below it is free (its inline payload was read by then). The
+ * baseline reads the host-resident tail over PCIe, as the seed's does. The
+ * error bit of done is not part of the index (a rejection is reported by
+ * the next quiet, not here). */
 GOSHMEMI_COLD uint64_t goshmemi_proxy_wait_space(goshmemi_proxy_state_t *ps, goshmemi_proxy_ring_t *ring, uint64_t need,
                                                  uint32_t mode)
 {
-    const uint64_t *tailp = (const uint64_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ring->tail);
+    const uint64_t *tailp = mode == GOSHMEMI_PROXY_BASELINE
+                                ? (const uint64_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ring->tail)
+                                : (const uint64_t *)&ring->done;
     goshmemi_proxy_waiter_t w = {0, 0};
     uint64_t tail;
-    while ((tail = goshmemi_relaxed_load_u64(tailp, 1)) < need)
+    while ((tail = goshmemi_relaxed_load_u64(tailp, 1) & ~GOSHMEMI_PROXY_DONE_ERR) < need)
         goshmemi_proxy_waited(ps, &w, goshmemi_proxy_ring_index(ps, ring), GOSHMEMI_PROXY_WAIT_SPACE);
     if (mode == GOSHMEMI_PROXY_SPSC) {
         ring->cached_tail = tail;
@@ -432,53 +541,147 @@ GOSHMEMI_COLD void goshmemi_proxy_wait_reply_slot(goshmemi_proxy_state_t *ps, go
 #define GOSHMEMI_PROXY_POST_RELEASE 1 /* a referenced payload precedes: payload_to_worker_barrier */
 #define GOSHMEMI_PROXY_POST_REPLY 2   /* the request answers in its reply slot */
 
-/* Posts one request (w0 without the phase bit, w1) on ring, preceded by an
- * extension slot {ext0, ext1} when has_ext; returns its ticket. */
-GOSHMEMI_FN uint64_t goshmemi_proxy_post(goshmemi_proxy_state_t *ps, goshmemi_proxy_ring_t *ring, uint64_t w0, uint64_t w1,
-                                         int has_ext, uint64_t ext0, uint64_t ext1, int flags)
+/* Writes the request of ticket t (and its extension slot) once t's slot is
+ * free: the reply-slot wait, the payload barrier, then ONE 16-byte store. */
+GOSHMEMI_FN void goshmemi_proxy_publish(goshmemi_proxy_state_t *ps, const goshmemi_proxy_ringcfg_t *c, uint64_t t,
+                                        uint64_t w0, uint64_t w1, int has_ext, uint64_t ext0, int flags)
 {
-    const uint32_t mode = goshmemi_proxy_cfg_u32(&ring->mode);
-    const uint32_t lg = goshmemi_proxy_cfg_u32(&ring->log2_slots);
-    uint64_t *slots = (uint64_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ring->slots);
-    const uint64_t k = has_ext ? 2 : 1, size = 1ull << lg, mask = size - 1;
-    uint64_t t;
-    if (mode == GOSHMEMI_PROXY_SPSC) {
-        t = ring->head;
-        if (GOSHMEMI_UNLIKELY(t + k > ring->cached_tail + size)) goshmemi_proxy_wait_space(ps, ring, t + k - size, mode);
-    } else {
-#if GOSHMEMI_CUDA
-        unsigned long long old;
-        asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
-                     : "=l"(old)
-                     : "l"(&ring->head), "l"((unsigned long long)k)
-                     : "memory");
-        t = old;
-#else
-        t = __atomic_fetch_add(&ring->head, k, __ATOMIC_RELAXED);
-#endif
-        if (mode == GOSHMEMI_PROXY_BASELINE) {
-            /* the seed's baseline reads host-resident progress on every request */
-            goshmemi_proxy_wait_space(ps, ring, t + k > size ? t + k - size : 0, mode);
-        } else if (GOSHMEMI_UNLIKELY(t + k > goshmemi_relaxed_load_u64(&ring->cached_tail, 0) + size)) {
-            goshmemi_proxy_wait_space(ps, ring, t + k - size, mode);
-        }
-    }
-    if (flags & GOSHMEMI_PROXY_POST_REPLY) goshmemi_proxy_wait_reply_slot(ps, ring, t);
+    const uint64_t mask = (1ull << c->lg) - 1;
+    if (flags & GOSHMEMI_PROXY_POST_REPLY) goshmemi_proxy_wait_reply_slot(ps, c->ring, t);
     if (has_ext) {
         /* the extension slot carries its own lap's phase in w0 (so a later
          * lap never mistakes it for a valid descriptor) and the operand in w1 */
-        (void)ext1;
-        goshmemi_proxy_publish_v2(slots + 2 * ((t + 1) & mask), (((t + 1) >> lg) & 1) ^ 1, ext0);
+        goshmemi_proxy_publish_v2(c->slots + 2 * ((t + 1) & mask), (((t + 1) >> c->lg) & 1) ^ 1, ext0);
         flags |= GOSHMEMI_PROXY_POST_RELEASE;
     }
     if (flags & GOSHMEMI_PROXY_POST_RELEASE) goshmemi_proxy_payload_to_worker_barrier();
-    w0 |= ((t >> lg) & 1) ^ 1; /* phase: lap parity, 1 on lap 0 */
-    if (mode == GOSHMEMI_PROXY_BASELINE)
-        goshmemi_proxy_publish_release(slots + 2 * (t & mask), w0, w1);
+    w0 |= ((t >> c->lg) & 1) ^ 1; /* phase: lap parity, 1 on lap 0 */
+    if (c->mode == GOSHMEMI_PROXY_BASELINE)
+        goshmemi_proxy_publish_release(c->slots + 2 * (t & mask), w0, w1);
     else
-        goshmemi_proxy_publish_v2(slots + 2 * (t & mask), w0, w1);
-    if (mode == GOSHMEMI_PROXY_SPSC) ring->head = t + k;
+        goshmemi_proxy_publish_v2(c->slots + 2 * (t & mask), w0, w1);
+}
+
+/* The shared-ring half of goshmemi_proxy_post (MPSC and baseline): the
+ * cached_tail load and the atom.add reservation leave together. */
+GOSHMEMI_FN uint64_t goshmemi_proxy_post_shared(goshmemi_proxy_state_t *ps, goshmemi_proxy_ringcfg_t *c, uint64_t w0,
+                                                uint64_t w1, int has_ext, uint64_t ext0, int flags)
+{
+    goshmemi_proxy_ring_t *ring = c->ring;
+    const uint64_t k = has_ext ? 2 : 1;
+    const uint64_t ct = goshmemi_relaxed_load_u64(&ring->cached_tail, 0);
+    uint64_t t;
+#if GOSHMEMI_CUDA
+    unsigned long long old;
+    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(&ring->head), "l"((unsigned long long)k) : "memory");
+    t = old;
+#else
+    t = __atomic_fetch_add(&ring->head, k, __ATOMIC_RELAXED);
+#endif
+    uint32_t lg = c->lg;
+#if GOSHMEMI_CUDA
+    asm volatile("" : "+r"(lg)); /* lg is used after the atomic: nvcc hoisted 1 << lg above it, and so made the reservation wait for line 0 */
+#endif
+    const uint64_t size = 1ull << lg;
+    if (c->mode == GOSHMEMI_PROXY_BASELINE) {
+        /* the seed's baseline reads host-resident progress on every request */
+        goshmemi_proxy_wait_space(ps, ring, t + k > size ? t + k - size : 0, c->mode);
+    } else if (GOSHMEMI_UNLIKELY(t + k > ct + size)) {
+        goshmemi_proxy_wait_space(ps, ring, t + k - size, c->mode);
+    }
+    goshmemi_proxy_publish(ps, c, t, w0, w1, has_ext, ext0, flags);
     return t;
+}
+
+/* Posts one request (w0 without the phase bit, w1) on the ring of c,
+ * preceded by an extension slot {phase, ext0} when has_ext; returns its
+ * ticket. SPSC (a reserved ring in the tuned protocol) uses the head and
+ * cached_tail that goshmemi_proxy_ring_for loaded and keeps them current
+ * in c, so a loop of posts through one c loads nothing more. MPSC loads
+ * cached_tail and issues atom.add on head without waiting for it (a stale
+ * cached_tail only sends the producer to wait_space, which reads the real
+ * index); on the default context (c->ctx == 0: never SPSC) neither waits
+ * for line 0 either. */
+GOSHMEMI_FN uint64_t goshmemi_proxy_post(goshmemi_proxy_state_t *ps, goshmemi_proxy_ringcfg_t *c, uint64_t w0, uint64_t w1,
+                                         int has_ext, uint64_t ext0, uint64_t ext1, int flags)
+{
+    (void)ext1;
+    /* the default context first, on its own test: the compiler would
+     * otherwise fold "ctx != 0 && mode == SPSC" into one predicate, and the
+     * reservation would wait for line 0's mode */
+    if (c->ctx == 0) return goshmemi_proxy_post_shared(ps, c, w0, w1, has_ext, ext0, flags);
+    if (GOSHMEMI_LIKELY(c->mode == GOSHMEMI_PROXY_SPSC)) {
+        const uint64_t k = has_ext ? 2 : 1, t = c->head;
+        if (GOSHMEMI_UNLIKELY(t + k > c->cached_tail + (1ull << c->lg)))
+            c->cached_tail = goshmemi_proxy_wait_space(ps, c->ring, t + k - (1ull << c->lg), c->mode);
+        goshmemi_proxy_publish(ps, c, t, w0, w1, has_ext, ext0, flags);
+        c->head = t + k;
+        c->ring->head = t + k;
+        return t;
+    }
+    return goshmemi_proxy_post_shared(ps, c, w0, w1, has_ext, ext0, flags); /* baseline */
+}
+
+/* ---- a private producer in registers (extension) ------------------------ *
+ * goshmemx_proxy_producer_t is the seed's tuned producer as it measures it
+ * (§4.1 "Reducing the Proxy Enqueue Cost"): the thread that owns a context
+ * c >= 1 (tuned protocol: one producer per ring) holds the ring's head and
+ * its cached consumer index in registers, so an inline request costs no
+ * load at all, only the one posted 16-byte store of the descriptor and a
+ * posted store of the new head (which keeps ring->head exact for quiet and
+ * for a later goshmemx_proxy_producer_open). The ring is re-read only when
+ * it looks full (ring->done, as above). Rules: open it in the one thread
+ * that posts on c; while it is open, post on c only through it (a
+ * goshmemx_ctx_* call on c in between would leave its head stale); complete
+ * with goshmem_ctx_quiet(c) as usual. On a context whose ring is not tuned
+ * (c == 0, or GOSHMEM_PROXY_MODE=baseline) and for a PE reached by
+ * load/store, the calls fall back to goshmemx_ctx_uint64_p. The posting
+ * calls are in remote.h (they need its dispatch). */
+typedef struct goshmemx_proxy_producer {
+    goshmemi_proxy_ringcfg_t c;
+    uint64_t head;  /* next ticket */
+    uint64_t limit; /* cached consumer index + nslots: tickets below are free */
+    int ctx;
+    int tuned; /* the ring is SPSC: the fast path applies */
+} goshmemx_proxy_producer_t;
+
+/* Opens context ctx's producer (one load of the ring's lines). */
+GOSHMEMI_FN goshmemx_proxy_producer_t goshmemx_proxy_producer_open(int ctx)
+{
+    goshmemx_proxy_producer_t p;
+    goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
+    p.ctx = ctx;
+    p.head = p.limit = 0;
+    p.tuned = 0;
+    p.c.ring = NULL;
+    p.c.slots = NULL;
+    p.c.lg = p.c.mode = 0;
+    p.c.ctx = ctx;
+    p.c.head = p.c.cached_tail = 0;
+    if (ps == NULL) return p; /* no proxy: every PE by load/store */
+    p.c = goshmemi_proxy_ring_for(ps, ctx);
+    p.tuned = ctx != 0 && p.c.mode == GOSHMEMI_PROXY_SPSC;
+    p.head = p.c.head;
+    p.limit = p.c.cached_tail + (1ull << p.c.lg);
+    return p;
+}
+
+/* The ring looked full: waits for the slot of ticket head and returns the
+ * new limit (scalars in and out, so the producer stays in registers). */
+GOSHMEMI_COLD uint64_t goshmemi_proxy_producer_wait(goshmemi_proxy_ring_t *ring, uint64_t head, uint32_t lg)
+{
+    return goshmemi_proxy_wait_space(goshmemi_proxy_state(), ring, head + 1 - (1ull << lg), GOSHMEMI_PROXY_SPSC) +
+           (1ull << lg);
+}
+
+/* A weak store of the producer's head (posted; only quiet reads it). */
+GOSHMEMI_FN void goshmemi_proxy_store_head(goshmemi_proxy_ring_t *ring, uint64_t head)
+{
+#if GOSHMEMI_CUDA
+    asm volatile("st.global.u64 [%0], %1;" ::"l"(&ring->head), "l"((unsigned long long)head) : "memory");
+#else
+    ring->head = head;
+#endif
 }
 
 /* ---- the backend of remote.h (contract at the top of remote.h) ---------- */
@@ -507,22 +710,30 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_local_off(const void *p, size_t n)
     return off;
 }
 
+/* An inline put of the n (1..8) low-order bytes of v: the enqueue a p is
+ * (remote.h's goshmemi_remote_put_value keeps v in a register). */
+GOSHMEMI_FN void goshmemi_proxy_put_value(int ctx, int pe, uint64_t dst_off, uint64_t v, size_t n)
+{
+    goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
+    goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
+    goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, (uint32_t)n, dst_off), v, 0, 0, 0, 0);
+}
+
 GOSHMEMI_FN void goshmemi_proxy_put(int ctx, int pe, uint64_t dst_off, const void *src, size_t n, int nbi)
 {
     goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
-    goshmemi_proxy_ring_t *ring = goshmemi_proxy_ring_for(ps, ctx);
-    if (n == 0) return;
-    if (n <= 8) { /* inline: the source is reusable at once */
-        goshmemi_proxy_post(ps, ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, (uint32_t)n, dst_off),
-                            goshmemi_proxy_load_bytes(src, n), 0, 0, 0, 0);
+    if (n - 1 < 8) { /* 1..8 bytes inline: the source is reusable at once */
+        goshmemi_proxy_put_value(ctx, pe, dst_off, goshmemi_proxy_load_bytes(src, n), n);
         return;
     }
+    goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
+    if (n == 0) return;
     uint64_t loff = goshmemi_proxy_local_off(src, n);
     if (loff == UINT64_MAX) { /* not symmetric: 8-byte inline chunks */
         const unsigned char *s = (const unsigned char *)src;
         for (size_t o = 0; o < n; o += 8) {
             size_t c = n - o < 8 ? n - o : 8;
-            goshmemi_proxy_post(ps, ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, (uint32_t)c, dst_off + o),
+            goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, (uint32_t)c, dst_off + o),
                                 goshmemi_proxy_load_bytes(s + o, c), 0, 0, 0, 0);
         }
         return;
@@ -531,26 +742,26 @@ GOSHMEMI_FN void goshmemi_proxy_put(int ctx, int pe, uint64_t dst_off, const voi
     int flags = GOSHMEMI_PROXY_POST_RELEASE;
     for (uint64_t o = 0; o < n; o += GOSHMEMI_PROXY_CHUNK) {
         uint64_t c = n - o < GOSHMEMI_PROXY_CHUNK ? n - o : GOSHMEMI_PROXY_CHUNK;
-        t = goshmemi_proxy_post(ps, ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT, pe, 0, dst_off + o),
+        t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT, pe, 0, dst_off + o),
                                 goshmemi_proxy_w1_span(loff + o, c), 0, 0, 0, flags);
         flags = 0;
     }
-    if (!nbi) goshmemi_proxy_wait_done(ps, ring, t + 1); /* the worker has read the source */
+    if (!nbi) goshmemi_proxy_wait_done(ps, ring.ring, t + 1); /* the worker has read the source */
 }
 
 GOSHMEMI_FN void goshmemi_proxy_get(int ctx, int pe, void *dst, uint64_t src_off, size_t n, int nbi)
 {
     goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
-    goshmemi_proxy_ring_t *ring = goshmemi_proxy_ring_for(ps, ctx);
+    goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
     if (n == 0) return;
     uint64_t loff = n > 8 ? goshmemi_proxy_local_off(dst, n) : UINT64_MAX;
     if (loff == UINT64_MAX) { /* small or not symmetric: through reply slots, 8 bytes each */
         unsigned char *d = (unsigned char *)dst;
         for (size_t o = 0; o < n; o += 8) {
             size_t c = n - o < 8 ? n - o : 8;
-            uint64_t t = goshmemi_proxy_post(ps, ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_GET_REPLY, pe, (uint32_t)c, src_off + o),
+            uint64_t t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_GET_REPLY, pe, (uint32_t)c, src_off + o),
                                              0, 0, 0, 0, GOSHMEMI_PROXY_POST_REPLY);
-            uint64_t v = goshmemi_proxy_wait_reply(ps, ring, t);
+            uint64_t v = goshmemi_proxy_wait_reply(ps, ring.ring, t);
             if (c == 8 && ((uintptr_t)(d + o) & 7) == 0)
                 *(uint64_t *)(d + o) = v;
             else
@@ -561,17 +772,17 @@ GOSHMEMI_FN void goshmemi_proxy_get(int ctx, int pe, void *dst, uint64_t src_off
     uint64_t t = 0;
     for (uint64_t o = 0; o < n; o += GOSHMEMI_PROXY_CHUNK) {
         uint64_t c = n - o < GOSHMEMI_PROXY_CHUNK ? n - o : GOSHMEMI_PROXY_CHUNK;
-        t = goshmemi_proxy_post(ps, ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_GET, pe, 0, src_off + o),
+        t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_GET, pe, 0, src_off + o),
                                 goshmemi_proxy_w1_span(loff + o, c), 0, 0, 0, 0);
     }
-    if (!nbi) goshmemi_proxy_wait_done(ps, ring, t + 1);
+    if (!nbi) goshmemi_proxy_wait_done(ps, ring.ring, t + 1);
 }
 
 GOSHMEMI_FN uint64_t goshmemi_proxy_amo(int ctx, int pe, uint64_t off, int op, int bytes, uint64_t v, uint64_t cmp,
                                         int want_result)
 {
     goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
-    goshmemi_proxy_ring_t *ring = goshmemi_proxy_ring_for(ps, ctx);
+    goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
     if (GOSHMEMI_UNLIKELY((bytes != 4 && bytes != 8) || (unsigned)op > GOSHMEMI_AMO_XOR))
         goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(op, bytes),
                       "proxy AMO: op must be GOSHMEMI_AMO_* and the width 4 or 8 bytes");
@@ -579,24 +790,24 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_amo(int ctx, int pe, uint64_t off, int op, i
     uint32_t arg = (uint32_t)op | (bytes == 8 ? GOSHMEMI_PROXY_AMO_8B : 0) | (want_result ? GOSHMEMI_PROXY_AMO_REPLY : 0);
     int ext = op == GOSHMEMI_AMO_CSWAP;
     if (ext) arg |= GOSHMEMI_PROXY_AMO_EXT;
-    uint64_t t = goshmemi_proxy_post(ps, ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_AMO, pe, arg, off), v, ext, cmp, 0,
+    uint64_t t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_AMO, pe, arg, off), v, ext, cmp, 0,
                                      want_result ? GOSHMEMI_PROXY_POST_REPLY : 0);
-    return want_result ? goshmemi_proxy_wait_reply(ps, ring, t) : 0;
+    return want_result ? goshmemi_proxy_wait_reply(ps, ring.ring, t) : 0;
 }
 
 GOSHMEMI_FN void goshmemi_proxy_put_signal(int ctx, int pe, uint64_t dst_off, const void *src, size_t n, uint64_t sig_off,
                                            uint64_t sig_val, int sig_op, int nbi)
 {
     goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
-    goshmemi_proxy_ring_t *ring = goshmemi_proxy_ring_for(ps, ctx);
     /* payload, then the signal on the same ring: the worker applies them in
      * order (stream order), so the signal lands after the payload */
     goshmemi_proxy_put(ctx, pe, dst_off, src, n, 1);
+    goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx); /* after the put: its head is current */
     int op = sig_op == GOSHMEM_SIGNAL_ADD ? GOSHMEMI_AMO_ADD : GOSHMEMI_AMO_SET;
-    uint64_t t = goshmemi_proxy_post(ps, ring,
+    uint64_t t = goshmemi_proxy_post(ps, &ring,
                                      goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_AMO, pe, (uint32_t)op | GOSHMEMI_PROXY_AMO_8B, sig_off),
                                      sig_val, 0, 0, 0, 0);
-    if (!nbi && n > 8) goshmemi_proxy_wait_done(ps, ring, t + 1);
+    if (!nbi && n > 8) goshmemi_proxy_wait_done(ps, ring.ring, t + 1);
 }
 
 /* Requests of one thread on one ring are applied in order: nothing to do. */

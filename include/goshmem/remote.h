@@ -46,6 +46,10 @@
  *        that a PE that sees the signal sees the payload.
  *   Calls come from ONE thread: for _warp/_block operations the group syncs,
  *   its leader calls the backend, and the group syncs again.
+ * goshmemi_remote_put_value(ctx, pe, off, v, n) is dispatch, not contract: a
+ * put of v's n low-order bytes for p and barrier arrivals, so the value is
+ * not spilled to the stack to be passed by address; the proxy has its own
+ * entry (goshmemi_proxy_put_value), other backends get &v through _put.
  * Changes from the brief's first draft, and why: none to the six signatures;
  * fence takes ctx < 0 for the PE-wide goshmem_fence (as quiet does), since
  * a backend with per-context queues must order all of them.
@@ -129,6 +133,7 @@ GOSHMEMI_COLD void goshmemi_remote_put_signal(int, int, uint64_t, const void *, 
 {
     goshmemi_remote_disabled();
 }
+GOSHMEMI_COLD void goshmemi_remote_put_value(int, int, uint64_t, uint64_t, size_t) { goshmemi_remote_disabled(); }
 GOSHMEMI_COLD void goshmemi_remote_fence(int) {}
 GOSHMEMI_COLD void goshmemi_remote_quiet(int) {}
 #else
@@ -168,6 +173,19 @@ GOSHMEMI_COLD void goshmemi_remote_put(int ctx, int pe, uint64_t dst_off, const 
     switch (goshmemi_cstate()->remote_transport) {
     case GOSHMEMI_REMOTE_PROXY: goshmemi_proxy_put(ctx, pe, dst_off, src, n, nbi); return;
     case GOSHMEMI_REMOTE_IBGDA: GOSHMEMI_IBGDA_CALL_PUT(ctx, pe, dst_off, src, n, nbi); return;
+    default: goshmemi_remote_none(pe, dst_off);
+    }
+}
+
+/* A put of the n (1..8) low-order bytes of v (little-endian, as memory
+ * holds them): p, barrier arrivals. The value stays in a register across
+ * the call (goshmemi_remote_put would take its address: a store to the
+ * stack and a load back on the enqueue path). */
+GOSHMEMI_COLD void goshmemi_remote_put_value(int ctx, int pe, uint64_t dst_off, uint64_t v, size_t n)
+{
+    switch (goshmemi_cstate()->remote_transport) {
+    case GOSHMEMI_REMOTE_PROXY: goshmemi_proxy_put_value(ctx, pe, dst_off, v, n); return;
+    case GOSHMEMI_REMOTE_IBGDA: GOSHMEMI_IBGDA_CALL_PUT(ctx, pe, dst_off, &v, n, 1); return;
     default: goshmemi_remote_none(pe, dst_off);
     }
 }
@@ -233,6 +251,32 @@ GOSHMEMI_FN int goshmemi_remote_configured(void)
 #endif
 }
 
+/* goshmemx_ctx_uint64_p(ctx, dest, value, pe) through an open producer
+ * (proxy.h, goshmemx_proxy_producer_t): on its tuned ring, no load, one
+ * 16-byte posted store (plus the posted head store). */
+GOSHMEMI_FN void goshmemx_proxy_producer_uint64_p(goshmemx_proxy_producer_t *p, uint64_t *dest, uint64_t value, int pe)
+{
+    uint64_t off;
+    void *d = goshmemi_peer_or_remote(dest, pe, sizeof(uint64_t), &off);
+    if (GOSHMEMI_LIKELY(d == NULL)) {
+#if GOSHMEMI_REMOTE_ENABLED
+        if (GOSHMEMI_LIKELY(p->tuned)) {
+            const uint64_t t = p->head;
+            if (GOSHMEMI_UNLIKELY(t + 1 > p->limit)) p->limit = goshmemi_proxy_producer_wait(p->c.ring, t, p->c.lg);
+            goshmemi_proxy_publish_v2(p->c.slots + 2 * (t & ((1ull << p->c.lg) - 1)),
+                                      goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, 8, off) | (((t >> p->c.lg) & 1) ^ 1),
+                                      value);
+            p->head = t + 1;
+            goshmemi_proxy_store_head(p->c.ring, t + 1); /* posted: keeps quiet exact, nothing waits for it */
+            return;
+        }
+#endif
+        goshmemi_remote_put_value(p->ctx, pe, off, value, sizeof(uint64_t));
+        return;
+    }
+    goshmemi_relaxed_store_u64(d, value, goshmemi_sys_scope());
+}
+
 /* Runs call on one thread of GROUP (thread, warp, block), with group syncs
  * before and after (the GOSHMEMI_SYNC_* / GOSHMEMI_LEADER_* helpers of rma.h). */
 #define GOSHMEMI_REMOTE_GROUP(GROUP, call)                                                                            \
@@ -252,7 +296,7 @@ GOSHMEMI_FN int goshmemi_remote_configured(void)
         uint64_t off;                                                                                                 \
         void *a = goshmemi_peer_or_remote(p, pe, BITS / 8, &off);                                                     \
         if (GOSHMEMI_UNLIKELY(a == NULL)) {                                                                           \
-            goshmemi_remote_put(0, pe, off, &v, BITS / 8, 1);                                                         \
+            goshmemi_remote_put_value(0, pe, off, (uint64_t)v, BITS / 8);                                             \
             return;                                                                                                   \
         }                                                                                                             \
         goshmemi_relaxed_store_u##BITS(a, v, goshmemi_sys_scope());                                                   \

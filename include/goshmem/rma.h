@@ -344,7 +344,7 @@ GOSHMEMI_FN void goshmemx_ctx_uint64_p(goshmem_ctx_t ctx, uint64_t *dest, uint64
     uint64_t off;
     void *d = goshmemi_peer_or_remote(dest, pe, sizeof(uint64_t), &off);
     if (GOSHMEMI_UNLIKELY(d == NULL))
-        goshmemi_remote_put(ctx, pe, off, &value, sizeof(uint64_t), 1);
+        goshmemi_remote_put_value(ctx, pe, off, value, sizeof(uint64_t));
     else
         goshmemi_relaxed_store_u64(d, value, goshmemi_sys_scope());
 }

@@ -131,7 +131,15 @@ static int gh_post_raw(uintptr_t st, int blk, int ctx, uint64_t w0, uint64_t w1,
 {
 	GH_BEGIN(st, blk);
 	goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
-	*ticket = goshmemi_proxy_post(ps, goshmemi_proxy_ring_for(ps, ctx), w0, w1, 0, 0, 0, 0);
+	goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
+	*ticket = goshmemi_proxy_post(ps, &ring, w0, w1, 0, 0, 0, 0);
+	return 0;
+}
+static int gh_producer_p64(uintptr_t st, int blk, int ctx, uintptr_t d, uint64_t first, int n, int pe)
+{
+	GH_BEGIN(st, blk);
+	goshmemx_proxy_producer_t p = goshmemx_proxy_producer_open(ctx);
+	for (int i = 0; i < n; i++) goshmemx_proxy_producer_uint64_p(&p, (uint64_t *)d + (i & 7), first + (uint64_t)i, pe);
 	return 0;
 }
 static uint64_t gh_error_code(uintptr_t st) { return ((goshmemi_device_state_t *)st)->error_code; }
@@ -267,6 +275,12 @@ func (p PE) Fence() error { return p.res(C.gh_fence(C.uintptr_t(p.State), C.int(
 
 // BarrierAll runs goshmem_barrier_all.
 func (p PE) BarrierAll() error { return p.res(C.gh_barrier_all(C.uintptr_t(p.State), C.int(p.Block))) }
+
+// ProducerP64 opens goshmemx_proxy_producer_open(ctx) and posts n values
+// first, first+1, ... with goshmemx_proxy_producer_uint64_p to dst[i%8] on pe.
+func (p PE) ProducerP64(ctx int, dst uintptr, first uint64, n int, pe int) error {
+	return p.res(C.gh_producer_p64(C.uintptr_t(p.State), C.int(p.Block), C.int(ctx), C.uintptr_t(dst), C.uint64_t(first), C.int(n), C.int(pe)))
+}
 
 // PostRaw posts a raw descriptor (w0 without phase, w1) on ctx's ring and
 // returns its ticket: how tests hand the worker an invalid request.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -68,13 +69,17 @@ func (m *CUDAMemory) Close() error {
 
 // CUDABackend submits one worker's requests on its own CUDA stream: copies
 // (cuMemcpy*Async) between the GPU heaps this process mapped with CUDA IPC,
-// atomics as the host API's one-thread atomic kernels, completion words as
-// stream memory writes (cuStreamWriteValue64), all in stream order.
+// aligned 8-byte inline puts and completion words as stream memory writes
+// (cuStreamWriteValue64), atomics as the host API's one-thread atomic
+// kernels, all in stream order.
 type CUDABackend struct {
 	gpu     *cudatr.Transport
 	s       cuda.Stream
 	scratch Ptr // out word of atomics without a result
 	mem     *CUDAMemory
+	// copyInline: 8-byte inline puts go as copies too (set once the
+	// driver refused a stream write to a peer heap; see PutInline)
+	copyInline bool
 }
 
 // NewCUDABackend makes a backend with a new non-blocking stream, and loads
@@ -152,11 +157,25 @@ func (b *CUDABackend) Put(pe int, dst, src uint64, n int) error {
 	return b.s.MemcpyDtoDAsync(d, b.gpu.Base()+cuda.DevicePtr(src), n)
 }
 
-// PutInline implements Backend.
+// PutInline implements Backend. An aligned 8-byte payload (p, barrier
+// arrivals, the 8-byte puts of the message-rate rows) is a stream write of
+// its value (cuStreamWriteValue64 to the peer's mapped heap, after a
+// memory barrier, in stream order like the copies): no copy-engine launch
+// and no DMA read of the ring slot, so one request costs the GPU one
+// front-end operation. The value is read from the slot now (the descriptor
+// is valid; the slot is not reused before the ring's counter passes it).
+// Other sizes are copies from the slot. Should the driver refuse a stream
+// write to a peer heap, the backend falls back to copies for good.
 func (b *CUDABackend) PutInline(pe int, dst uint64, data Ptr, n int) error {
 	d, err := b.peer(pe, dst)
 	if err != nil {
 		return err
+	}
+	if n == 8 && d%8 == 0 && !b.copyInline {
+		if err := b.s.WriteValue64(d, atomic.LoadUint64((*uint64)(data.Host))); err == nil {
+			return nil
+		}
+		b.copyInline = true
 	}
 	return b.s.MemcpyHtoDAsync(d, data.Host, n)
 }

@@ -10,9 +10,12 @@
 // Rings are reserved per device context: context 0 (the default, used by
 // every thread, multi-producer) gets Rings rings, every other context one
 // ring of its own with the tuned single-producer protocol, so a latency-
-// sensitive context never queues behind bulk traffic. Workers own disjoint
-// sets of rings (ring i -> worker i mod Workers) and chain up to Batch
-// requests per submission (one counter write for the chain).
+// sensitive context never queues behind bulk traffic. Placement (the device
+// relies on it, proxy.h): ring c-1 is context c's (c >= 1), the default
+// context's rings follow. Workers own disjoint sets of rings (the default
+// context's j-th ring -> worker j mod Workers, context c's -> worker
+// (Rings+c-1) mod Workers) and chain up to Batch requests per submission
+// (one counter write for the chain).
 //
 // Faults: a request for an invalid PE, offset or op is rejected: the ring's
 // counter gets DoneErr (the device's next quiet of that context traps with
@@ -25,6 +28,7 @@ package proxy
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +47,14 @@ type Ptr struct {
 	Dev  uint64
 }
 
-// Add returns p advanced by n bytes.
-func (p Ptr) Add(n uintptr) Ptr { return Ptr{Host: unsafe.Add(p.Host, n), Dev: p.Dev + uint64(n)} }
+// Add returns p advanced by n bytes (Host stays nil for memory the CPU
+// cannot address).
+func (p Ptr) Add(n uintptr) Ptr {
+	if p.Host == nil {
+		return Ptr{Dev: p.Dev + uint64(n)}
+	}
+	return Ptr{Host: unsafe.Add(p.Host, n), Dev: p.Dev + uint64(n)}
+}
 
 // Memory provides the proxy's memory: pinned host memory the GPU can
 // address (rings, replies, consumer indices, status) and the device-side
@@ -129,10 +139,12 @@ type Proxy struct {
 type ring struct {
 	idx     int
 	ctx     int
+	worker  int
+	mode    uint32
 	log2    uint
 	slots   Ptr
 	replies Ptr
-	tail    Ptr // consumer index (pinned)
+	tail    Ptr // consumer index (pinned; written for baseline rings only)
 	done    Ptr // completion counter (device state)
 	cursor  uint64
 	errBit  uint64
@@ -209,15 +221,18 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 	p.ctxRing = make([][]int, cfg.Contexts)
 	confs := make([]ringConfig, nr)
 	for i := 0; i < nr; i++ {
-		ctx := 0
-		if i >= cfg.Rings {
-			ctx = i - cfg.Rings + 1
+		// ring c-1 is context c's; the default context's rings follow
+		ctx, worker := i+1, (cfg.Rings+i)%cfg.Workers
+		if i >= cfg.Contexts-1 {
+			ctx, worker = 0, (i-(cfg.Contexts-1))%cfg.Workers
 		}
-		r := &ring{idx: i, ctx: ctx, log2: log2}
+		r := &ring{idx: i, ctx: ctx, worker: worker, log2: log2}
 		if r.slots, err = mem.Pinned(cfg.Slots * slotSize); err != nil {
 			return nil, errors.Wrapf(err, "goshmem: PE %d: proxy ring %d (%d slots)", cfg.Me, i, cfg.Slots)
 		}
-		if r.replies, err = mem.Pinned(cfg.Slots * replySize); err != nil {
+		// replies live in device memory: only the worker's stream (the
+		// value and ticket) and the GPU (polls, ack) touch them
+		if r.replies, err = mem.Device(cfg.Slots * replySize); err != nil {
 			return nil, errors.Wrapf(err, "goshmem: PE %d: proxy ring %d replies", cfg.Me, i)
 		}
 		r.tail = p.status.Add(uintptr(statusSize + 8*i))
@@ -229,8 +244,9 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 		case ctx > 0:
 			mode = ModeSPSC
 		}
+		r.mode = mode
 		confs[i] = ringConfig{slots: r.slots.Dev, replies: r.replies.Dev, tail: r.tail.Dev, log2: uint32(log2),
-			mode: mode, ctx: uint32(ctx), worker: uint32(i % cfg.Workers)}
+			mode: mode, ctx: uint32(ctx), worker: uint32(worker)}
 		p.ctxRing[ctx] = append(p.ctxRing[ctx], i)
 		p.rings = append(p.rings, r)
 	}
@@ -267,7 +283,7 @@ func (p *Proxy) Start(newBackend func(worker int) (Backend, error)) error {
 	for i := 0; i < p.cfg.Workers; i++ {
 		w := &worker{p: p, id: i}
 		for _, r := range p.rings {
-			if r.idx%p.cfg.Workers == i {
+			if r.worker == i {
 				w.rings = append(w.rings, r)
 			}
 		}
@@ -394,6 +410,28 @@ type worker struct {
 	rings []*ring
 	be    Backend
 	kill  atomic.Bool
+	// statistics, written by the worker only (read after it stopped)
+	reqs, chains uint64
+	submit       time.Duration // in drain, chains with requests: decode + backend calls
+}
+
+// Stats is one line per worker: requests served, chains (completion
+// writes), mean requests per chain, and the time spent submitting them
+// (decoding and backend calls: with the CUDA backend, mostly driver calls;
+// a driver call that waits for room in the stream's queue shows here).
+// Meaningful after Close.
+func (p *Proxy) Stats() string {
+	var b strings.Builder
+	for _, w := range p.workers {
+		per, us := 0.0, 0.0
+		if w.chains > 0 {
+			per = float64(w.reqs) / float64(w.chains)
+			us = float64(w.submit.Microseconds()) / float64(w.chains)
+		}
+		fmt.Fprintf(&b, "proxy worker %d: %d requests in %d chains (%.1f per chain), %v submitting (%.1f us per chain)\n",
+			w.id, w.reqs, w.chains, per, w.submit.Round(time.Microsecond), us)
+	}
+	return b.String()
 }
 
 func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) {
@@ -458,12 +496,16 @@ func (r *ring) reply(t uint64) Ptr { return r.replies.Add(uintptr(t&(1<<r.log2-1
 func (w *worker) drain(r *ring) (int, error) {
 	p := w.p
 	n := 0
+	var t0 time.Time
 	for n < p.cfg.Batch {
 		t := r.cursor
 		pw0, pw1, data := r.slot(t)
 		w0 := atomic.LoadUint64(pw0)
 		if w0&1 != expectedPhase(t, r.log2) {
 			break
+		}
+		if n == 0 {
+			t0 = time.Now()
 		}
 		d := Decode(w0, atomic.LoadUint64(pw1))
 		var cmp uint64
@@ -495,15 +537,23 @@ func (w *worker) drain(r *ring) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	// completion, in stream order after the chain: counter (GPU), then the
-	// consumer index (slots and inline payloads are free only now)
+	// completion, in stream order after the chain: the counter (GPU
+	// memory; slots and inline payloads are free only now, and tuned and
+	// MPSC producers wait for space on it, in L2), then for the baseline the
+	// host-resident consumer index its producers read over PCIe
 	if err := w.be.WriteWord(r.done, r.cursor|r.errBit); err != nil {
 		return n, err
 	}
-	if err := w.be.WriteWord(r.tail, r.cursor); err != nil {
-		return n, err
+	if r.mode == ModeBaseline {
+		if err := w.be.WriteWord(r.tail, r.cursor); err != nil {
+			return n, err
+		}
 	}
-	return n, w.be.Flush()
+	err := w.be.Flush()
+	w.reqs += uint64(n)
+	w.chains++
+	w.submit += time.Since(t0)
+	return n, err
 }
 
 func (w *worker) exec(r *ring, t uint64, d Desc, data Ptr, cmp uint64) error {

@@ -447,3 +447,75 @@ func TestCompareSwapExtensionSlotsWrap(t *testing.T) {
 	assert.Equal(t, uint64(199), j.u64(1, 8))
 	require.NoError(t, j.proxies[0].Err())
 }
+
+// The producer API (goshmemx_proxy_producer_*: head in registers) on a
+// tuned ring of 8 slots: wraps it many times (its cached index refreshed
+// from the ring's counter), leaves ring->head exact for quiet, and mixes
+// with the context's ordinary calls between producers. On the default
+// context and in baseline mode it falls back to the ordinary path.
+func TestProducerAPI(t *testing.T) {
+	for _, mode := range []string{"tuned", "baseline"} {
+		t.Run(mode, func(t *testing.T) {
+			j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 2, Contexts: 3, Slots: 8, Batch: 3, Mode: mode}, true)
+			pe := j.pes[0]
+			require.NoError(t, pe.ProducerP64(1, j.sym(0), 1000, 100, 1))
+			require.NoError(t, pe.Quiet(1))
+			for i := 0; i < 8; i++ {
+				last := 96 + i // the last of 0..99 that is i mod 8
+				if last > 99 {
+					last -= 8
+				}
+				assert.Equal(t, uint64(1000+last), j.u64(1, uintptr(8*i)), "word %d's last value", i)
+			}
+			// an ordinary call on the context, then a new producer: both see the same head
+			*(*uint64)(unsafe.Add(j.heaps[0], 8)) = 1092
+			require.NoError(t, pe.CtxPutmemNBI(1, j.sym(64), j.sym(8), 8, 1))
+			require.NoError(t, pe.ProducerP64(1, j.sym(128), 5000, 21, 1))
+			require.NoError(t, pe.ProducerP64(0, j.sym(256), 7000, 9, 1)) // default context: falls back
+			require.NoError(t, pe.Quiet(-1))
+			assert.Equal(t, uint64(1092), j.u64(1, 64))
+			assert.Equal(t, uint64(5020), j.u64(1, 128+8*4))
+			assert.Equal(t, uint64(7008), j.u64(1, 256))
+			// a PE reached by load/store: a plain store
+			require.NoError(t, pe.ProducerP64(1, j.sym(512), 9, 1, 0))
+			assert.Equal(t, uint64(9), j.u64(0, 512))
+			require.NoError(t, j.proxies[0].Err())
+		})
+	}
+}
+
+// A context the host did not configure traps before anything is posted:
+// ctx >= nctx names ring ctx-1 (another context's or none), negative and
+// huge ones are clamped into the ring array first.
+func TestBadContextTraps(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 2, Contexts: 3, Slots: 8}, true)
+	pe := j.pes[0]
+	for _, ctx := range []int{3, 4, 5, 63, 64, 1000, -1} {
+		err := pe.CtxPutmemNBI(ctx, j.sym(0), j.sym(8), 8, 1)
+		assert.Equal(t, uint64(devhost.ErrInvalidArg), trapCode(t, err), "ctx %d", ctx)
+	}
+	require.NoError(t, pe.CtxPutmemNBI(2, j.sym(0), j.sym(8), 8, 1))
+	require.NoError(t, pe.Quiet(-1))
+	require.NoError(t, j.proxies[0].Err())
+}
+
+// Placement rule the device relies on (proxy.h): ring c-1 is context c's,
+// the default context's rings follow; workers as before (the default
+// context's j-th ring on worker j mod T, context c's on (R+c-1) mod T).
+func TestRingPlacement(t *testing.T) {
+	j := newJob(t, 1, proxy.Config{Workers: 3, Rings: 4, Contexts: 5, Slots: 8}, false)
+	p := j.proxies[0]
+	require.Equal(t, 8, p.NumRings())
+	for i := 0; i < 8; i++ {
+		ctx, w := p.RingOf(i)
+		if i < 4 {
+			assert.Equal(t, i+1, ctx, "ring %d", i)
+			assert.Equal(t, (4+i)%3, w, "ring %d", i)
+		} else {
+			assert.Equal(t, 0, ctx, "ring %d", i)
+			assert.Equal(t, (i-4)%3, w, "ring %d", i)
+		}
+	}
+	assert.Equal(t, []int{4, 5, 6, 7}, p.RingsOf(0))
+	assert.Equal(t, []int{1}, p.RingsOf(2))
+}
