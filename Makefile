@@ -16,6 +16,13 @@ export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
 GO       ?= go
+# Go's build cache does not track headers a cgo package #includes from
+# outside its directory: internal/cgo/devhost, cxihost and the ibgda/cxi
+# e2e tests compile include/goshmem/*.h for the host and would keep stale
+# objects after a header edit. A define derived from the headers' content
+# makes every header change rebuild them.
+HDR_HASH := $(shell cat $$(find include -name '*.h' | sort) 2>/dev/null | sha1sum | cut -c1-12)
+export CGO_CFLAGS := $(if $(CGO_CFLAGS),$(CGO_CFLAGS),-O2 -g) -DGOSHMEM_HDR_$(HDR_HASH)
 BIN      := bin
 MPIRUN   ?= mpirun --oversubscribe
 DEMO_NP  ?= 4
