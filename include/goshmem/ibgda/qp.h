@@ -27,7 +27,12 @@
  * unsignaled. A CQE with wqe_counter c retires every WQE up to and including
  * the one at c (the SQ executes in order), so sq_done_idx = c's index + its
  * WQEBB count (read back from its ctrl.qpn_ds, which is not overwritten
- * before sq_done_idx passes it).
+ * before sq_done_idx passes it). The NIC may complete a WQE before its
+ * publisher has moved sq_ready_idx (the doorbell record goes first): the
+ * poller leaves such a CQE in the CQ until sq_ready_idx covers its WQE,
+ * never consumes it with done clamped short of it (which lost the
+ * completion for good: a quiet waiting for it hung with every CQE
+ * consumed). A CQE naming a WQE at or before sq_done_idx retires nothing.
  *
  * Completion guarantee of goshmemi_ibgda_qp_quiet(qp): every WQE published on
  * this QP before the call has completed at the NIC (its CQE, or a later one,
@@ -257,6 +262,13 @@ GOSHMEMI_COLD void goshmemi_ibgda_record_err(goshmemi_ibgda_qp_t *qp, uint64_t w
 #endif
 }
 
+/* Test hook: runs in goshmemi_ibgda_poll_cq between loading sq_ready_idx
+ * and reading the CQ (host-mode tests define it to widen that window, as a
+ * GPU poller's PCIe reads of a host-memory CQ do); empty by default. */
+#ifndef GOSHMEMI_IBGDA_POLL_HOOK
+#define GOSHMEMI_IBGDA_POLL_HOOK() ((void)0)
+#endif
+
 /* Consume every new CQE of qp's CQ (if no other thread is polling it):
  * advance sq_done_idx ("completed up to") and the CQ doorbell record.
  * Returns the number of CQEs consumed, or GOSHMEMI_IBGDA_ERR_CQE if one of
@@ -270,36 +282,66 @@ GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
     ci = qp->cq_cons_idx;
     done = qp->sq_done_idx;
     ready = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
+    GOSHMEMI_IBGDA_POLL_HOOK();
     for (;;) {
         goshmemi_mlx5_cqe64_t *cqe = (goshmemi_mlx5_cqe64_t *)qp->cq_buf + (ci & (qp->cq_cqe_cnt - 1));
         uint8_t op_own = goshmemi_ibgda_load_op_own(&cqe->op_own);
         uint16_t wc;
+        uint32_t dist, nbb;
         uint64_t full;
-        uint32_t nbb;
         if (!goshmemi_mlx5_cqe_is_sw_owned(op_own, ci, qp->cq_cqe_cnt))
             break;
         goshmemi_cqe_owner_to_read_barrier();
         wc = goshmemi_be16toh(*(volatile uint16_t *)&cqe->wqe_counter);
+        /* wc names the WQEBB index of the completed WQE. The NIC fetches up
+         * to the doorbell record, which a publisher stores BEFORE
+         * sq_ready_idx (goshmemi_ibgda_publish), so that WQE lies in
+         * [done, doorbell record), less than sq_wqebb_cnt past done: not
+         * necessarily below our `ready`. Another thread may have published
+         * it (and the NIC completed it) after we loaded `ready`, or be
+         * between its doorbell-record store and its sq_ready_idx store.
+         * Clamping such a CQE to `ready` and consuming it would lose the
+         * completion: done would stop short of its WQE for good (nothing
+         * else names it), and a quiet waiting for it would hang with every
+         * CQE consumed. So: load sq_ready_idx again, and if the WQE is
+         * still not below it, leave the CQE for the next poll (the
+         * publisher's next store is sq_ready_idx). */
+        dist = (uint16_t)(wc - (uint16_t)done);
+        full = done + dist;
+        if (GOSHMEMI_UNLIKELY(dist >= qp->sq_wqebb_cnt)) {
+            /* Not a WQE that can be outstanding: at or before `done`
+             * (wc - done wrapped: a CQE for WQEBBs already retired) or too
+             * far ahead. It retires nothing (before, a wrapped distance of
+             * ~2^16 was clamped to ready: WQEs the NIC had not completed
+             * counted as done). */
+            dist = 0xffffffffu;
+        } else if (full >= ready) {
+            ready = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
+            if (full >= ready)
+                break; /* published to the NIC, not yet in sq_ready_idx: next poll */
+        }
         if (goshmemi_mlx5_cqe_opcode(op_own) != GOSHMEMI_MLX5_CQE_REQ) {
             const volatile goshmemi_mlx5_err_cqe_t *e = (const volatile goshmemi_mlx5_err_cqe_t *)cqe;
             goshmemi_ibgda_record_err(qp, GOSHMEMI_IBGDA_ERR_WORD(qp->qpn, goshmemi_mlx5_cqe_opcode(op_own),
                                                                   e->syndrome, e->vendor_err_synd, wc));
             rc = GOSHMEMI_IBGDA_ERR_CQE;
         }
-        /* wc names the WQEBB index of the completed WQE; it lies in
-         * [done, sq_ready_idx), within 2^16 of done. */
-        full = done + (uint16_t)(wc - (uint16_t)done);
-        if (qp->sq_nbb) {
-            nbb = ((const volatile uint8_t *)qp->sq_nbb)[wc & (qp->sq_wqebb_cnt - 1)];
-        } else {
-            uint32_t ds = ((const volatile uint8_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, wc, 0))[7];
-            nbb = goshmemi_mlx5_ds_to_wqebb(ds);
-        }
-        full += nbb ? nbb : 1;
-        if (full > ready) /* a corrupt ds cannot retire unpublished WQEBBs */
-            full = ready;
-        if (full > done)
+        if (dist != 0xffffffffu) {
+            if (qp->sq_nbb) {
+                nbb = ((const volatile uint8_t *)qp->sq_nbb)[wc & (qp->sq_wqebb_cnt - 1)];
+            } else {
+                uint32_t ds =
+                    ((const volatile uint8_t *)goshmemi_mlx5_sq_seg(qp->sq_buf, qp->sq_wqebb_cnt, wc, 0))[7];
+                nbb = goshmemi_mlx5_ds_to_wqebb(ds);
+            }
+            full += nbb ? nbb : 1;
+            /* A WQE that starts below sq_ready_idx ends at or below it
+             * (ready moves by whole publications): only a corrupt ds gets
+             * past it, and cannot retire unpublished WQEBBs. */
+            if (full > ready)
+                full = ready;
             done = full;
+        }
         ci++;
         n++;
     }

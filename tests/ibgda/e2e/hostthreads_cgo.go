@@ -13,6 +13,7 @@ package e2e
 #include <stdlib.h>
 #include "posters.h"
 #include "backend.h"
+#include "race.h"
 */
 import "C"
 
@@ -85,6 +86,20 @@ func (e *env) runThreads(nqpWork int) error {
 func (e *env) scopeCheck(qa, qb int) error {
 	if C.e2e_scope_check(e.c, C.int(qa), C.int(qb)) != 0 {
 		return fmt.Errorf("e2e: scope check: %s", e.msg())
+	}
+	return nil
+}
+
+func (e *env) pollRace(q int) error {
+	if C.e2e_poll_race(e.c, C.int(q)) != 0 {
+		return fmt.Errorf("e2e: poll race: %s", e.msg())
+	}
+	return nil
+}
+
+func (e *env) quietStorm(q, threads, rounds, hookNS int) error {
+	if C.e2e_quiet_storm(e.c, C.int(q), C.int(threads), C.int(rounds), C.int(hookNS)) != 0 {
+		return fmt.Errorf("e2e: quiet storm: %s", e.msg())
 	}
 	return nil
 }
