@@ -81,7 +81,7 @@ type runtime struct {
 	ofi *ofi.Transport        // nil unless some peer is reached over libfabric
 	tr  []transport.Transport // per peer
 	// progress drives the transports with manual progress (ofi) while a
-	// quiet waits; nil when every peer is on shm.
+	// quiet or a wait loop waits (poll); nil when every peer is on shm.
 	progress func()
 
 	gpu    *cudatr.Transport    // nil without a GPU heap
@@ -642,12 +642,34 @@ func (r *runtime) Word(pe int, off uint64) *uint64 {
 	return (*uint64)(r.shm.Ptr(pe, off))
 }
 
+// poll drives the transports with manual progress from a wait loop: with
+// ofi (tcp;ofi_rxm and the other software providers) the data a peer puts
+// here lands only when this process calls into the provider, and the peer's
+// delivery-complete quiet waits for it. The waiting thread, which spins
+// anyway, does it itself: no wake-up of the progress thread per message.
+// Once the wait backs off to sleeping, the progress thread takes over (see
+// fabric.Endpoint.SetLinger). Each look then costs a provider poll (a
+// system call, 2-4 us here) rather than a load, so the policy's spin phase
+// lasts a few hundred milliseconds instead of a fraction of one, and a
+// store by a node peer over shared memory is seen within one poll.
+func (r *runtime) poll() {
+	if r.progress != nil {
+		r.progress()
+	}
+}
+
 func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 	p := (*uint64)(r.localPtr(off))
 	if atomic.LoadUint64(p) >= v {
 		return nil
 	}
-	ok, err := r.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, r.checkPeers)
+	ok, err := r.policy.Until(func() bool {
+		if atomic.LoadUint64(p) >= v {
+			return true
+		}
+		r.poll()
+		return atomic.LoadUint64(p) >= v
+	}, r.checkPeers)
 	if err != nil {
 		return errors.Wrap(err, why.String())
 	}

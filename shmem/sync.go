@@ -108,7 +108,12 @@ func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, err
 		return seen, nil
 	}
 	// A failed read ends the wait (done) and is returned, never spun on.
+	// Host arrays may be written over ofi: each round drives its progress
+	// first (runtime.poll), so the data lands while this thread spins.
 	ok, err := r.policy.Until(func() bool {
+		if !a.b.dev {
+			r.poll()
+		}
 		seen, lerr = read()
 		return lerr != nil || compare(seen, cmp, v)
 	}, r.checkPeers)

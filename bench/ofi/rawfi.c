@@ -17,8 +17,14 @@
 //    same target after it, waited for on the CQ (reads are ordered after
 //    writes, FI_ORDER_RAW; tcp delivers in order), the other way to know a
 //    write reached the target without FI_DELIVERY_COMPLETE.
-// Usage: rawfi [-p 'tcp;ofi_rxm'] [-d] [-c] [-f] [-t thread|spin] [-i iters] [-s bytes]
+// -P (implies -c) runs goshmem's initiator shape: a progress thread blocked in
+//    fi_cq_sread beside the main thread that polls the CQ.
+// -A binds each process to one CPU (parent CPU 0, child CPU 1), as
+//    mpirun -np 2 does by default: its threads share that CPU.
+// Usage: rawfi [-p 'tcp;ofi_rxm'] [-d] [-c] [-f] [-P] [-A] [-t thread|spin] [-i iters] [-s bytes]
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +91,20 @@ static void open_ep(const char *prov) {
 	CHECK(fi_enable(ep));
 }
 
+// -P: the initiator also runs a progress thread blocked in fi_cq_sread (as
+// goshmem's C progress thread does), counting the completions it reaps in
+// ptdone; the main thread's wait counts both.
+static volatile uint64_t ptdone;
+static void *init_progress(void *arg) {
+	(void)arg;
+	struct fi_cq_entry e[16];
+	while (!*stop) {
+		ssize_t n = fi_cq_sread(cq, e, 16, NULL, 1);
+		if (n > 0) __atomic_add_fetch(&ptdone, (uint64_t)n, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
 static void *target_thread(void *arg) {
 	(void)arg;
 	struct fi_cq_entry e[16];
@@ -94,8 +114,8 @@ static void *target_thread(void *arg) {
 
 int main(int argc, char **argv) {
 	const char *prov = "tcp;ofi_rxm", *tmode = "thread";
-	int iters = 10000, delivery = 0, flush = 0, opt;
-	while ((opt = getopt(argc, argv, "p:dt:i:s:cf")) != -1) {
+	int iters = 10000, delivery = 0, flush = 0, pthr = 0, pin = 0, opt;
+	while ((opt = getopt(argc, argv, "p:dt:i:s:cfPA")) != -1) {
 		switch (opt) {
 		case 'p': prov = optarg; break;
 		case 'd': delivery = 1; break;
@@ -104,7 +124,9 @@ int main(int argc, char **argv) {
 		case 't': tmode = optarg; break;
 		case 'i': iters = atoi(optarg); break;
 		case 's': bwsize = strtoull(optarg, NULL, 0); break;
-		default: fprintf(stderr, "usage: rawfi [-p prov] [-d] [-c] [-t thread|spin] [-i iters] [-s bytes]\n"); return 2;
+		case 'P': pthr = 1; usecq = 1; break;
+		case 'A': pin = 1; break;
+		default: fprintf(stderr, "usage: rawfi [-p prov] [-d] [-c] [-f] [-P] [-A] [-t thread|spin] [-i iters] [-s bytes]\n"); return 2;
 		}
 	}
 	int sv[2];
@@ -112,6 +134,12 @@ int main(int argc, char **argv) {
 	stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t child = fork();
 	int rank = child == 0 ? 1 : 0, sock = sv[rank];
+	if (pin) { // as mpirun -np 2 binds: one CPU per process, threads included
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(rank % sysconf(_SC_NPROCESSORS_ONLN), &set);
+		if (sched_setaffinity(0, sizeof set, &set)) perror("sched_setaffinity");
+	}
 
 	open_ep(prov);
 	size_t len = bwsize * 2 + 4096;
@@ -145,6 +173,8 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 
+	pthread_t pth;
+	if (pthr) pthread_create(&pth, NULL, init_progress, NULL);
 	void *desc = fi_mr_desc(mr);
 	uint64_t flags = (delivery ? FI_DELIVERY_COMPLETE : 0) | (usecq ? FI_COMPLETION : 0);
 	uint64_t done = 0;
@@ -161,7 +191,7 @@ int main(int argc, char **argv) {
 	#define WAIT(target_expr) do { \
 		uint64_t target = (target_expr); \
 		if (usecq) { \
-			while (cqdone < (target)) { \
+			while (cqdone + __atomic_load_n(&ptdone, __ATOMIC_ACQUIRE) < (target)) { \
 				ssize_t _n = fi_cq_read(cq, e, 16); \
 				if (_n > 0) cqdone += _n; \
 				else if (_n == -FI_EAVAIL) { fprintf(stderr, "rawfi: write failed\n"); exit(1); } \
@@ -190,7 +220,7 @@ int main(int argc, char **argv) {
 		lat[i] = now_us() - t0;
 	}
 	qsort(lat, iters, sizeof(double), cmpd);
-	printf("rawfi provider=%s delivery_complete=%d wait=%s%s target=%s\n", info->fabric_attr->prov_name, delivery, usecq ? "cq" : "counter", flush ? "+read-flush" : "", tmode);
+	printf("rawfi provider=%s delivery_complete=%d wait=%s%s%s target=%s%s\n", info->fabric_attr->prov_name, delivery, usecq ? "cq" : "counter", flush ? "+read-flush" : "", pthr ? " +initiator progress thread" : "", tmode, pin ? " (one CPU per process)" : "");
 	printf("put_lat 8 B + counter wait: median %.3f us, p99 %.3f us (%d iters)\n", lat[iters / 2], lat[iters * 99 / 100], iters);
 	fflush(stdout);
 
@@ -206,6 +236,7 @@ int main(int argc, char **argv) {
 	qsort(bw, windows, sizeof(double), cmpd);
 	printf("put_bw %zu B, window 64 + counter wait: median %.3f GB/s (%d windows)\n", bwsize, bw[windows / 2], windows);
 	*stop = 1;
+	if (pthr) pthread_join(pth, NULL);
 	char c;
 	if (read(sock, &c, 1) != 1) return 1;
 	waitpid(child, NULL, 0);

@@ -26,6 +26,7 @@ import "C"
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -336,7 +337,8 @@ func Failed(c *Completion) *CQError {
 }
 
 // Poll fills buf with completions: first those the progress thread reaped,
-// then fresh ones read from the CQ (driving the provider's progress).
+// then fresh ones read from the CQ (driving the provider's progress). Polls
+// in a loop mark the endpoint as driven by the calling thread (SetLinger).
 func (e *Endpoint) Poll(buf []Completion) int {
 	return int(C.goshmemi_fab_poll(e.f, &buf[0], C.int(len(buf))))
 }
@@ -351,6 +353,31 @@ func (e *Endpoint) StartProgress() error {
 		return errors.Newf("fabric: pthread_create: errno %d", -rc)
 	}
 	return nil
+}
+
+// SetLinger sets how long after an application thread's last Poll in a
+// loop (polls less than 100 us apart) the progress thread stays off the
+// endpoint (0: it never does; default 1 ms, at most 100 ms). While an
+// application thread polls in a loop (a spinning quiet, blocking get or
+// wait) it drives the provider itself and sees its completions at once; a
+// progress thread blocked on the same sockets would be woken by every
+// arriving message and contend for the provider's lock with it. Once the
+// polls stop or thin out, the progress thread takes over within d.
+func (e *Endpoint) SetLinger(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	C.goshmemi_fab_set_linger(e.f, C.uint64_t(d))
+}
+
+// ProgressStats returns the progress thread's rounds spent staying off the
+// endpoint (an application thread polled within the linger time), its
+// rounds driving the provider, and how many times an application poll
+// signaled the CQ to get it out of a blocking read.
+func (e *Endpoint) ProgressStats() (defers, rounds, kicks uint64) {
+	var d, r, k C.uint64_t
+	C.goshmemi_fab_progress_stats(e.f, &d, &r, &k)
+	return uint64(d), uint64(r), uint64(k)
 }
 
 // StopProgress stops and joins the progress thread (Close does it too).

@@ -60,6 +60,7 @@ int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_cap
 	if (!f) return -FI_ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->ctx_lock, NULL);
+	f->linger_ns = GOSHMEMI_LINGER_NS;
 	h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
 	if (!h) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_allocinfo"); goto fail; }
 	rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &f->info);
@@ -254,8 +255,30 @@ static int read_cq(goshmemi_fab *f, goshmemi_comp *out, int n, int block_ms) {
 	return 1;
 }
 
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n) {
 	int got = 0;
+	uint64_t now = now_ns(), prev = __atomic_exchange_n(&f->last_poll, now, __ATOMIC_RELAXED);
+	// A poll within GOSHMEMI_CLAIM_GAP_NS of the previous one is a thread
+	// polling in a loop (a spinning quiet or wait): it claims the endpoint.
+	// Occasional polls (a wait that sleeps between looks) do not: the
+	// progress thread keeps serving the endpoint then.
+	if (now - prev < GOSHMEMI_CLAIM_GAP_NS && f->linger_ns) {
+		__atomic_store_n(&f->app_poll, now, __ATOMIC_SEQ_CST);
+		// The progress thread blocked in fi_cq_sread would be woken by
+		// the next message this thread is about to read itself: get it
+		// out once (it then sees app_poll and stays off; progress_main).
+		if (__atomic_load_n(&f->in_sread, __ATOMIC_SEQ_CST) &&
+		    !__atomic_exchange_n(&f->kicked, 1, __ATOMIC_ACQ_REL)) {
+			__atomic_add_fetch(&f->kicks, 1, __ATOMIC_RELAXED);
+			fi_cq_signal(f->cq);
+		}
+	}
 	if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&f->head, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&f->lock);
 		while (got < n && f->head != f->tail) {
@@ -285,25 +308,75 @@ static void park(goshmemi_fab *f, const goshmemi_comp *c, int n) {
 // also reads the context endpoints' CQs (without blocking), so their
 // operations progress while no one waits on them. Ref: fi_domain(3)
 // FI_PROGRESS_MANUAL: the target must call in for RMA to land.
+//
+// Hand-off: while an application thread polls the primary endpoint in a
+// loop (a spinning quiet, blocking get or wait: goshmemi_fab_poll stamps
+// app_poll), that thread drives the provider itself and sees its
+// completions at once, so the progress thread stays off the endpoint: it
+// sleeps until linger_ns after the last such poll, then looks again; a
+// poll that finds it blocked in fi_cq_sread gets it out with fi_cq_signal.
+// Otherwise it would sit in epoll on the same sockets, be woken by every
+// arriving message (a cross-CPU wake-up of the sender and a context
+// switch here, tens of microseconds each on a virtual machine) and contend
+// for the provider's lock with the polling thread, on the one CPU that
+// mpirun binds the process to. Once the application stops polling in a
+// loop (it computes, or its wait sleeps between looks), the progress
+// thread takes over within linger_ns and blocks in fi_cq_sread again.
+// poll_children reads the context endpoints' CQs without blocking and
+// parks what it finds; it reports whether it found anything.
+static int poll_children(goshmemi_fab *f, goshmemi_comp *c, int n) {
+	int busy = 0;
+	if (!__atomic_load_n(&f->children, __ATOMIC_ACQUIRE)) return 0;
+	pthread_mutex_lock(&f->ctx_lock);
+	for (goshmemi_fab *ch = f->children; ch; ch = ch->next) {
+		int m = read_cq(ch, c, n, 0);
+		if (m > 0) {
+			park(ch, c, m);
+			busy = 1;
+		}
+	}
+	pthread_mutex_unlock(&f->ctx_lock);
+	return busy;
+}
+
 static void *progress_main(void *arg) {
 	goshmemi_fab *f = arg;
 	goshmemi_comp c[16];
 	int idle = 0, busy = 0;
 	while (!f->stop) {
-		int n = read_cq(f, c, 16, busy ? 0 : 1);
-		if (n > 0) park(f, c, n);
-		busy = 0;
-		if (__atomic_load_n(&f->children, __ATOMIC_ACQUIRE)) {
-			pthread_mutex_lock(&f->ctx_lock);
-			for (goshmemi_fab *ch = f->children; ch; ch = ch->next) {
-				int m = read_cq(ch, c, 16, 0);
-				if (m > 0) {
-					park(ch, c, m);
-					busy = 1;
-				}
+		uint64_t linger = __atomic_load_n(&f->linger_ns, __ATOMIC_RELAXED);
+		if (linger) {
+			int64_t since = (int64_t)(now_ns() - __atomic_load_n(&f->app_poll, __ATOMIC_RELAXED));
+			if (since < (int64_t)linger) {
+				// The contexts' endpoints are not the claimed one.
+				poll_children(f, c, 16);
+				int64_t wait = (int64_t)linger - (since > 0 ? since : 0);
+				struct timespec ts = { 0, wait };
+				__atomic_add_fetch(&f->defers, 1, __ATOMIC_RELAXED);
+				nanosleep(&ts, NULL);
+				continue;
 			}
-			pthread_mutex_unlock(&f->ctx_lock);
 		}
+		int block = !busy && f->cq_wait;
+		if (block) {
+			__atomic_store_n(&f->in_sread, 1, __ATOMIC_SEQ_CST);
+			// Dekker with goshmemi_fab_poll: a poll stamped after the
+			// check above either sees in_sread and kicks, or is seen here.
+			int64_t since = (int64_t)(now_ns() - __atomic_load_n(&f->app_poll, __ATOMIC_SEQ_CST));
+			if (linger && since < (int64_t)linger) {
+				__atomic_store_n(&f->in_sread, 0, __ATOMIC_SEQ_CST);
+				__atomic_store_n(&f->kicked, 0, __ATOMIC_RELEASE);
+				continue;
+			}
+		}
+		__atomic_add_fetch(&f->rounds, 1, __ATOMIC_RELAXED);
+		int n = read_cq(f, c, 16, block);
+		if (block) {
+			__atomic_store_n(&f->in_sread, 0, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&f->kicked, 0, __ATOMIC_RELEASE);
+		}
+		if (n > 0) park(f, c, n);
+		busy = poll_children(f, c, 16);
 		if (n > 0 || busy) {
 			idle = 0;
 		} else if (!f->cq_wait) {
@@ -313,6 +386,17 @@ static void *progress_main(void *arg) {
 		}
 	}
 	return NULL;
+}
+
+void goshmemi_fab_set_linger(goshmemi_fab *f, uint64_t ns) {
+	if (ns > 100000000u) ns = 100000000u; // nanosleep takes < 1 s of tv_nsec
+	__atomic_store_n(&f->linger_ns, ns, __ATOMIC_RELAXED);
+}
+
+void goshmemi_fab_progress_stats(goshmemi_fab *f, uint64_t *defers, uint64_t *rounds, uint64_t *kicks) {
+	*defers = __atomic_load_n(&f->defers, __ATOMIC_RELAXED);
+	*rounds = __atomic_load_n(&f->rounds, __ATOMIC_RELAXED);
+	*kicks = __atomic_load_n(&f->kicks, __ATOMIC_RELAXED);
 }
 
 int goshmemi_fab_start_progress(goshmemi_fab *f) {

@@ -27,6 +27,11 @@ typedef struct goshmemi_comp {
 } goshmemi_comp;
 
 #define GOSHMEMI_RING 8192 // > the transport's operations in flight
+// GOSHMEMI_LINGER_NS: the progress thread stays off an endpoint an
+// application thread polled in a loop less than this long ago; polls less
+// than GOSHMEMI_CLAIM_GAP_NS apart are a loop (progress_main).
+#define GOSHMEMI_LINGER_NS 1000000
+#define GOSHMEMI_CLAIM_GAP_NS 100000
 
 typedef struct goshmemi_fab {
 	struct fi_info *info;
@@ -43,6 +48,20 @@ typedef struct goshmemi_fab {
 	pthread_t thread;
 	int running;
 	volatile int stop;
+	// Hand-off between the application and the progress thread (see
+	// progress_main): last_poll is the CLOCK_MONOTONIC time (ns) of the last
+	// goshmemi_fab_poll of this endpoint by an application thread, app_poll
+	// that of the last one that came within GOSHMEMI_CLAIM_GAP_NS of the
+	// poll before it (a thread polling in a loop); while app_poll is less
+	// than linger_ns old the progress thread stays off the endpoint.
+	// defers and rounds count the progress thread's rounds spent staying off
+	// and driving the provider (for tests and diagnostics).
+	uint64_t app_poll, last_poll;
+	uint64_t linger_ns;
+	uint64_t defers, rounds, kicks;
+	// in_sread: the progress thread is blocked in fi_cq_sread; kicked: an
+	// application poll has signaled the CQ (fi_cq_signal) to get it out.
+	int in_sread, kicked;
 	pthread_mutex_t lock;
 	uint64_t head, tail;
 	goshmemi_comp ring[GOSHMEMI_RING];
@@ -100,8 +119,14 @@ ssize_t goshmemi_fab_cq_sread(goshmemi_fab *f, uint64_t *ctxs, size_t n, int tim
 int goshmemi_fab_cq_readerr(goshmemi_fab *f, uint64_t *ctx, int *err, int *prov_errno, char *msg, size_t msglen);
 
 // goshmemi_fab_poll returns up to n completions: first those the progress
-// thread parked, then fresh ones from the CQ (driving progress).
+// thread parked, then fresh ones from the CQ (driving progress). It records
+// that an application thread drives f's progress (app_poll).
 int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n);
+// goshmemi_fab_set_linger sets how long after an application poll the
+// progress thread stays off the endpoint (0: it never does).
+void goshmemi_fab_set_linger(goshmemi_fab *f, uint64_t ns);
+// goshmemi_fab_progress_stats reads the progress thread's counters.
+void goshmemi_fab_progress_stats(goshmemi_fab *f, uint64_t *defers, uint64_t *rounds, uint64_t *kicks);
 int goshmemi_fab_start_progress(goshmemi_fab *f);
 void goshmemi_fab_stop_progress(goshmemi_fab *f);
 

@@ -37,10 +37,24 @@
 // delivered.
 //
 // Progress (Ref: fi_domain(3) FI_PROGRESS_MANUAL): software providers move
-// data only when the process calls into libfabric, at the target too. A
-// goroutine locked to its own thread reads the completion queue, blocking
-// in fi_cq_sread when the queue has a wait object, so incoming RMA lands
-// while the application computes or waits in a load loop.
+// data only when the process calls into libfabric, at the target too: a
+// put to this PE lands, and the initiator's delivery-complete quiet
+// returns, only once this process has read the message off its socket and
+// sent the acknowledgement. Two kinds of thread do it:
+//   - the application's own waits: a quiet, a blocking get or atomic, and
+//     shmem's wait loops (WaitUntil, the barrier's waits) call Progress
+//     between looks, so a spinning PE lands what its peers write at once,
+//     with no thread to wake (Progress yields to the Go scheduler every
+//     schedEvery polls so that sysmon stays asleep; see there);
+//   - a C progress thread (fabric.Endpoint.StartProgress), blocked in
+//     fi_cq_sread, for when no application thread is in a wait (it
+//     computes, or its wait backed off to sleeping, looking only every
+//     millisecond or so). While an application thread polls the primary
+//     endpoint in a loop, the progress thread stays off it (for the
+//     endpoint's linger time after the last such poll, 1 ms): otherwise
+//     every arriving message would wake it on the CPU the polling thread
+//     runs on (mpirun binds each process to one) and the two would contend
+//     for the provider's lock (fabric.Endpoint.SetLinger).
 package ofi
 
 import (
@@ -128,7 +142,21 @@ type endpoint struct {
 	fence   atomic.Bool
 	progMu  sync.Mutex
 	progBuf [64]fabric.Completion
+	polls   uint32 // under progMu
 }
+
+// schedEvery: progress yields to the Go scheduler once every schedEvery
+// polls (about every 0.2 ms of polling). A goroutine that spins in cgo
+// calls without ever passing through the scheduler is force-preempted by
+// sysmon every 10 ms; a forced preemption of a goroutine in a cgo call
+// takes its P, and any P taken (with GOMAXPROCS=1 also a cgo call that
+// merely spans two sysmon ticks) puts sysmon back to waking every 20 us
+// for the next millisecond or more, on the one CPU the process is bound
+// to, where each wake-up preempts the polling thread. Measured here (VM,
+// 2 CPUs, 2026-11-29): put 8 B + quiet median 34 -> 21 us, p90 134 ->
+// 26 us. runtime.Gosched with nothing else to run costs well under a
+// microsecond.
+const schedEvery = 64
 
 // progress drives e's provider and retires the operations its completion
 // queue reports.
@@ -142,7 +170,12 @@ func (e *endpoint) progress() {
 		c := &e.progBuf[i]
 		e.t.retire(fabric.Ctx(c), fabric.Failed(c))
 	}
+	e.polls++
+	yield := e.polls%schedEvery == 0
 	e.progMu.Unlock()
+	if yield {
+		goruntime.Gosched()
+	}
 }
 
 // fenceFlag returns FlagFence, once, after a Fence marked e.
@@ -374,6 +407,12 @@ func (t *Transport) Name() string { return t.name }
 // Provider is the opened provider's name.
 func (t *Transport) Provider() string { return t.ep.Attr.Provider }
 
+// ProgressStats reports the progress thread's rounds spent staying off the
+// primary endpoint (an application thread polled it in a loop), its rounds
+// driving the provider, and the polls that took it out of a blocking read
+// (fabric.Endpoint.ProgressStats).
+func (t *Transport) ProgressStats() (defers, rounds, kicks uint64) { return t.ep.ProgressStats() }
+
 // Progress drives the primary endpoint and retires its completed
 // operations; it is the progress callback of every queue that carries ofi
 // operations on the primary endpoint (queues from NewQueue drive their own).
@@ -521,7 +560,11 @@ func (t *Transport) alloc(e *endpoint, q *quiet.Queue, pe int, what string, want
 }
 
 // backoff drives progress and, past the first spins, yields or sleeps; it
-// fails once the configured timeout has passed.
+// fails once the configured timeout has passed. The sleep asks for 20 us;
+// Go on Linux rounds a sleep below a millisecond up to about one (its
+// netpoller waits in whole milliseconds). Polls that far apart do not claim
+// the endpoint, so the progress thread serves it meanwhile and parks the
+// completions for the next poll.
 func (t *Transport) backoff(e *endpoint, i int, start *time.Time, pe int, what string) error {
 	e.progress()
 	switch {

@@ -1,0 +1,41 @@
+package shmem_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// TestWaitUntilDrivesOFIProgress: over ofi (tcp;ofi_rxm, manual progress)
+// a word set through the provider lands only when this process calls into
+// it. A 1-PE job's atomic set to itself goes through the provider; the
+// WaitUntil spinning on the word drives the endpoint itself (the progress
+// thread stays off meanwhile: its deferrals count up) and returns.
+func TestWaitUntilDrivesOFIProgress(t *testing.T) {
+	t.Setenv("GOSHMEM_TRANSPORT", "ofi")
+	start(t, shmem.WithTimeout(20*time.Second))
+	flag := alloc[uint64](t, 1)
+	d0, _, _, ok := shmem.OFIProgressStats()
+	require.True(t, ok, "GOSHMEM_TRANSPORT=ofi")
+
+	set := make(chan error, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // the wait below spins by then
+		set <- shmem.AtomicSet(flag, 0, 7, 0)
+	}()
+	require.NoError(t, shmem.WaitUntil(flag, 0, shmem.CmpEQ, 7))
+	require.NoError(t, <-set)
+	d1, _, _, _ := shmem.OFIProgressStats()
+	assert.Greater(t, d1, d0, "the waiting thread drove the endpoint (the progress thread stayed off)")
+
+	// The barrier's wait (WaitGE) drives it too; Quiet completes the set.
+	require.NoError(t, shmem.AtomicSet(flag, 0, 9, 0))
+	require.NoError(t, shmem.Quiet())
+	assert.Equal(t, uint64(9), flag.Local()[0])
+	require.NoError(t, shmem.BarrierAll())
+	usable(t)
+}
