@@ -48,13 +48,16 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 	id := r.nextID
 	r.nextID++
 	r.ctxMu.Unlock()
-	dflt := name != ""
 	if name == "" {
 		name = sprintf("context %d", id)
 	}
 	q := quiet.NewQueue(name, r.progress)
-	if r.ofi != nil && !dflt {
-		// On ofi a context has its own endpoint and completion queue.
+	if r.ofi != nil {
+		// On ofi a context, the default one included, has its own
+		// endpoint and completion queue: its quiet reads its own
+		// acknowledgements, and the primary endpoint, where the peers'
+		// operations arrive, is left to the progress thread and to the
+		// spinning waits (runtime.poll).
 		var err error
 		if q, err = r.ofi.NewQueue(name); err != nil {
 			return nil, err

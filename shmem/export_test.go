@@ -9,3 +9,10 @@ func OFIProgressStats() (defers, rounds, kicks uint64, ok bool) {
 	defers, rounds, kicks = r.ofi.ProgressStats()
 	return defers, rounds, kicks, true
 }
+
+// OFISpinning reports whether a wait loop's claim on the ofi endpoint is
+// held (ofi Transport.Spinning).
+func OFISpinning() bool {
+	r := current.Load()
+	return r != nil && r.ofi != nil && r.ofi.Spinning()
+}

@@ -14,7 +14,8 @@ import (
 // a word set through the provider lands only when this process calls into
 // it. A 1-PE job's atomic set to itself goes through the provider; the
 // WaitUntil spinning on the word drives the endpoint itself (the progress
-// thread stays off meanwhile: its deferrals count up) and returns.
+// thread stays off meanwhile: its deferrals count up) and returns, handing
+// the endpoint back to the progress thread.
 func TestWaitUntilDrivesOFIProgress(t *testing.T) {
 	t.Setenv("GOSHMEM_TRANSPORT", "ofi")
 	start(t, shmem.WithTimeout(20*time.Second))
@@ -29,13 +30,20 @@ func TestWaitUntilDrivesOFIProgress(t *testing.T) {
 	}()
 	require.NoError(t, shmem.WaitUntil(flag, 0, shmem.CmpEQ, 7))
 	require.NoError(t, <-set)
-	d1, _, _, _ := shmem.OFIProgressStats()
+	d1, r1, _, _ := shmem.OFIProgressStats()
 	assert.Greater(t, d1, d0, "the waiting thread drove the endpoint (the progress thread stayed off)")
+	assert.False(t, shmem.OFISpinning(), "WaitUntil released its claim when it returned")
+	// The wait released its claim: the progress thread drives the endpoint
+	// again (1 ms rounds) while this PE is away from goshmem.
+	time.Sleep(30 * time.Millisecond)
+	_, r2, _, _ := shmem.OFIProgressStats()
+	assert.GreaterOrEqual(t, r2-r1, uint64(5), "the progress thread took the endpoint back when the wait returned")
 
 	// The barrier's wait (WaitGE) drives it too; Quiet completes the set.
 	require.NoError(t, shmem.AtomicSet(flag, 0, 9, 0))
 	require.NoError(t, shmem.Quiet())
 	assert.Equal(t, uint64(9), flag.Local()[0])
 	require.NoError(t, shmem.BarrierAll())
+	assert.False(t, shmem.OFISpinning(), "the barrier's wait released its claim")
 	usable(t)
 }

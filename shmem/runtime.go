@@ -81,7 +81,8 @@ type runtime struct {
 	ofi *ofi.Transport        // nil unless some peer is reached over libfabric
 	tr  []transport.Transport // per peer
 	// progress drives the transports with manual progress (ofi) while a
-	// quiet or a wait loop waits (poll); nil when every peer is on shm.
+	// quiet waits; nil when every peer is on shm. Wait loops drive ofi
+	// through spinLook.
 	progress func()
 
 	gpu    *cudatr.Transport    // nil without a GPU heap
@@ -116,6 +117,9 @@ type runtime struct {
 	nextID int
 
 	cpus int // cores the node's PEs may run on, together
+	// claimLooks: the looks of a wait loop that claim the ofi endpoint
+	// (spinLook).
+	claimLooks int
 }
 
 // Option configures Init. Options override the environment.
@@ -284,6 +288,13 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 	}
 	r.cpus = popcount(union[:])
 	r.policy = spin.For(localSize, r.cpus, timeout)
+	// A wait claims the ofi endpoint while it spins on a CPU of its own:
+	// the spin phase, and the yield phase too when every PE of the node has
+	// a CPU of its own (sched_yield then returns at once); see spinLook.
+	r.claimLooks = r.policy.Spins
+	if localSize <= r.cpus {
+		r.claimLooks += r.policy.Yields
+	}
 
 	// A job-unique name prefix for the regions, chosen by PE 0.
 	var jobID [48]byte
@@ -642,19 +653,83 @@ func (r *runtime) Word(pe int, off uint64) *uint64 {
 	return (*uint64)(r.shm.Ptr(pe, off))
 }
 
-// poll drives the transports with manual progress from a wait loop: with
-// ofi (tcp;ofi_rxm and the other software providers) the data a peer puts
-// here lands only when this process calls into the provider, and the peer's
-// delivery-complete quiet waits for it. The waiting thread, which spins
-// anyway, does it itself: no wake-up of the progress thread per message.
-// Once the wait backs off to sleeping, the progress thread takes over (see
-// fabric.Endpoint.SetLinger). Each look then costs a provider poll (a
-// system call, 2-4 us here) rather than a load, so the policy's spin phase
-// lasts a few hundred milliseconds instead of a fraction of one, and a
-// store by a node peer over shared memory is seen within one poll.
-func (r *runtime) poll() {
-	if r.progress != nil {
-		r.progress()
+// waitLooks is the state of a wait loop that waits for data from the peers
+// (WaitGE, waitFor) as it drives the ofi transport: see spinLook.
+type waitLooks struct {
+	n       int   // looks so far
+	last    int64 // end of the previous look (monotonic ns)
+	claimed bool  // this wait holds the ofi claim
+	off     int   // looks left without a claim after the thread was off its CPU
+}
+
+const (
+	// spinPolls: looks of a wait that poll ofi back to back before each
+	// look also yields the CPU (sched_yield). A look that polls costs 2-4
+	// us here, not a load's nanoseconds: the policy's spin phase would
+	// otherwise keep the CPU for a quarter of a second, starving a PE it
+	// shares the CPU with (the one it may be waiting for).
+	spinPolls = 64
+	// offCPU: a gap this long between two looks means the thread lost its
+	// CPU to another PE or process (a yield ran it for a time slice, or it
+	// was preempted): the wait then releases its claim and does not claim
+	// again for offCPULooks looks, so the progress thread, not a thread
+	// waiting for a CPU, serves the endpoint (on a CPU shared with other
+	// PEs every yield is such a gap, and the wait never claims). Its own
+	// progress thread, which a yield lets run for a few microseconds (to go
+	// to sleep after a claim), must not trip it.
+	offCPU      = 500 * time.Microsecond
+	offCPULooks = 64
+)
+
+// spinLook drives the ofi transport (manual progress) for one look of a
+// wait loop that waits for data from the peers: a put to this PE lands, and
+// the peer's delivery-complete quiet returns, only once this process calls
+// into the provider. While the wait spins on a CPU of its own (the first
+// claimLooks looks, unless it was just off its CPU: offCPU) the waiting
+// thread polls the primary endpoint itself and claims it (ofi SpinProgress):
+// what arrives lands at once, with no progress-thread wake-up per message.
+// The claim ends (ofi EndSpin) when the wait stops spinning, loses its CPU
+// or returns (endSpin); the progress thread then drives the endpoint again
+// and later looks poll without claiming. Past spinPolls looks each look
+// also yields the CPU. A store by a node peer over shared memory is seen
+// within one poll.
+func (r *runtime) spinLook(w *waitLooks) {
+	if r.ofi == nil {
+		return
+	}
+	w.n++
+	if w.n > 1 && monotonic()-w.last > int64(offCPU) {
+		w.off = offCPULooks
+	}
+	if w.off > 0 {
+		w.off--
+	}
+	if w.off == 0 && w.n <= r.claimLooks {
+		r.ofi.SpinProgress()
+		w.claimed = true
+	} else {
+		if w.claimed {
+			r.ofi.EndSpin()
+			w.claimed = false
+		}
+		r.ofi.Progress()
+	}
+	w.last = monotonic()
+	if w.n > spinPolls && w.n <= r.policy.Spins {
+		spin.Yield()
+	}
+}
+
+var monoBase = time.Now()
+
+// monotonic is the monotonic clock in nanoseconds.
+func monotonic() int64 { return int64(time.Since(monoBase)) }
+
+// endSpin ends the claim of a wait loop that returned.
+func (r *runtime) endSpin(w *waitLooks) {
+	if w.claimed {
+		r.ofi.EndSpin()
+		w.claimed = false
 	}
 }
 
@@ -663,13 +738,15 @@ func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 	if atomic.LoadUint64(p) >= v {
 		return nil
 	}
+	var looks waitLooks
 	ok, err := r.policy.Until(func() bool {
 		if atomic.LoadUint64(p) >= v {
 			return true
 		}
-		r.poll()
+		r.spinLook(&looks)
 		return atomic.LoadUint64(p) >= v
 	}, r.checkPeers)
+	r.endSpin(&looks)
 	if err != nil {
 		return errors.Wrap(err, why.String())
 	}

@@ -108,15 +108,17 @@ func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, err
 		return seen, nil
 	}
 	// A failed read ends the wait (done) and is returned, never spun on.
-	// Host arrays may be written over ofi: each round drives its progress
-	// first (runtime.poll), so the data lands while this thread spins.
+	// Host arrays may be written over ofi: each look drives its progress
+	// first (runtime.spinLook), so the data lands while this thread spins.
+	var looks waitLooks
 	ok, err := r.policy.Until(func() bool {
 		if !a.b.dev {
-			r.poll()
+			r.spinLook(&looks)
 		}
 		seen, lerr = read()
 		return lerr != nil || compare(seen, cmp, v)
 	}, r.checkPeers)
+	r.endSpin(&looks)
 	if err != nil {
 		return 0, err
 	}

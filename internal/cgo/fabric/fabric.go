@@ -337,11 +337,27 @@ func Failed(c *Completion) *CQError {
 }
 
 // Poll fills buf with completions: first those the progress thread reaped,
-// then fresh ones read from the CQ (driving the provider's progress). Polls
-// in a loop mark the endpoint as driven by the calling thread (SetLinger).
+// then fresh ones read from the CQ (driving the provider's progress).
 func (e *Endpoint) Poll(buf []Completion) int {
-	return int(C.goshmemi_fab_poll(e.f, &buf[0], C.int(len(buf))))
+	return int(C.goshmemi_fab_poll(e.f, &buf[0], C.int(len(buf)), 0))
 }
+
+// PollClaim is Poll by a thread that polls in a loop waiting for data from
+// the peers (a spinning wait): it claims the endpoint, so the progress
+// thread stays off it (rather than being woken by every message the caller
+// is about to read itself, and contending for the provider's lock) until
+// Release, or for the linger time after the last PollClaim (SetLinger).
+func (e *Endpoint) PollClaim(buf []Completion) int {
+	return int(C.goshmemi_fab_poll(e.f, &buf[0], C.int(len(buf)), 1))
+}
+
+// Release ends a claim (PollClaim) and wakes the progress thread, which
+// drives the endpoint again. It costs nothing without a claim.
+func (e *Endpoint) Release() { C.goshmemi_fab_release(e.f) }
+
+// Claimed reports whether a claim is held: PollClaim without Release
+// since (a lapsed claim, past the linger time, still counts).
+func (e *Endpoint) Claimed() bool { return C.goshmemi_fab_claimed(e.f) != 0 }
 
 // StartProgress starts the progress thread: a C pthread that drives the
 // provider (blocking in fi_cq_sread where the CQ has a wait object) so RMA
@@ -355,14 +371,10 @@ func (e *Endpoint) StartProgress() error {
 	return nil
 }
 
-// SetLinger sets how long after an application thread's last Poll in a
-// loop (polls less than 100 us apart) the progress thread stays off the
-// endpoint (0: it never does; default 1 ms, at most 100 ms). While an
-// application thread polls in a loop (a spinning quiet, blocking get or
-// wait) it drives the provider itself and sees its completions at once; a
-// progress thread blocked on the same sockets would be woken by every
-// arriving message and contend for the provider's lock with it. Once the
-// polls stop or thin out, the progress thread takes over within d.
+// SetLinger sets the longest a claim (PollClaim) keeps the progress thread
+// off the endpoint after its last claiming poll, should Release not come
+// (the claiming thread preempted); default 1 ms, at most 1 s; 0 ignores
+// claims.
 func (e *Endpoint) SetLinger(d time.Duration) {
 	if d < 0 {
 		d = 0
@@ -371,9 +383,8 @@ func (e *Endpoint) SetLinger(d time.Duration) {
 }
 
 // ProgressStats returns the progress thread's rounds spent staying off the
-// endpoint (an application thread polled within the linger time), its
-// rounds driving the provider, and how many times an application poll
-// signaled the CQ to get it out of a blocking read.
+// endpoint (a claim held), its rounds driving the provider, and how many
+// claims took it out of a blocking read.
 func (e *Endpoint) ProgressStats() (defers, rounds, kicks uint64) {
 	var d, r, k C.uint64_t
 	C.goshmemi_fab_progress_stats(e.f, &d, &r, &k)

@@ -28,10 +28,10 @@ func TestOpen(t *testing.T) {
 }
 
 // TestProgressHandOff: the progress thread drives an idle endpoint
-// (fi_cq_sread rounds of 1 ms); an application thread polling in a loop
-// claims it (the progress thread stays off, taken out of its blocking read
-// once); polls far apart (a wait that sleeps between looks) do not; with
-// SetLinger(0) it never stays off.
+// (fi_cq_sread rounds of 1 ms) and keeps doing so under plain polls; a
+// thread polling with claims keeps it off (taken out of its blocking read
+// once); Release hands the endpoint back at once; a claim not released
+// lapses after the linger time; with SetLinger(0) claims are ignored.
 func TestProgressHandOff(t *testing.T) {
 	e, err := Open("tcp;ofi_rxm")
 	require.NoError(t, err)
@@ -39,46 +39,55 @@ func TestProgressHandOff(t *testing.T) {
 	require.NoError(t, e.StartProgress())
 	var buf [16]Completion
 	const span = 60 * time.Millisecond
+	loop := func(poll func([]Completion) int) int {
+		n := 0
+		for end := time.Now().Add(span); time.Now().Before(end); n++ {
+			poll(buf[:])
+		}
+		return n
+	}
+	stats := func() (uint64, uint64) { d, r, _ := e.ProgressStats(); return d, r }
 
-	d0, r0, _ := e.ProgressStats()
+	d0, r0 := stats()
 	time.Sleep(span)
-	d1, r1, _ := e.ProgressStats()
+	d1, r1 := stats()
 	idle := r1 - r0
-	assert.Equal(t, d0, d1, "nobody polls: the progress thread never stays off")
+	assert.Equal(t, d0, d1, "nobody claims: the progress thread never stays off")
 	assert.GreaterOrEqual(t, idle, uint64(5), "idle: it drives the provider (1 ms rounds; loose for loaded CI machines)")
+
+	loop(e.Poll)
+	d2, r2 := stats()
+	assert.Equal(t, d1, d2, "plain polls do not claim the endpoint")
+	assert.GreaterOrEqual(t, r2-r1, uint64(5), "plain polls: it keeps driving the provider")
 
 	// A long linger keeps the claim across the poller's preemptions on a
 	// loaded machine (the default is 1 ms).
-	e.SetLinger(20 * time.Millisecond)
-	end := time.Now().Add(span)
-	polls := 0
-	for time.Now().Before(end) {
-		e.Poll(buf[:])
-		polls++
-	}
-	d2, r2, k2 := e.ProgressStats()
-	t.Logf("idle %v: %d rounds; %d polls in a loop for %v: %d rounds, %d deferrals, %d kicks", span, idle, polls, span, r2-r1, d2-d1, k2)
-	assert.Greater(t, d2, d1, "polled in a loop: the progress thread stays off")
-	assert.Less(t, (r2-r1)*2, idle, "and drives the provider far less than when idle")
-	assert.GreaterOrEqual(t, k2, uint64(1), "the first loop poll took it out of fi_cq_sread")
+	e.SetLinger(500 * time.Millisecond)
+	polls := loop(e.PollClaim)
+	d3, r3, k3 := e.ProgressStats()
+	t.Logf("idle %v: %d rounds; %d claiming polls in %v: %d rounds, %d deferrals, %d kicks", span, idle, polls, span, r3-r2, d3-d2, k3)
+	assert.Greater(t, d3, d2, "claimed: the progress thread stays off")
+	assert.LessOrEqual(t, r3-r2, uint64(5), "and does not drive the provider")
+	assert.GreaterOrEqual(t, k3, uint64(1), "the first claim took it out of fi_cq_sread")
 
-	time.Sleep(25 * time.Millisecond) // past the linger time
-	d3, r3, _ := e.ProgressStats()
-	for i := 0; i < 20; i++ {
-		time.Sleep(3 * time.Millisecond)
-		e.Poll(buf[:])
-	}
-	d4, r4, _ := e.ProgressStats()
-	assert.LessOrEqual(t, d4-d3, uint64(1), "polls 3 ms apart do not claim the endpoint")
-	assert.GreaterOrEqual(t, r4-r3, uint64(5), "the progress thread kept driving it")
+	assert.True(t, e.Claimed())
+	e.Release()
+	assert.False(t, e.Claimed())
+	time.Sleep(span)
+	_, r4 := stats()
+	assert.GreaterOrEqual(t, r4-r3, uint64(5), "released (well before the 500 ms linger): it drives the endpoint again")
+
+	e.SetLinger(5 * time.Millisecond)
+	e.PollClaim(buf[:]) // never released
+	time.Sleep(span)
+	_, r5 := stats()
+	assert.GreaterOrEqual(t, r5-r4, uint64(5), "an unreleased claim lapses after the linger time")
 
 	e.SetLinger(0)
-	time.Sleep(5 * time.Millisecond)
-	d5, r5, _ := e.ProgressStats()
-	for end := time.Now().Add(span); time.Now().Before(end); {
-		e.Poll(buf[:])
-	}
-	d6, r6, _ := e.ProgressStats()
-	assert.Equal(t, d5, d6, "linger 0: the progress thread never stays off")
-	assert.GreaterOrEqual(t, r6-r5, uint64(5), "linger 0: it keeps driving the provider")
+	d6, r6 := stats()
+	loop(e.PollClaim)
+	d7, r7 := stats()
+	assert.Equal(t, d6, d7, "linger 0: claims are ignored")
+	assert.GreaterOrEqual(t, r7-r6, uint64(5), "linger 0: it keeps driving the provider")
+	e.Release()
 }

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include "shim.h"
 
 #define GOSHMEMI_FI_VERSION FI_VERSION(1, 14)
@@ -261,18 +264,17 @@ static uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n) {
+static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts) {
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n, int claim) {
 	int got = 0;
-	uint64_t now = now_ns(), prev = __atomic_exchange_n(&f->last_poll, now, __ATOMIC_RELAXED);
-	// A poll within GOSHMEMI_CLAIM_GAP_NS of the previous one is a thread
-	// polling in a loop (a spinning quiet or wait): it claims the endpoint.
-	// Occasional polls (a wait that sleeps between looks) do not: the
-	// progress thread keeps serving the endpoint then.
-	if (now - prev < GOSHMEMI_CLAIM_GAP_NS && f->linger_ns) {
-		__atomic_store_n(&f->app_poll, now, __ATOMIC_SEQ_CST);
+	if (claim && f->linger_ns) {
+		__atomic_store_n(&f->app_poll, now_ns(), __ATOMIC_SEQ_CST);
 		// The progress thread blocked in fi_cq_sread would be woken by
 		// the next message this thread is about to read itself: get it
-		// out once (it then sees app_poll and stays off; progress_main).
+		// out once (it then sees the claim and stays off; progress_main).
 		if (__atomic_load_n(&f->in_sread, __ATOMIC_SEQ_CST) &&
 		    !__atomic_exchange_n(&f->kicked, 1, __ATOMIC_ACQ_REL)) {
 			__atomic_add_fetch(&f->kicks, 1, __ATOMIC_RELAXED);
@@ -309,19 +311,18 @@ static void park(goshmemi_fab *f, const goshmemi_comp *c, int n) {
 // operations progress while no one waits on them. Ref: fi_domain(3)
 // FI_PROGRESS_MANUAL: the target must call in for RMA to land.
 //
-// Hand-off: while an application thread polls the primary endpoint in a
-// loop (a spinning quiet, blocking get or wait: goshmemi_fab_poll stamps
-// app_poll), that thread drives the provider itself and sees its
-// completions at once, so the progress thread stays off the endpoint: it
-// sleeps until linger_ns after the last such poll, then looks again; a
-// poll that finds it blocked in fi_cq_sread gets it out with fi_cq_signal.
-// Otherwise it would sit in epoll on the same sockets, be woken by every
-// arriving message (a cross-CPU wake-up of the sender and a context
-// switch here, tens of microseconds each on a virtual machine) and contend
-// for the provider's lock with the polling thread, on the one CPU that
-// mpirun binds the process to. Once the application stops polling in a
-// loop (it computes, or its wait sleeps between looks), the progress
-// thread takes over within linger_ns and blocks in fi_cq_sread again.
+// Hand-off: while an application thread waits for data from the peers
+// and polls the endpoint in a loop (shmem's wait loops while they spin:
+// goshmemi_fab_poll with claim stamps app_poll), that thread drives the
+// provider itself and sees what lands at once, so the progress thread
+// stays off the endpoint, asleep on defer_seq until the claim is released
+// (goshmemi_fab_release, when the wait returns or stops spinning) or its
+// last poll is linger_ns old; a claim that finds it blocked in fi_cq_sread
+// gets it out with fi_cq_signal. Otherwise it would sit in epoll on the
+// same sockets, be woken by every arriving message (a cross-CPU wake-up
+// paid by the sender and a context switch here, tens of microseconds each
+// on a virtual machine) and contend for the provider's lock with the
+// polling thread, on the one CPU that mpirun binds the process to.
 // poll_children reads the context endpoints' CQs without blocking and
 // parks what it finds; it reports whether it found anything.
 static int poll_children(goshmemi_fab *f, goshmemi_comp *c, int n) {
@@ -339,31 +340,42 @@ static int poll_children(goshmemi_fab *f, goshmemi_comp *c, int n) {
 	return busy;
 }
 
+// claimed reports whether an application thread holds a claim on f (see
+// progress_main) and, if so, how long it may still last (ns).
+static int64_t claimed(goshmemi_fab *f, uint64_t linger) {
+	uint64_t at = __atomic_load_n(&f->app_poll, __ATOMIC_SEQ_CST);
+	if (!linger || !at) return 0;
+	int64_t since = (int64_t)(now_ns() - at);
+	if (since < 0) since = 0;
+	return since < (int64_t)linger ? (int64_t)linger - since : 0;
+}
+
 static void *progress_main(void *arg) {
 	goshmemi_fab *f = arg;
 	goshmemi_comp c[16];
 	int idle = 0, busy = 0;
 	while (!f->stop) {
 		uint64_t linger = __atomic_load_n(&f->linger_ns, __ATOMIC_RELAXED);
-		if (linger) {
-			int64_t since = (int64_t)(now_ns() - __atomic_load_n(&f->app_poll, __ATOMIC_RELAXED));
-			if (since < (int64_t)linger) {
-				// The contexts' endpoints are not the claimed one.
-				poll_children(f, c, 16);
-				int64_t wait = (int64_t)linger - (since > 0 ? since : 0);
-				struct timespec ts = { 0, wait };
+		if (claimed(f, linger)) {
+			// The contexts' endpoints are not the claimed one.
+			poll_children(f, c, 16);
+			uint32_t seq = __atomic_load_n(&f->defer_seq, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&f->deferring, 1, __ATOMIC_SEQ_CST);
+			int64_t left = claimed(f, linger); // a release after the store wakes us
+			if (left) {
+				struct timespec ts = { left / 1000000000, left % 1000000000 };
 				__atomic_add_fetch(&f->defers, 1, __ATOMIC_RELAXED);
-				nanosleep(&ts, NULL);
-				continue;
+				futex(&f->defer_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
 			}
+			__atomic_store_n(&f->deferring, 0, __ATOMIC_SEQ_CST);
+			continue;
 		}
 		int block = !busy && f->cq_wait;
 		if (block) {
 			__atomic_store_n(&f->in_sread, 1, __ATOMIC_SEQ_CST);
-			// Dekker with goshmemi_fab_poll: a poll stamped after the
+			// Dekker with goshmemi_fab_poll: a claim stamped after the
 			// check above either sees in_sread and kicks, or is seen here.
-			int64_t since = (int64_t)(now_ns() - __atomic_load_n(&f->app_poll, __ATOMIC_SEQ_CST));
-			if (linger && since < (int64_t)linger) {
+			if (claimed(f, linger)) {
 				__atomic_store_n(&f->in_sread, 0, __ATOMIC_SEQ_CST);
 				__atomic_store_n(&f->kicked, 0, __ATOMIC_RELEASE);
 				continue;
@@ -388,10 +400,20 @@ static void *progress_main(void *arg) {
 	return NULL;
 }
 
+void goshmemi_fab_release(goshmemi_fab *f) {
+	if (!__atomic_load_n(&f->app_poll, __ATOMIC_RELAXED)) return;
+	__atomic_store_n(&f->app_poll, 0, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&f->defer_seq, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->deferring, __ATOMIC_SEQ_CST))
+		futex(&f->defer_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
 void goshmemi_fab_set_linger(goshmemi_fab *f, uint64_t ns) {
-	if (ns > 100000000u) ns = 100000000u; // nanosleep takes < 1 s of tv_nsec
+	if (ns > 1000000000u) ns = 1000000000u;
 	__atomic_store_n(&f->linger_ns, ns, __ATOMIC_RELAXED);
 }
+
+int goshmemi_fab_claimed(goshmemi_fab *f) { return __atomic_load_n(&f->app_poll, __ATOMIC_SEQ_CST) != 0; }
 
 void goshmemi_fab_progress_stats(goshmemi_fab *f, uint64_t *defers, uint64_t *rounds, uint64_t *kicks) {
 	*defers = __atomic_load_n(&f->defers, __ATOMIC_RELAXED);
@@ -410,6 +432,8 @@ int goshmemi_fab_start_progress(goshmemi_fab *f) {
 void goshmemi_fab_stop_progress(goshmemi_fab *f) {
 	if (!f->running) return;
 	f->stop = 1;
+	__atomic_add_fetch(&f->defer_seq, 1, __ATOMIC_SEQ_CST); // out of a claim's sleep
+	futex(&f->defer_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 	pthread_join(f->thread, NULL);
 	f->running = 0;
 }

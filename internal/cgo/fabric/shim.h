@@ -27,11 +27,11 @@ typedef struct goshmemi_comp {
 } goshmemi_comp;
 
 #define GOSHMEMI_RING 8192 // > the transport's operations in flight
-// GOSHMEMI_LINGER_NS: the progress thread stays off an endpoint an
-// application thread polled in a loop less than this long ago; polls less
-// than GOSHMEMI_CLAIM_GAP_NS apart are a loop (progress_main).
+// GOSHMEMI_LINGER_NS: a claim (goshmemi_fab_poll with claim set) keeps the
+// progress thread off the endpoint until it is released, or for at most
+// this long after the last claiming poll (the claiming thread may have
+// been preempted).
 #define GOSHMEMI_LINGER_NS 1000000
-#define GOSHMEMI_CLAIM_GAP_NS 100000
 
 typedef struct goshmemi_fab {
 	struct fi_info *info;
@@ -48,19 +48,21 @@ typedef struct goshmemi_fab {
 	pthread_t thread;
 	int running;
 	volatile int stop;
-	// Hand-off between the application and the progress thread (see
-	// progress_main): last_poll is the CLOCK_MONOTONIC time (ns) of the last
-	// goshmemi_fab_poll of this endpoint by an application thread, app_poll
-	// that of the last one that came within GOSHMEMI_CLAIM_GAP_NS of the
-	// poll before it (a thread polling in a loop); while app_poll is less
-	// than linger_ns old the progress thread stays off the endpoint.
-	// defers and rounds count the progress thread's rounds spent staying off
-	// and driving the provider (for tests and diagnostics).
-	uint64_t app_poll, last_poll;
+	// Hand-off between a waiting application thread and the progress
+	// thread (see progress_main): app_poll is the CLOCK_MONOTONIC time (ns)
+	// of the last claiming goshmemi_fab_poll, 0 once released; while it is
+	// set and less than linger_ns old the progress thread stays off the
+	// endpoint, sleeping on the futex word defer_seq (deferring set), which
+	// goshmemi_fab_release bumps and wakes. defers, rounds and kicks count
+	// the progress thread's rounds spent staying off, its rounds driving the
+	// provider, and the claims that took it out of fi_cq_sread.
+	uint64_t app_poll;
 	uint64_t linger_ns;
 	uint64_t defers, rounds, kicks;
-	// in_sread: the progress thread is blocked in fi_cq_sread; kicked: an
-	// application poll has signaled the CQ (fi_cq_signal) to get it out.
+	uint32_t defer_seq;
+	int deferring;
+	// in_sread: the progress thread is blocked in fi_cq_sread; kicked: a
+	// claiming poll has signaled the CQ (fi_cq_signal) to get it out.
 	int in_sread, kicked;
 	pthread_mutex_t lock;
 	uint64_t head, tail;
@@ -119,12 +121,19 @@ ssize_t goshmemi_fab_cq_sread(goshmemi_fab *f, uint64_t *ctxs, size_t n, int tim
 int goshmemi_fab_cq_readerr(goshmemi_fab *f, uint64_t *ctx, int *err, int *prov_errno, char *msg, size_t msglen);
 
 // goshmemi_fab_poll returns up to n completions: first those the progress
-// thread parked, then fresh ones from the CQ (driving progress). It records
-// that an application thread drives f's progress (app_poll).
-int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n);
-// goshmemi_fab_set_linger sets how long after an application poll the
-// progress thread stays off the endpoint (0: it never does).
+// thread parked, then fresh ones from the CQ (driving progress). With claim
+// set the calling thread also claims the endpoint: it polls in a loop
+// waiting for data from the peers, so the progress thread stays off until
+// goshmemi_fab_release (or linger_ns after the last claiming poll).
+int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n, int claim);
+// goshmemi_fab_release ends a claim and wakes the progress thread if it
+// stays off the endpoint.
+void goshmemi_fab_release(goshmemi_fab *f);
+// goshmemi_fab_set_linger sets the longest a claim lasts after its last
+// poll (0: claims are ignored).
 void goshmemi_fab_set_linger(goshmemi_fab *f, uint64_t ns);
+// goshmemi_fab_claimed reports whether a claim is held (not released).
+int goshmemi_fab_claimed(goshmemi_fab *f);
 // goshmemi_fab_progress_stats reads the progress thread's counters.
 void goshmemi_fab_progress_stats(goshmemi_fab *f, uint64_t *defers, uint64_t *rounds, uint64_t *kicks);
 int goshmemi_fab_start_progress(goshmemi_fab *f);

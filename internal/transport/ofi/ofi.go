@@ -21,8 +21,9 @@
 // the arena and are copied out when they complete.
 //
 // Contexts: the PE's primary endpoint is the one peers target (its address
-// is exchanged at Init) and carries the default context's operations. Each
-// queue made by NewQueue (one per shmem Ctx) gets an endpoint and a
+// is exchanged at Init) and carries the operations of queues made with its
+// Progress as callback. Each queue made by NewQueue (one per shmem Ctx, the
+// default context's included) gets an endpoint and a
 // completion queue of its own in the same domain, bound to the same address
 // vector: its traffic runs on its own connections (tcp: its own sockets), so
 // a context's small put is not queued behind another context's bulk
@@ -40,21 +41,25 @@
 // data only when the process calls into libfabric, at the target too: a
 // put to this PE lands, and the initiator's delivery-complete quiet
 // returns, only once this process has read the message off its socket and
-// sent the acknowledgement. Two kinds of thread do it:
-//   - the application's own waits: a quiet, a blocking get or atomic, and
-//     shmem's wait loops (WaitUntil, the barrier's waits) call Progress
-//     between looks, so a spinning PE lands what its peers write at once,
-//     with no thread to wake (Progress yields to the Go scheduler every
-//     schedEvery polls so that sysmon stays asleep; see there);
+// sent the acknowledgement. The peers' operations arrive at the primary
+// endpoint; this PE's own operations go out on the endpoint of their
+// context (NewQueue: shmem gives the default context one too), whose
+// acknowledgements the waiting quiet reads itself. Two kinds of thread
+// drive the primary endpoint:
 //   - a C progress thread (fabric.Endpoint.StartProgress), blocked in
-//     fi_cq_sread, for when no application thread is in a wait (it
-//     computes, or its wait backed off to sleeping, looking only every
-//     millisecond or so). While an application thread polls the primary
-//     endpoint in a loop, the progress thread stays off it (for the
-//     endpoint's linger time after the last such poll, 1 ms): otherwise
-//     every arriving message would wake it on the CPU the polling thread
-//     runs on (mpirun binds each process to one) and the two would contend
-//     for the provider's lock (fabric.Endpoint.SetLinger).
+//     fi_cq_sread, so incoming RMA lands while the application computes,
+//     quiets its own operations or waits without spinning;
+//   - shmem's wait loops (WaitUntil, the barrier's waits), which wait for
+//     data from the peers: while they spin they poll the primary endpoint
+//     themselves (SpinProgress) and claim it, so the progress thread stays
+//     off it until the wait returns or backs off to sleeping (EndSpin).
+//     Otherwise every arriving message would wake the progress thread, the
+//     sender paying a cross-CPU wake-up and this CPU (mpirun binds each
+//     process to one) a context switch and contention for the provider's
+//     lock with the spinning thread.
+//
+// Polling yields to the Go scheduler every schedEvery polls so that sysmon
+// stays asleep (see there).
 package ofi
 
 import (
@@ -160,12 +165,21 @@ const schedEvery = 64
 
 // progress drives e's provider and retires the operations its completion
 // queue reports.
-func (e *endpoint) progress() {
+func (e *endpoint) progress() { e.poll(false) }
+
+// poll is progress; claim: the caller spins waiting for data from the peers
+// (fabric.Endpoint.PollClaim).
+func (e *endpoint) poll(claim bool) {
 	if !e.progMu.TryLock() {
 		goruntime.Gosched()
 		return
 	}
-	n := e.ep.Poll(e.progBuf[:])
+	var n int
+	if claim {
+		n = e.ep.PollClaim(e.progBuf[:])
+	} else {
+		n = e.ep.Poll(e.progBuf[:])
+	}
 	for i := range e.progBuf[:n] {
 		c := &e.progBuf[i]
 		e.t.retire(fabric.Ctx(c), fabric.Failed(c))
@@ -408,10 +422,26 @@ func (t *Transport) Name() string { return t.name }
 func (t *Transport) Provider() string { return t.ep.Attr.Provider }
 
 // ProgressStats reports the progress thread's rounds spent staying off the
-// primary endpoint (an application thread polled it in a loop), its rounds
-// driving the provider, and the polls that took it out of a blocking read
+// primary endpoint (a spinning wait claimed it), its rounds driving the
+// provider, and the claims that took it out of a blocking read
 // (fabric.Endpoint.ProgressStats).
 func (t *Transport) ProgressStats() (defers, rounds, kicks uint64) { return t.ep.ProgressStats() }
+
+// SpinProgress is Progress from a wait loop that spins waiting for data
+// from the peers (shmem's WaitUntil, the barrier's waits): the calling
+// thread claims the primary endpoint, where the peers' operations arrive,
+// and the progress thread stays off it until EndSpin (see the package
+// comment).
+func (t *Transport) SpinProgress() { t.main.poll(true) }
+
+// EndSpin ends the claim of SpinProgress: the wait returned or stops
+// spinning (it sleeps between looks from now on). The progress thread is
+// woken and drives the primary endpoint again, so what the peers send
+// while this PE computes lands at once.
+func (t *Transport) EndSpin() { t.ep.Release() }
+
+// Spinning reports whether a SpinProgress claim is held (no EndSpin since).
+func (t *Transport) Spinning() bool { return t.ep.Claimed() }
 
 // Progress drives the primary endpoint and retires its completed
 // operations; it is the progress callback of every queue that carries ofi
@@ -562,9 +592,8 @@ func (t *Transport) alloc(e *endpoint, q *quiet.Queue, pe int, what string, want
 // backoff drives progress and, past the first spins, yields or sleeps; it
 // fails once the configured timeout has passed. The sleep asks for 20 us;
 // Go on Linux rounds a sleep below a millisecond up to about one (its
-// netpoller waits in whole milliseconds). Polls that far apart do not claim
-// the endpoint, so the progress thread serves it meanwhile and parks the
-// completions for the next poll.
+// netpoller waits in whole milliseconds); the progress thread meanwhile
+// parks the completions it reads for the next poll.
 func (t *Transport) backoff(e *endpoint, i int, start *time.Time, pe int, what string) error {
 	e.progress()
 	switch {

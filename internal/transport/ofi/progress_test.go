@@ -13,15 +13,15 @@ import (
 	"github.com/goshmem/goshmem/quiet"
 )
 
-// pollLoop calls tr.Progress in a loop on a goroutine of its own (as a
-// wait loop does) until the returned function is called.
-func pollLoop(tr *Transport) (stop func()) {
+// pollLoop calls poll in a loop on a goroutine of its own (as a wait loop
+// does) until the returned function is called.
+func pollLoop(poll func()) (stop func()) {
 	var done atomic.Bool
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
 		for !done.Load() {
-			tr.Progress()
+			poll()
 		}
 	}()
 	return func() { done.Store(true); <-ended }
@@ -46,7 +46,7 @@ func TestWaiterDrivesProgress(t *testing.T) {
 	require.Error(t, err, "nobody drives PE 1's provider: the put cannot be delivery-complete")
 	assert.ErrorIs(t, err, errs.ErrTimeout)
 
-	stop := pollLoop(b)
+	stop := pollLoop(b.Progress)
 	defer stop()
 	require.NoError(t, s.Quiet(a.testPolicy3s(), nil), "PE 1 polling in a loop lands the put")
 	assert.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8}, regions[1][64:72])
@@ -57,38 +57,49 @@ func TestWaiterDrivesProgress(t *testing.T) {
 	}
 }
 
-// TestProgressTakeover: while a thread of PE 1 polls in a loop its
-// progress thread stays off the endpoint; once the polls stop, the progress
-// thread takes over (within the linger time) and PE 0's puts to PE 1 keep
-// completing although PE 1's application never calls in again.
+// TestProgressTakeover: while a thread of PE 1 spins in a wait
+// (SpinProgress) its progress thread stays off the endpoint and the
+// spinning thread lands PE 0's puts; once the wait ends (EndSpin) the
+// progress thread drives the endpoint again at once, and PE 0's puts keep
+// completing although PE 1's application never calls in again. A wait
+// that never ends its claim (its thread preempted) is covered by the
+// linger time.
 func TestProgressTakeover(t *testing.T) {
 	trs, regions := job(t, 2, "tcp;ofi_rxm")
 	a, b := trs[0], trs[1]
-	q := quiet.NewQueue("ctx", a.Progress)
+	qa, err := a.NewQueue("ctx")
+	require.NoError(t, err)
 	s := quiet.NewScope("PE-wide")
-	s.Add(q)
-
-	d0, _, _ := b.ep.ProgressStats()
-	stop := pollLoop(b)
-	for i := byte(1); i <= 20; i++ {
-		require.NoError(t, a.Put(q, 1, 128, []byte{i}))
-		require.NoError(t, s.Quiet(a.testPolicy3s(), nil))
+	s.Add(qa)
+	putQuiet := func(first, last byte) time.Duration {
+		t0 := time.Now()
+		for i := first; i <= last; i++ {
+			require.NoError(t, a.Put(qa, 1, 128, []byte{i}))
+			require.NoError(t, s.Quiet(a.testPolicy3s(), nil))
+		}
+		assert.Equal(t, last, regions[1][128])
+		return time.Since(t0)
 	}
-	time.Sleep(10 * time.Millisecond)
+
+	d0, _, _ := b.ProgressStats()
+	stop := pollLoop(b.SpinProgress)
+	putQuiet(1, 20)
+	time.Sleep(20 * time.Millisecond) // the kicked progress thread gets a CPU
 	stop()
-	d1, r1, _ := b.ep.ProgressStats()
-	assert.Greater(t, d1, d0, "PE 1's progress thread stayed off while its application polled")
-	assert.Equal(t, byte(20), regions[1][128])
+	b.EndSpin()
+	d1, r1, _ := b.ProgressStats()
+	assert.Greater(t, d1, d0, "PE 1's progress thread stayed off while its wait spun")
 
-	t0 := time.Now()
-	for i := byte(21); i <= 40; i++ {
-		require.NoError(t, a.Put(q, 1, 128, []byte{i}))
-		require.NoError(t, s.Quiet(a.testPolicy3s(), nil))
-	}
-	el := time.Since(t0)
-	_, r2, _ := b.ep.ProgressStats()
-	assert.Equal(t, byte(40), regions[1][128])
+	el := putQuiet(21, 40)
+	_, r2, _ := b.ProgressStats()
 	assert.Greater(t, r2, r1, "PE 1's progress thread took over")
-	assert.Less(t, el, 2*time.Second, "20 puts with quiet once the progress thread took over")
-	t.Logf("20 put+quiet served by the target's progress thread: %v", el)
+	t.Logf("20 put+quiet served by the target's progress thread after EndSpin: %v", el)
+
+	// Claimed and never released: the claim lapses after the linger time.
+	b.ep.SetLinger(20 * time.Millisecond)
+	b.SpinProgress()
+	el = putQuiet(41, 41)
+	assert.Less(t, el, 2*time.Second)
+	t.Logf("put+quiet to a PE whose claim was not released (linger 20 ms): %v", el)
+	b.EndSpin()
 }
