@@ -44,8 +44,8 @@
  * Registers matter as much as bandwidth here: the _warp/_block puts are
  * inlined into user kernels (Jacobi's sweep kernel, say), and ptxas sizes
  * the whole kernel for its hungriest path. So indices are 32-bit (copies
- * of 4 GiB or more go in pieces),
- * and the 16-byte body keeps two loads in flight per thread, not four: a
+ * above 2 GiB go in pieces, so that an index plus two strides of at most
+ * 1024 threads never wraps), and the 16-byte body keeps two loads in flight per thread, not four: a
  * 1024-thread block already has 2048 loads in flight. With 64-bit indices
  * and four loads, Jacobi's kernel needed 57 registers, one 1024-thread block
  * per SM instead of two, and ran at half speed (H200, 2026-11-29). */
@@ -78,19 +78,19 @@ GOSHMEMI_FN void goshmemi_copy_part32(void *dst, const void *src, uint32_t n, ui
     for (uint32_t i = tid; i < n; i += nthreads) ((char *)dst)[i] = ((const char *)src)[i];
 }
 #undef GOSHMEMI_COPY_WIDTH
-/* Copies of 4 GiB or more (out of line: the common path stays small) go in
- * 2 GiB pieces, a multiple of 16, so each piece keeps the alignment that
+/* Copies above 2 GiB (out of line: the common path stays small) go in
+ * 1 GiB pieces, a multiple of 16, so each piece keeps the alignment that
  * chose the word width. */
 GOSHMEMI_COLD void goshmemi_copy_part_huge(void *dst, const void *src, size_t n, uint32_t tid, uint32_t nthreads)
 {
-    const size_t piece = (size_t)1 << 31;
+    const size_t piece = (size_t)1 << 30;
     for (size_t o = 0; o < n; o += piece)
         goshmemi_copy_part32((char *)dst + o, (const char *)src + o, (uint32_t)(n - o < piece ? n - o : piece), tid,
                              nthreads);
 }
 GOSHMEMI_FN void goshmemi_copy_part(void *dst, const void *src, size_t n, size_t tid, size_t nthreads)
 {
-    if (GOSHMEMI_LIKELY(n <= 0xffffffffu))
+    if (GOSHMEMI_LIKELY(n <= ((size_t)1 << 31)))
         goshmemi_copy_part32(dst, src, (uint32_t)n, (uint32_t)tid, (uint32_t)nthreads);
     else
         goshmemi_copy_part_huge(dst, src, n, (uint32_t)tid, (uint32_t)nthreads);
