@@ -44,13 +44,22 @@ func Yield() {
 // path (about every millisecond once sleeping) and may end the wait with an
 // error (a dead peer, an asynchronous failure).
 func (p Policy) Until(done func() bool, check func() error) (ok bool, err error) {
+	var start time.Time
+	if p.Timeout > 0 {
+		// The deadline holds in the spin phase too: a done that is not a
+		// plain load (an ofi poll and a yield per look) can make 65536
+		// spins last a minute.
+		start = time.Now()
+	}
 	for i := 0; i < p.Spins; i++ {
 		if done() {
 			return true, nil
 		}
+		if p.Timeout > 0 && i&255 == 255 && time.Since(start) > p.Timeout {
+			return done(), nil
+		}
 	}
-	var start time.Time
-	if p.Timeout > 0 || check != nil {
+	if start.IsZero() && check != nil {
 		start = time.Now()
 	}
 	sleep := time.Microsecond

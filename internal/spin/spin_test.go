@@ -152,3 +152,14 @@ func TestYield(t *testing.T) {
 		Yield()
 	}
 }
+
+// TestUntilDeadlineWhileSpinning: a slow done (an ofi poll and a yield per
+// look) still ends at the timeout, not after all the spins.
+func TestUntilDeadlineWhileSpinning(t *testing.T) {
+	p := Policy{Spins: 1 << 16, Yields: 16, MaxSleep: 50 * time.Microsecond, Timeout: 30 * time.Millisecond}
+	t0 := time.Now()
+	ok, err := p.Until(func() bool { time.Sleep(100 * time.Microsecond); return false }, nil)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Less(t, time.Since(t0), 2*time.Second, "65536 spins of >= 100 us would take >= 6.5 s")
+}
