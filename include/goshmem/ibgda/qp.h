@@ -8,9 +8,11 @@
  *   3. build:   write the segments (goshmemi_ibgda_build_wqe);
  *   4. publish: in reservation order (wait for sq_ready_idx == start):
  *               doorbell record = end & 0xffff (a release store:
- *               goshmemi_ibgda_release_dbr), sq_ready_idx = end (release),
- *               then the 8-byte doorbell = the first 8 B of the last WQE's
- *               ctrl segment (goshmemi_ibgda_release_db). The record never
+ *               goshmemi_ibgda_release_dbr), one fence, then sq_ready_idx =
+ *               end and the 8-byte doorbell = the first 8 B of the last
+ *               WQE's ctrl segment (goshmemi_ibgda_publish_c; the exclusive
+ *               owner's ring, goshmemi_ibgda_ring_c, needs no sq_ready_idx
+ *               order and at GPU scope orders once). The record never
  *               moves backwards; a successor may ring before us, so a
  *               doorbell can arrive after a later one (harmless: the NIC
  *               fetches up to the record).
@@ -165,10 +167,39 @@ GOSHMEMI_FN uint32_t goshmemi_ibgda_op_ds(const goshmemi_ibgda_op_t *op)
     }
 }
 
+/* ---- the descriptor words a post needs, in registers ------------------------
+ * A post reads the QP's descriptor (SQ base and size, QP number, doorbell
+ * record and doorbell addresses, the sq_nbb table): words the host wrote
+ * before any kernel ran, which never change. Read once, at the top of a
+ * post, into registers: read again after the post's first store to the QP
+ * struct or its first fence, each would be an L2 round trip (a global store
+ * drops the L1 line it hits, an acquire invalidates the L1), which cost one
+ * thread 0.6 us per WQE on the H200. */
+typedef struct goshmemi_ibgda_qpc {
+    void *sq_buf;
+    volatile uint32_t *dbrec;
+    volatile uint64_t *db;
+    uint8_t *sq_nbb;
+    uint32_t qpn;
+    uint32_t sq_wqebb_cnt;
+} goshmemi_ibgda_qpc_t;
+
+GOSHMEMI_FN goshmemi_ibgda_qpc_t goshmemi_ibgda_qpc(const goshmemi_ibgda_qp_t *qp)
+{
+    goshmemi_ibgda_qpc_t c;
+    c.sq_buf = qp->sq_buf;
+    c.dbrec = qp->dbrec;
+    c.db = qp->db;
+    c.sq_nbb = qp->sq_nbb;
+    c.qpn = qp->qpn;
+    c.sq_wqebb_cnt = qp->sq_wqebb_cnt;
+    return c;
+}
+
 /* Build the WQE for `op` at WQEBB index `wqe_idx` (segments wrap in the ring).
  * `ds` is goshmemi_ibgda_op_ds(op) (non-zero). */
-GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_idx, const goshmemi_ibgda_op_t *op,
-                                          uint32_t ds, int ce)
+GOSHMEMI_FN void goshmemi_ibgda_build_wqe_c(const goshmemi_ibgda_qpc_t *qp, uint64_t wqe_idx,
+                                            const goshmemi_ibgda_op_t *op, uint32_t ds, int ce)
 {
     void *sq = qp->sq_buf;
     uint32_t n = qp->sq_wqebb_cnt, idx = (uint32_t)wqe_idx;
@@ -198,11 +229,24 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_
     }
 }
 
-/* CE forced when WQEBBs [start, end) reach a half-ring boundary. */
+GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_idx, const goshmemi_ibgda_op_t *op,
+                                          uint32_t ds, int ce)
+{
+    goshmemi_ibgda_qpc_t c = goshmemi_ibgda_qpc(qp);
+    goshmemi_ibgda_build_wqe_c(&c, wqe_idx, op, ds, ce);
+}
+
+/* CE forced when WQEBBs [start, end) of a ring of sq_wqebb_cnt reach a
+ * half-ring boundary. */
+GOSHMEMI_FN int goshmemi_ibgda_crosses_half_n(uint32_t sq_wqebb_cnt, uint64_t start, uint64_t end)
+{
+    uint64_t half = sq_wqebb_cnt / 2 ? sq_wqebb_cnt / 2 : 1;
+    return start / half != end / half;
+}
+
 GOSHMEMI_FN int goshmemi_ibgda_crosses_half(const goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end)
 {
-    uint64_t half = qp->sq_wqebb_cnt / 2 ? qp->sq_wqebb_cnt / 2 : 1;
-    return start / half != end / half;
+    return goshmemi_ibgda_crosses_half_n(qp->sq_wqebb_cnt, start, end);
 }
 
 /* ---- host setup helpers (also callable on the device) ------------------- */
@@ -362,8 +406,9 @@ GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
 GOSHMEMI_FN int goshmemi_ibgda_wait_sq_space(goshmemi_ibgda_qp_t *qp, uint64_t end)
 {
     int rc = 0;
+    uint32_t cnt = qp->sq_wqebb_cnt; /* read before the acquires below invalidate the L1 */
     goshmemi_ibgda_waiter_t w = GOSHMEMI_IBGDA_WAITER_INIT;
-    while (end - goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx) > qp->sq_wqebb_cnt) {
+    while (end - goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx) > cnt) {
         if (goshmemi_ibgda_poll_cq(qp) < 0)
             rc = GOSHMEMI_IBGDA_ERR_CQE; /* keep waiting: the NIC flushes the rest */
         if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_waited(qp, &w)))
@@ -388,18 +433,38 @@ GOSHMEMI_FN uint64_t goshmemi_mlx5_db_val(uint32_t wqe_idx, uint8_t opcode, uint
 
 /* The doorbell sequence without the reservation-order wait (exclusive
  * owner): WQE stores -> doorbell record = end -> doorbell = `db`. */
+/* With GPU-scope ordering (the build default, for queues a ConnectX reads
+ * from GPU memory) the exclusive owner's ring has one ordering point: the
+ * WQE and doorbell-record stores, then one release, then the doorbell. The
+ * NIC acts on the doorbell, which carries the WQE index, and fetches the
+ * WQEs after it, so both stores are visible by then (the ordering of the
+ * seed's mini-gda, Table 4 of seed 000; rdma-core's mlx5 post_send also
+ * fences before the record, for its doorbell-record recovery, which no
+ * doorbell-driven post depends on). The system-scope build keeps both
+ * ordering points: it serves the soft NIC, which is driven by the doorbell
+ * record (a record ahead of its WQEs would hand it stale bytes). */
+GOSHMEMI_FN void goshmemi_ibgda_ring_c(const goshmemi_ibgda_qpc_t *qp, uint64_t end, uint64_t db)
+{
+#if GOSHMEMI_IBGDA_ORDER == 1
+    goshmemi_ibgda_store_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+#else
+    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+#endif
+    goshmemi_ibgda_release_db(qp->db, db);
+}
+
 GOSHMEMI_FN void goshmemi_ibgda_ring(goshmemi_ibgda_qp_t *qp, uint64_t end, uint64_t db)
 {
-    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
-    goshmemi_ibgda_release_db(qp->db, db);
+    goshmemi_ibgda_qpc_t c = goshmemi_ibgda_qpc(qp);
+    goshmemi_ibgda_ring_c(&c, end, db);
 }
 
 /* Publish WQEBBs [start, end) in reservation order and ring once. `db` is
  * goshmemi_mlx5_db_val of the last WQE in the range; `sig_end` is the end
  * of its last CE WQE, or 0. Returns 0, or GOSHMEMI_IBGDA_ERR_TIMEOUT when
  * an earlier reservation was not published in time (nothing published). */
-GOSHMEMI_FN int goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t db,
-                                       uint64_t sig_end)
+GOSHMEMI_FN int goshmemi_ibgda_publish_c(goshmemi_ibgda_qp_t *qp, const goshmemi_ibgda_qpc_t *c, uint64_t start,
+                                         uint64_t end, uint64_t db, uint64_t sig_end)
 {
     goshmemi_ibgda_waiter_t w = GOSHMEMI_IBGDA_WAITER_INIT;
     while (goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx) != start)
@@ -407,11 +472,27 @@ GOSHMEMI_FN int goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, 
             return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     if (sig_end)
         goshmemi_ibgda_max_u64(&qp->sq_signaled_idx, sig_end);
-    goshmemi_ibgda_release_dbr(&qp->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+    goshmemi_ibgda_release_dbr(&c->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
+#if GOSHMEMI_IBGDA_ORDER == 0
     /* successors may publish from here: the record is ordered before */
     goshmemi_ibgda_store_release_u64(&qp->sq_ready_idx, end);
-    goshmemi_ibgda_release_db(qp->db, db);
+    goshmemi_ibgda_store_db(c->db, db);
+#else
+    /* One fence orders the record before both sq_ready_idx (successors may
+     * publish from there: the record never moves backwards) and the
+     * doorbell: what two release stores would order, one fence fewer. */
+    goshmemi_ibgda_release_fence();
+    *(volatile uint64_t *)&qp->sq_ready_idx = end;
+    goshmemi_ibgda_store_db(c->db, db);
+#endif
     return 0;
+}
+
+GOSHMEMI_FN int goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end, uint64_t db,
+                                       uint64_t sig_end)
+{
+    goshmemi_ibgda_qpc_t c = goshmemi_ibgda_qpc(qp);
+    return goshmemi_ibgda_publish_c(qp, &c, start, end, db, sig_end);
 }
 
 /* ---- posting modes -------------------------------------------------------- */
@@ -424,13 +505,14 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
 {
     uint64_t total = 0, start, idx, sig_end = 0, db = 0;
     int i, rc;
+    goshmemi_ibgda_qpc_t c = goshmemi_ibgda_qpc(qp);
     for (i = 0; i < n; i++) {
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
         if (ds == 0)
             return GOSHMEMI_IBGDA_ERR_ARG;
         total += goshmemi_mlx5_ds_to_wqebb(ds);
     }
-    if (n <= 0 || total > qp->sq_wqebb_cnt / 2)
+    if (n <= 0 || total > c.sq_wqebb_cnt / 2)
         return GOSHMEMI_IBGDA_ERR_ARG;
     start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total);
     rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
@@ -439,14 +521,14 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
     for (i = 0, idx = start; i < n; i++) {
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
         uint64_t end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
-        int ce = ops[i].signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
-        goshmemi_ibgda_build_wqe(qp, idx, &ops[i], ds, ce);
+        int ce = ops[i].signaled || goshmemi_ibgda_crosses_half_n(c.sq_wqebb_cnt, idx, end);
+        goshmemi_ibgda_build_wqe_c(&c, idx, &ops[i], ds, ce);
         if (ce)
             sig_end = end;
-        db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, qp->qpn, ds);
+        db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, c.qpn, ds);
         idx = end;
     }
-    if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_publish(qp, start, start + total, db, sig_end) != 0))
+    if (GOSHMEMI_UNLIKELY(goshmemi_ibgda_publish_c(qp, &c, start, start + total, db, sig_end) != 0))
         return GOSHMEMI_IBGDA_ERR_TIMEOUT;
     if (rc == 0 && qp->err)
         rc = GOSHMEMI_IBGDA_ERR_CQE;
@@ -473,6 +555,7 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
     uint32_t ds = goshmemi_ibgda_op_ds(op), nbb = goshmemi_mlx5_ds_to_wqebb(ds), off, total, k;
     int rc = 0;
     unsigned long long start = 0;
+    goshmemi_ibgda_qpc_t c = goshmemi_ibgda_qpc(qp);
     asm("mov.u32 %0, %%laneid;" : "=r"(lane));
     if (__any_sync(mask, ds == 0))
         return GOSHMEMI_IBGDA_ERR_ARG;
@@ -495,7 +578,7 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
                 total += v;
             }
     }
-    if (total > qp->sq_wqebb_cnt / 2)
+    if (total > c.sq_wqebb_cnt / 2)
         return GOSHMEMI_IBGDA_ERR_ARG;
     if (lane == leader) {
         start = goshmemi_ibgda_fetch_add_u64(&qp->sq_resv_idx, total);
@@ -507,18 +590,18 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
         return rc;
     {
         uint64_t idx = start + off, end = idx + nbb;
-        int ce = op->signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
+        int ce = op->signaled || goshmemi_ibgda_crosses_half_n(c.sq_wqebb_cnt, idx, end);
         uint32_t max_sig = __reduce_max_sync(mask, ce ? off + nbb : 0u);
         uint32_t last_off = __shfl_sync(mask, off, lastl);
         uint32_t last_ds = __shfl_sync(mask, ds, lastl);
         uint32_t last_opc = __shfl_sync(mask, (uint32_t)op->opcode, lastl);
-        goshmemi_ibgda_build_wqe(qp, idx, op, ds, ce);
+        goshmemi_ibgda_build_wqe_c(&c, idx, op, ds, ce);
         __syncwarp(mask);
         if (lane == leader &&
-            goshmemi_ibgda_publish(qp, start, start + total,
-                                   goshmemi_mlx5_db_val((uint32_t)(start + last_off), (uint8_t)last_opc, qp->qpn,
-                                                        last_ds),
-                                   max_sig ? start + max_sig : 0) != 0)
+            goshmemi_ibgda_publish_c(qp, &c, start, start + total,
+                                     goshmemi_mlx5_db_val((uint32_t)(start + last_off), (uint8_t)last_opc, c.qpn,
+                                                          last_ds),
+                                     max_sig ? start + max_sig : 0) != 0)
             rc = GOSHMEMI_IBGDA_ERR_TIMEOUT;
     }
     if (rc == 0 && lane == leader && *(volatile uint64_t *)&qp->err)
@@ -580,6 +663,7 @@ GOSHMEMI_FN int goshmemi_ibgda_post_warp(goshmemi_ibgda_qp_t *qp, const goshmemi
  * goshmemi_ibgda_excl_end. */
 typedef struct goshmemi_ibgda_excl {
     goshmemi_ibgda_qp_t *qp;
+    goshmemi_ibgda_qpc_t c; /* the descriptor words, read once at begin */
     uint64_t resv; /* WQEBBs posted (== sq_resv_idx == sq_ready_idx) */
     uint64_t done; /* cached sq_done_idx (refreshed when the ring looks full) */
     uint64_t sig;  /* sq_signaled_idx */
@@ -589,6 +673,7 @@ GOSHMEMI_FN goshmemi_ibgda_excl_t goshmemi_ibgda_excl_begin(goshmemi_ibgda_qp_t 
 {
     goshmemi_ibgda_excl_t h;
     h.qp = qp;
+    h.c = goshmemi_ibgda_qpc(qp);
     h.resv = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
     h.done = goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx);
     h.sig = goshmemi_ibgda_load_acquire_u64(&qp->sq_signaled_idx);
@@ -610,9 +695,9 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const g
             return GOSHMEMI_IBGDA_ERR_ARG;
         total += goshmemi_mlx5_ds_to_wqebb(ds);
     }
-    if (n <= 0 || total > qp->sq_wqebb_cnt / 2)
+    if (n <= 0 || total > h->c.sq_wqebb_cnt / 2)
         return GOSHMEMI_IBGDA_ERR_ARG;
-    if (GOSHMEMI_UNLIKELY(start + total - h->done > qp->sq_wqebb_cnt)) {
+    if (GOSHMEMI_UNLIKELY(start + total - h->done > h->c.sq_wqebb_cnt)) {
         rc = goshmemi_ibgda_wait_sq_space(qp, start + total);
         if (rc == GOSHMEMI_IBGDA_ERR_TIMEOUT)
             return rc;
@@ -621,11 +706,11 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const g
     for (i = 0, idx = start; i < n; i++) {
         uint32_t ds = goshmemi_ibgda_op_ds(&ops[i]);
         uint64_t end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
-        int ce = ops[i].signaled || goshmemi_ibgda_crosses_half(qp, idx, end);
-        goshmemi_ibgda_build_wqe(qp, idx, &ops[i], ds, ce);
+        int ce = ops[i].signaled || goshmemi_ibgda_crosses_half_n(h->c.sq_wqebb_cnt, idx, end);
+        goshmemi_ibgda_build_wqe_c(&h->c, idx, &ops[i], ds, ce);
         if (ce)
             h->sig = end;
-        db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, qp->qpn, ds);
+        db = goshmemi_mlx5_db_val((uint32_t)idx, ops[i].opcode, h->c.qpn, ds);
         idx = end;
     }
     h->resv = idx;
@@ -637,7 +722,7 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const g
     if (h->sig != sig0)
         *(volatile uint64_t *)&qp->sq_signaled_idx = h->sig;
     *(volatile uint64_t *)&qp->sq_ready_idx = idx;
-    goshmemi_ibgda_ring(qp, idx, db);
+    goshmemi_ibgda_ring_c(&h->c, idx, db);
     return rc;
 }
 
