@@ -150,6 +150,29 @@ typedef enum CUmemorytype_enum {
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_EVENT_INTERPROCESS 0x4
 
+/* Ref: cuda.h CUstreamBatchMemOpType, union CUstreamBatchMemOpParams_union (48 bytes:
+ * pad[6]), struct CUstreamMemOpWriteValueParams_st, cuStreamBatchMemOp_v2 (CUDA 11.7+). */
+#define CU_STREAM_MEM_OP_WRITE_VALUE_64 5
+typedef union CUstreamBatchMemOpParams_union {
+	unsigned int operation;
+	struct CUstreamMemOpWriteValueParams_st {
+		unsigned int operation;
+		CUdeviceptr address;
+		union {
+			uint32_t value;
+			uint64_t value64;
+		};
+		unsigned int flags;
+		CUdeviceptr alias;
+	} writeValue;
+	uint64_t pad[6];
+} CUstreamBatchMemOpParams;
+_Static_assert(sizeof(CUstreamBatchMemOpParams) == 48, "CUstreamBatchMemOpParams is 48 bytes (pad[6])");
+_Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, address) == 8, "writeValue.address");
+_Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, value64) == 16, "writeValue.value64");
+_Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, flags) == 24, "writeValue.flags");
+_Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, alias) == 32, "writeValue.alias");
+
 /* ---- function pointer typedefs ------------------------------------------ */
 /* One per driver entry point, named PFN_<symbol> after the exported symbol
  * that shim.c resolves first. Signatures: the driver API reference page of
@@ -215,6 +238,7 @@ typedef CUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *numBloc
 								    int blockSize, size_t dynamicSMemSize);
 
 typedef CUresult (*PFN_cuStreamCreate)(CUstream *phStream, unsigned int Flags);
+typedef CUresult (*PFN_cuStreamCreateWithPriority)(CUstream *phStream, unsigned int flags, int priority);
 typedef CUresult (*PFN_cuStreamSynchronize)(CUstream hStream);
 typedef CUresult (*PFN_cuStreamDestroy_v2)(CUstream hStream);
 typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
@@ -222,6 +246,8 @@ typedef CUresult (*PFN_cuMemcpyDtoDAsync_v2)(CUdeviceptr dstDevice, CUdeviceptr 
 /* Ref: cuda.h cuStreamWriteValue64_v2 (CUDA 11.7+; CU_STREAM_WRITE_VALUE_DEFAULT = 0: the
  * write is ordered after all prior work of the stream, with a memory barrier before it). */
 typedef CUresult (*PFN_cuStreamWriteValue64_v2)(CUstream stream, CUdeviceptr addr, uint64_t value, unsigned int flags);
+typedef CUresult (*PFN_cuStreamBatchMemOp_v2)(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray,
+					      unsigned int flags);
 
 typedef CUresult (*PFN_cuEventCreate)(CUevent *phEvent, unsigned int Flags);
 typedef CUresult (*PFN_cuEventRecord)(CUevent hEvent, CUstream hStream);

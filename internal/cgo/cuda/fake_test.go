@@ -342,6 +342,27 @@ func TestFakeDriver(t *testing.T) {
 		assert.False(t, IsStickyFault(c0.Synchronize()), "(the fake clears it; the real driver would not)")
 	})
 
+	t.Run("stream writes", func(t *testing.T) {
+		s, err := c0.StreamCreateWithPriority(StreamNonBlocking, StreamPriorityHighest)
+		require.NoError(t, err)
+		defer s.Destroy()
+		buf, err := c0.MemAlloc(8 * 4)
+		require.NoError(t, err)
+		defer c0.MemFree(buf)
+		require.NoError(t, s.WriteValue64(buf, 7))
+		addr := []DevicePtr{buf + 8, buf + 16, buf + 24, buf + 8} // the last write to a word wins: in order
+		require.NoError(t, s.WriteValues64(addr, []uint64{1, 2, 3, 4}, 0))
+		require.NoError(t, s.Synchronize())
+		var got [4]uint64
+		require.NoError(t, c0.MemcpyDtoH(unsafe.Pointer(&got[0]), buf, len(got)*8))
+		assert.Equal(t, [4]uint64{7, 4, 2, 3}, got)
+		assert.True(t, errors.Is(s.WriteValues64(addr, []uint64{1}, 0), errs.ErrInvalidArgument), "count mismatch")
+		assert.True(t, errors.Is(s.WriteValues64(nil, nil, 0), errs.ErrInvalidArgument), "empty batch")
+		big := make([]DevicePtr, MaxBatchWrites+1)
+		err = s.WriteValues64(big, make([]uint64, len(big)), 0)
+		assert.ErrorContains(t, err, "want the same count in [1, 256]")
+	})
+
 	t.Run("events", func(t *testing.T) {
 		s, err := c0.StreamCreate(StreamDefault)
 		require.NoError(t, err)

@@ -57,6 +57,7 @@
 	X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", NULL) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL) \
 	X(cuStreamCreate, "cuStreamCreate", NULL) \
+	X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", NULL) \
 	X(cuStreamSynchronize, "cuStreamSynchronize", NULL) \
 	X(cuStreamDestroy_v2, "cuStreamDestroy_v2", NULL) \
 	X(cuEventCreate, "cuEventCreate", NULL) \
@@ -66,7 +67,8 @@
 	X(cuEventDestroy_v2, "cuEventDestroy_v2", NULL) \
 	X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", NULL) \
 	X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2", NULL) \
-	X(cuStreamWriteValue64_v2, "cuStreamWriteValue64_v2", "cuStreamWriteValue64")
+	X(cuStreamWriteValue64_v2, "cuStreamWriteValue64_v2", "cuStreamWriteValue64") \
+	X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp_v2", "cuStreamBatchMemOp")
 
 static struct {
 #define GOSHMEMI_FIELD(f, a, b) PFN_##f f;
@@ -381,6 +383,12 @@ int goshmemi_cuStreamCreate(CUcontext ctx, CUstream *s, unsigned int flags)
 	return cu.cuStreamCreate(s, flags);
 }
 
+int goshmemi_cuStreamCreateWithPriority(CUcontext ctx, CUstream *s, unsigned int flags, int priority)
+{
+	SETCTX(ctx);
+	return cu.cuStreamCreateWithPriority(s, flags, priority);
+}
+
 int goshmemi_cuStreamSynchronize(CUcontext ctx, CUstream s)
 {
 	SETCTX(ctx);
@@ -440,4 +448,22 @@ int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, u
 {
 	SETCTX(ctx);
 	return cu.cuStreamWriteValue64_v2(s, addr, v, flags);
+}
+
+int goshmemi_cuStreamWriteValues64(CUcontext ctx, CUstream s, unsigned int n, const CUdeviceptr *addr,
+				   const uint64_t *v, unsigned int flags)
+{
+	CUstreamBatchMemOpParams p[GOSHMEMI_MAX_BATCH_WRITES];
+	unsigned int i;
+	if (n == 0 || n > GOSHMEMI_MAX_BATCH_WRITES)
+		return CUDA_ERROR_INVALID_VALUE;
+	SETCTX(ctx);
+	memset(p, 0, n * sizeof p[0]);
+	for (i = 0; i < n; i++) {
+		p[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+		p[i].writeValue.address = addr[i];
+		p[i].writeValue.value64 = v[i];
+		p[i].writeValue.flags = flags;
+	}
+	return cu.cuStreamBatchMemOp_v2(s, n, p, 0);
 }

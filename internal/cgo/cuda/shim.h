@@ -95,6 +95,7 @@ int goshmemi_launch(CUcontext ctx, CUfunction f,
 int goshmemi_cuOccupancyMaxActiveBlocksPerMultiprocessor(CUcontext ctx, int *n, CUfunction f, int block, size_t smem);
 
 int goshmemi_cuStreamCreate(CUcontext ctx, CUstream *s, unsigned int flags);
+int goshmemi_cuStreamCreateWithPriority(CUcontext ctx, CUstream *s, unsigned int flags, int priority);
 int goshmemi_cuStreamSynchronize(CUcontext ctx, CUstream s);
 int goshmemi_cuStreamDestroy(CUcontext ctx, CUstream s);
 int goshmemi_cuEventCreate(CUcontext ctx, CUevent *e, unsigned int flags);
@@ -105,5 +106,9 @@ int goshmemi_cuEventDestroy(CUcontext ctx, CUevent e);
 int goshmemi_cuMemcpyHtoDAsync(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n, CUstream s);
 int goshmemi_cuMemcpyDtoDAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, uint64_t v, unsigned int flags);
+/* n (1..GOSHMEMI_MAX_BATCH_WRITES) 8-byte stream writes in one cuStreamBatchMemOp_v2 call. */
+#define GOSHMEMI_MAX_BATCH_WRITES 256
+int goshmemi_cuStreamWriteValues64(CUcontext ctx, CUstream s, unsigned int n, const CUdeviceptr *addr,
+				   const uint64_t *v, unsigned int flags);
 
 #endif /* GOSHMEMI_CUDA_SHIM_H */

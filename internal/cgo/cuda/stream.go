@@ -39,6 +39,26 @@ func (c *Context) StreamCreate(flags uint) (Stream, error) {
 	return Stream{ctx: c, h: s}, nil
 }
 
+// StreamCreateWithPriority is StreamCreate with a scheduling priority
+// (cuStreamCreateWithPriority): lower numbers are higher priorities, and the
+// driver clamps values outside cuCtxGetStreamPriorityRange's range, so
+// StreamPriorityHighest asks for the highest there is.
+func (c *Context) StreamCreateWithPriority(flags uint, priority int) (Stream, error) {
+	h, err := c.live("cuStreamCreateWithPriority")
+	if err != nil {
+		return Stream{}, err
+	}
+	var s C.CUstream
+	if err := check(C.goshmemi_cuStreamCreateWithPriority(h, &s, C.uint(flags), C.int(priority)), "cuStreamCreateWithPriority"); err != nil {
+		return Stream{}, err
+	}
+	return Stream{ctx: c, h: s}, nil
+}
+
+// StreamPriorityHighest is a priority at or above the device's highest
+// (the driver clamps it).
+const StreamPriorityHighest = -1000
+
 // Synchronize waits for the stream's work (cuStreamSynchronize); a kernel
 // fault in it is reported here (IsStickyFault). The zero Stream cannot say
 // which context to wait for: use Context.Synchronize.
@@ -172,6 +192,41 @@ func (s Stream) MemcpyDtoDAsync(dst, src DevicePtr, n int) error {
 // (cuStreamWriteValue64_v2, CU_STREAM_WRITE_VALUE_DEFAULT).
 // Ref: CUDA Driver API, Stream Memory Operations.
 func (s Stream) WriteValue64(addr DevicePtr, v uint64) error {
+	return s.WriteValue64Flags(addr, v, 0)
+}
+
+// MaxBatchWrites is the most writes one WriteValues64 call takes.
+const MaxBatchWrites = C.GOSHMEMI_MAX_BATCH_WRITES
+
+// WriteValues64 queues len(addr) WriteValue64Flags writes (addr[i] = v[i], in
+// order, each behind the stream's earlier work) with one driver call,
+// cuStreamBatchMemOp_v2: the driver queues one batch of memory operations
+// instead of one submission per write. 1 <= len(addr) == len(v) <=
+// MaxBatchWrites.
+func (s Stream) WriteValues64(addr []DevicePtr, v []uint64, flags uint) error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamBatchMemOp: the zero Stream has no context")
+	}
+	if len(addr) != len(v) || len(addr) == 0 || len(addr) > MaxBatchWrites {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamBatchMemOp: %d addresses and %d values; want the same count in [1, %d]",
+			len(addr), len(v), MaxBatchWrites)
+	}
+	h, err := s.ctx.live("cuStreamBatchMemOp")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuStreamWriteValues64(h, s.h, C.uint(len(addr)), (*C.CUdeviceptr)(unsafe.Pointer(&addr[0])),
+		(*C.uint64_t)(unsafe.Pointer(&v[0])), C.uint(flags)), "cuStreamBatchMemOp_v2")
+}
+
+// WriteValueNoMemoryBarrier is CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: the
+// write may be reordered with the stream's earlier writes (no fence before
+// it).
+const WriteValueNoMemoryBarrier = 0x1
+
+// WriteValue64Flags is WriteValue64 with cuStreamWriteValue64's flags
+// (0 or WriteValueNoMemoryBarrier).
+func (s Stream) WriteValue64Flags(addr DevicePtr, v uint64, flags uint) error {
 	if s.ctx == nil {
 		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamWriteValue64: the zero Stream has no context")
 	}
@@ -179,5 +234,5 @@ func (s Stream) WriteValue64(addr DevicePtr, v uint64) error {
 	if err != nil {
 		return err
 	}
-	return check(C.goshmemi_cuStreamWriteValue64(h, s.h, C.CUdeviceptr(addr), C.uint64_t(v), 0), "cuStreamWriteValue64_v2")
+	return check(C.goshmemi_cuStreamWriteValue64(h, s.h, C.CUdeviceptr(addr), C.uint64_t(v), C.uint(flags)), "cuStreamWriteValue64_v2")
 }

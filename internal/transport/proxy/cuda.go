@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -69,17 +73,83 @@ func (m *CUDAMemory) Close() error {
 
 // CUDABackend submits one worker's requests on its own CUDA stream: copies
 // (cuMemcpy*Async) between the GPU heaps this process mapped with CUDA IPC,
-// aligned 8-byte inline puts and completion words as stream memory writes
-// (cuStreamWriteValue64), atomics as the host API's one-thread atomic
-// kernels, all in stream order.
+// aligned 8-byte inline puts and completion words as stream memory writes,
+// atomics as the host API's one-thread atomic kernels, all in stream order.
+//
+// The stream has the device's highest priority, and consecutive memory
+// writes (a chain's inline puts and its completion word) go to the driver
+// as one batch (cuStreamBatchMemOp) at the next other operation or at
+// Flush, the end of the chain: on the H200, while 64 CTAs of the user's
+// kernel waited on the proxy, each separately submitted write took the
+// driver 120 us (2 us with 8 CTAs); at the highest priority 20 us
+// (bench/results/2026-11-29-233800-gpu-h200x2-ibgda-proxy-diag; batched:
+// 2026-11-29-235800-gpu-h200x2-proxy-batch).
 type CUDABackend struct {
 	gpu     *cudatr.Transport
 	s       cuda.Stream
 	scratch Ptr // out word of atomics without a result
 	mem     *CUDAMemory
 	// copyInline: 8-byte inline puts go as copies too (set once the
-	// driver refused a stream write to a peer heap; see PutInline)
-	copyInline bool
+	// driver refused a stream write to a peer heap; see PutInline);
+	// inlineOK: a stream write to a peer heap was accepted once (after
+	// that, inline puts join the batch)
+	copyInline, inlineOK bool
+	// the pending batch of stream writes (addr[i] = val[i], in order)
+	addr []cuda.DevicePtr
+	val  []uint64
+	// timers: driver time per kind of call (the worker's thread only;
+	// read by Timings after the worker stopped)
+	timers [nCallKinds]callTimer
+	writes uint64 // stream writes submitted in batches
+}
+
+// The kinds of backend call Timings reports.
+const (
+	callPut = iota
+	callPutInline
+	callGet
+	callGetReply
+	callAtomic
+	callWriteBatch
+	nCallKinds
+)
+
+var callNames = [nCallKinds]string{"put", "put_inline (copy)", "get", "get_reply", "atomic", "write batch"}
+
+// callTimer is the time spent in one kind of backend call.
+type callTimer struct {
+	n          uint64
+	total, max time.Duration
+}
+
+func (b *CUDABackend) timed(k int, t0 time.Time) {
+	d := time.Since(t0)
+	t := &b.timers[k]
+	t.n++
+	t.total += d
+	if d > t.max {
+		t.max = d
+	}
+}
+
+// Timings says how long each kind of call took in the driver (count, mean,
+// max): the proxy worker's statistics print it with GOSHMEM_INFO=1.
+func (b *CUDABackend) Timings() string {
+	var parts []string
+	for k, t := range b.timers {
+		if t.n == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d x %.2f us (max %.1f us)", callNames[k], t.n,
+			float64(t.total.Nanoseconds())/float64(t.n)/1e3, float64(t.max.Nanoseconds())/1e3))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if n := b.timers[callWriteBatch].n; n > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f stream writes per batch", float64(b.writes)/float64(n)))
+	}
+	return "driver time per call: " + strings.Join(parts, ", ")
 }
 
 // NewCUDABackend makes a backend with a new non-blocking stream, and loads
@@ -97,11 +167,18 @@ type CUDABackend struct {
 // Ref: CUDA C++ Programming Guide, "Lazy Loading", Potential Hazards
 // (concurrent execution: loading kernels might require context synchronization).
 func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
-	s, err := gpu.Ctx.StreamCreate(cuda.StreamNonBlocking)
+	var s cuda.Stream
+	var err error
+	if os.Getenv("GOSHMEM_PROXY_STREAM_PRIORITY") == "normal" { // diagnostic: the default priority
+		s, err = gpu.Ctx.StreamCreate(cuda.StreamNonBlocking)
+	} else {
+		s, err = gpu.Ctx.StreamCreateWithPriority(cuda.StreamNonBlocking, cuda.StreamPriorityHighest)
+	}
 	if err != nil {
 		return nil, err
 	}
-	b := &CUDABackend{gpu: gpu, s: s, mem: &CUDAMemory{Ctx: gpu.Ctx}}
+	b := &CUDABackend{gpu: gpu, s: s, mem: &CUDAMemory{Ctx: gpu.Ctx},
+		addr: make([]cuda.DevicePtr, 0, cuda.MaxBatchWrites), val: make([]uint64, 0, cuda.MaxBatchWrites)}
 	if b.scratch, err = b.mem.Device(64); err != nil {
 		_ = s.Destroy()
 		return nil, err
@@ -137,6 +214,28 @@ func primeAtomics(l atomicLauncher, s cuda.Stream, scratch uint64) error {
 	return nil
 }
 
+// queue adds the stream write addr = v to the pending batch.
+func (b *CUDABackend) queue(addr cuda.DevicePtr, v uint64) error {
+	b.addr = append(b.addr, addr)
+	b.val = append(b.val, v)
+	if len(b.addr) == cuda.MaxBatchWrites {
+		return b.flushWrites()
+	}
+	return nil
+}
+
+// flushWrites submits the pending stream writes (one driver call).
+func (b *CUDABackend) flushWrites() error {
+	if len(b.addr) == 0 {
+		return nil
+	}
+	defer b.timed(callWriteBatch, time.Now())
+	err := b.s.WriteValues64(b.addr, b.val, 0)
+	b.writes += uint64(len(b.addr))
+	b.addr, b.val = b.addr[:0], b.val[:0]
+	return err
+}
+
 func (b *CUDABackend) peer(pe int, off uint64) (cuda.DevicePtr, error) {
 	base := b.gpu.PeerAddr(pe)
 	if base == 0 {
@@ -150,6 +249,10 @@ func (b *CUDABackend) Name() string { return "cuda (IPC-mapped heaps, stream-ord
 
 // Put implements Backend.
 func (b *CUDABackend) Put(pe int, dst, src uint64, n int) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callPut, time.Now())
 	d, err := b.peer(pe, dst)
 	if err != nil {
 		return err
@@ -159,12 +262,12 @@ func (b *CUDABackend) Put(pe int, dst, src uint64, n int) error {
 
 // PutInline implements Backend. An aligned 8-byte payload (p, barrier
 // arrivals, the 8-byte puts of the message-rate rows) is a stream write of
-// its value (cuStreamWriteValue64 to the peer's mapped heap, after a
-// memory barrier, in stream order like the copies): no copy-engine launch
-// and no DMA read of the ring slot, so one request costs the GPU one
-// front-end operation. The value is read from the slot now (the descriptor
-// is valid; the slot is not reused before the ring's counter passes it).
-// Other sizes are copies from the slot. Should the driver refuse a stream
+// its value to the peer's mapped heap (each with the memory barrier before
+// it, in stream order like the copies), queued into the pending batch: no
+// copy-engine launch and no DMA read of the ring slot. The value is read
+// from the slot now (the descriptor is valid; the slot is not reused before
+// the ring's counter passes it). Other sizes are copies from the slot. The
+// first such write is submitted alone: should the driver refuse a stream
 // write to a peer heap, the backend falls back to copies for good.
 func (b *CUDABackend) PutInline(pe int, dst uint64, data Ptr, n int) error {
 	d, err := b.peer(pe, dst)
@@ -172,16 +275,32 @@ func (b *CUDABackend) PutInline(pe int, dst uint64, data Ptr, n int) error {
 		return err
 	}
 	if n == 8 && d%8 == 0 && !b.copyInline {
-		if err := b.s.WriteValue64(d, atomic.LoadUint64((*uint64)(data.Host))); err == nil {
+		v := atomic.LoadUint64((*uint64)(data.Host))
+		if b.inlineOK {
+			return b.queue(d, v)
+		}
+		if err := b.flushWrites(); err != nil {
+			return err
+		}
+		if err := b.s.WriteValue64(d, v); err == nil {
+			b.inlineOK = true
 			return nil
 		}
 		b.copyInline = true
 	}
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callPutInline, time.Now())
 	return b.s.MemcpyHtoDAsync(d, data.Host, n)
 }
 
 // Get implements Backend.
 func (b *CUDABackend) Get(pe int, src, dst uint64, n int) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callGet, time.Now())
 	s, err := b.peer(pe, src)
 	if err != nil {
 		return err
@@ -191,6 +310,10 @@ func (b *CUDABackend) Get(pe int, src, dst uint64, n int) error {
 
 // GetReply implements Backend.
 func (b *CUDABackend) GetReply(pe int, src uint64, n int, out Ptr) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callGetReply, time.Now())
 	s, err := b.peer(pe, src)
 	if err != nil {
 		return err
@@ -200,6 +323,10 @@ func (b *CUDABackend) GetReply(pe int, src uint64, n int, out Ptr) error {
 
 // Atomic implements Backend.
 func (b *CUDABackend) Atomic(pe int, off uint64, op transport.AMO, width int, v, cmp uint64, out Ptr) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callAtomic, time.Now())
 	a, err := b.peer(pe, off)
 	if err != nil {
 		return err
@@ -211,16 +338,17 @@ func (b *CUDABackend) Atomic(pe int, off uint64, op transport.AMO, width int, v,
 	return b.gpu.AtomicAsync(b.s, op, width, a, v, cmp, cuda.DevicePtr(o))
 }
 
-// WriteWord implements Backend.
+// WriteWord implements Backend: a stream write of the pending batch (it
+// reaches the GPU at the next other operation or Flush).
 func (b *CUDABackend) WriteWord(p Ptr, v uint64) error {
-	return b.s.WriteValue64(cuda.DevicePtr(p.Dev), v)
+	return b.queue(cuda.DevicePtr(p.Dev), v)
 }
 
-// Flush implements Backend: every call above was submitted already.
-func (b *CUDABackend) Flush() error { return nil }
+// Flush implements Backend: the pending stream writes go to the driver.
+func (b *CUDABackend) Flush() error { return b.flushWrites() }
 
 // Close implements Backend.
 func (b *CUDABackend) Close() error {
-	err := b.s.Synchronize()
-	return errors.Join(err, b.s.Destroy(), b.mem.Close())
+	err := b.flushWrites()
+	return errors.Join(err, b.s.Synchronize(), b.s.Destroy(), b.mem.Close())
 }

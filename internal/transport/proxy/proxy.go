@@ -12,10 +12,13 @@
 // ring of its own with the tuned single-producer protocol, so a latency-
 // sensitive context never queues behind bulk traffic. Placement (the device
 // relies on it, proxy.h): ring c-1 is context c's (c >= 1), the default
-// context's rings follow. Workers own disjoint sets of rings (the default
-// context's j-th ring -> worker j mod Workers, context c's -> worker
-// (Rings+c-1) mod Workers) and chain up to Batch requests per submission
-// (one counter write for the chain).
+// context's rings follow. Workers own disjoint sets of rings and chain up to
+// Batch requests per submission (one counter write for the chain). With one
+// worker it serves every ring; with T >= 2 the last worker serves only the
+// other contexts' reserved rings and the default context's j-th ring goes
+// to worker j mod (T-1): a reserved context then shares neither a ring nor
+// a worker with the default context's bulk traffic (on the H200 one worker
+// busy with bulk chains held a reserved ring's round trip at 280 ms).
 //
 // Faults: a request for an invalid PE, offset or op is rejected: the ring's
 // counter gets DoneErr (the device's next quiet of that context traps with
@@ -222,9 +225,12 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 	confs := make([]ringConfig, nr)
 	for i := 0; i < nr; i++ {
 		// ring c-1 is context c's; the default context's rings follow
-		ctx, worker := i+1, (cfg.Rings+i)%cfg.Workers
+		ctx, worker := i+1, cfg.Workers-1
 		if i >= cfg.Contexts-1 {
-			ctx, worker = 0, (i-(cfg.Contexts-1))%cfg.Workers
+			ctx, worker = 0, 0
+			if cfg.Workers > 1 {
+				worker = (i - (cfg.Contexts - 1)) % (cfg.Workers - 1)
+			}
 		}
 		r := &ring{idx: i, ctx: ctx, worker: worker, log2: log2}
 		if r.slots, err = mem.Pinned(cfg.Slots * slotSize); err != nil {
@@ -430,6 +436,11 @@ func (p *Proxy) Stats() string {
 		}
 		fmt.Fprintf(&b, "proxy worker %d: %d requests in %d chains (%.1f per chain), %v submitting (%.1f us per chain)\n",
 			w.id, w.reqs, w.chains, per, w.submit.Round(time.Microsecond), us)
+		if t, ok := w.be.(interface{ Timings() string }); ok {
+			if s := t.Timings(); s != "" {
+				fmt.Fprintf(&b, "proxy worker %d: %s\n", w.id, s)
+			}
+		}
 	}
 	return b.String()
 }

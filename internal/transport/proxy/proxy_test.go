@@ -500,8 +500,9 @@ func TestBadContextTraps(t *testing.T) {
 }
 
 // Placement rule the device relies on (proxy.h): ring c-1 is context c's,
-// the default context's rings follow; workers as before (the default
-// context's j-th ring on worker j mod T, context c's on (R+c-1) mod T).
+// the default context's rings follow. Workers: with T >= 2 the last one
+// serves only the reserved rings of contexts >= 1, the default context's
+// j-th ring is on worker j mod (T-1); with T = 1 every ring is on worker 0.
 func TestRingPlacement(t *testing.T) {
 	j := newJob(t, 1, proxy.Config{Workers: 3, Rings: 4, Contexts: 5, Slots: 8}, false)
 	p := j.proxies[0]
@@ -510,12 +511,18 @@ func TestRingPlacement(t *testing.T) {
 		ctx, w := p.RingOf(i)
 		if i < 4 {
 			assert.Equal(t, i+1, ctx, "ring %d", i)
-			assert.Equal(t, (4+i)%3, w, "ring %d", i)
+			assert.Equal(t, 2, w, "ring %d: reserved rings on the last worker", i)
 		} else {
 			assert.Equal(t, 0, ctx, "ring %d", i)
-			assert.Equal(t, (i-4)%3, w, "ring %d", i)
+			assert.Equal(t, (i-4)%2, w, "ring %d: default rings on workers 0..T-2", i)
 		}
 	}
 	assert.Equal(t, []int{4, 5, 6, 7}, p.RingsOf(0))
 	assert.Equal(t, []int{1}, p.RingsOf(2))
+
+	one := newJob(t, 1, proxy.Config{Workers: 1, Rings: 2, Contexts: 3, Slots: 8}, false).proxies[0]
+	for i := 0; i < one.NumRings(); i++ {
+		_, w := one.RingOf(i)
+		assert.Equal(t, 0, w, "ring %d with one worker", i)
+	}
 }

@@ -526,6 +526,13 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
+/* Priorities are accepted and ignored (the driver clamps them to its range). */
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
+{
+	(void)priority;
+	return cuStreamCreate(s, flags);
+}
+
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
 	(void)s;
@@ -602,5 +609,22 @@ EXPORT CUresult cuStreamWriteValue64_v2(CUstream st, CUdeviceptr addr, uint64_t 
 	(void)flags;
 	NEED_CTX();
 	__atomic_store_n((unsigned long long *)(uintptr_t)addr, v, __ATOMIC_RELEASE);
+	return CUDA_SUCCESS;
+}
+
+/* Write-value-64 operations only (what goshmem submits), in order. */
+EXPORT CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned int count, CUstreamBatchMemOpParams *p, unsigned int flags)
+{
+	unsigned int i;
+	(void)st;
+	NEED_CTX();
+	if (flags != 0 || count == 0 || count > 256)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < count; i++)
+		if (p[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64)
+			return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < count; i++)
+		__atomic_store_n((unsigned long long *)(uintptr_t)p[i].writeValue.address, p[i].writeValue.value64,
+				 __ATOMIC_RELEASE);
 	return CUDA_SUCCESS;
 }
