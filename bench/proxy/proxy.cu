@@ -10,12 +10,6 @@
 #define GOSHMEM_REMOTE_TRANSPORTS /* the proxy path is what this file measures (remote.h) */
 #include <goshmem.h>
 
-__device__ __forceinline__ unsigned long long px_gtimer()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 __device__ __forceinline__ long long px_clock()
 {
     long long c;
@@ -24,14 +18,14 @@ __device__ __forceinline__ long long px_clock()
 }
 __device__ __forceinline__ void px_meta_begin(unsigned long long *meta, unsigned long long *g0, long long *k0)
 {
-    *g0 = px_gtimer();
+    *g0 = goshmemi_now_ns();
     *k0 = px_clock();
     (void)meta;
 }
 __device__ __forceinline__ void px_meta_end(unsigned long long *meta, unsigned long long g0, long long k0)
 {
     meta[0] = g0;
-    meta[1] = px_gtimer();
+    meta[1] = goshmemi_now_ns();
     meta[2] = (unsigned long long)k0;
     meta[3] = (unsigned long long)px_clock();
 }
@@ -138,12 +132,12 @@ extern "C" __global__ void px_pingpong(uint64_t *flag, int me, int peer, int ctx
 extern "C" __global__ void px_rate(char *dst, const char *src, int peer, int per_cta, unsigned long long *meta)
 {
     if (threadIdx.x != 0) return;
-    unsigned long long t0 = px_gtimer();
+    unsigned long long t0 = goshmemi_now_ns();
     char *d = dst + 8 * (blockIdx.x % 4096);
     for (int k = 0; k < per_cta; k++) goshmem_putmem_nbi(d, src, 8, peer);
     goshmem_ctx_quiet(GOSHMEM_CTX_DEFAULT);
     meta[2 * blockIdx.x] = t0;
-    meta[2 * blockIdx.x + 1] = px_gtimer();
+    meta[2 * blockIdx.x + 1] = goshmemi_now_ns();
 }
 
 /* Loaded round trip: CTAs [0, bg) stream 8-byte nbi puts to the peer on the
