@@ -31,7 +31,7 @@ extern "C" __global__ void cxi_phases(double *out, long long iters, int phases, 
     __shared__ unsigned long long done;
     if (threadIdx.x == 0) { rc = 0; done = 0; }
     __syncthreads();
-    unsigned long long t0 = goshmemi_cxi_now_ns();
+    unsigned long long t0 = goshmemi_now_ns();
     double x = 1.0 + threadIdx.x * 1e-9;
     for (int p = 0; p < phases; p++) {
         x = cxi_chain(iters, x);
@@ -48,7 +48,7 @@ extern "C" __global__ void cxi_phases(double *out, long long iters, int phases, 
     if (threadIdx.x == 0) {
         res[0] = (unsigned long long)rc;
         res[1] = done;
-        res[2] = goshmemi_cxi_now_ns() - t0;
+        res[2] = goshmemi_now_ns() - t0;
     }
 }
 
@@ -65,7 +65,7 @@ extern "C" __global__ void cxi_triggers(unsigned long long *res, long long count
     if (threadIdx.x != 0) return;
     goshmemi_cxi_state_t *cx = goshmemi_cxi();
     if (cx == NULL) { res[0] = GOSHMEMX_CXI_ENOTREADY; return; }
-    unsigned long long t0 = goshmemi_cxi_now_ns();
+    unsigned long long t0 = goshmemi_now_ns();
     long long c0 = clock64();
     if (release)
         for (long long i = 0; i < count; i++) goshmemi_release_store_u64(&cx->bench_doorbell, (uint64_t)i, 1);
@@ -74,7 +74,7 @@ extern "C" __global__ void cxi_triggers(unsigned long long *res, long long count
     long long c1 = clock64();
     res[0] = 0;
     res[1] = (unsigned long long)count;
-    res[2] = goshmemi_cxi_now_ns() - t0;
+    res[2] = goshmemi_now_ns() - t0;
     res[3] = (unsigned long long)(c1 - c0);
 }
 
@@ -84,12 +84,12 @@ extern "C" __global__ void cxi_barriers(unsigned long long *res, long long count
 {
     if (threadIdx.x != 0) return;
     unsigned long long mx = 0, mn = ~0ull, done = 0;
-    unsigned long long t0 = goshmemi_cxi_now_ns(), prev = t0;
+    unsigned long long t0 = goshmemi_now_ns(), prev = t0;
     int rc = 0;
     for (long long i = 0; i < count; i++) {
         rc = goshmemx_cxi_barrier();
         if (rc != GOSHMEMX_CXI_OK) break;
-        unsigned long long now = goshmemi_cxi_now_ns(), dt = now - prev;
+        unsigned long long now = goshmemi_now_ns(), dt = now - prev;
         prev = now;
         if (dt > mx) mx = dt;
         if (dt < mn) mn = dt;

@@ -10,12 +10,6 @@
 #define GOSHMEM_REMOTE_TRANSPORTS /* the proxy path is what this file measures (remote.h) */
 #include <goshmem.h>
 
-__device__ __forceinline__ unsigned long long px_gtimer()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 __device__ __forceinline__ long long px_clock()
 {
     long long c;
@@ -24,33 +18,39 @@ __device__ __forceinline__ long long px_clock()
 }
 __device__ __forceinline__ void px_meta_begin(unsigned long long *meta, unsigned long long *g0, long long *k0)
 {
-    *g0 = px_gtimer();
+    *g0 = goshmemi_now_ns();
     *k0 = px_clock();
     (void)meta;
 }
 __device__ __forceinline__ void px_meta_end(unsigned long long *meta, unsigned long long g0, long long k0)
 {
     meta[0] = g0;
-    meta[1] = px_gtimer();
+    meta[1] = goshmemi_now_ns();
     meta[2] = (unsigned long long)k0;
     meta[3] = (unsigned long long)px_clock();
 }
 
-/* Enqueue (issue) cost of one 8-byte p through ctx: the request is posted,
- * not completed. Bursts of `burst` requests (below the ring size, so the
- * ring never fills inside a burst) are completed by an untimed ctx_quiet.
- * ctx 0: multi-producer default context; ctx >= 1: tuned single producer;
- * GOSHMEM_PROXY_MODE=baseline turns every ring into the seed's baseline. */
-extern "C" __global__ void px_enqueue(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
-                                      long long *samples, unsigned long long *meta)
+/* Enqueue (issue) cost of one 8-byte p through ctx, one thread: the request
+ * is posted, not completed. Bursts of `burst` requests (below the ring size,
+ * so the ring never fills inside a burst) are completed by an untimed
+ * ctx_quiet. producer = 0: goshmemx_ctx_uint64_p; producer = 1: through a
+ * producer in registers (goshmemx_proxy_producer_*), opened inside meta's
+ * window. Between the clock reads: the call only. Each kernel passes a
+ * constant, so the branch is folded away. */
+__device__ __forceinline__ void px_enqueue_run(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
+                                               long long *samples, unsigned long long *meta, bool producer)
 {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
     unsigned long long g0;
     long long k0;
     px_meta_begin(meta, &g0, &k0);
+    goshmemx_proxy_producer_t pr = producer ? goshmemx_proxy_producer_open(ctx) : goshmemx_proxy_producer_t{};
     for (int i = 0; i < iters + warmup; i++) {
         long long c0 = px_clock();
-        goshmemx_ctx_uint64_p(ctx, dst + (i & 7), (uint64_t)i, peer);
+        if (producer)
+            goshmemx_proxy_producer_uint64_p(&pr, dst + (i & 7), (uint64_t)i, peer);
+        else
+            goshmemx_ctx_uint64_p(ctx, dst + (i & 7), (uint64_t)i, peer);
         long long c1 = px_clock();
         if (i >= warmup) samples[i - warmup] = c1 - c0;
         if ((i + 1) % burst == 0) goshmem_ctx_quiet(ctx);
@@ -59,27 +59,21 @@ extern "C" __global__ void px_enqueue(uint64_t *dst, int peer, int ctx, int iter
     px_meta_end(meta, g0, k0);
 }
 
-/* The same through a producer in registers (goshmemx_proxy_producer_*,
- * proxy.h): on ctx's tuned ring no load at all, one posted 16-byte store
- * (and the posted head store), the seed's tuned enqueue as it measures it.
- * Between the clock reads: the call only. */
+/* ctx 0: multi-producer default context; ctx >= 1: tuned single producer;
+ * GOSHMEM_PROXY_MODE=baseline turns every ring into the seed's baseline. */
+extern "C" __global__ void px_enqueue(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
+                                      long long *samples, unsigned long long *meta)
+{
+    px_enqueue_run(dst, peer, ctx, iters, warmup, burst, samples, meta, false);
+}
+
+/* The same through a producer in registers (proxy.h): on ctx's tuned ring
+ * no load at all, one posted 16-byte store (and the posted head store), the
+ * seed's tuned enqueue as it measures it. */
 extern "C" __global__ void px_enqueue_producer(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
                                                long long *samples, unsigned long long *meta)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    unsigned long long g0;
-    long long k0;
-    px_meta_begin(meta, &g0, &k0);
-    goshmemx_proxy_producer_t pr = goshmemx_proxy_producer_open(ctx);
-    for (int i = 0; i < iters + warmup; i++) {
-        long long c0 = px_clock();
-        goshmemx_proxy_producer_uint64_p(&pr, dst + (i & 7), (uint64_t)i, peer);
-        long long c1 = px_clock();
-        if (i >= warmup) samples[i - warmup] = c1 - c0;
-        if ((i + 1) % burst == 0) goshmem_ctx_quiet(ctx);
-    }
-    goshmem_ctx_quiet(ctx);
-    px_meta_end(meta, g0, k0);
+    px_enqueue_run(dst, peer, ctx, iters, warmup, burst, samples, meta, true);
 }
 
 /* Put + completion: p through ctx, then ctx_quiet (the worker applied it). */
@@ -138,12 +132,12 @@ extern "C" __global__ void px_pingpong(uint64_t *flag, int me, int peer, int ctx
 extern "C" __global__ void px_rate(char *dst, const char *src, int peer, int per_cta, unsigned long long *meta)
 {
     if (threadIdx.x != 0) return;
-    unsigned long long t0 = px_gtimer();
+    unsigned long long t0 = goshmemi_now_ns();
     char *d = dst + 8 * (blockIdx.x % 4096);
     for (int k = 0; k < per_cta; k++) goshmem_putmem_nbi(d, src, 8, peer);
     goshmem_ctx_quiet(GOSHMEM_CTX_DEFAULT);
     meta[2 * blockIdx.x] = t0;
-    meta[2 * blockIdx.x + 1] = px_gtimer();
+    meta[2 * blockIdx.x + 1] = goshmemi_now_ns();
 }
 
 /* Loaded round trip: CTAs [0, bg) stream 8-byte nbi puts to the peer on the

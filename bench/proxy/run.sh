@@ -110,6 +110,22 @@ mps_restart() {
 
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 
+# budget DESC MIN LIMIT: with fewer than MIN s of the budget left, logs DESC
+# as SKIPPED and returns 1; else sets the caller's `limit` to LIMIT, at most
+# the time left - 8 s.
+budget() {
+    local l
+    l=$(left)
+    if [ "$l" -lt "$2" ]; then
+        echo "== SKIPPED (time budget: ${l}s left) $1"
+        echo "SKIPPED $1" >>"$out/rows.txt"
+        return 1
+    fi
+    limit=$3
+    [ "$limit" -gt $((l - 8)) ] && limit=$((l - 8))
+    return 0
+}
+
 # row NAME LIMIT T R B MODE ARGS...: one goshmem-perf proxy run, JSON rows
 # appended to OUTDIR/NAME.jsonl, its stderr to OUTDIR/NAME.log.
 row() {
@@ -117,15 +133,8 @@ row() {
     export GOSHMEM_PROXY_WORKERS=$3 GOSHMEM_PROXY_RINGS=$4 GOSHMEM_PROXY_BATCH=$5 GOSHMEM_PROXY_MODE=$6
     shift 6
     local desc="$name: T=$GOSHMEM_PROXY_WORKERS R=$GOSHMEM_PROXY_RINGS B=$GOSHMEM_PROXY_BATCH $GOSHMEM_PROXY_MODE: $*"
-    local l
-    l=$(left)
     # a stopped row costs its limit + 3 s (SIGKILL grace) + ~3 s (MPS restart)
-    if [ "$l" -lt 16 ]; then
-        echo "== SKIPPED (time budget: ${l}s left) $desc"
-        echo "SKIPPED $desc" >>"$out/rows.txt"
-        return
-    fi
-    [ "$limit" -gt $((l - 8)) ] && limit=$((l - 8))
+    budget "$desc" 16 "$limit" || return 0
     echo "== $desc (limit ${limit}s, $(($(date +%s) - T0))s into the run)"
     local t0 rc
     t0=$(date +%s)
@@ -174,15 +183,8 @@ timeout 10 $PERF proxy -plot-rates "$out/rate.jsonl" -o "$out/proxy_rate.png" ||
 # 4. the regular device rows over the proxy, and over load/store for
 #    reference, while the budget lasts
 device_rows() { # name limit transport variant only
-    local l
-    l=$(left)
-    if [ "$l" -lt 25 ]; then
-        echo "== SKIPPED (time budget: ${l}s left) device rows $4"
-        echo "SKIPPED device rows $4" >>"$out/rows.txt"
-        return
-    fi
-    local limit=$2
-    [ "$limit" -gt $((l - 8)) ] && limit=$((l - 8))
+    local limit
+    budget "device rows $4" 25 "$2" || return 0
     echo "== device rows over $3 (limit ${limit}s)"
     export GOSHMEM_PROXY_WORKERS=1 GOSHMEM_PROXY_RINGS=4 GOSHMEM_PROXY_BATCH=16 GOSHMEM_PROXY_MODE=tuned
     GOSHMEM_GPU_TRANSPORT=$3 run_limited "$limit" $MPIRUN $PERF device -module bin/gpu/perf.fatbin -json -diag=false -variant "$4" \

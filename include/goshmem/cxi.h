@@ -35,10 +35,6 @@
 
 #include "ordering.h"
 
-#if !GOSHMEMI_CUDA
-#include <time.h>
-#endif
-
 #define GOSHMEMI_CXI_MAX_ROUNDS 32 /* dissemination rounds: ceil(log2 P) <= 32 */
 #define GOSHMEMI_CXI_SLOTS 2       /* double-buffered stage-ahead */
 #define GOSHMEMI_CXI_AM_ARGS 5     /* 64-bit arguments per active message */
@@ -137,20 +133,6 @@ GOSHMEMI_FN goshmemi_cxi_state_t *goshmemi_cxi(void)
     return cx;
 }
 
-/* Nanoseconds for deadlines (CUDA: %globaltimer; host: TIME_UTC). */
-GOSHMEMI_FN uint64_t goshmemi_cxi_now_ns(void)
-{
-#if GOSHMEMI_CUDA
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    struct timespec ts; /* C11 timespec_get: no feature macros needed under -std=c11 */
-    timespec_get(&ts, TIME_UTC);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-#endif
-}
-
 /* Trigger: publish the doorbell. With release != 0 it is a system-scope
  * release, so the monitor (a host thread) that reads it with acquire sees
  * every store before it (an active message's payload in the staging slot),
@@ -190,7 +172,7 @@ GOSHMEMI_FN int goshmemi_cxi_wait_ge(goshmemi_cxi_state_t *cx, const uint64_t *p
         if ((i & 255u) == 255u) {
             if (goshmemi_relaxed_load_u64(&cx->stop, 1) != 0) return GOSHMEMX_CXI_ETIMEDOUT;
             if (tmo != 0) {
-                uint64_t now = goshmemi_cxi_now_ns();
+                uint64_t now = goshmemi_now_ns();
                 if (deadline == 0) deadline = now + tmo;
                 else if (now > deadline) return GOSHMEMX_CXI_ETIMEDOUT;
             }

@@ -42,6 +42,28 @@
 #define GOSHMEMI_UNLIKELY(x) (x)
 #endif
 
+/* Nanoseconds for wait deadlines and device-side timing (CUDA: %globaltimer;
+ * host mode: C11 timespec_get(TIME_UTC), no POSIX feature macros needed).
+ * The one clock of the device API (ibgda/, cxi.h, proxy.h). It lives here,
+ * not in ordering.h, because the standalone IBGDA headers (ibgda/ibgda.h)
+ * include only this file: ordering.h pulls in state.h, whose __constant__
+ * goshmemi_device_state would then appear in every IBGDA-only module. */
+#if !GOSHMEMI_CUDA
+#include <time.h>
+#endif
+GOSHMEMI_FN uint64_t goshmemi_now_ns(void)
+{
+#if GOSHMEMI_CUDA
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
 #if defined(__cplusplus)
 #define GOSHMEMI_EXTERN_C_BEGIN extern "C" {
 #define GOSHMEMI_EXTERN_C_END }

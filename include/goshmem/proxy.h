@@ -129,10 +129,6 @@
 
 #include "ordering.h"
 
-#if !GOSHMEMI_CUDA
-#include <time.h>
-#endif
-
 #define GOSHMEMI_PROXY_MAX_RINGS 64
 #define GOSHMEMI_PROXY_MAX_CTX 32
 
@@ -261,19 +257,6 @@ GOSHMEMI_FN unsigned goshmemi_proxy_block_index(void)
     return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 #else
     return (unsigned)goshmemi_host_block;
-#endif
-}
-
-GOSHMEMI_FN uint64_t goshmemi_proxy_now_ns(void)
-{
-#if GOSHMEMI_CUDA
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    struct timespec ts; /* C11 timespec_get: no POSIX feature macros needed */
-    timespec_get(&ts, TIME_UTC);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 #endif
 }
 
@@ -445,7 +428,7 @@ GOSHMEMI_FN void goshmemi_proxy_waited(goshmemi_proxy_state_t *ps, goshmemi_prox
     }
     uint64_t limit = goshmemi_proxy_cfg_u64(&ps->timeout_ns);
     if (limit != 0) {
-        uint64_t now = goshmemi_proxy_now_ns();
+        uint64_t now = goshmemi_now_ns();
         if (w->t0 == 0)
             w->t0 = now;
         else if (GOSHMEMI_UNLIKELY(now - w->t0 > limit))

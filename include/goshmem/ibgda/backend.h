@@ -339,7 +339,7 @@ GOSHMEMI_FN uint32_t goshmemi_ibgdab_slot_get(goshmemi_ibgda_state_t *s)
         i++;
         goshmemi_ibgda_pause();
         if (GOSHMEMI_UNLIKELY((++polls & 1023u) == 0 && s->timeout_ns != 0)) {
-            uint64_t now = goshmemi_ibgda_now_ns();
+            uint64_t now = goshmemi_now_ns();
             if (t0 == 0)
                 t0 = now;
             else if (now - t0 > s->timeout_ns)

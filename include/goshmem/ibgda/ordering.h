@@ -46,7 +46,6 @@
 
 #if !GOSHMEMI_CUDA
 #include <sched.h>
-#include <time.h>
 #endif
 
 #if (defined(GOSHMEM_IBGDA_ORDER_GPU) + defined(GOSHMEM_IBGDA_ORDER_SYS) + defined(GOSHMEM_IBGDA_ORDER_NONE)) > 1
@@ -240,21 +239,6 @@ GOSHMEMI_FN void goshmemi_ibgda_pause(void)
 {
 #if !GOSHMEMI_CUDA
     sched_yield();
-#endif
-}
-
-/* Nanoseconds for wait deadlines (CUDA: %globaltimer; host: C11
- * timespec_get, no POSIX feature macros needed). */
-GOSHMEMI_FN uint64_t goshmemi_ibgda_now_ns(void)
-{
-#if GOSHMEMI_CUDA
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#else
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 #endif
 }
 

@@ -281,7 +281,7 @@ GOSHMEMI_FN int goshmemi_ibgda_waited(const goshmemi_ibgda_qp_t *qp, goshmemi_ib
     limit = *(const volatile uint64_t *)&qp->timeout_ns;
     if (limit == 0)
         return 0;
-    now = goshmemi_ibgda_now_ns();
+    now = goshmemi_now_ns();
     if (w->t0 == 0) {
         w->t0 = now;
         return 0;

@@ -91,6 +91,25 @@ func (j *job) u64(pe int, off uintptr) uint64 { return *(*uint64)(unsafe.Add(j.h
 // sym is the address PE 0 names for offset off (its own heap: symmetric).
 func (j *job) sym(off uintptr) uintptr { return j.addr(0, off) }
 
+// goProducers starts n producers of PE 0 and returns their WaitGroup:
+// producer g is a goroutine locked to its OS thread (a host-mode "GPU
+// thread") with its own copy of PE 0 as block g, and runs body(g, pe).
+func (j *job) goProducers(n int, body func(g int, pe *devhost.PE)) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			pe := j.pes[0]
+			pe.Block = g
+			body(g, &pe)
+		}(g)
+	}
+	return &wg
+}
+
 func trapCode(t *testing.T, err error) uint64 {
 	t.Helper()
 	var tr *devhost.Trap
@@ -204,30 +223,20 @@ func TestManyProducersWrapAndFullRing(t *testing.T) {
 	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 8, Batch: 3}, true)
 	const threads, iters = 6, 300
 	seen := make([][]uint64, threads)
-	var wg sync.WaitGroup
-	for g := 0; g < threads; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			pe := j.pes[0]
-			pe.Block = g
-			for k := 0; k < iters; k++ {
-				old, err := pe.AMO64(devhost.AMOFetchAdd, j.sym(0), 1, 0, 1)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				seen[g] = append(seen[g], old)
-				if err := pe.P64(j.sym(uintptr(64+8*g)), uint64(k+1), 1); err != nil {
-					t.Error(err)
-					return
-				}
+	j.goProducers(threads, func(g int, pe *devhost.PE) {
+		for k := 0; k < iters; k++ {
+			old, err := pe.AMO64(devhost.AMOFetchAdd, j.sym(0), 1, 0, 1)
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		}(g)
-	}
-	wg.Wait()
+			seen[g] = append(seen[g], old)
+			if err := pe.P64(j.sym(uintptr(64+8*g)), uint64(k+1), 1); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}).Wait()
 	require.NoError(t, j.pes[0].Quiet(-1))
 	assert.Equal(t, uint64(threads*iters), j.u64(1, 0))
 	all := map[uint64]bool{}

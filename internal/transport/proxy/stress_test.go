@@ -103,39 +103,30 @@ func TestRateRowShape(t *testing.T) {
 			j.start(t, 0, func(b proxy.Backend) proxy.Backend { return newStreamBackend(b) })
 			j.start(t, 1, nil)
 			fin := make(chan struct{})
-			var wg sync.WaitGroup
-			for g := 0; g < producers; g++ {
-				wg.Add(1)
-				go func(g int) {
-					defer wg.Done()
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					pe := j.pes[0]
-					pe.Block = g
-					for k := 1; k <= perProducer; k++ {
-						var err error
-						switch {
-						case k%16 == 0:
-							var old uint64
-							old, err = pe.AMO64(devhost.AMOCompareSwap, j.sym(uintptr(8192+8*g)), uint64(k), uint64(k-16), 1)
-							if err == nil && old != uint64(k-16) {
-								err = fmt.Errorf("compare-swap %d saw %d", k, old)
-							}
-						case k%4 == 0:
-							_, err = pe.AMO64(devhost.AMOFetchAdd, j.sym(4096), 1, 0, 1)
-						default:
-							err = pe.P64(j.sym(uintptr(8*g)), uint64(k), 1)
+			wg := j.goProducers(producers, func(g int, pe *devhost.PE) {
+				for k := 1; k <= perProducer; k++ {
+					var err error
+					switch {
+					case k%16 == 0:
+						var old uint64
+						old, err = pe.AMO64(devhost.AMOCompareSwap, j.sym(uintptr(8192+8*g)), uint64(k), uint64(k-16), 1)
+						if err == nil && old != uint64(k-16) {
+							err = fmt.Errorf("compare-swap %d saw %d", k, old)
 						}
-						if err != nil {
-							t.Errorf("producer %d request %d: %v", g, k, err)
-							return
-						}
+					case k%4 == 0:
+						_, err = pe.AMO64(devhost.AMOFetchAdd, j.sym(4096), 1, 0, 1)
+					default:
+						err = pe.P64(j.sym(uintptr(8*g)), uint64(k), 1)
 					}
-					if err := pe.Quiet(0); err != nil {
-						t.Errorf("producer %d quiet: %v", g, err)
+					if err != nil {
+						t.Errorf("producer %d request %d: %v", g, k, err)
+						return
 					}
-				}(g)
-			}
+				}
+				if err := pe.Quiet(0); err != nil {
+					t.Errorf("producer %d quiet: %v", g, err)
+				}
+			})
 			go func() { wg.Wait(); close(fin) }()
 			select {
 			case <-fin:

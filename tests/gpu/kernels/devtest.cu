@@ -27,12 +27,6 @@ __device__ __forceinline__ unsigned char pat(int pe, int phase, size_t i)
 {
     return (unsigned char)(pe * 37 + phase * 101 + i * 13 + 1);
 }
-__device__ __forceinline__ unsigned long long now_ns()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // ---- info ----------------------------------------------------------------
 extern "C" __global__ void t_info(int *res)
@@ -449,7 +443,7 @@ extern "C" __global__ void t_barrier(char *buf, int *res, int rounds, int form, 
     unsigned long long *total = (unsigned long long *)(buf + 4096);
     const bool leader = tid == 0;
     const bool in = form == 2 || (form == 1 && tid < 32) || (form == 0 && tid == 0);
-    unsigned long long t0 = now_ns();
+    unsigned long long t0 = goshmemi_now_ns();
     for (int r = 1; r <= rounds; r++) {
         unsigned long long *s = slot + (r & 1) * 128;
         if (leader)
@@ -469,7 +463,7 @@ extern "C" __global__ void t_barrier(char *buf, int *res, int rounds, int form, 
         }
     }
     if (leader) {
-        unsigned long long dt = now_ns() - t0;
+        unsigned long long dt = goshmemi_now_ns() - t0;
         res[2] = (int)(dt / 1000); // microseconds for all rounds
         res[3] = rounds;
     }

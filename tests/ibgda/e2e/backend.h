@@ -95,4 +95,22 @@ extern _Thread_local jmp_buf bk_trap_jmp;
 extern _Thread_local uint64_t bk_trap_code;
 void bk_trap_hook(uint64_t code, uint64_t info, const char *what);
 
+/* The one body of bk_order_run{,_gpu} (see above): static inline, so each TU
+ * that calls it compiles it, and the backend's put in it, with that TU's
+ * GOSHMEM_IBGDA_ORDER_* choice. */
+static inline uint64_t bk_order_put_once(bk_env_t *env, uint32_t flags, uint64_t *report)
+{
+    bk_pe_t *p = &env->pe[0];
+    uint64_t v = 7;
+    p->ib.flags = flags;
+    p->ib.report = report;
+    goshmemx_host_set_state(&p->dev);
+    goshmemx_host_trap_hook = bk_trap_hook;
+    bk_trap_code = 0;
+    if (setjmp(bk_trap_jmp) == 0)
+        goshmemi_ibgda_put(0, 1, BK_P, &v, 8, 1);
+    goshmemx_host_trap_hook = NULL;
+    return bk_trap_code;
+}
+
 #endif
