@@ -43,7 +43,7 @@ func TestLayoutIBGDA(t *testing.T) {
 	for c := 0; c < 2; c++ {
 		want := []uint32{uint32(2 * c), ibgda.NoQP, uint32(2*c + 1)}
 		for pe := 0; pe < 3; pe++ {
-			assert.Equal(t, want[pe], le.Uint32(at(qpIndex + 4*uint64(c*3+pe))), "QP index of ctx %d PE %d", c, pe)
+			assert.Equal(t, want[pe], le.Uint32(at(qpIndex+4*uint64(c*3+pe))), "QP index of ctx %d PE %d", c, pe)
 		}
 	}
 	for pe := 0; pe < 3; pe++ {
