@@ -4,11 +4,13 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	"github.com/goshmem/goshmem/internal/spin"
 )
 
@@ -64,4 +66,16 @@ func TestLayoutIBGDA(t *testing.T) {
 	sp.sqMax = 32
 	_, err = r.layoutIBGDA(sp, &bump{base: devBase}, img, &bump{base: hostBase}, mem)
 	assert.ErrorContains(t, err, "SQ of 64 WQEBBs, layout sized for 32")
+}
+
+// mergeRanges: rdma-core's queue pages (several QPs share doorbell-record
+// pages) are registered with the GPU once each: overlapping and touching
+// ranges merge, disjoint ones stay apart, in address order.
+func TestMergeRanges(t *testing.T) {
+	buf := make([]byte, 10*4096)
+	at := func(page, n int) verbs.HostRange {
+		return verbs.HostRange{P: unsafe.Pointer(&buf[page*4096]), N: n * 4096}
+	}
+	got := mergeRanges([]verbs.HostRange{at(5, 1), at(0, 2), at(1, 1), at(2, 1), at(7, 2), at(8, 1), at(5, 1)})
+	assert.Equal(t, []verbs.HostRange{at(0, 3), at(5, 1), at(7, 2)}, got)
 }

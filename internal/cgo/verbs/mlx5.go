@@ -274,3 +274,35 @@ func (m *MR) Close() error {
 func Ring(reg uintptr, v uint64) {
 	C.gv_ring(C.uintptr_t(reg), C.uint64_t(v))
 }
+
+// HostRange is host memory rdma-core allocated for a QP (page-aligned),
+// for the caller to make GPU-visible (cuMemHostRegister).
+type HostRange struct {
+	P unsafe.Pointer
+	N int
+}
+
+// pageRange is the page-aligned range covering n bytes at p.
+func pageRange(p unsafe.Pointer, n int) HostRange {
+	off := int(uintptr(p) & 4095)
+	return HostRange{P: unsafe.Add(p, -off), N: (off + n + 4095) &^ 4095}
+}
+
+// Ranges returns the pages holding the QP's SQ, doorbell record, CQ and CQ
+// doorbell record (several QPs may share a doorbell-record page).
+func (q *QP) Ranges() []HostRange {
+	return []HostRange{
+		pageRange(q.q.sq_buf, int(q.SQWQEBB)*64),
+		pageRange(q.q.dbrec, 8),
+		pageRange(q.q.cq_buf, int(q.CQEs)*64),
+		pageRange(q.q.cq_dbrec, 4),
+	}
+}
+
+// UARPage is the UAR page (4 KiB of the NIC's BAR, mmap'd by rdma-core)
+// holding the QP's doorbell register BFReg.
+func (q *QP) UARPage() HostRange { return pageRange(q.q.bf_reg, 8) }
+
+// DBRecBytes is the QP's 8-byte doorbell record, for the CPU-assisted
+// ringer to watch.
+func (q *QP) DBRecBytes() []byte { return unsafe.Slice((*byte)(q.q.dbrec), 8) }

@@ -110,7 +110,7 @@ func Probe() (Device, error) {
 	switch {
 	case p.n_devices < 0:
 		return Device{}, errors.WithHint(errors.Wrapf(errs.ErrNotSupported,
-			"verbs: ibv_get_device_list failed: %v (no RDMA device or kernel support)", syscall.Errno(p.list_errno)), hint)
+			"verbs: no mlx5 device: ibv_get_device_list failed: %v (no RDMA device or kernel support)", syscall.Errno(p.list_errno)), hint)
 	case p.n_mlx5 == 0:
 		return Device{}, errors.WithHint(errors.Wrapf(errs.ErrNotSupported,
 			"verbs: no mlx5 device (%d RDMA devices, none accepted by mlx5dv_is_supported)", int(p.n_devices)), hint)
