@@ -163,11 +163,7 @@ func (r *runtime) startSoftIBGDA() error {
 // when there is nothing to say.
 func (s *softIBGDA) diagnose() string {
 	var parts []string
-	if r, ok := ibgda.DecodeReport(atomic.LoadUint64(s.report)); ok {
-		msg := "device: " + r.String()
-		if n, ok := s.names[r.QPN]; ok && r.QPN != 0 {
-			msg += " [QP " + fmt.Sprintf("%#x", r.QPN) + " is " + n + "]"
-		}
+	if msg := reportMessage(s.report, s.names); msg != "" {
 		parts = append(parts, msg)
 	}
 	if err := s.nic.Err(); err != nil {
@@ -186,6 +182,20 @@ func (s *softIBGDA) diagnose() string {
 		used = append(used, "no QP was ever rung: no doorbell record moved (if the kernel posted, its stores did not reach host memory)")
 	}
 	return "soft NIC (EMULATION): " + strings.Join(append(parts, used...), "; ")
+}
+
+// reportMessage decodes the device backend's report word (host-pinned),
+// naming the QP's context and PE; "" when nothing was reported.
+func reportMessage(report *uint64, names map[uint32]string) string {
+	r, ok := ibgda.DecodeReport(atomic.LoadUint64(report))
+	if !ok {
+		return ""
+	}
+	msg := "device: " + r.String()
+	if n, ok := names[r.QPN]; ok && r.QPN != 0 {
+		msg += " [QP " + fmt.Sprintf("%#x", r.QPN) + " is " + n + "]"
+	}
+	return msg
 }
 
 // close stops the NIC goroutine and frees its queues (before the GPU

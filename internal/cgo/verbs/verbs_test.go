@@ -3,6 +3,7 @@ package verbs
 import (
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/assert"
@@ -66,4 +67,12 @@ func TestFailMessage(t *testing.T) {
 	err = fail("ibv_reg_dmabuf_mr", "mlx5_1", "", 95) // EOPNOTSUPP
 	assert.True(t, errors.Is(err, errs.ErrNotSupported))
 	assert.Contains(t, err.Error(), "ibv_reg_dmabuf_mr(mlx5_1): operation not supported")
+}
+
+// Ring is the CPU-assisted doorbell store: 8 bytes, in one piece, at the
+// register's address (here a word of memory standing in for the UAR).
+func TestRingStoresTheDoorbell(t *testing.T) {
+	words := make([]uint64, 3)
+	Ring(uintptr(unsafe.Pointer(&words[1])), 0x0102030405060708)
+	assert.Equal(t, []uint64{0, 0x0102030405060708, 0}, words)
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/binary"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -11,14 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/cgo/verbs"
 )
 
 // cpuAssisted wires bkEnv's QPs for the CPU-assisted doorbell mode
 // (GOSHMEM_IBGDA_DOORBELL=cpu): the posting threads' doorbell stores still
 // go to their own doorbell words, which nothing reads; an ibgda.Ringer
 // watches each QP's doorbell record and stores the doorbell into a separate
-// UAR stand-in, and the soft NIC is doorbell-driven: it executes only what
-// that stand-in announces. fault, when set, replaces the Ringer's store.
+// UAR stand-in with verbs.Ring (the store a ConnectX's UAR gets), and the
+// soft NIC is doorbell-driven: it executes only what that stand-in
+// announces. fault, when set, wraps the Ringer's store.
 func cpuAssisted(t *testing.T, e *bkEnv, fault func(store func(uint64), v uint64)) (*ibgda.SoftNIC, *ibgda.Ringer) {
 	nic := ibgda.NewSoftNIC()
 	nic.SetAtomicHostEndian(true)
@@ -34,7 +35,8 @@ func cpuAssisted(t *testing.T, e *bkEnv, fault func(store func(uint64), v uint64
 			require.NotEqual(t, uintptr(unsafe.Pointer(&posterDB[0])), uintptr(unsafe.Pointer(&cfg.DB[0])))
 			cfg.DoorbellDriven = true
 			require.NoError(t, nic.AddQP(cfg))
-			store := func(v uint64) { atomic.StoreUint64(&uarWords[0], v) }
+			// the store a ConnectX gets (fence, 8-byte store, WC flush)
+			store := func(v uint64) { verbs.Ring(uintptr(unsafe.Pointer(&uarWords[0])), v) }
 			ring := store
 			if fault != nil {
 				ring = func(v uint64) { fault(store, v) }
