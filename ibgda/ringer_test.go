@@ -84,13 +84,13 @@ func TestDoorbellForCounter(t *testing.T) {
 	assert.Equal(t, uint32(0xabcdef), qpn)
 }
 
-// The Ringer against a doorbell-driven soft NIC: every WQE executes (3000
-// WQEs: 11 laps of a 256-WQEBB ring and the 16-bit index wrap), the
+// The Ringer against a doorbell-driven soft NIC: every WQE executes (66000
+// WQEs: 257 laps of a 256-WQEBB ring, past the 16-bit index wrap), the
 // doorbells it stored are strictly increasing (mod 2^16, each at most a
 // ring ahead) and the last one announces the last WQE published.
 func TestRingerRingsInOrderAndNeverDrops(t *testing.T) {
 	r := newRungRig(t, 256, 16, nil)
-	const n = 3000
+	const n = 66000
 	for i := 0; i < n; i++ {
 		fm := uint8(0)
 		if i%8 == 7 || i == n-1 {
