@@ -229,17 +229,9 @@ func (r *runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
 // and routes the other PEs through it.
 func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []byte, recLen int) error {
 	g := r.gpu
-	infos := make([]ibgda.ConnInfo, r.npes)
-	for pe := 0; pe < r.npes; pe++ {
-		b := all[pe*recLen : (pe+1)*recLen]
-		if b[0] != 1 {
-			return errs.New(errs.ErrNotSupported, r.me, "Init", "GOSHMEM_IBGDA_NIC=mlx5: PE %d failed its IBGDA setup (its Init error says why)", pe)
-		}
-		ci, err := ibgda.DecodeConnInfo(b[1:], pe, mlx5IBGDACtx, r.npes)
-		if err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
-		}
-		infos[pe] = ci
+	infos, err := r.mlx5Peers(all, recLen, mlx5IBGDACtx)
+	if err != nil {
+		return err
 	}
 	for c := 0; c < mlx5IBGDACtx; c++ {
 		for k, pe := range remote {
@@ -336,6 +328,29 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me)
 	}
 	return nil
+}
+
+// mlx5Peers decodes the allgathered records (a status byte, then the
+// ibgda.ConnInfo of nctx contexts): a PE whose local setup failed makes
+// this one fail too, naming it.
+func (r *runtime) mlx5Peers(all []byte, recLen, nctx int) ([]ibgda.ConnInfo, error) {
+	if len(all) != recLen*r.npes {
+		return nil, errors.AssertionFailedf("allgather of %d bytes for %d PEs of %d", len(all), r.npes, recLen)
+	}
+	infos := make([]ibgda.ConnInfo, r.npes)
+	for pe := 0; pe < r.npes; pe++ {
+		b := all[pe*recLen : (pe+1)*recLen]
+		if b[0] != 1 {
+			return nil, errs.New(errs.ErrNotSupported, r.me, "Init",
+				"GOSHMEM_IBGDA_NIC=mlx5: PE %d failed its IBGDA setup (its own Init error says why)", pe)
+		}
+		ci, err := ibgda.DecodeConnInfo(b[1:], pe, nctx, r.npes)
+		if err != nil {
+			return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
+		}
+		infos[pe] = ci
+	}
+	return infos, nil
 }
 
 func linkName(eth bool) string {
