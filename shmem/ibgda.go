@@ -22,14 +22,21 @@ func (r *runtime) openIBGDA() error {
 	}
 	switch nic := r.settings.String("GOSHMEM_IBGDA_NIC"); nic {
 	case "soft":
+		s, err := r.mlx5Settings() // GOSHMEM_IBGDA_DOORBELL applies to the soft NIC too
+		if err != nil {
+			return err
+		}
 		r.ibgda = "soft NIC (EMULATION: no NIC; a host thread executes the GPU-built mlx5 WQEs)"
 		if r.gpu == nil {
 			return nil // no GPU heap: nothing for device code to reach
 		}
-		if err := r.startSoftIBGDA(); err != nil {
+		if err := r.startSoftIBGDA(s.cpuBell); err != nil {
 			return err
 		}
 		r.ibgda += "; device API to other PEs over IBGDA, queues in host-pinned memory"
+		if s.cpuBell {
+			r.ibgda += "; CPU-assisted doorbells (a host thread rings the emulated NIC's doorbell word, which alone drives it)"
+		}
 		return nil
 	case "mlx5", "auto", "":
 		s, err := r.mlx5Settings()

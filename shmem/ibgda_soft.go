@@ -10,6 +10,7 @@ import (
 
 	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
@@ -43,13 +44,21 @@ type softIBGDA struct {
 	// "ctx c -> PE pe".
 	report *uint64
 	names  map[uint32]string
+	// ringer: GOSHMEM_IBGDA_DOORBELL=cpu, the CPU-assisted ringer (the
+	// NIC is then doorbell-driven); nil otherwise.
+	ringer *ibgda.Ringer
 }
 
 // startSoftIBGDA sets up QPs per (ctx, peer) for every other PE whose GPU
 // heap this GPU reaches, makes the device reach those PEs through IBGDA
 // (heap_base 0, remote_transport IBGDA) and starts the soft NIC. The
-// device state is laid out by layoutIBGDA, as for a real ConnectX.
-func (r *runtime) startSoftIBGDA() error {
+// device state is laid out by layoutIBGDA, as for a real ConnectX. With
+// cpuBell (GOSHMEM_IBGDA_DOORBELL=cpu) the GPU's doorbell stores go to a
+// stand-in nobody reads, an ibgda.Ringer rings a second word with
+// verbs.Ring (the store a ConnectX's UAR gets) and the NIC is
+// doorbell-driven: it executes only what that word announces (the
+// CPU-assisted mode, exercised on a GPU with the NIC emulated).
+func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	g := r.gpu
 	var remote []int
 	for pe := 0; pe < r.npes; pe++ {
@@ -58,8 +67,8 @@ func (r *runtime) startSoftIBGDA() error {
 		}
 	}
 	nq := softIBGDACtx * len(remote)
-	// pinned: per QP SQ + CQ + 3 records; slots, scratch words, report
-	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+4*64) + ibgdaHostBytes(nq) + 4096
+	// pinned: per QP SQ + CQ + 4 records; slots, scratch words, report
+	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+5*64) + ibgdaHostBytes(nq) + 4096
 	hostN = (hostN + 4095) &^ 4095
 	devN := ibgdaDevBytes(nq, r.npes, softIBGDACtx, softIBGDASQ)
 	host, err := g.Ctx.MemHostAlloc(int(hostN), cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
@@ -90,6 +99,7 @@ func (r *runtime) startSoftIBGDA() error {
 	hb := &bump{base: uint64(uintptr(host))}
 	hat := func(addr, n uint64) []byte { return mem[addr-hb.base : addr-hb.base+n] }
 	img := make([]byte, devN) // the GPU block, built here, copied once
+	var rqs []ibgda.RingQP
 	rkeys, bases := make([]uint32, r.npes), make([]uint64, r.npes)
 	for pe := range rkeys {
 		rkeys[pe], bases[pe] = softIBGDAHeapKey(pe), uint64(g.PeerAddr(pe))
@@ -105,15 +115,23 @@ func (r *runtime) startSoftIBGDA() error {
 			d.SQBuf, d.CQBuf = hb.take(softIBGDASQ*ibgda.SendWQEBB), hb.take(softIBGDACQEs*ibgda.CQESize)
 			d.DBRec, d.DB, d.CQDBRec = hb.take(8), hb.take(8), hb.take(8)
 			ibgda.InitCQ(hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize))
+			nicDB := d.DB // the word the NIC watches: the GPU's doorbell, or the ringer's
+			if cpuBell {
+				nicDB = hb.take(8)
+				uar := uintptr(nicDB)
+				rqs = append(rqs, ibgda.RingQP{Name: fmt.Sprintf("ctx %d -> PE %d", c, pe), QPN: d.QPN,
+					DBRec: hat(d.DBRec, 8), Ring: func(v uint64) { verbs.Ring(uar, v) }})
+			}
 			return s.nic.AddQP(ibgda.QPConfig{
-				Name:    fmt.Sprintf("ctx %d -> PE %d", c, pe),
-				QPN:     d.QPN,
-				SQ:      ibgda.SQ{Buf: hat(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
-				DBRec:   hat(d.DBRec, 8),
-				DB:      hat(d.DB, 8),
-				CQ:      hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize),
-				CQEs:    softIBGDACQEs,
-				CQDBRec: hat(d.CQDBRec, 4),
+				Name:           fmt.Sprintf("ctx %d -> PE %d", c, pe),
+				QPN:            d.QPN,
+				SQ:             ibgda.SQ{Buf: hat(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
+				DBRec:          hat(d.DBRec, 8),
+				DB:             hat(nicDB, 8),
+				CQ:             hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize),
+				CQEs:           softIBGDACQEs,
+				CQDBRec:        hat(d.CQDBRec, 4),
+				DoorbellDriven: cpuBell,
 			})
 		},
 	}, &bump{base: uint64(s.dev)}, img, hb, mem)
@@ -144,12 +162,23 @@ func (r *runtime) startSoftIBGDA() error {
 	if err := g.PrimeSoftNIC(); err != nil { // no module loads while user kernels run
 		return fail(err)
 	}
+	if cpuBell && len(rqs) > 0 {
+		if s.ringer, err = ibgda.NewRinger(rqs); err != nil {
+			return fail(err)
+		}
+	}
 	s.nic.Start()
+	if s.ringer != nil {
+		s.ringer.Start()
+	}
 	isRemote := make([]bool, r.npes)
 	for _, pe := range remote {
 		isRemote[pe] = true
 	}
 	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
+		if s.ringer != nil {
+			s.ringer.Stop()
+		}
 		s.nic.Stop()
 		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me))
 	}
@@ -201,6 +230,9 @@ func reportMessage(report *uint64, names map[uint32]string) string {
 // close stops the NIC goroutine and frees its queues (before the GPU
 // transport closes: the NIC copies through it).
 func (s *softIBGDA) close() error {
+	if s.ringer != nil {
+		s.ringer.Stop() // before the NIC: it rings the NIC's word
+	}
 	s.nic.Stop()
 	return errors.Join(s.ctx.MemFree(s.dev), s.ctx.MemFreeHost(s.host))
 }

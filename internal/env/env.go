@@ -80,7 +80,7 @@ var Table = []Var{
 	{Name: "GOSHMEM_IBGDA_GID_INDEX", Default: "0", kind: kindString,
 		Help: "GOSHMEM_IBGDA_NIC=mlx5 on RoCE: the GID table index peers are addressed by (show_gids lists them; RoCE v2 is often 3)"},
 	{Name: "GOSHMEM_IBGDA_DOORBELL", Default: "gpu", kind: kindString,
-		Help: "GOSHMEM_IBGDA_NIC=mlx5: gpu (GPU threads store the doorbell to the NIC's UAR mapped into the GPU; needs the NVIDIA driver's PeerMappingOverride=1) or cpu (CPU-assisted: GPU threads build WQEs and publish the doorbell record, a host thread rings the UAR)"},
+		Help: "gpu (GPU threads store the doorbell to the NIC's UAR mapped into the GPU; mlx5 needs the NVIDIA driver's PeerMappingOverride=1) or cpu (CPU-assisted: GPU threads build WQEs and publish the doorbell record, a host thread rings the UAR; with GOSHMEM_IBGDA_NIC=soft it rings the emulated NIC's doorbell word, which alone drives it)"},
 }
 
 // Setting is a parsed value and where it came from.
