@@ -223,7 +223,7 @@ int gv_connect(gv_ctx_t *c, gv_qp_t *q, const gv_remote_t *r, const char **call)
 		a.ah_attr.is_global = 1;
 		memcpy(a.ah_attr.grh.dgid.raw, r->gid, 16);
 		a.ah_attr.grh.sgid_index = (uint8_t)c->gid_index;
-		a.ah_attr.grh.hop_limit = 1;
+		a.ah_attr.grh.hop_limit = 64; /* RoCE v2 may cross IP routers */
 	} else {
 		a.ah_attr.dlid = r->lid;
 	}

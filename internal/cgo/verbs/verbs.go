@@ -7,9 +7,9 @@
 // setup (mlx5.go, mlx5.c): Open (device, port, GID, PD, devx UAR), CreateQP
 // (CQ + RC QP in host memory, read back through mlx5dv_init_obj), Connect
 // (RESET->INIT->RTR->RTS, IB by LID or RoCE by GID), RegDmabufMR / RegMR,
-// and Ring (the CPU-assisted mode's doorbell store). Without a device every
-// entry point returns an error matching errs.ErrNotSupported with a hint;
-// the setup has been compiled and its error paths run, never run on a
+// and Ring (the CPU-assisted mode's doorbell store). Without a device Probe
+// and Open return an error matching errs.ErrNotSupported with a hint. The
+// setup is compiled and its error paths run here; it has never run on a
 // ConnectX.
 //
 // Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>; seed 000 §3.1.
