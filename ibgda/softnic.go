@@ -158,6 +158,18 @@ type QPConfig struct {
 	CQ      []byte // CQEs * 64 bytes
 	CQEs    uint32 // power of 2
 	CQDBRec []byte // >= 4 bytes: consumer index, big-endian, 24 bits
+	// DoorbellDriven makes the NIC execute only what the doorbell word DB
+	// announces, as a NIC behind the CPU-assisted Ringer (the UAR stand-in
+	// the Ringer writes): DB must carry the producer-counter form
+	// (DoorbellForCounter: the index is the next free WQEBB). The NIC
+	// executes up to that index, never past the doorbell record; a doorbell
+	// that moves backwards (rung out of order), points past the record
+	// (rung before the WQEs were published) or names another QP is recorded
+	// as the NIC's error (Err) and counted in Stats.BadDoorbells, and
+	// ignored. Without it (the default) the doorbell record alone says how
+	// far to fetch, as for GPU-rung doorbells, whose index is the last
+	// WQE's start.
+	DoorbellDriven bool
 }
 
 // Stats counts what the SoftNIC did.
@@ -171,6 +183,7 @@ type softQP struct {
 	cqPI   uint64 // CQEs produced
 	err    bool
 	lastDB uint64
+	rung   uint16 // DoorbellDriven: the producer counter the last accepted doorbell announced
 	// copies of head, cqPI and err for Status (other goroutines)
 	pubHead, pubCQEs atomic.Uint64
 	pubErr           atomic.Bool
@@ -226,6 +239,9 @@ func (n *SoftNIC) AddQP(c QPConfig) error {
 	if c.CQEs == 0 || c.CQEs&(c.CQEs-1) != 0 || uint64(len(c.CQ)) != uint64(c.CQEs)*CQESize {
 		return fmt.Errorf("ibgda: CQ of %d bytes for %d CQEs", len(c.CQ), c.CQEs)
 	}
+	if c.DoorbellDriven && c.DB == nil {
+		return fmt.Errorf("ibgda: QP %#x is doorbell-driven but has no doorbell word", c.QPN)
+	}
 	if len(c.DBRec) < 8 || len(c.CQDBRec) < 4 || (c.DB != nil && len(c.DB) < 8) {
 		return errors.New("ibgda: doorbell record (8 B), CQ doorbell record (4 B) or doorbell (8 B) too short")
 	}
@@ -239,7 +255,11 @@ func (n *SoftNIC) AddQP(c QPConfig) error {
 	if n.stop != nil {
 		return errors.New("ibgda: AddQP after Start")
 	}
-	n.qps = append(n.qps, &softQP{cfg: c})
+	q := &softQP{cfg: c}
+	if c.DB != nil {
+		q.lastDB = loadU64(c.DB)
+	}
+	n.qps = append(n.qps, q)
 	return nil
 }
 
@@ -470,6 +490,9 @@ func loadU64(p []byte) uint64 { return atomic.LoadUint64((*uint64)(unsafe.Pointe
 // progress consumes every WQE published on q; reports whether it did any.
 func (n *SoftNIC) progress(q *softQP) bool {
 	c := &q.cfg
+	if c.DoorbellDriven {
+		return n.progressRung(q)
+	}
 	pi := uint16(loadBE32(c.DBRec[4*SndDBR:]))
 	if pi == uint16(q.head) {
 		return false
@@ -486,6 +509,47 @@ func (n *SoftNIC) progress(q *softQP) bool {
 			}
 		}
 	}
+	n.execUpTo(q, pi)
+	return true
+}
+
+// progressRung is progress for a DoorbellDriven QP: a new doorbell word
+// (loaded before the record, so a doorbell rung after a record store is
+// checked against at least that record) moves the target.
+func (n *SoftNIC) progressRung(q *softQP) bool {
+	c := &q.cfg
+	if db := loadU64(c.DB); db != q.lastDB {
+		q.lastDB = db
+		n.stats.Doorbells.Add(1)
+		pi := uint16(loadBE32(c.DBRec[4*SndDBR:]))
+		idx, qpn := decodeDoorbell(db)
+		head := uint16(q.head)
+		var bad string
+		switch {
+		case qpn != c.QPN:
+			bad = fmt.Sprintf("doorbell %#x names QPN %#x", db, qpn)
+		case uint16(idx-head) <= uint16(pi-head):
+			q.rung = idx
+		case uint16(head-idx) <= uint16(c.SQ.WQEBBs):
+			bad = fmt.Sprintf("doorbell went backwards to WQEBB %d after the NIC was rung up to %d (rung out of order)", idx, head)
+		default:
+			bad = fmt.Sprintf("doorbell announces WQEBB %d beyond the doorbell record %d (rung before the WQEs were published)", idx, pi)
+		}
+		if bad != "" {
+			n.stats.BadDoorbells.Add(1)
+			n.fail(fmt.Errorf("ibgda: soft NIC: %s: %s", q.name(), bad))
+		}
+	}
+	if q.rung == uint16(q.head) {
+		return false
+	}
+	n.execUpTo(q, q.rung)
+	return true
+}
+
+// execUpTo executes q's WQEs from its head up to WQEBB index pi.
+func (n *SoftNIC) execUpTo(q *softQP, pi uint16) {
+	c := &q.cfg
 	for pi != uint16(q.head) {
 		idx := uint16(q.head)
 		avail := uint32(uint16(pi - idx))
@@ -527,7 +591,6 @@ func (n *SoftNIC) progress(q *softQP) bool {
 		q.head += uint64(nbb)
 		q.pubHead.Store(q.head)
 	}
-	return true
 }
 
 // describe names a WQE for messages.

@@ -1,7 +1,6 @@
 package shmem
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
@@ -20,13 +20,11 @@ import (
 // host-pinned mapped memory; a host goroutine (ibgda.SoftNIC) executes them
 // on the GPU heaps through the cuda transport (cudatr.HeapRegion).
 const (
-	softIBGDACtx    = 4   // QP sets (device contexts map onto ctx % softIBGDACtx)
-	softIBGDASQ     = 256 // WQEBBs per SQ
-	softIBGDACQEs   = 64  // CQEs per CQ
-	softIBGDASlots  = 64  // bounce / result slots
-	softIBGDAInline = 128 // inline limit (bytes)
-	softIBGDAQPN0   = 0x1000
-	softIBGDASlotK  = 0x2000_0000 // lkey of the pinned block (slots, scratch words)
+	softIBGDACtx   = 4   // QP sets (device contexts map onto ctx % softIBGDACtx)
+	softIBGDASQ    = 256 // WQEBBs per SQ
+	softIBGDACQEs  = 64  // CQEs per CQ
+	softIBGDAQPN0  = 0x1000
+	softIBGDASlotK = 0x2000_0000 // lkey of the pinned block (slots, scratch words)
 )
 
 func softIBGDAHeapKey(pe int) uint32 { return 0x1000_0000 + uint32(pe) }
@@ -46,24 +44,21 @@ type softIBGDA struct {
 	// "ctx c -> PE pe".
 	report *uint64
 	names  map[uint32]string
-}
-
-// bump hands out 64-byte aligned pieces of a block at base.
-type bump struct {
-	base uint64
-	off  uint64
-}
-
-func (b *bump) take(n uint64) uint64 {
-	o := (b.off + 63) &^ 63
-	b.off = o + n
-	return b.base + o
+	// ringer: GOSHMEM_IBGDA_DOORBELL=cpu, the CPU-assisted ringer (the
+	// NIC is then doorbell-driven); nil otherwise.
+	ringer *ibgda.Ringer
 }
 
 // startSoftIBGDA sets up QPs per (ctx, peer) for every other PE whose GPU
 // heap this GPU reaches, makes the device reach those PEs through IBGDA
-// (heap_base 0, remote_transport IBGDA) and starts the soft NIC.
-func (r *runtime) startSoftIBGDA() error {
+// (heap_base 0, remote_transport IBGDA) and starts the soft NIC. The
+// device state is laid out by layoutIBGDA, as for a real ConnectX. With
+// cpuBell (GOSHMEM_IBGDA_DOORBELL=cpu) the GPU's doorbell stores go to a
+// stand-in nobody reads, an ibgda.Ringer rings a second word with
+// verbs.Ring (the store a ConnectX's UAR gets) and the NIC is
+// doorbell-driven: it executes only what that word announces (the
+// CPU-assisted mode, exercised on a GPU with the NIC emulated).
+func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	g := r.gpu
 	var remote []int
 	for pe := 0; pe < r.npes; pe++ {
@@ -72,18 +67,15 @@ func (r *runtime) startSoftIBGDA() error {
 		}
 	}
 	nq := softIBGDACtx * len(remote)
-	// pinned: per QP SQ + CQ + 3 records; slots and scratch words
-	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+4*64) +
-		softIBGDASlots*ibgda.SlotBytes + uint64(nq)*8 + 64 + 4096
+	// pinned: per QP SQ + CQ + 4 records; slots, scratch words, report
+	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+5*64) + ibgdaHostBytes(nq) + 4096
 	hostN = (hostN + 4095) &^ 4095
-	// GPU: state, QP structs, sq_nbb, tables, slot_busy, fence flags, error word
-	devN := uint64(ibgda.StateStructSize) + uint64(nq)*(ibgda.QPStructSize+softIBGDASQ+4) +
-		uint64(softIBGDACtx*r.npes)*4 + uint64(r.npes)*12 + softIBGDASlots*4 + 16*64
+	devN := ibgdaDevBytes(nq, r.npes, softIBGDACtx, softIBGDASQ)
 	host, err := g.Ctx.MemHostAlloc(int(hostN), cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
 	if err != nil {
 		return errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC queues in pinned memory", r.me)
 	}
-	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host, names: map[uint32]string{}}
+	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host}
 	fail := func(err error) error {
 		if s.dev != 0 {
 			_ = g.Ctx.MemFree(s.dev)
@@ -107,75 +99,46 @@ func (r *runtime) startSoftIBGDA() error {
 	hb := &bump{base: uint64(uintptr(host))}
 	hat := func(addr, n uint64) []byte { return mem[addr-hb.base : addr-hb.base+n] }
 	img := make([]byte, devN) // the GPU block, built here, copied once
-	db := &bump{base: uint64(s.dev)}
-	dat := func(addr, n uint64) []byte { return img[addr-db.base : addr-db.base+n] }
-	le := binary.LittleEndian
-
-	stateAddr := db.take(ibgda.StateStructSize)
-	errWord := db.take(8)
-	lkeyTab := db.take(4)
-	le.PutUint32(dat(lkeyTab, 4), softIBGDAHeapKey(r.me))
-	rkeyTab := db.take(uint64(r.npes) * 4)
-	remoteBase := db.take(uint64(r.npes) * 8)
-	for pe := 0; pe < r.npes; pe++ {
-		le.PutUint32(dat(rkeyTab+4*uint64(pe), 4), softIBGDAHeapKey(pe))
-		le.PutUint64(dat(remoteBase+8*uint64(pe), 8), uint64(g.PeerAddr(pe)))
+	var rqs []ibgda.RingQP
+	rkeys, bases := make([]uint32, r.npes), make([]uint64, r.npes)
+	for pe := range rkeys {
+		rkeys[pe], bases[pe] = softIBGDAHeapKey(pe), uint64(g.PeerAddr(pe))
 	}
-	qpIndex := db.take(uint64(softIBGDACtx*r.npes) * 4)
-	for i := 0; i < softIBGDACtx*r.npes; i++ {
-		le.PutUint32(dat(qpIndex+4*uint64(i), 4), ibgda.NoQP)
-	}
-	slotBusy := db.take(softIBGDASlots * 4)
-	fence := db.take(uint64(nq) * 4)
-	qps := db.take(uint64(nq) * ibgda.QPStructSize)
-	slots := hb.take(softIBGDASlots * ibgda.SlotBytes)
-	scratch := hb.take(uint64(nq) * 8)
-	report := hb.take(8)
-	s.report = (*uint64)(unsafe.Pointer(&hat(report, 8)[0]))
-	timeoutNS := uint64(r.policy.Timeout.Nanoseconds())
-	for c := 0; c < softIBGDACtx; c++ {
-		for k, pe := range remote {
-			i := c*len(remote) + k
-			le.PutUint32(dat(qpIndex+4*uint64(c*r.npes+pe), 4), uint32(i))
-			d := ibgda.QPDesc{
-				QPN: softIBGDAQPN0 + uint32(i), SQWQEBBs: softIBGDASQ, CQEs: softIBGDACQEs,
-				SQBuf: hb.take(softIBGDASQ * ibgda.SendWQEBB), CQBuf: hb.take(softIBGDACQEs * ibgda.CQESize),
-				DBRec: hb.take(8), DB: hb.take(8), CQDBRec: hb.take(8), ErrWord: errWord,
-				LKeyTab: lkeyTab, RKeyTab: rkeyTab, NLKeys: 1, NRKeys: uint32(r.npes),
-				ScratchLAddr: scratch + 8*uint64(i), ScratchLKey: softIBGDASlotK,
-				SQNBB: db.take(softIBGDASQ), TimeoutNS: timeoutNS,
-			}
-			name := fmt.Sprintf("ctx %d -> PE %d", c, pe)
-			s.names[d.QPN] = name
-			copy(dat(qps+uint64(i)*ibgda.QPStructSize, ibgda.QPStructSize), ibgda.EncodeQP(d))
-			ibgda.InitCQ(hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize))
-			if err := s.nic.AddQP(ibgda.QPConfig{
-				Name:    name,
-				QPN:     d.QPN,
-				SQ:      ibgda.SQ{Buf: hat(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
-				DBRec:   hat(d.DBRec, 8),
-				DB:      hat(d.DB, 8),
-				CQ:      hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize),
-				CQEs:    softIBGDACQEs,
-				CQDBRec: hat(d.CQDBRec, 4),
-			}); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	if hb.off > hostN || db.off > devN {
-		return fail(errors.AssertionFailedf("soft NIC layout needs %d+%d bytes, allocated %d+%d", hb.off, db.off, hostN, devN))
-	}
-	copy(dat(stateAddr, ibgda.StateStructSize), ibgda.EncodeState(ibgda.StateDesc{
-		MyPE: int32(r.me), NPEs: int32(r.npes), NCtx: softIBGDACtx, NQPs: uint32(nq),
-		InlineMax: softIBGDAInline, HeapLKey: softIBGDAHeapKey(r.me),
-		HeapBase: uint64(g.PeerAddr(r.me)), HeapSize: g.Size(),
-		QPs: qps, QPIndex: qpIndex, RKey: rkeyTab, RemoteBase: remoteBase,
-		Slots: slots, SlotBusy: slotBusy, NSlots: softIBGDASlots, SlotLKey: softIBGDASlotK, FencePending: fence,
+	lay, err := r.layoutIBGDA(ibgdaSpec{
+		nctx: softIBGDACtx, remote: remote, heapLKey: softIBGDAHeapKey(r.me), rkey: rkeys, remoteBase: bases,
+		slotLKey: softIBGDASlotK, sqMax: softIBGDASQ, heapBase: uint64(g.PeerAddr(r.me)), heapSize: g.Size(),
 		// the queues are host-pinned: kernels need system-scope doorbell
 		// ordering (backend.h's default), else they trap at the first call
-		Flags: ibgda.StateHostQueues, TimeoutNS: timeoutNS, Report: report,
-	}))
+		flags: ibgda.StateHostQueues,
+		rings: func(i, c, pe int, d *ibgda.QPDesc) error {
+			d.QPN, d.SQWQEBBs, d.CQEs = softIBGDAQPN0+uint32(i), softIBGDASQ, softIBGDACQEs
+			d.SQBuf, d.CQBuf = hb.take(softIBGDASQ*ibgda.SendWQEBB), hb.take(softIBGDACQEs*ibgda.CQESize)
+			d.DBRec, d.DB, d.CQDBRec = hb.take(8), hb.take(8), hb.take(8)
+			ibgda.InitCQ(hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize))
+			nicDB := d.DB // the word the NIC watches: the GPU's doorbell, or the ringer's
+			if cpuBell {
+				nicDB = hb.take(8)
+				uar := uintptr(nicDB)
+				rqs = append(rqs, ibgda.RingQP{Name: fmt.Sprintf("ctx %d -> PE %d", c, pe), QPN: d.QPN,
+					DBRec: hat(d.DBRec, 8), Ring: func(v uint64) { verbs.Ring(uar, v) }})
+			}
+			return s.nic.AddQP(ibgda.QPConfig{
+				Name:           fmt.Sprintf("ctx %d -> PE %d", c, pe),
+				QPN:            d.QPN,
+				SQ:             ibgda.SQ{Buf: hat(d.SQBuf, softIBGDASQ*ibgda.SendWQEBB), WQEBBs: softIBGDASQ},
+				DBRec:          hat(d.DBRec, 8),
+				DB:             hat(nicDB, 8),
+				CQ:             hat(d.CQBuf, softIBGDACQEs*ibgda.CQESize),
+				CQEs:           softIBGDACQEs,
+				CQDBRec:        hat(d.CQDBRec, 4),
+				DoorbellDriven: cpuBell,
+			})
+		},
+	}, &bump{base: uint64(s.dev)}, img, hb, mem)
+	if err != nil {
+		return fail(err)
+	}
+	s.report, s.names = lay.report, lay.names
 	if err := g.Ctx.MemcpyHtoD(s.dev, unsafe.Pointer(&img[0]), len(img)); err != nil {
 		return fail(err)
 	}
@@ -199,12 +162,23 @@ func (r *runtime) startSoftIBGDA() error {
 	if err := g.PrimeSoftNIC(); err != nil { // no module loads while user kernels run
 		return fail(err)
 	}
+	if cpuBell && len(rqs) > 0 {
+		if s.ringer, err = ibgda.NewRinger(rqs); err != nil {
+			return fail(err)
+		}
+	}
 	s.nic.Start()
+	if s.ringer != nil {
+		s.ringer.Start()
+	}
 	isRemote := make([]bool, r.npes)
 	for _, pe := range remote {
 		isRemote[pe] = true
 	}
-	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, stateAddr); err != nil {
+	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
+		if s.ringer != nil {
+			s.ringer.Stop()
+		}
 		s.nic.Stop()
 		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me))
 	}
@@ -218,11 +192,7 @@ func (r *runtime) startSoftIBGDA() error {
 // when there is nothing to say.
 func (s *softIBGDA) diagnose() string {
 	var parts []string
-	if r, ok := ibgda.DecodeReport(atomic.LoadUint64(s.report)); ok {
-		msg := "device: " + r.String()
-		if n, ok := s.names[r.QPN]; ok && r.QPN != 0 {
-			msg += " [QP " + fmt.Sprintf("%#x", r.QPN) + " is " + n + "]"
-		}
+	if msg := reportMessage(s.report, s.names); msg != "" {
 		parts = append(parts, msg)
 	}
 	if err := s.nic.Err(); err != nil {
@@ -243,9 +213,26 @@ func (s *softIBGDA) diagnose() string {
 	return "soft NIC (EMULATION): " + strings.Join(append(parts, used...), "; ")
 }
 
+// reportMessage decodes the device backend's report word (host-pinned),
+// naming the QP's context and PE; "" when nothing was reported.
+func reportMessage(report *uint64, names map[uint32]string) string {
+	r, ok := ibgda.DecodeReport(atomic.LoadUint64(report))
+	if !ok {
+		return ""
+	}
+	msg := "device: " + r.String()
+	if n, ok := names[r.QPN]; ok && r.QPN != 0 {
+		msg += " [QP " + fmt.Sprintf("%#x", r.QPN) + " is " + n + "]"
+	}
+	return msg
+}
+
 // close stops the NIC goroutine and frees its queues (before the GPU
 // transport closes: the NIC copies through it).
 func (s *softIBGDA) close() error {
+	if s.ringer != nil {
+		s.ringer.Stop() // before the NIC: it rings the NIC's word
+	}
 	s.nic.Stop()
 	return errors.Join(s.ctx.MemFree(s.dev), s.ctx.MemFreeHost(s.host))
 }

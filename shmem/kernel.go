@@ -336,8 +336,14 @@ func (r *runtime) gpuWait(wait func() error, last *string, op string) error {
 }
 
 // softNICErr is what the soft NIC and the device's IBGDA report word say
-// after a failed or timed-out GPU wait (nil without a soft NIC or news).
+// after a failed or timed-out GPU wait (nil without an IBGDA NIC or news);
+// with a ConnectX (GOSHMEM_IBGDA_NIC=mlx5), the report word alone.
 func (r *runtime) softNICErr() error {
+	if r.mlx5 != nil && r.mlx5.report != nil {
+		if msg := reportMessage(r.mlx5.report, r.mlx5.names); msg != "" {
+			return errors.Newf("goshmem: PE %d: mlx5 %s: %s", r.me, r.mlx5.v.Name, msg)
+		}
+	}
 	if r.softNIC == nil {
 		return nil
 	}

@@ -93,6 +93,9 @@ type runtime struct {
 	// softNIC: GOSHMEM_IBGDA_NIC=soft on a GPU: the emulated NIC serving
 	// the device API's IBGDA path (ibgda_soft.go); nil otherwise.
 	softNIC *softIBGDA
+	// mlx5: GOSHMEM_IBGDA_NIC=mlx5 on a GPU: the ConnectX setup
+	// (ibgda_mlx5.go); nil otherwise.
+	mlx5 *mlx5IBGDA
 
 	streamOnce sync.Once
 	stream     *Stream // default launch stream
@@ -472,6 +475,10 @@ func (r *runtime) unmap() {
 	if r.softNIC != nil {
 		_ = r.softNIC.close() // before the GPU transport it copies through
 		r.softNIC = nil
+	}
+	if r.mlx5 != nil {
+		_ = r.mlx5.close() // before the GPU context its queue and UAR pages are registered with
+		r.mlx5 = nil
 	}
 	if r.proxy != nil {
 		_ = r.proxy.Close() // before the GPU context its streams belong to

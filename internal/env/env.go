@@ -75,6 +75,12 @@ var Table = []Var{
 		Help: "libfabric provider of the CXI triggered path (auto: cxi where present, else sockets)"},
 	{Name: "GOSHMEM_IBGDA_NIC", Default: "mlx5", kind: kindString,
 		Help: "NIC of GOSHMEM_GPU_TRANSPORT=ibgda: mlx5 (a ConnectX found by rdma-core, else Init fails) or soft (the soft NIC, an EMULATION)"},
+	{Name: "GOSHMEM_IBGDA_DEVICE", Default: "auto", kind: kindString,
+		Help: "GOSHMEM_IBGDA_NIC=mlx5: the RDMA device (e.g. mlx5_0; auto: the first mlx5 device), port 1"},
+	{Name: "GOSHMEM_IBGDA_GID_INDEX", Default: "0", kind: kindString,
+		Help: "GOSHMEM_IBGDA_NIC=mlx5 on RoCE: the GID table index peers are addressed by (show_gids lists them; RoCE v2 is often 3)"},
+	{Name: "GOSHMEM_IBGDA_DOORBELL", Default: "gpu", kind: kindString,
+		Help: "gpu (GPU threads store the doorbell to the NIC's UAR mapped into the GPU; mlx5 needs the NVIDIA driver's PeerMappingOverride=1) or cpu (CPU-assisted: GPU threads build WQEs and publish the doorbell record, a host thread rings the UAR; with GOSHMEM_IBGDA_NIC=soft it rings the emulated NIC's doorbell word, which alone drives it)"},
 }
 
 // Setting is a parsed value and where it came from.

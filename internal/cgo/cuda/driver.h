@@ -129,6 +129,11 @@ typedef enum CUmemorytype_enum {
 	CU_MEMORYTYPE_UNIFIED = 4
 } CUmemorytype;
 
+/* Ref: cuMemGetHandleForAddressRange: enum CUmemRangeHandleType_enum */
+typedef enum CUmemRangeHandleType_enum {
+	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
+} CUmemRangeHandleType;
+
 /* ---- flags -------------------------------------------------------------- */
 /* Ref: cuMemHostAlloc: CU_MEMHOSTALLOC_* (cuda.h #defines) */
 #define CU_MEMHOSTALLOC_PORTABLE 0x01
@@ -214,6 +219,9 @@ typedef CUresult (*PFN_cuMemHostGetDevicePointer_v2)(CUdeviceptr *pdptr, void *p
 typedef CUresult (*PFN_cuMemHostRegister_v2)(void *p, size_t bytesize, unsigned int Flags);
 typedef CUresult (*PFN_cuMemHostUnregister)(void *p);
 typedef CUresult (*PFN_cuPointerGetAttribute)(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+/* Ref: cuda.h cuMemGetHandleForAddressRange (CUDA 11.7+): a dma-buf fd for a device range. */
+typedef CUresult (*PFN_cuMemGetHandleForAddressRange)(void *handle, CUdeviceptr dptr, size_t size,
+						      CUmemRangeHandleType handleType, unsigned long long flags);
 
 typedef CUresult (*PFN_cuIpcGetMemHandle)(CUipcMemHandle *pHandle, CUdeviceptr dptr);
 typedef CUresult (*PFN_cuIpcOpenMemHandle_v2)(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);

@@ -186,6 +186,9 @@ func TestFakeDriver(t *testing.T) {
 		assert.NotZero(t, dp)
 		require.NoError(t, c0.MemHostRegister(hp, 4096, HostRegisterPortable))
 		require.NoError(t, c0.MemHostUnregister(hp))
+		_, err = c0.MemGetDmabufFD(a, 4096)
+		assert.True(t, errors.Is(err, &Error{Code: CodeNotSupported}), "%v", err)
+		assert.ErrorContains(t, err, "cuMemGetHandleForAddressRange")
 		require.NoError(t, c0.MemFreeHost(hp))
 
 		require.NoError(t, c0.EnablePeerAccess(c1))

@@ -208,6 +208,26 @@ func (c *Context) MemHostUnregister(p unsafe.Pointer) error {
 	return check(C.goshmemi_cuMemHostUnregister(h, p), "cuMemHostUnregister")
 }
 
+// MemGetDmabufFD exports bytes of device memory at p as a dma-buf file
+// descriptor (cuMemGetHandleForAddressRange, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD),
+// for a NIC to register (ibv_reg_dmabuf_mr). p and bytes must be aligned
+// to the host page size; the platform must support dma-buf
+// (AttrDMABufSupported). The caller closes the fd.
+func (c *Context) MemGetDmabufFD(p DevicePtr, bytes int) (int, error) {
+	h, err := c.live("cuMemGetHandleForAddressRange")
+	if err != nil {
+		return -1, err
+	}
+	if bytes <= 0 {
+		return -1, badSize("cuMemGetHandleForAddressRange", "bytes", bytes)
+	}
+	fd := C.int(-1)
+	if err := check(C.goshmemi_cuMemGetDmabufFD(h, &fd, C.CUdeviceptr(p), C.size_t(bytes)), "cuMemGetHandleForAddressRange"); err != nil {
+		return -1, errors.Wrapf(err, "dma-buf of %d bytes at %#x", bytes, uint64(p))
+	}
+	return int(fd), nil
+}
+
 // PointerGetAttribute returns one attribute of the allocation that holds p
 // (cuPointerGetAttribute), widened to uint64: a MemoryType for
 // PointerAttrMemoryType, 0/1 for the boolean ones, an address or size for

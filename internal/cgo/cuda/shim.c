@@ -45,6 +45,7 @@
 	X(cuMemHostRegister_v2, "cuMemHostRegister_v2", NULL) \
 	X(cuMemHostUnregister, "cuMemHostUnregister", NULL) \
 	X(cuPointerGetAttribute, "cuPointerGetAttribute", NULL) \
+	X(cuMemGetHandleForAddressRange, "cuMemGetHandleForAddressRange", NULL) \
 	X(cuIpcGetMemHandle, "cuIpcGetMemHandle", NULL) \
 	X(cuIpcOpenMemHandle_v2, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle") \
 	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", NULL) \
@@ -273,6 +274,12 @@ int goshmemi_cuMemHostUnregister(CUcontext ctx, void *p)
 {
 	SETCTX(ctx);
 	return cu.cuMemHostUnregister(p);
+}
+
+int goshmemi_cuMemGetDmabufFD(CUcontext ctx, int *fd, CUdeviceptr p, size_t n)
+{
+	SETCTX(ctx);
+	return cu.cuMemGetHandleForAddressRange(fd, p, n, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 }
 
 int goshmemi_cuPointerGetAttribute(CUcontext ctx, unsigned long long *v, int attr, CUdeviceptr p)

@@ -68,6 +68,7 @@ int goshmemi_cuMemFreeHost(CUcontext ctx, void *p);
 int goshmemi_cuMemHostGetDevicePointer(CUcontext ctx, CUdeviceptr *d, void *p);
 int goshmemi_cuMemHostRegister(CUcontext ctx, void *p, size_t n, unsigned int flags);
 int goshmemi_cuMemHostUnregister(CUcontext ctx, void *p);
+int goshmemi_cuMemGetDmabufFD(CUcontext ctx, int *fd, CUdeviceptr p, size_t n);
 int goshmemi_cuPointerGetAttribute(CUcontext ctx, unsigned long long *v, int attr, CUdeviceptr p);
 
 int goshmemi_cuIpcGetMemHandle(CUcontext ctx, void *handle64, CUdeviceptr p);

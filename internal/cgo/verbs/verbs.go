@@ -3,8 +3,14 @@
 //
 // What is here: Probe, which lists the RDMA devices (ibv_get_device_list),
 // keeps those mlx5dv_is_supported accepts, opens the first one and reads its
-// attributes (ibv_query_device, ibv_query_port). Without such a device it
-// returns an error matching errs.ErrNotSupported with a hint.
+// attributes (ibv_query_device, ibv_query_port); and the real-ConnectX IBGDA
+// setup (mlx5.go, mlx5.c): Open (device, port, GID, PD, devx UAR), CreateQP
+// (CQ + RC QP in host memory, read back through mlx5dv_init_obj), Connect
+// (RESET->INIT->RTR->RTS, IB by LID or RoCE by GID), RegDmabufMR / RegMR,
+// and Ring (the CPU-assisted mode's doorbell store). Without a device Probe
+// and Open return an error matching errs.ErrNotSupported with a hint. The
+// setup is compiled and its error paths run here; it has never run on a
+// ConnectX.
 //
 // Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>; seed 000 §3.1.
 package verbs
@@ -100,12 +106,11 @@ type Device struct {
 func Probe() (Device, error) {
 	var p C.goshmemi_verbs_probe_t
 	C.goshmemi_verbs_probe(&p)
-	const hint = "IBGDA needs a ConnectX (mlx5) NIC visible to rdma-core (ibv_devices lists it); " +
-		"without one use GOSHMEM_GPU_TRANSPORT=proxy, or GOSHMEM_IBGDA_NIC=soft for the emulation"
+	const hint = noDeviceHint
 	switch {
 	case p.n_devices < 0:
 		return Device{}, errors.WithHint(errors.Wrapf(errs.ErrNotSupported,
-			"verbs: ibv_get_device_list failed: %v (no RDMA device or kernel support)", syscall.Errno(p.list_errno)), hint)
+			"verbs: no mlx5 device: ibv_get_device_list failed: %v (no RDMA device or kernel support)", syscall.Errno(p.list_errno)), hint)
 	case p.n_mlx5 == 0:
 		return Device{}, errors.WithHint(errors.Wrapf(errs.ErrNotSupported,
 			"verbs: no mlx5 device (%d RDMA devices, none accepted by mlx5dv_is_supported)", int(p.n_devices)), hint)

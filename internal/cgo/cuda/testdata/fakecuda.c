@@ -345,6 +345,15 @@ EXPORT CUresult cuMemHostUnregister(void *p)
 	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* The fake platform has no dma-buf support (as a driver without it says). */
+EXPORT CUresult cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n, CUmemRangeHandleType t,
+					      unsigned long long flags)
+{
+	NEED_CTX();
+	(void)h; (void)p; (void)n; (void)t; (void)flags;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
 {
 	NEED_CTX();

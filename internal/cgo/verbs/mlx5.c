@@ -1,0 +1,295 @@
+#include <errno.h>
+#include <string.h>
+#include "mlx5.h"
+
+/* The access of the heap MR and the QPs: remote writes, reads and atomics
+ * (the device API's put, get and AMOs). */
+#define GV_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		   IBV_ACCESS_REMOTE_ATOMIC)
+
+static int gv_errno(int fallback) { return errno ? errno : fallback; }
+
+int gv_open(const char *want, int port, int gid_index, gv_ctx_t *c, const char **call)
+{
+	struct ibv_device **list;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	int i, n = 0, rc;
+
+	memset(c, 0, sizeof *c);
+	c->port = port;
+	c->gid_index = gid_index;
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		*call = "ibv_get_device_list";
+		return gv_errno(ENODEV);
+	}
+	for (i = 0; i < n; i++) {
+		if (!mlx5dv_is_supported(list[i]))
+			continue;
+		if (want && want[0] && strcmp(want, ibv_get_device_name(list[i])) != 0)
+			continue;
+		strncpy(c->name, ibv_get_device_name(list[i]), sizeof c->name - 1);
+		errno = 0;
+		c->ctx = ibv_open_device(list[i]);
+		if (!c->ctx) {
+			ibv_free_device_list(list);
+			*call = "ibv_open_device";
+			return gv_errno(EIO);
+		}
+		break;
+	}
+	ibv_free_device_list(list);
+	if (!c->ctx) {
+		*call = "mlx5dv_is_supported";
+		return ENODEV;
+	}
+	if ((rc = ibv_query_device(c->ctx, &attr)) != 0) {
+		*call = "ibv_query_device";
+		goto fail;
+	}
+	c->max_qp_rd_atom = attr.max_qp_rd_atom;
+	c->max_qp_init_rd_atom = attr.max_qp_init_rd_atom;
+	c->max_qp_wr = attr.max_qp_wr;
+	c->max_cqe = attr.max_cqe;
+	if (port < 1 || port > attr.phys_port_cnt) {
+		*call = "ibv_query_device (port number)";
+		rc = EINVAL;
+		goto fail;
+	}
+	if ((rc = ibv_query_port(c->ctx, (uint8_t)port, &pa)) != 0) {
+		*call = "ibv_query_port";
+		goto fail;
+	}
+	if (pa.state != IBV_PORT_ACTIVE) {
+		*call = "ibv_query_port (port not ACTIVE)";
+		rc = ENETDOWN;
+		goto fail;
+	}
+	c->eth = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+	c->lid = pa.lid;
+	c->active_mtu = (uint8_t)pa.active_mtu;
+	if (c->eth || gid_index > 0) {
+		if ((rc = ibv_query_gid(c->ctx, (uint8_t)port, gid_index, &gid)) != 0) {
+			*call = "ibv_query_gid";
+			goto fail;
+		}
+		memcpy(c->gid, gid.raw, 16);
+	}
+	errno = 0;
+	c->pd = ibv_alloc_pd(c->ctx);
+	if (!c->pd) {
+		*call = "ibv_alloc_pd";
+		rc = gv_errno(ENOMEM);
+		goto fail;
+	}
+	/* The devx UAR (for QPs whose doorbells the GPU rings through a UAR
+	 * goshmem owns): non-cached first, as NVSHMEM does, BlueFlame
+	 * (write-combining) where NC is not offered. Not fatal: QPs created
+	 * by ibv_create_qp_ex use the UAR page rdma-core gave them. */
+	errno = 0;
+	c->uar = mlx5dv_devx_alloc_uar(c->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+	c->uar_nc = c->uar != NULL;
+	if (!c->uar) {
+		errno = 0;
+		c->uar = mlx5dv_devx_alloc_uar(c->ctx, MLX5DV_UAR_ALLOC_TYPE_BF);
+	}
+	if (!c->uar)
+		c->uar_errno = gv_errno(EOPNOTSUPP);
+	return 0;
+fail:
+	gv_close(c);
+	return rc ? rc : EIO;
+}
+
+void gv_close(gv_ctx_t *c)
+{
+	if (c->uar)
+		mlx5dv_devx_free_uar(c->uar);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->ctx)
+		ibv_close_device(c->ctx);
+	c->uar = NULL;
+	c->pd = NULL;
+	c->ctx = NULL;
+}
+
+int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_inline, gv_qp_t *q,
+		 const char **call)
+{
+	struct ibv_qp_init_attr_ex ia;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_qp dqp;
+	struct mlx5dv_cq dcq;
+	int rc;
+
+	memset(q, 0, sizeof *q);
+	errno = 0;
+	q->cq = ibv_create_cq(c->ctx, (int)cqes, NULL, NULL, 0);
+	if (!q->cq) {
+		*call = "ibv_create_cq";
+		return gv_errno(ENOMEM);
+	}
+	memset(&ia, 0, sizeof ia);
+	ia.qp_type = IBV_QPT_RC;
+	ia.send_cq = q->cq;
+	ia.recv_cq = q->cq;
+	ia.sq_sig_all = 0; /* selective completion: fm_ce_se decides */
+	ia.cap.max_send_wr = sq_wqebbs;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_wr = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.cap.max_inline_data = max_inline;
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ia.pd = c->pd;
+	errno = 0;
+	q->qp = ibv_create_qp_ex(c->ctx, &ia);
+	if (!q->qp) {
+		*call = "ibv_create_qp_ex";
+		rc = gv_errno(ENOMEM);
+		goto fail;
+	}
+	q->qpn = q->qp->qp_num;
+	memset(&obj, 0, sizeof obj);
+	memset(&dqp, 0, sizeof dqp);
+	memset(&dcq, 0, sizeof dcq);
+	obj.qp.in = q->qp;
+	obj.qp.out = &dqp;
+	obj.cq.in = q->cq;
+	obj.cq.out = &dcq;
+	if ((rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) != 0) {
+		*call = "mlx5dv_init_obj";
+		goto fail;
+	}
+	q->sq_buf = dqp.sq.buf;
+	q->sq_wqe_cnt = dqp.sq.wqe_cnt;
+	q->sq_stride = dqp.sq.stride;
+	q->dbrec = dqp.dbrec;
+	q->bf_reg = dqp.bf.reg;
+	q->bf_size = dqp.bf.size;
+	q->cq_buf = dcq.buf;
+	q->cqe_cnt = dcq.cqe_cnt;
+	q->cqe_size = dcq.cqe_size;
+	q->cq_dbrec = dcq.dbrec;
+	q->cqn = dcq.cqn;
+	return 0;
+fail:
+	gv_destroy_qp(q);
+	return rc ? rc : EIO;
+}
+
+void gv_destroy_qp(gv_qp_t *q)
+{
+	if (q->qp)
+		ibv_destroy_qp(q->qp);
+	if (q->cq)
+		ibv_destroy_cq(q->cq);
+	q->qp = NULL;
+	q->cq = NULL;
+}
+
+/* RESET -> INIT -> RTR -> RTS. RoCE addresses the peer by GID (a global
+ * route from our GID index), InfiniBand by LID. PSNs start at 0 on both
+ * sides; the path MTU is the smaller of both ports' active MTUs.
+ * Ref: ibv_modify_qp(3), the RC attribute masks of each transition. */
+int gv_connect(gv_ctx_t *c, gv_qp_t *q, const gv_remote_t *r, const char **call)
+{
+	struct ibv_qp_attr a;
+	int rc, rd = c->max_qp_rd_atom < 16 ? c->max_qp_rd_atom : 16;
+	int init_rd = c->max_qp_init_rd_atom < 16 ? c->max_qp_init_rd_atom : 16;
+
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = (uint8_t)c->port;
+	a.qp_access_flags = GV_ACCESS;
+	if ((rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))) {
+		*call = "ibv_modify_qp(RESET->INIT)";
+		return rc;
+	}
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = (enum ibv_mtu)(r->mtu && r->mtu < c->active_mtu ? r->mtu : c->active_mtu);
+	a.dest_qp_num = r->qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = (uint8_t)(rd > 0 ? rd : 1);
+	a.min_rnr_timer = 12;
+	a.ah_attr.port_num = (uint8_t)c->port;
+	a.ah_attr.sl = 0;
+	if (c->eth) {
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, r->gid, 16);
+		a.ah_attr.grh.sgid_index = (uint8_t)c->gid_index;
+		a.ah_attr.grh.hop_limit = 64; /* RoCE v2 may cross IP routers */
+	} else {
+		a.ah_attr.dlid = r->lid;
+	}
+	if ((rc = ibv_modify_qp(q->qp, &a,
+				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))) {
+		*call = "ibv_modify_qp(INIT->RTR)";
+		return rc;
+	}
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0;
+	a.max_rd_atomic = (uint8_t)(init_rd > 0 ? init_rd : 1);
+	if ((rc = ibv_modify_qp(q->qp, &a,
+				IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					IBV_QP_MAX_QP_RD_ATOMIC))) {
+		*call = "ibv_modify_qp(RTR->RTS)";
+		return rc;
+	}
+	return 0;
+}
+
+int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t iova, struct ibv_mr **mr,
+		  const char **call)
+{
+	errno = 0;
+	*mr = ibv_reg_dmabuf_mr(c->pd, offset, len, iova, fd, GV_ACCESS);
+	if (!*mr) {
+		*call = "ibv_reg_dmabuf_mr";
+		return gv_errno(EOPNOTSUPP);
+	}
+	return 0;
+}
+
+int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct ibv_mr **mr, const char **call)
+{
+	errno = 0;
+	*mr = ibv_reg_mr(c->pd, (void *)addr, len, GV_ACCESS);
+	if (!*mr) {
+		*call = "ibv_reg_mr";
+		return gv_errno(EFAULT);
+	}
+	return 0;
+}
+
+int gv_dereg_mr(struct ibv_mr *mr) { return ibv_dereg_mr(mr); }
+
+/* The CPU-assisted doorbell: the WQEs and the doorbell record are already
+ * visible (the ringer loaded the record with acquire semantics after the
+ * posters' system-scope release); order that load and every earlier access
+ * before the MMIO store, store the 8 bytes in one access, and flush it out
+ * of the write-combining buffer (a BlueFlame page is mapped WC).
+ * Ref: rdma-core util/mmio.h + udma_barrier.h: udma_to_device_barrier(),
+ * mmio_write64_be(), mmio_flush_writes() around mlx5_post_send's doorbell. */
+void gv_ring(uintptr_t reg, uint64_t v)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint64_t *)(void *)reg = v;
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("dsb st" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}

@@ -1,0 +1,69 @@
+/* goshmem's real-mlx5 IBGDA setup (rdma-core libibverbs + libmlx5): the
+ * device, PD and devx UAR; RC QPs with their CQ in host memory, exposed
+ * through mlx5dv_init_obj; memory registration (dma-buf or plain); the QP
+ * state machine; the 8-byte doorbell store of the CPU-assisted mode.
+ *
+ * Every function returns 0 or an errno and, on failure, sets *call to the
+ * name of the rdma-core call that failed (static storage).
+ *
+ * Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>. */
+#ifndef GOSHMEMI_VERBS_MLX5_H
+#define GOSHMEMI_VERBS_MLX5_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+
+typedef struct gv_ctx {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct mlx5dv_devx_uar *uar; /* NULL when devx UAR allocation failed (uar_errno) */
+	int uar_nc;                  /* the devx UAR is non-cached (else BlueFlame) */
+	int uar_errno;
+	int port, gid_index;
+	int eth;                     /* link layer Ethernet (RoCE) */
+	uint16_t lid;
+	uint8_t active_mtu;
+	uint8_t gid[16];
+	int max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe;
+	char name[64];
+} gv_ctx_t;
+
+typedef struct gv_qp {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint32_t qpn;
+	/* mlx5dv_init_obj: the send queue, its doorbell record and BlueFlame
+	 * register; the CQ ring and its doorbell record */
+	void *sq_buf;
+	uint32_t sq_wqe_cnt, sq_stride;
+	void *dbrec;
+	void *bf_reg;
+	uint32_t bf_size;
+	void *cq_buf;
+	uint32_t cqe_cnt, cqe_size;
+	void *cq_dbrec;
+	uint32_t cqn;
+} gv_qp_t;
+
+typedef struct gv_remote {
+	uint32_t qpn;
+	uint16_t lid;
+	uint8_t gid[16];
+	uint8_t mtu;
+	int eth;
+} gv_remote_t;
+
+int gv_open(const char *want, int port, int gid_index, gv_ctx_t *c, const char **call);
+void gv_close(gv_ctx_t *c);
+int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_inline, gv_qp_t *q,
+		 const char **call);
+void gv_destroy_qp(gv_qp_t *q);
+int gv_connect(gv_ctx_t *c, gv_qp_t *q, const gv_remote_t *r, const char **call);
+int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t iova, struct ibv_mr **mr,
+		  const char **call);
+int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct ibv_mr **mr, const char **call);
+int gv_dereg_mr(struct ibv_mr *mr);
+void gv_ring(uintptr_t reg, uint64_t v);
+
+#endif

@@ -1,0 +1,414 @@
+package shmem
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/cgo/verbs"
+	"github.com/goshmem/goshmem/internal/errs"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+)
+
+// The real-ConnectX IBGDA setup (GOSHMEM_GPU_TRANSPORT=ibgda,
+// GOSHMEM_IBGDA_NIC=mlx5): RC QPs per (context, other PE) with their SQ, CQ
+// and doorbell records in host memory rdma-core allocated, made visible to
+// the GPU with cuMemHostRegister; the GPU heap registered by dma-buf
+// (ibv_reg_dmabuf_mr on cuMemGetHandleForAddressRange's fd; ibv_reg_mr
+// through nvidia-peermem as the fallback); QPNs, port addresses and heap
+// keys exchanged in one bootstrap allgather (ibgda.ConnInfo); the QPs moved
+// to RTS; the device state laid out by layoutIBGDA as for the soft NIC.
+// Doorbells (GOSHMEM_IBGDA_DOORBELL): gpu maps each QP's UAR page into the
+// GPU (cuMemHostRegister IOMEMORY: the NVIDIA driver allows it only with
+// PeerMappingOverride=1) and GPU threads store the doorbell; cpu points the
+// GPU's doorbell stores at a host-pinned stand-in and an ibgda.Ringer
+// rings the UAR from the doorbell records (CPU-assisted).
+//
+// Written against the real APIs and compiled here; never run on a
+// ConnectX. What remains for queues in GPU memory (the seed's layout):
+// devx CQ/QP objects (mlx5dv_devx_obj_create with PRM CREATE_CQ/CREATE_QP
+// mailboxes) on devx umems of GPU memory (mlx5dv_devx_umem_reg_ex with
+// MLX5DV_UMEM_MASK_DMABUF) and the Context's devx UAR as their uar_page.
+const (
+	mlx5IBGDACtx  = 4   // QP sets (device contexts map onto ctx % mlx5IBGDACtx)
+	mlx5IBGDASQ   = 256 // send WRs requested per QP (rdma-core rounds the SQ up to a power of two)
+	mlx5IBGDACQEs = 64
+	mlx5IBGDAPort = 1
+)
+
+// mlx5IBGDA is this PE's ConnectX setup; close releases it in reverse.
+type mlx5IBGDA struct {
+	v      *verbs.Context
+	gctx   *cuda.Context
+	host   unsafe.Pointer // pinned block: slots, scratch, report, stand-in doorbells
+	dev    cuda.DevicePtr // GPU block: state, QP structs, tables
+	hostMR *verbs.MR
+	heapMR *verbs.MR
+	qps    []*verbs.QP
+	// registered host ranges (rdma-core's queue pages, UAR pages), in order
+	registered []unsafe.Pointer
+	ringer     *ibgda.Ringer
+	report     *uint64
+	names      map[uint32]string
+}
+
+func (m *mlx5IBGDA) close() error {
+	if m.ringer != nil {
+		m.ringer.Stop()
+	}
+	var errList []error
+	for i := len(m.registered) - 1; i >= 0; i-- {
+		errList = append(errList, m.gctx.MemHostUnregister(m.registered[i]))
+	}
+	for i := len(m.qps) - 1; i >= 0; i-- {
+		errList = append(errList, m.qps[i].Close())
+	}
+	errList = append(errList, m.heapMR.Close(), m.hostMR.Close())
+	if m.dev != 0 {
+		errList = append(errList, m.gctx.MemFree(m.dev))
+	}
+	if m.host != nil {
+		errList = append(errList, m.gctx.MemFreeHost(m.host))
+	}
+	errList = append(errList, m.v.Close())
+	return errors.Join(errList...)
+}
+
+// mlx5Settings are the GOSHMEM_IBGDA_* settings of the mlx5 NIC, checked
+// before anything is opened.
+type mlx5Settings struct {
+	device   string // "" = the first mlx5 device
+	gidIndex int
+	cpuBell  bool
+}
+
+func (r *runtime) mlx5Settings() (mlx5Settings, error) {
+	var s mlx5Settings
+	if d := r.settings.String("GOSHMEM_IBGDA_DEVICE"); d != "auto" {
+		s.device = d
+	}
+	gi := r.settings.String("GOSHMEM_IBGDA_GID_INDEX")
+	n, err := strconv.Atoi(gi)
+	if err != nil || n < 0 || n > 255 {
+		return s, errs.Hint(errs.ErrInvalidArgument, "show_gids lists a port's GID table", r.me, "Init",
+			"GOSHMEM_IBGDA_GID_INDEX=%q; want a GID table index in [0, 255]", gi)
+	}
+	s.gidIndex = n
+	switch b := r.settings.String("GOSHMEM_IBGDA_DOORBELL"); b {
+	case "gpu":
+	case "cpu":
+		s.cpuBell = true
+	default:
+		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_DOORBELL to gpu or cpu", r.me, "Init",
+			"GOSHMEM_IBGDA_DOORBELL=%q; want gpu (GPU threads ring the UAR) or cpu (a host thread rings it)", b)
+	}
+	return s, nil
+}
+
+// peerMappingHint is the hint of a UAR page the GPU may not map.
+const peerMappingHint = "the NVIDIA driver maps another device's BAR (the NIC's UAR) into the GPU only with " +
+	"PeerMappingOverride=1 (options nvidia NVreg_RegistryDwords=\"PeerMappingOverride=1;\", then reload the module); " +
+	"without it use GOSHMEM_IBGDA_DOORBELL=cpu (a host thread rings the doorbells) or GOSHMEM_GPU_TRANSPORT=proxy"
+
+// startMLX5IBGDA sets up the ConnectX path for every other PE (see the
+// comment at the top of this file). Every PE with a GPU calls the one
+// allgather, whether its local setup worked or not, so that one PE's
+// failure is every PE's Init error instead of a hang.
+func (r *runtime) startMLX5IBGDA(s mlx5Settings) error {
+	g := r.gpu
+	var remote []int
+	for pe := 0; pe < r.npes; pe++ {
+		if pe != r.me {
+			remote = append(remote, pe)
+		}
+	}
+	m := &mlx5IBGDA{gctx: g.Ctx}
+	me, localErr := r.mlx5Local(m, s, remote)
+	rec := make([]byte, 1+ibgda.ConnInfoSize(mlx5IBGDACtx, r.npes))
+	if localErr == nil {
+		b, err := me.Encode()
+		if err != nil {
+			localErr = err
+		} else {
+			rec[0] = 1
+			copy(rec[1:], b)
+		}
+	}
+	all, err := r.boot.Allgather(rec)
+	if localErr == nil && err != nil {
+		localErr = errors.Wrapf(err, "goshmem: PE %d: Init: IBGDA connection exchange", r.me)
+	}
+	if localErr == nil {
+		localErr = r.mlx5Connect(m, s, remote, all, len(rec))
+	}
+	if localErr != nil {
+		_ = m.close()
+		return localErr
+	}
+	r.mlx5 = m
+	return nil
+}
+
+// mlx5Local does this PE's part: device, memory, QPs; returns its record.
+func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.ConnInfo, error) {
+	g := r.gpu
+	op := func(err error, what string) error {
+		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_NIC=mlx5: %s", r.me, what)
+	}
+	var err error
+	if m.v, err = verbs.Open(s.device, mlx5IBGDAPort, s.gidIndex); err != nil {
+		return ibgda.ConnInfo{}, op(err, "open the device")
+	}
+	nq := mlx5IBGDACtx * len(remote)
+	hostN := (ibgdaHostBytes(nq) + uint64(nq)*64 + 4095) &^ 4095
+	if m.host, err = g.Ctx.MemHostAlloc(int(hostN), cuda.HostAllocPortable|cuda.HostAllocDeviceMap); err != nil {
+		return ibgda.ConnInfo{}, op(err, "pinned block for slots and scratch words")
+	}
+	if hd, err := g.Ctx.MemHostGetDevicePointer(m.host); err != nil || uint64(hd) != uint64(uintptr(m.host)) {
+		return ibgda.ConnInfo{}, op(errors.Newf("pinned memory at %p is device %#x (%v)", m.host, uint64(hd), err),
+			"IBGDA needs unified addressing")
+	}
+	if m.hostMR, err = m.v.RegMR(uintptr(m.host), hostN); err != nil {
+		return ibgda.ConnInfo{}, op(err, "register the pinned block")
+	}
+	if m.heapMR, err = r.mlx5RegHeap(m.v); err != nil {
+		return ibgda.ConnInfo{}, err
+	}
+	me := ibgda.ConnInfo{PE: int32(r.me), NCtx: mlx5IBGDACtx, NPEs: uint32(r.npes), LID: m.v.LID, Eth: m.v.Eth,
+		GIDIndex: uint8(s.gidIndex), MTU: m.v.MTU, GID: m.v.GID, HeapRKey: m.heapMR.RKey,
+		HeapBase: uint64(g.Base()), HeapSize: g.Size(), QPN: make([]uint32, mlx5IBGDACtx*r.npes)}
+	for i := range me.QPN {
+		me.QPN[i] = ibgda.NoQP
+	}
+	for c := 0; c < mlx5IBGDACtx; c++ {
+		for _, pe := range remote {
+			q, err := m.v.CreateQP(mlx5IBGDASQ, mlx5IBGDACQEs, ibgdaInline)
+			if err != nil {
+				return me, op(err, fmt.Sprintf("QP of ctx %d -> PE %d", c, pe))
+			}
+			m.qps = append(m.qps, q)
+			me.QPN[c*r.npes+pe] = q.QPN
+		}
+	}
+	return me, nil
+}
+
+// mlx5RegHeap registers this PE's GPU heap: dma-buf first, then
+// ibv_reg_mr through peer memory (nvidia-peermem).
+func (r *runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
+	g := r.gpu
+	base, size := g.Base(), g.Size()
+	fd, dmaErr := g.Ctx.MemGetDmabufFD(base, int(size))
+	if dmaErr == nil {
+		mr, err := v.RegDmabufMR(fd, 0, size, uint64(base))
+		_ = syscall.Close(fd) // the MR holds its own reference
+		if err == nil {
+			return mr, nil
+		}
+		dmaErr = err
+	}
+	mr, err := v.RegMR(uintptr(base), size)
+	if err == nil {
+		return mr, nil
+	}
+	return nil, errs.Hint(errs.ErrNotSupported,
+		"dma-buf needs CUDA 11.7+ with the open GPU kernel modules and Linux 5.12+; the fallback needs the "+
+			"nvidia-peermem module loaded; or use GOSHMEM_GPU_TRANSPORT=proxy", r.me, "Init",
+		"GOSHMEM_IBGDA_NIC=mlx5: the NIC cannot register the GPU heap (%d bytes at %#x): dma-buf: %v; peer memory: %v",
+		size, uint64(base), dmaErr, err)
+}
+
+// mlx5Connect connects every QP to its peer's, maps the queues (and, with
+// GPU doorbells, the UAR pages) into the GPU, lays out the device state
+// and routes the other PEs through it.
+func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []byte, recLen int) error {
+	g := r.gpu
+	infos, err := r.mlx5Peers(all, recLen, mlx5IBGDACtx)
+	if err != nil {
+		return err
+	}
+	for c := 0; c < mlx5IBGDACtx; c++ {
+		for k, pe := range remote {
+			q := m.qps[c*len(remote)+k]
+			peer := infos[pe]
+			rq := peer.QPNFor(c, r.me)
+			if rq == ibgda.NoQP {
+				return errs.New(errs.ErrInvalidArgument, r.me, "Init", "PE %d has no QP of ctx %d toward PE %d", pe, c, r.me)
+			}
+			if peer.Eth != m.v.Eth {
+				return errs.New(errs.ErrNotSupported, r.me, "Init", "PE %d's port is %s, ours %s", pe,
+					linkName(peer.Eth), linkName(m.v.Eth))
+			}
+			if err := q.Connect(verbs.Remote{QPN: rq, LID: peer.LID, GID: peer.GID, MTU: peer.MTU}); err != nil {
+				return errors.Wrapf(err, "goshmem: PE %d: Init: connect ctx %d -> PE %d", r.me, c, pe)
+			}
+		}
+	}
+
+	// The queues into the GPU: every page of rdma-core's rings, merged.
+	var ranges []verbs.HostRange
+	for _, q := range m.qps {
+		ranges = append(ranges, q.Ranges()...)
+	}
+	toDev, err := r.mlx5MapHost(m, mergeRanges(ranges), cuda.HostRegisterPortable|cuda.HostRegisterDeviceMap, "")
+	if err != nil {
+		return err
+	}
+	var bells func(q *verbs.QP) uint64
+	hb := &bump{base: uint64(uintptr(m.host))}
+	mem := unsafe.Slice((*byte)(m.host), ibgdaHostBytes(len(m.qps))+uint64(len(m.qps))*64)
+	if s.cpuBell {
+		var rqs []ibgda.RingQP
+		stand := map[*verbs.QP]uint64{}
+		for _, q := range m.qps {
+			reg := q.BFReg
+			stand[q] = hb.take(8)
+			rqs = append(rqs, ibgda.RingQP{QPN: q.QPN, DBRec: q.DBRecBytes(), Ring: func(v uint64) { verbs.Ring(reg, v) }})
+		}
+		if m.ringer, err = ibgda.NewRinger(rqs); err != nil {
+			return err
+		}
+		bells = func(q *verbs.QP) uint64 { return stand[q] }
+	} else {
+		var pages []verbs.HostRange
+		for _, q := range m.qps {
+			pages = append(pages, q.UARPage())
+		}
+		uarDev, err := r.mlx5MapHost(m, mergeRanges(pages),
+			cuda.HostRegisterPortable|cuda.HostRegisterDeviceMap|cuda.HostRegisterIOMemory, m.v.Name)
+		if err != nil {
+			return err
+		}
+		bells = func(q *verbs.QP) uint64 { return uarDev(uint64(q.BFReg)) }
+	}
+
+	nq := len(m.qps)
+	devN := ibgdaDevBytes(nq, r.npes, mlx5IBGDACtx, ibgda.MaxWQEBBs)
+	if m.dev, err = g.Ctx.MemAlloc(int(devN)); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: Init: IBGDA device state", r.me)
+	}
+	rkeys, bases := make([]uint32, r.npes), make([]uint64, r.npes)
+	for pe, ci := range infos {
+		rkeys[pe], bases[pe] = ci.HeapRKey, ci.HeapBase
+	}
+	img := make([]byte, devN)
+	lay, err := r.layoutIBGDA(ibgdaSpec{
+		nctx: mlx5IBGDACtx, remote: remote, heapLKey: m.heapMR.LKey, rkey: rkeys, remoteBase: bases,
+		slotLKey: m.hostMR.LKey, sqMax: ibgda.MaxWQEBBs, heapBase: uint64(g.Base()), heapSize: g.Size(),
+		flags: ibgda.StateHostQueues, // rdma-core's rings are host memory: system-scope doorbell ordering
+		rings: func(i, c, pe int, d *ibgda.QPDesc) error {
+			q := m.qps[i]
+			d.QPN, d.SQWQEBBs, d.CQEs = q.QPN, q.SQWQEBB, q.CQEs
+			d.SQBuf, d.DBRec, d.CQBuf, d.CQDBRec = toDev(uint64(q.SQBuf)), toDev(uint64(q.DBRec)), toDev(uint64(q.CQBuf)), toDev(uint64(q.CQDBRec))
+			d.DB = bells(q)
+			return nil
+		},
+	}, &bump{base: uint64(m.dev)}, img, hb, mem)
+	if err != nil {
+		return err
+	}
+	m.report, m.names = lay.report, lay.names
+	if err := g.Ctx.MemcpyHtoD(m.dev, unsafe.Pointer(&img[0]), len(img)); err != nil {
+		return err
+	}
+	if m.ringer != nil {
+		m.ringer.Start()
+	}
+	isRemote := make([]bool, r.npes)
+	for _, pe := range remote {
+		isRemote[pe] = true
+	}
+	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me)
+	}
+	return nil
+}
+
+// mlx5Peers decodes the allgathered records (a status byte, then the
+// ibgda.ConnInfo of nctx contexts): a PE whose local setup failed makes
+// this one fail too, naming it.
+func (r *runtime) mlx5Peers(all []byte, recLen, nctx int) ([]ibgda.ConnInfo, error) {
+	if len(all) != recLen*r.npes {
+		return nil, errors.AssertionFailedf("allgather of %d bytes for %d PEs of %d", len(all), r.npes, recLen)
+	}
+	infos := make([]ibgda.ConnInfo, r.npes)
+	for pe := 0; pe < r.npes; pe++ {
+		b := all[pe*recLen : (pe+1)*recLen]
+		if b[0] != 1 {
+			return nil, errs.New(errs.ErrNotSupported, r.me, "Init",
+				"GOSHMEM_IBGDA_NIC=mlx5: PE %d failed its IBGDA setup (its own Init error says why)", pe)
+		}
+		ci, err := ibgda.DecodeConnInfo(b[1:], pe, nctx, r.npes)
+		if err != nil {
+			return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
+		}
+		infos[pe] = ci
+	}
+	return infos, nil
+}
+
+func linkName(eth bool) string {
+	if eth {
+		return "Ethernet (RoCE)"
+	}
+	return "InfiniBand"
+}
+
+// mergeRanges sorts page ranges and merges those that overlap or touch, so
+// that no page is registered twice.
+func mergeRanges(rs []verbs.HostRange) []verbs.HostRange {
+	sort.Slice(rs, func(i, j int) bool { return uintptr(rs[i].P) < uintptr(rs[j].P) })
+	var out []verbs.HostRange
+	for _, x := range rs {
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if end := uintptr(last.P) + uintptr(last.N); uintptr(x.P) <= end {
+				if xe := uintptr(x.P) + uintptr(x.N); xe > end {
+					last.N += int(xe - end)
+				}
+				continue
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// mlx5MapHost registers host ranges with the GPU (cuMemHostRegister with
+// flags) and returns the host -> device address translation. uarDev names
+// the device when the ranges are UAR pages: a failure there is the
+// peer-mapping permission's, with its hint.
+func (r *runtime) mlx5MapHost(m *mlx5IBGDA, rs []verbs.HostRange, flags uint, uarDev string) (func(uint64) uint64, error) {
+	type mapped struct{ host, dev, n uint64 }
+	var ms []mapped
+	for _, x := range rs {
+		if err := m.gctx.MemHostRegister(x.P, x.N, flags); err != nil {
+			if uarDev != "" {
+				return nil, errors.WithHint(errors.Wrapf(errs.Mark(err, errs.ErrNotSupported),
+					"goshmem: PE %d: Init: GOSHMEM_IBGDA_DOORBELL=gpu: cuMemHostRegister(IOMEMORY) of %s's UAR page at %p "+
+						"(the GPU may not map the NIC's doorbell page)", r.me, uarDev, x.P), peerMappingHint)
+			}
+			return nil, errors.Wrapf(err, "goshmem: PE %d: Init: map rdma-core's queue pages at %p (%d bytes) into the GPU", r.me, x.P, x.N)
+		}
+		m.registered = append(m.registered, x.P)
+		d, err := m.gctx.MemHostGetDevicePointer(x.P)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, mapped{uint64(uintptr(x.P)), uint64(d), uint64(x.N)})
+	}
+	return func(a uint64) uint64 {
+		for _, x := range ms {
+			if a >= x.host && a < x.host+x.n {
+				return x.dev + (a - x.host)
+			}
+		}
+		return 0 // not reached: every address comes from a range registered above
+	}, nil
+}
