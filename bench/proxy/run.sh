@@ -164,20 +164,28 @@ row latency 30 1 4 16 tuned -rows enqueue,put_quiet,rtt -iters 10000
 row latency 30 1 4 16 baseline -rows enqueue,put_quiet,rtt -iters 10000
 
 # 2. loaded round trip, 64 background CTAs on each PE (seed Fig. 6 / Table 11):
-#    one worker, one ring for the default context; the probe shares it
-#    (probe-ctx 0) or has context 1's reserved ring on the same worker
-row loaded 30 1 1 16 tuned -rows loaded -bg 64 -probe-ctx 1 -iters 100 -warmup 10
-row loaded 30 1 1 16 tuned -rows loaded -bg 64 -probe-ctx 0 -iters 100 -warmup 10
+#    two workers, one ring for the default context; the probe shares it
+#    (probe-ctx 0: it queues behind the bulk chains; few iterations, as each
+#    takes that long) or has context 1's reserved ring, which the second
+#    worker serves alone (proxy.go: with T >= 2 the last worker serves only
+#    reserved rings)
+row loaded 30 2 1 16 tuned -rows loaded -bg 64 -probe-ctx 1 -iters 100 -warmup 10
+row loaded 40 2 1 16 tuned -rows loaded -bg 64 -probe-ctx 0 -iters 10 -warmup 2
 
 # 3. message rate against workers T and chain B at R=4 (seed Fig. 7), rings R
-#    at T=4 B=16; the rows most likely to be slow (small B) last
-for T in 1 2 4; do row rate 15 $T 4 16 tuned -rows rate -ctas 64 -per-cta 500; done
-for R in 1 16; do row rate 15 4 $R 16 tuned -rows rate -ctas 64 -per-cta 500; done
+#    at T=4 B=16, from 8 CTAs x 2000 puts; the rows most likely to be slow
+#    (small B) last. One 64-CTA row for reference: with 64 CTAs posting
+#    through px_rate every driver submission of the worker took ~250 us on
+#    the H200 (bench/results/2026-11-29-235800-gpu-h200x2-proxy-batch), not
+#    understood yet.
+for T in 1 2 4; do row rate 15 $T 4 16 tuned -rows rate -ctas 8 -per-cta 2000; done
+for R in 1 16; do row rate 15 4 $R 16 tuned -rows rate -ctas 8 -per-cta 2000; done
 for B in 4 1; do
     for T in 1 2 4; do
-        row rate 15 $T 4 $B tuned -rows rate -ctas 64 -per-cta 500
+        row rate 15 $T 4 $B tuned -rows rate -ctas 8 -per-cta 2000
     done
 done
+row rate64 15 1 4 16 tuned -rows rate -ctas 64 -per-cta 500
 timeout 10 $PERF proxy -plot-rates "$out/rate.jsonl" -o "$out/proxy_rate.png" || echo "plot failed (no rate rows?)"
 
 # 4. the regular device rows over the proxy, and over load/store for
@@ -217,7 +225,7 @@ device_rows device_p2p 40 p2p p2p '^(p_lat|pingpong_p)$'
     echo
     echo "| row | variant | median us | p99 us | bw_gbs (rate rows: M msg/s; loaded: background M msg/s) | timing |"
     echo "|---|---|---|---|---|---|"
-    cat "$out"/latency.jsonl "$out"/loaded.jsonl "$out"/rate.jsonl "$out"/device_proxy.jsonl "$out"/device_p2p.jsonl 2>/dev/null |
+    cat "$out"/latency.jsonl "$out"/loaded.jsonl "$out"/rate.jsonl "$out"/rate64.jsonl "$out"/device_proxy.jsonl "$out"/device_p2p.jsonl 2>/dev/null |
         sed -n 's/.*"name":"\([^"]*\)".*"size":\([0-9]*\).*"median_us":\([0-9.e+-]*\),"p99_us":\([0-9.e+-]*\),"bw_gbs":\([0-9.e+-]*\).*"timing":"\([^"]*\)".*"variant":"\([^"]*\)".*/| \1 (\2 B) | \7 | \3 | \4 | \5 | \6 |/p'
     echo
     echo "overall: $([ $fails = 0 ] && echo PASS || echo "FAIL ($fails steps)")"
