@@ -179,6 +179,39 @@ GOSHMEMI_FN uint64_t goshmemi_ibgda_load_acquire_u64(const uint64_t *p)
 #endif
 }
 
+/* A relaxed (strong, not cached in L1) load of a queue-state word. */
+GOSHMEMI_FN uint64_t goshmemi_ibgda_load_relaxed_u64(const uint64_t *p)
+{
+#if GOSHMEMI_CUDA
+    uint64_t v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Acquire + release fence at the build's ordering scope (system scope for
+ * GOSHMEM_IBGDA_ORDER_SYS, else GPU scope): after relaxed loads, it makes
+ * them acquires (PTX: a strong read followed by fence.acq_rel); before a
+ * store, it releases the stores before it. */
+GOSHMEMI_FN void goshmemi_ibgda_acq_rel_fence(void)
+{
+#if GOSHMEMI_CUDA
+#if GOSHMEMI_IBGDA_ORDER == 2
+    asm volatile("fence.sc.sys;" ::: "memory");
+#else
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#endif
+#else
+#if GOSHMEMI_IBGDA_ORDER == 2
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#else
+    __atomic_thread_fence(__ATOMIC_ACQ_REL);
+#endif
+#endif
+}
+
 GOSHMEMI_FN void goshmemi_ibgda_store_release_u64(uint64_t *p, uint64_t v)
 {
 #if GOSHMEMI_CUDA
