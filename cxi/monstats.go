@@ -1,0 +1,86 @@
+package cxi
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"runtime/metrics"
+	"strconv"
+	"time"
+)
+
+// What may stop the monitor thread besides its own work: the Go GC (its
+// stop-the-world pauses) and the OS (involuntary context switches).
+
+// gcSample is a reading of the Go runtime's GC metrics.
+type gcSample struct {
+	cycles  uint64
+	pauses  []uint64  // stop-the-world GC pause histogram counts
+	buckets []float64 // its bucket boundaries (seconds)
+}
+
+var gcMetrics = []string{"/gc/cycles/total:gc-cycles", "/sched/pauses/total/gc:seconds"}
+
+func readGC() gcSample {
+	s := make([]metrics.Sample, len(gcMetrics))
+	for i, n := range gcMetrics {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	var g gcSample
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		g.cycles = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindFloat64Histogram {
+		h := s[1].Value.Float64Histogram()
+		g.pauses = append([]uint64(nil), h.Counts...)
+		g.buckets = h.Buckets
+	}
+	return g
+}
+
+// maxPauseSince is the upper bound of the highest GC pause bucket that
+// gained a count since g0 (0: no pause).
+func (g gcSample) maxPauseSince(g0 gcSample) time.Duration {
+	for i := len(g.pauses) - 1; i >= 0; i-- {
+		var before uint64
+		if i < len(g0.pauses) {
+			before = g0.pauses[i]
+		}
+		if g.pauses[i] > before {
+			hi := g.buckets[i+1]
+			if math.IsInf(hi, 1) {
+				hi = g.buckets[i]
+			}
+			return time.Duration(hi * 1e9)
+		}
+	}
+	return 0
+}
+
+// invCtxSw is the involuntary context switches of thread tid of this
+// process (Linux /proc; -1 where unavailable).
+func invCtxSw(tid int64) int64 {
+	if tid <= 0 {
+		return -1
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
+	if err != nil {
+		return -1
+	}
+	const key = "nonvoluntary_ctxt_switches:"
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return -1
+	}
+	line := b[i+len(key):]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
