@@ -53,8 +53,10 @@ type slot struct {
 	// thresholds would pass Budget.CounterMax, or after an overrun.
 	base, cbase uint64
 	dirty       bool  // the counters may be off the bookkeeping: reset at the next arm
+	broken      bool  // an arm failed (records may sit queued): never armed again, the fallback serves it
 	armed       int64 // instance armed here, -1: none
 	fwd         uint64
+	fwdAt       time.Time // the monitor pass that forwarded the instance's last trigger
 	entries     int
 	next        uint64 // next instance this slot serves
 	fb          int64  // instance being completed by the fallback, -1: none
@@ -153,6 +155,9 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 			r.st.Forwarded++
 		}
 		sl.fwd = dbTrig
+		if sl.fwd == c.triggers {
+			sl.fwdAt = now
+		}
 		did = true
 	}
 	// 2. the GPU began an instance this slot does not hold armed: fallback.
@@ -172,6 +177,11 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 		// preceded the last record), the completion counter at cbase + expect.
 		sl.base += c.span
 		sl.cbase += c.expect
+		if c.barrier && !sl.fwdAt.IsZero() {
+			r.st.FwdToRetire += now.Sub(sl.fwdAt)
+			r.st.FwdToRetireN++
+			sl.fwdAt = time.Time{}
+		}
 		r.armed -= sl.entries
 		if c.barrier {
 			r.barArmed -= sl.entries
@@ -207,7 +217,7 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 		did = true
 	}
 	// 5. re-arm the next instance (stage-ahead), within the budget.
-	if sl.armed < 0 && sl.fb < 0 && now.Sub(sl.retiredAt) >= r.cfg.RearmLag && !(hasDB && dbInst >= sl.next) {
+	if sl.armed < 0 && sl.fb < 0 && !sl.broken && now.Sub(sl.retiredAt) >= r.cfg.RearmLag && !(hasDB && dbInst >= sl.next) {
 		ops := c.ops(s)
 		if r.armed+len(ops) > r.cfg.Budget.DWQEntries {
 			if !sl.deferred {
@@ -257,7 +267,10 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 		prov = &r.st.ArmProviderTime
 	}
 	if err := sl.set.arm(sl.base, reset, prov); err != nil {
-		sl.dirty = true // some records may be queued: never trust the counters again
+		// Some records may sit queued at thresholds the counter has not
+		// reached: leave the counters alone (a reset could release them
+		// later) and serve the slot's instances by the fallback from now on.
+		sl.broken = true
 		return errors.Wrapf(err, "PE %d: cxi: arm %s slot %d instance %d", r.pe, c.name, s, inst)
 	}
 	sl.entries = len(ops)

@@ -98,6 +98,13 @@ type Stats struct {
 	ArmTime         time.Duration
 	ArmProviderTime time.Duration
 	ArmOps          uint64
+	// FwdToRetire is the time, summed over FwdToRetireN barrier
+	// instances, from the monitor pass that forwarded an instance's last
+	// trigger to the pass that retired it: the provider running the
+	// triggered write and its completion coming back (its write round
+	// trip) plus up to a pass of monitor latency at each end.
+	FwdToRetire  time.Duration
+	FwdToRetireN uint64
 	// CounterResets is the arms that reset the slot's counters
 	// (fi_cntr_set x2): only when raised thresholds would pass
 	// Budget.CounterMax (or after an overrun); other arms set no counter.

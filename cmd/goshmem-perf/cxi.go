@@ -35,7 +35,10 @@ import (
 //     (T(N)-T(1))/(N-1).
 //   - cxi_trigger: GPU cost of one trigger (the release store the kernel
 //     makes; GICC's 0.11 us).
-//   - cxi_rearm: the monitor's re-arm time per deferred-work record.
+//   - cxi_rearm: the monitor's re-arm time per deferred-work record, and
+//     the part of it spent in the provider's calls.
+//   - cxi_rearm_raw: the provider alone re-arming records of the same
+//     shape in a C loop (no monitor): what the monitor cannot go below.
 //   - cxi_barrier_b2b: barriers back to back, with the monitor's counters
 //     asserted (no budget overflow, no stall > 1 ms, armed <= 2R).
 //
@@ -81,10 +84,10 @@ func parseCXIFlags(args []string, stderr io.Writer) (cxiOpts, error) {
 	fs.StringVar(&o.plot, "plot", "", "write a PNG plot (slowdown and time per coordination point against N) to `file`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun -np 2 goshmem-perf cxi [flags]   (gpu flavour: MPS on when both PEs share one GPU)\n"+
-			"Rows: cxi_phase (host-driven, gpu-triggered) cxi_trigger cxi_rearm cxi_barrier_b2b\n")
+			"Rows: cxi_phase (host-driven, gpu-triggered) cxi_trigger cxi_rearm cxi_rearm_raw cxi_barrier_b2b\n")
 		fs.PrintDefaults()
 	}
-	only := fs.String("only", "", "run only the rows whose name matches this `regexp` (cxi_phase, cxi_trigger, cxi_barrier_b2b: it brings cxi_rearm)")
+	only := fs.String("only", "", "run only the rows whose name matches this `regexp` (cxi_phase, cxi_trigger, cxi_barrier_b2b: it brings cxi_rearm and cxi_rearm_raw)")
 	re, err := parseFlags(fs, args, only)
 	if err != nil {
 		return o, err
@@ -126,6 +129,7 @@ type cxiRow struct {
 	TargetUS   float64 `json:"target_us,omitempty"`
 	Emulation  string  `json:"emulation,omitempty"`
 	Check      string  `json:"check,omitempty"`
+	Detail     string  `json:"detail,omitempty"`
 }
 
 type cxiBench struct {
@@ -323,6 +327,9 @@ func (b *cxiBench) emit(r cxiRow) {
 		}
 		if r.Check != "" {
 			fmt.Fprintf(b.w, "#   check: %s\n", r.Check)
+		}
+		if r.Detail != "" {
+			fmt.Fprintf(b.w, "#   %s\n", r.Detail)
 		}
 		if r.Emulation != "" && r.Scope != "host-driven" {
 			fmt.Fprintf(b.w, "#   %s\n", r.Emulation)
@@ -522,9 +529,25 @@ func (b *cxiBench) barrierRows() error {
 		return fmt.Errorf("cxi_barrier_b2b: %w", err)
 	}
 	st := b.rank.Stats()
+	// The provider's own re-arm cost, timed in C on an endpoint of its own
+	// (records of the barrier's shape), after the barriers: every PE at once.
+	R := cxi.Rounds(b.npes)
+	rawReset, rawRaised, rawErr := cxi.RawRearm(b.me, cxi.Config{}, max(R, 1), 5000)
+	if rawErr != nil {
+		return fmt.Errorf("cxi_rearm_raw: %w", rawErr)
+	}
 	// Every PE's counters: the checks are per rank.
 	mine := []int64{int64(st.BudgetDeferrals + st.Overruns), int64(st.MaxLoopGap), int64(st.BarrierMaxArmed), int64(st.MaxArmed),
-		int64(st.Fallbacks), int64(st.ArmTime), int64(st.ArmOps), int64(st.Forwarded)}
+		int64(st.Fallbacks), int64(st.ArmTime), int64(st.ArmOps), int64(st.Forwarded),
+		int64(st.ArmProviderTime), int64(st.Arms), int64(st.CounterResets), int64(st.MaxGapWork),
+		int64(st.Passes), int64(st.Yields), int64(st.Sleeps), int64(st.GCCycles), int64(st.GCMaxPause), st.MonitorInvCtxSw,
+		int64(rawReset.Set + rawReset.Queue), int64(rawReset.Epochs), int64(rawRaised.Set + rawRaised.Queue), int64(rawRaised.Epochs),
+		int64(rawRaised.Resets), int64(rawReset.Set), int64(st.FwdToRetire), int64(st.FwdToRetireN)}
+	gapAt := len(mine)
+	for _, g := range st.Gaps {
+		mine = append(mine, int64(g))
+	}
+	mine = append(mine, map[string]int64{"spin": 0, "yield": 1, "sleep": 2}[st.MaxGapAction])
 	all, err := gatherInts(mine, b.npes)
 	if err != nil {
 		return err
@@ -532,15 +555,22 @@ func (b *cxiBench) barrierRows() error {
 	if b.me != 0 {
 		return shmem.BarrierAll()
 	}
-	R := cxi.Rounds(b.npes)
-	var checks []string
+	var checks, dists []string
 	ok := true
-	var armT, armOps int64
+	var armT, armOps, provT, arms, resets, rawRT, rawRN, rawQT, rawQN, rawSetT int64
 	for pe := 0; pe < b.npes; pe++ {
 		v := all[pe*len(mine):]
 		overflow, gap, barArmed, maxArmed, fb := v[0], time.Duration(v[1]), v[2], v[3], v[4]
 		armT += v[5]
 		armOps += v[6]
+		provT += v[8]
+		arms += v[9]
+		resets += v[10]
+		rawRT += v[18]
+		rawRN += v[19]
+		rawQT += v[20]
+		rawQN += v[21]
+		rawSetT += v[23]
 		c := fmt.Sprintf("PE %d: budget overflows %d, max monitor stall %v (<= %v), armed barrier records max %d (<= 2R = %d), all records max %d (<= DWQ %d), fallbacks %d, forwarded %d",
 			pe, overflow, gap.Round(time.Microsecond), b.o.stall, barArmed, 2*R, maxArmed, cxi.Slingshot11.DWQEntries, fb, v[7])
 		pass := overflow == 0 && gap <= b.o.stall && barArmed <= int64(2*R) && maxArmed <= int64(cxi.Slingshot11.DWQEntries)
@@ -549,6 +579,29 @@ func (b *cxiBench) barrierRows() error {
 			b.failed = append(b.failed, "cxi_barrier_b2b "+c)
 		}
 		checks = append(checks, c)
+		hist := v[gapAt : gapAt+len(st.Gaps)]
+		var hs []string
+		lo := "0"
+		for i, n := range hist {
+			hi := "inf"
+			if i < len(cxi.GapBounds) {
+				hi = cxi.GapBounds[i].String()
+			}
+			hs = append(hs, fmt.Sprintf("(%s,%s] %d", lo, hi, n))
+			lo = hi
+		}
+		ctx := "n/a"
+		if v[17] >= 0 {
+			ctx = strconv.FormatInt(v[17], 10)
+		}
+		rt := "n/a"
+		if v[25] > 0 {
+			rt = fmt.Sprintf("%.1f us", float64(v[24])/float64(v[25])/1e3)
+		}
+		dists = append(dists, fmt.Sprintf("PE %d: provider write round trip (forward -> retire, monitor clock) mean %s over %d instances; %d monitor passes, gaps %s; longest %v = work %v + %s/off-CPU %v; idle yields %d, sleeps %d; Go GC cycles %d (max STW pause <= %v); monitor involuntary context switches %s",
+			pe, rt, v[25], v[12], strings.Join(hs, ", "), gap.Round(time.Microsecond), time.Duration(v[11]).Round(time.Microsecond),
+			[]string{"spin", "yield", "sleep"}[v[gapAt+len(st.Gaps)]], (gap-time.Duration(v[11])).Round(time.Microsecond),
+			v[13], v[14], v[15], time.Duration(v[16]), ctx))
 	}
 	verdict := "PASS"
 	if !ok {
@@ -557,12 +610,23 @@ func (b *cxiBench) barrierRows() error {
 	mean := float64(t[0]) / float64(count)
 	b.emit(cxiRow{Row: Row{Name: "cxi_barrier_b2b", Iters: count, MedianUS: mean / 1e3, P99US: float64(t[1]) / 1e3, Scope: "thread",
 		Timing: fmt.Sprintf("mean of %d back-to-back barriers (latency = mean, p99 = slowest single barrier; fastest %v)", count, t[2])},
-		Emulation: emulationLabel, Check: verdict + ": " + strings.Join(checks, "; ")})
+		Emulation: emulationLabel, Check: verdict + ": " + strings.Join(checks, "; "), Detail: "monitor stall distribution: " + strings.Join(dists, "; ")})
 	if armOps > 0 {
 		per := float64(armT) / float64(armOps)
+		prov := float64(provT) / float64(armOps)
 		b.emit(cxiRow{Row: Row{Name: "cxi_rearm", Iters: armOps, MedianUS: per / 1e3, P99US: per / 1e3, Scope: "monitor",
-			Timing: "monitor clock: mean re-arm time per deferred-work record (fi_cntr_set x2 + fi_control(FI_QUEUE_WORK), all PEs)"},
+			Timing: fmt.Sprintf("monitor clock, mean per deferred-work record over every 8th arm, all PEs: one cgo call re-arms a slot (FI_QUEUE_WORK per record; fi_cntr_set x2 only on %d of %d arms, when raised thresholds would pass CounterMax); of it %.3f us in the provider's calls (C clock), %.3f us monitor overhead",
+				resets, arms, prov/1e3, (per-prov)/1e3)},
 			TargetUS: 1, Emulation: "real libfabric deferred work (" + b.rank.Engine() + "); re-arms follow forwarded (emulated) triggers"})
+	}
+	if rawRN > 0 && rawQN > 0 {
+		rec := int64(max(R, 1))
+		reset := float64(rawRT) / float64(rawRN*rec)
+		raised := float64(rawQT) / float64(rawQN*rec)
+		b.emit(cxiRow{Row: Row{Name: "cxi_rearm_raw", Iters: rawQN * rec, MedianUS: raised / 1e3, P99US: reset / 1e3, Scope: "provider",
+			Timing: fmt.Sprintf("C loop, provider calls only, mean per record over %d epochs x %d records, all PEs: raised thresholds (FI_QUEUE_WORK only) = latency; with fi_cntr_set x2 per epoch = p99 column (fi_cntr_set %.3f us per epoch)",
+				rawQN, rec, float64(rawSetT)/float64(rawRN)/1e3)},
+			TargetUS: 1, Emulation: "real libfabric deferred work (" + b.rank.Engine() + "), no monitor"})
 	}
 	return shmem.BarrierAll()
 }
@@ -623,6 +687,9 @@ func (b *cxiBench) summary(w io.Writer) {
 	}
 	if r, ok := b.find("cxi_rearm", "monitor", 0); ok {
 		fmt.Fprintf(w, "#   monitor re-arm: %.3f us per record (target <= 1 us)\n", r.MedianUS)
+	}
+	if r, ok := b.find("cxi_rearm_raw", "provider", 0); ok {
+		fmt.Fprintf(w, "#   the provider alone (C loop): %.3f us per record with raised thresholds, %.3f us with fi_cntr_set x2 per epoch\n", r.MedianUS, r.P99US)
 	}
 	if r, ok := b.find("cxi_barrier_b2b", "thread", 0); ok {
 		fmt.Fprintf(w, "#   %d barriers back to back: %s\n", r.Iters, strings.SplitN(r.Check, ":", 2)[0])
