@@ -263,6 +263,7 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 		}
 	}
 	var prov *time.Duration
+	prov0 := r.st.ArmProviderTime
 	if timed {
 		prov = &r.st.ArmProviderTime
 	}
@@ -288,8 +289,11 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 	st.MaxArmed = max(st.MaxArmed, r.armed)
 	st.BarrierMaxArmed = max(st.BarrierMaxArmed, r.barArmed)
 	if timed {
+		d, k := time.Since(t0), time.Duration(len(ops))
 		st.ArmOps += uint64(len(ops))
-		st.ArmTime += time.Since(t0)
+		st.ArmTime += d
+		r.armHist.add(int64(d / k))
+		r.provHist.add(int64((st.ArmProviderTime - prov0) / k))
 	}
 	return nil
 }

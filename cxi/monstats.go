@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"runtime/metrics"
 	"strconv"
@@ -83,4 +84,40 @@ func invCtxSw(tid int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// logHist is a log histogram with 8 buckets per power of two (~9% wide),
+// for medians that the preemptions of a loaded machine do not move.
+type logHist [512]uint32
+
+func (h *logHist) add(ns int64) {
+	if ns < 0 {
+		ns = 0
+	}
+	b := int(ns)
+	if ns >= 8 {
+		l := bits.Len64(uint64(ns)) - 1
+		b = (l-2)*8 + int((uint64(ns)>>(l-3))&7)
+	}
+	h[min(b, len(h)-1)]++
+}
+
+// median is the middle of the bucket holding the median (0: empty).
+func (h *logHist) median() time.Duration {
+	var total, seen uint64
+	for _, n := range h {
+		total += uint64(n)
+	}
+	for b, n := range h {
+		seen += uint64(n)
+		if n > 0 && 2*seen >= total {
+			if b < 8 {
+				return time.Duration(b)
+			}
+			l, m := b/8+2, b%8
+			lo, w := int64(8+m)<<(l-3), int64(1)<<(l-3)
+			return time.Duration(lo + w/2)
+		}
+	}
+	return 0
 }

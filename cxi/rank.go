@@ -98,6 +98,9 @@ type Stats struct {
 	ArmTime         time.Duration
 	ArmProviderTime time.Duration
 	ArmOps          uint64
+	// ArmMedian and ArmProviderMedian are the medians per record of the
+	// timed arms (within ~9%), robust to preemption on a loaded machine.
+	ArmMedian, ArmProviderMedian time.Duration
 	// FwdToRetire is the time, summed over FwdToRetireN barrier
 	// instances, from the monitor pass that forwarded an instance's last
 	// trigger to the pass that retired it: the provider running the
@@ -132,6 +135,8 @@ type Rank struct {
 	gc0        gcSample      // at the last ResetStats (monitor-owned)
 	tid        atomic.Int64  // the monitor thread's Linux tid
 	resetGap   bool          // monitor: restart the gap measurement
+	armHist    logHist       // monitor: timed arms, ns per record
+	provHist   logHist       // monitor: of which in the provider's calls
 	monErr     error
 	stopCh     chan struct{}
 	done       chan struct{}
@@ -411,11 +416,13 @@ func (r *Rank) serve() {
 	r.mu.Lock()
 	if req&1 == 1 {
 		r.st = r.freshStats()
+		r.armHist, r.provHist = logHist{}, logHist{}
 		r.st.MonitorInvCtxSw = invCtxSw(r.tid.Load())
 		r.resetGap = true
 	}
 	r.st.Armed = r.armed
 	snap := r.st
+	snap.ArmMedian, snap.ArmProviderMedian = r.armHist.median(), r.provHist.median()
 	gc := readGC()
 	snap.GCCycles = gc.cycles - r.gc0.cycles
 	snap.GCMaxPause = gc.maxPauseSince(r.gc0)

@@ -26,3 +26,16 @@ func TestRawRearm(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "PE 3")
 }
+
+func TestLogHistMedian(t *testing.T) {
+	var h logHist
+	assert.Zero(t, h.median())
+	for _, ns := range []int64{3, 1000, 1000, 1010, 5_000_000} {
+		h.add(ns)
+	}
+	m := h.median()
+	assert.InDelta(t, 1000, float64(m), 1000*0.1, "median %v", m)
+	h = logHist{}
+	h.add(5)
+	assert.Equal(t, int64(5), int64(h.median()))
+}

@@ -413,6 +413,9 @@ func (b *cxiBench) phaseRows() error {
 	for _, mode := range []string{"host-driven", "gpu-triggered"} {
 		var base float64
 		for _, n := range b.o.phases {
+			if mode == "gpu-triggered" {
+				b.rank.ResetStats()
+			}
 			ts := make([]int64, b.o.reps)
 			for i := range ts {
 				d, err := b.onePhaseRun(mode, n)
@@ -433,6 +436,17 @@ func (b *cxiBench) phaseRows() error {
 			}
 			if mode == "gpu-triggered" {
 				r.Emulation, r.TargetUS = emulationLabel, 0.11
+				// Where a coordination point's time goes, as PE 0's
+				// monitor saw it: the provider's write round trip (half of
+				// it is the one-way write a barrier round waits for) and
+				// whether any trigger found its slot not yet re-armed.
+				st := b.rank.Stats()
+				rt := 0.0
+				if st.FwdToRetireN > 0 {
+					rt = float64(st.FwdToRetire) / float64(st.FwdToRetireN) / 1e3
+				}
+				r.Detail = fmt.Sprintf("PE 0 monitor over the %d reps: provider write round trip (forward -> retire, monitor clock) mean %.1f us over %d instances; triggers that found their slot unarmed %d, fallbacks %d, longest monitor gap %v",
+					b.o.reps, rt, st.FwdToRetireN, st.ReadyStalls, st.Fallbacks, st.MaxLoopGap.Round(time.Microsecond))
 			}
 			b.emit(r)
 		}
@@ -542,7 +556,8 @@ func (b *cxiBench) barrierRows() error {
 		int64(st.ArmProviderTime), int64(st.Arms), int64(st.CounterResets), int64(st.MaxGapWork),
 		int64(st.Passes), int64(st.Yields), int64(st.Sleeps), int64(st.GCCycles), int64(st.GCMaxPause), st.MonitorInvCtxSw,
 		int64(rawReset.Set + rawReset.Queue), int64(rawReset.Epochs), int64(rawRaised.Set + rawRaised.Queue), int64(rawRaised.Epochs),
-		int64(rawRaised.Resets), int64(rawReset.Set), int64(st.FwdToRetire), int64(st.FwdToRetireN)}
+		int64(rawRaised.Resets), int64(rawReset.Set), int64(st.FwdToRetire), int64(st.FwdToRetireN),
+		int64(st.ArmMedian), int64(st.ArmProviderMedian), int64(rawRaised.Median), int64(rawReset.Median)}
 	gapAt := len(mine)
 	for _, g := range st.Gaps {
 		mine = append(mine, int64(g))
@@ -558,6 +573,7 @@ func (b *cxiBench) barrierRows() error {
 	var checks, dists []string
 	ok := true
 	var armT, armOps, provT, arms, resets, rawRT, rawRN, rawQT, rawQN, rawSetT int64
+	var meds [4][]string // per PE: monitor, of it provider, raw raised, raw reset (per record)
 	for pe := 0; pe < b.npes; pe++ {
 		v := all[pe*len(mine):]
 		overflow, gap, barArmed, maxArmed, fb := v[0], time.Duration(v[1]), v[2], v[3], v[4]
@@ -571,6 +587,10 @@ func (b *cxiBench) barrierRows() error {
 		rawQT += v[20]
 		rawQN += v[21]
 		rawSetT += v[23]
+		rec := time.Duration(max(R, 1))
+		for i, d := range []time.Duration{time.Duration(v[26]), time.Duration(v[27]), time.Duration(v[28]) / rec, time.Duration(v[29]) / rec} {
+			meds[i] = append(meds[i], fmt.Sprintf("%.3f", d.Seconds()*1e6))
+		}
 		c := fmt.Sprintf("PE %d: budget overflows %d, max monitor stall %v (<= %v), armed barrier records max %d (<= 2R = %d), all records max %d (<= DWQ %d), fallbacks %d, forwarded %d",
 			pe, overflow, gap.Round(time.Microsecond), b.o.stall, barArmed, 2*R, maxArmed, cxi.Slingshot11.DWQEntries, fb, v[7])
 		pass := overflow == 0 && gap <= b.o.stall && barArmed <= int64(2*R) && maxArmed <= int64(cxi.Slingshot11.DWQEntries)
@@ -615,8 +635,8 @@ func (b *cxiBench) barrierRows() error {
 		per := float64(armT) / float64(armOps)
 		prov := float64(provT) / float64(armOps)
 		b.emit(cxiRow{Row: Row{Name: "cxi_rearm", Iters: armOps, MedianUS: per / 1e3, P99US: per / 1e3, Scope: "monitor",
-			Timing: fmt.Sprintf("monitor clock, mean per deferred-work record over every 8th arm, all PEs: one cgo call re-arms a slot (FI_QUEUE_WORK per record; fi_cntr_set x2 only on %d of %d arms, when raised thresholds would pass CounterMax); of it %.3f us in the provider's calls (C clock), %.3f us monitor overhead",
-				resets, arms, prov/1e3, (per-prov)/1e3)},
+			Timing: fmt.Sprintf("monitor clock, mean per deferred-work record over every 8th arm, all PEs: one cgo call re-arms a slot (FI_QUEUE_WORK per record; fi_cntr_set x2 only on %d of %d arms, when raised thresholds would pass CounterMax); of it %.3f us in the provider's calls (C clock), %.3f us monitor overhead; medians per PE: %s us, of it provider %s us",
+				resets, arms, prov/1e3, (per-prov)/1e3, strings.Join(meds[0], "/"), strings.Join(meds[1], "/"))},
 			TargetUS: 1, Emulation: "real libfabric deferred work (" + b.rank.Engine() + "); re-arms follow forwarded (emulated) triggers"})
 	}
 	if rawRN > 0 && rawQN > 0 {
@@ -624,8 +644,8 @@ func (b *cxiBench) barrierRows() error {
 		reset := float64(rawRT) / float64(rawRN*rec)
 		raised := float64(rawQT) / float64(rawQN*rec)
 		b.emit(cxiRow{Row: Row{Name: "cxi_rearm_raw", Iters: rawQN * rec, MedianUS: raised / 1e3, P99US: reset / 1e3, Scope: "provider",
-			Timing: fmt.Sprintf("C loop, provider calls only, mean per record over %d epochs x %d records, all PEs: raised thresholds (FI_QUEUE_WORK only) = latency; with fi_cntr_set x2 per epoch = p99 column (fi_cntr_set %.3f us per epoch)",
-				rawQN, rec, float64(rawSetT)/float64(rawRN)/1e3)},
+			Timing: fmt.Sprintf("C loop, provider calls only, mean per record over %d epochs x %d records, all PEs: raised thresholds (FI_QUEUE_WORK only) = latency; with fi_cntr_set x2 per epoch = p99 column (fi_cntr_set %.3f us per epoch); medians per PE: raised %s us, with sets %s us",
+				rawQN, rec, float64(rawSetT)/float64(rawRN)/1e3, strings.Join(meds[2], "/"), strings.Join(meds[3], "/"))},
 			TargetUS: 1, Emulation: "real libfabric deferred work (" + b.rank.Engine() + "), no monitor"})
 	}
 	return shmem.BarrierAll()

@@ -72,8 +72,9 @@ int goshmemi_fab_set_arm(goshmemi_dwork_set *s, uint64_t base, int reset, int ti
 // thresholds; then n x fi_control(FI_QUEUE_WORK)), release with
 // fi_cntr_add(trig, span) and wait for comp (untimed) }. Without reset the
 // thresholds rise by span per epoch and the counters are reset (timed)
-// only when base + span would pass cmax. out: [0] ns in fi_cntr_set,
-// [1] ns in fi_control, [2] slowest epoch's arm ns, [3] epochs, [4] resets.
+// only when base + span would pass cmax. out (6 words): [0] ns in
+// fi_cntr_set, [1] ns in fi_control, [2] slowest epoch's arm ns, [3]
+// epochs, [4] resets, [5] median epoch arm ns (log histogram, ~9%).
 // Returns 0, a provider error, or -FI_ETIMEDOUT when a release did not
 // complete within 5 s.
 int goshmemi_fab_set_bench(goshmemi_dwork_set *s, uint64_t span, uint64_t cmax, int reset, int iters, uint64_t *out);
