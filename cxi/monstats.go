@@ -60,30 +60,36 @@ func (g gcSample) maxPauseSince(g0 gcSample) time.Duration {
 	return 0
 }
 
-// invCtxSw is the involuntary context switches of thread tid of this
-// process (Linux /proc; -1 where unavailable).
-func invCtxSw(tid int64) int64 {
+// ctxSw is the voluntary and involuntary context switches of thread tid
+// of this process (Linux /proc; -1, -1 where unavailable). A spinning
+// monitor switches voluntarily only when it blocks (a provider lock, the
+// Go runtime parking it, or its idle nanosleep), involuntarily when the OS
+// gives its CPU to another thread.
+func ctxSw(tid int64) (vol, invol int64) {
+	vol, invol = -1, -1
 	if tid <= 0 {
-		return -1
+		return
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
 	if err != nil {
-		return -1
+		return
 	}
-	const key = "nonvoluntary_ctxt_switches:"
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return -1
+	field := func(key string) int64 {
+		i := bytes.Index(b, []byte("\n"+key))
+		if i < 0 {
+			return -1
+		}
+		line := b[i+1+len(key):]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 10, 64)
+		if err != nil {
+			return -1
+		}
+		return n
 	}
-	line := b[i+len(key):]
-	if j := bytes.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
+	return field("voluntary_ctxt_switches:"), field("nonvoluntary_ctxt_switches:")
 }
 
 // logHist is a log histogram with 8 buckets per power of two (~9% wide),

@@ -83,10 +83,13 @@ type Stats struct {
 	Passes, Yields, Sleeps uint64
 	// GCCycles is the Go GC cycles completed and GCMaxPause the longest
 	// stop-the-world GC pause (histogram bucket bound) since ResetStats;
-	// MonitorInvCtxSw the monitor thread's involuntary context switches
-	// (Linux /proc; -1 where unavailable): what else takes its CPU.
+	// MonitorVolCtxSw and MonitorInvCtxSw the monitor thread's voluntary
+	// (it blocked: a provider lock, the Go runtime, its idle sleep) and
+	// involuntary (the OS gave its CPU away) context switches (Linux
+	// /proc; -1 where unavailable).
 	GCCycles        uint64
 	GCMaxPause      time.Duration
+	MonitorVolCtxSw int64
 	MonitorInvCtxSw int64
 	// ArmTime is the monitor's time spent re-arming (sequence words, the
 	// engine call that queues the records, readiness epoch, bookkeeping)
@@ -137,6 +140,7 @@ type Rank struct {
 	resetGap   bool          // monitor: restart the gap measurement
 	armHist    logHist       // monitor: timed arms, ns per record
 	provHist   logHist       // monitor: of which in the provider's calls
+	ctx0       [2]int64      // monitor: its context switches at the last reset
 	monErr     error
 	stopCh     chan struct{}
 	done       chan struct{}
@@ -404,7 +408,7 @@ func (r *Rank) request(reset bool) {
 
 func (r *Rank) freshStats() Stats {
 	r.gc0 = readGC()
-	return Stats{Armed: r.armed, MaxArmed: r.armed, BarrierMaxArmed: r.barArmed, MonitorInvCtxSw: -1}
+	return Stats{Armed: r.armed, MaxArmed: r.armed, BarrierMaxArmed: r.barArmed}
 }
 
 // serve answers Stats/ResetStats requests (monitor thread).
@@ -417,7 +421,7 @@ func (r *Rank) serve() {
 	if req&1 == 1 {
 		r.st = r.freshStats()
 		r.armHist, r.provHist = logHist{}, logHist{}
-		r.st.MonitorInvCtxSw = invCtxSw(r.tid.Load())
+		r.ctx0[0], r.ctx0[1] = ctxSw(r.tid.Load())
 		r.resetGap = true
 	}
 	r.st.Armed = r.armed
@@ -426,10 +430,9 @@ func (r *Rank) serve() {
 	gc := readGC()
 	snap.GCCycles = gc.cycles - r.gc0.cycles
 	snap.GCMaxPause = gc.maxPauseSince(r.gc0)
-	if n := invCtxSw(r.tid.Load()); n >= 0 && r.st.MonitorInvCtxSw >= 0 {
-		snap.MonitorInvCtxSw = n - r.st.MonitorInvCtxSw
-	} else {
-		snap.MonitorInvCtxSw = -1
+	snap.MonitorVolCtxSw, snap.MonitorInvCtxSw = -1, -1
+	if v, i := ctxSw(r.tid.Load()); v >= 0 && i >= 0 && r.ctx0[0] >= 0 && r.ctx0[1] >= 0 {
+		snap.MonitorVolCtxSw, snap.MonitorInvCtxSw = v-r.ctx0[0], i-r.ctx0[1]
 	}
 	r.stats = snap
 	r.mu.Unlock()
@@ -491,9 +494,7 @@ func (r *Rank) monitor() {
 	defer runtime.UnlockOSThread()
 	defer close(r.done)
 	r.tid.Store(int64(unix.Gettid()))
-	r.mu.Lock()
-	r.st.MonitorInvCtxSw = invCtxSw(r.tid.Load()) // the baseline serve subtracts
-	r.mu.Unlock()
+	r.ctx0[0], r.ctx0[1] = ctxSw(r.tid.Load()) // the baseline serve subtracts
 	const (
 		spinPasses = 256
 		sleepAfter = 2 * time.Millisecond

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
@@ -335,4 +336,48 @@ func TestMonitorAllocatesNothingPerBarrier(t *testing.T) {
 	per := float64(after.Mallocs-before.Mallocs) / iters
 	t.Logf("%.3f mallocs per barrier (whole process, %d ranks)", per, n)
 	assert.Less(t, per, 0.5, "the monitor or the barrier allocates per instance (the old monitor: >= 1 per record and rank)")
+}
+
+// The monitor's exported stall and re-arm accounting is consistent: every
+// loop gap is in the histogram, the longest is split into work and idle,
+// the provider's share of a re-arm is within the re-arm, context switches
+// of the monitor thread are read from /proc.
+func TestMonitorStallStats(t *testing.T) {
+	const n, iters = 2, 60
+	arrive := make([]atomic.Int64, n)
+	stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second}, barrierLoop(iters, arrive))
+	for pe, st := range stats {
+		var gaps uint64
+		for _, g := range st.Gaps {
+			gaps += g
+		}
+		require.Positive(t, st.Passes, "PE %d", pe)
+		assert.InDelta(t, float64(st.Passes), float64(gaps), 2, "PE %d: one gap per pass", pe)
+		assert.Positive(t, st.MaxLoopGap, "PE %d", pe)
+		assert.LessOrEqual(t, st.MaxGapWork, st.MaxLoopGap, "PE %d", pe)
+		assert.Contains(t, []string{"spin", "yield", "sleep"}, st.MaxGapAction, "PE %d", pe)
+		assert.GreaterOrEqual(t, st.MonitorInvCtxSw, int64(0), "PE %d: /proc/self/task/<tid>/status", pe)
+		assert.GreaterOrEqual(t, st.MonitorVolCtxSw, int64(0), "PE %d", pe)
+		require.Positive(t, st.ArmOps, "PE %d: every 8th arm is timed", pe)
+		assert.Positive(t, st.ArmProviderTime, "PE %d", pe)
+		assert.LessOrEqual(t, st.ArmProviderTime, st.ArmTime, "PE %d: the provider's calls are part of the re-arm", pe)
+		assert.Positive(t, st.ArmMedian, "PE %d", pe)
+		assert.Positive(t, st.FwdToRetireN, "PE %d", pe)
+	}
+}
+
+func TestCtxSw(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := int64(unix.Gettid())
+	v0, i0 := ctxSw(tid)
+	require.GreaterOrEqual(t, v0, int64(0))
+	require.GreaterOrEqual(t, i0, int64(0))
+	ts := unix.NsecToTimespec(int64(time.Millisecond))
+	unix.Nanosleep(&ts, nil)
+	v1, _ := ctxSw(tid)
+	assert.Greater(t, v1, v0, "a sleep is a voluntary switch")
+	v, i := ctxSw(-1)
+	assert.Equal(t, int64(-1), v)
+	assert.Equal(t, int64(-1), i)
 }

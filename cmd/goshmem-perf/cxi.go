@@ -557,7 +557,7 @@ func (b *cxiBench) barrierRows() error {
 		int64(st.Passes), int64(st.Yields), int64(st.Sleeps), int64(st.GCCycles), int64(st.GCMaxPause), st.MonitorInvCtxSw,
 		int64(rawReset.Set + rawReset.Queue), int64(rawReset.Epochs), int64(rawRaised.Set + rawRaised.Queue), int64(rawRaised.Epochs),
 		int64(rawRaised.Resets), int64(rawReset.Set), int64(st.FwdToRetire), int64(st.FwdToRetireN),
-		int64(st.ArmMedian), int64(st.ArmProviderMedian), int64(rawRaised.Median), int64(rawReset.Median)}
+		int64(st.ArmMedian), int64(st.ArmProviderMedian), int64(rawRaised.Median), int64(rawReset.Median), st.MonitorVolCtxSw}
 	gapAt := len(mine)
 	for _, g := range st.Gaps {
 		mine = append(mine, int64(g))
@@ -611,14 +611,14 @@ func (b *cxiBench) barrierRows() error {
 			lo = hi
 		}
 		ctx := "n/a"
-		if v[17] >= 0 {
-			ctx = strconv.FormatInt(v[17], 10)
+		if v[17] >= 0 && v[30] >= 0 {
+			ctx = fmt.Sprintf("%d involuntary (CPU taken), %d voluntary (blocked or slept)", v[17], v[30])
 		}
 		rt := "n/a"
 		if v[25] > 0 {
 			rt = fmt.Sprintf("%.1f us", float64(v[24])/float64(v[25])/1e3)
 		}
-		dists = append(dists, fmt.Sprintf("PE %d: provider write round trip (forward -> retire, monitor clock) mean %s over %d instances; %d monitor passes, gaps %s; longest %v = work %v + %s/off-CPU %v; idle yields %d, sleeps %d; Go GC cycles %d (max STW pause <= %v); monitor involuntary context switches %s",
+		dists = append(dists, fmt.Sprintf("PE %d: provider write round trip (forward -> retire, monitor clock) mean %s over %d instances; %d monitor passes, gaps %s; longest %v = work %v + %s/off-CPU %v; idle yields %d, sleeps %d; Go GC cycles %d (max STW pause <= %v); monitor thread context switches %s",
 			pe, rt, v[25], v[12], strings.Join(hs, ", "), gap.Round(time.Microsecond), time.Duration(v[11]).Round(time.Microsecond),
 			[]string{"spin", "yield", "sleep"}[v[gapAt+len(st.Gaps)]], (gap-time.Duration(v[11])).Round(time.Microsecond),
 			v[13], v[14], v[15], time.Duration(v[16]), ctx))
