@@ -698,6 +698,9 @@ func (b *cxiBench) summary(w io.Writer) {
 	if okh && okg {
 		fmt.Fprintf(w, "#   slowdown at N=%d: host-driven %.3fx, gpu-triggered %.3fx (target <= 1.05x); per coordination point: host-driven %.3f us, gpu-triggered %.3f us (GICC: 25.2 -> 0.11 us)\n",
 			last, h.Slowdown, g.Slowdown, h.PerCoordUS, g.PerCoordUS)
+		if g.Detail != "" {
+			fmt.Fprintf(w, "#   gpu-triggered N=%d: %s\n", last, g.Detail)
+		}
 	}
 	if r, ok := b.find("cxi_trigger", "thread", 0); ok {
 		fmt.Fprintf(w, "#   GPU cost of one trigger: %.4f us (target <= 0.11 us)\n", r.MedianUS)
@@ -713,6 +716,9 @@ func (b *cxiBench) summary(w io.Writer) {
 	}
 	if r, ok := b.find("cxi_barrier_b2b", "thread", 0); ok {
 		fmt.Fprintf(w, "#   %d barriers back to back: %s\n", r.Iters, strings.SplitN(r.Check, ":", 2)[0])
+		if r.Detail != "" {
+			fmt.Fprintf(w, "#   %s\n", r.Detail)
+		}
 	}
 }
 
