@@ -40,14 +40,19 @@ func (b Budget) MaxPrestaged(p int) int {
 	return min(b.DWQEntries/r, int(b.CounterMax)/(b.CountersPerOp*r))
 }
 
-// check validates a budget for a barrier of R rounds with two slots.
-func (b Budget) check(pe, rounds int) error {
+// check validates a budget for a barrier of R rounds with two slots (and
+// active messages, whose instance counts 2 on its trigger counter).
+func (b Budget) check(pe, rounds int, am bool) error {
 	if b.DWQEntries <= 0 || b.CounterMax == 0 || b.CountersPerOp <= 0 {
 		return errs.New(errs.ErrInvalidArgument, pe, "cxi: budget", "%+v: every field must be positive", b)
 	}
 	if uint64(rounds) > b.CounterMax {
 		return errs.Hint(errs.ErrInvalidArgument, "raise Budget.CounterMax", pe, "cxi: budget",
 			"a barrier of %d rounds needs trigger thresholds up to %d > CounterMax %d", rounds, rounds, b.CounterMax)
+	}
+	if am && b.CounterMax < 2 {
+		return errs.Hint(errs.ErrInvalidArgument, "raise Budget.CounterMax", pe, "cxi: budget",
+			"an active message needs trigger thresholds up to 2 > CounterMax %d", b.CounterMax)
 	}
 	return nil
 }

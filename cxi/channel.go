@@ -38,26 +38,37 @@ type channel struct {
 	ops      func(s int) []op
 	triggers uint64 // doorbell triggers per instance
 	expect   uint64 // completion-counter count of a finished instance
+	span     uint64 // trigger-counter count of a finished instance (triggers + chain ops)
 	slots    [Slots]slot
 }
 
 type slot struct {
 	trig, comp counter
-	armed      int64 // instance armed here, -1: none
-	fwd        uint64
-	retire     []func()
-	entries    int
-	next       uint64 // next instance this slot serves
-	fb         int64  // instance being completed by the fallback, -1: none
-	fbDone     uint64 // triggers the fallback handled
-	retiredAt  time.Time
-	deferred   bool   // the current next instance was postponed by the budget
-	overrun    uint64 // doorbell word last reported as an overrun (reported once, not on every pass)
+	set        recordSet // the slot's records, built once, re-armed per instance
+	// base and cbase are what the trigger and completion counters read
+	// before the instance armed here (or next) began: its records run at
+	// base + op.thr, and it ran when comp reaches cbase + expect. They rise
+	// by span and expect per retired instance, so a re-arm sets no
+	// counter; both counters are reset (fi_cntr_set) only when the
+	// thresholds would pass Budget.CounterMax, or after an overrun.
+	base, cbase uint64
+	dirty       bool  // the counters may be off the bookkeeping: reset at the next arm
+	broken      bool  // an arm failed (records may sit queued): never armed again, the fallback serves it
+	armed       int64 // instance armed here, -1: none
+	fwd         uint64
+	fwdAt       time.Time // the monitor pass that forwarded the instance's last trigger
+	entries     int
+	next        uint64 // next instance this slot serves
+	fb          int64  // instance being completed by the fallback, -1: none
+	fbDone      uint64 // triggers the fallback handled
+	retiredAt   time.Time
+	deferred    bool   // the current next instance was postponed by the budget
+	overrun     uint64 // doorbell word last reported as an overrun (reported once, not on every pass)
 }
 
 func (r *Rank) buildChannels() {
 	if r.rounds > 0 {
-		c := &channel{name: "barrier", barrier: true, triggers: uint64(r.rounds), expect: uint64(r.rounds)}
+		c := &channel{name: "barrier", barrier: true, triggers: uint64(r.rounds), expect: uint64(r.rounds), span: uint64(r.rounds)}
 		var ops [Slots][]op
 		for s := 0; s < Slots; s++ {
 			c.slotOff[s] = barSlotOff(s)
@@ -71,7 +82,7 @@ func (r *Rank) buildChannels() {
 	}
 	if r.cfg.AM {
 		for p := 0; p < r.n; p++ {
-			c := &channel{name: "am", triggers: 1, expect: 1}
+			c := &channel{name: "am", triggers: 1, expect: 1, span: 2}
 			var ops [Slots][]op
 			for s := 0; s < Slots; s++ {
 				c.slotOff[s] = amSlotOff(p, s)
@@ -108,6 +119,9 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 		if sl.comp, err = r.eng.newCounter(); err != nil {
 			return false, err
 		}
+		if sl.set, err = r.eng.newSet(sl.trig, sl.comp, c.ops(s)); err != nil {
+			return false, errors.Wrapf(err, "PE %d: cxi: build the %s slot %d records", r.pe, c.name, s)
+		}
 	}
 	did := false
 	db := word(r.base, so+slotDoorbel).Load()
@@ -122,7 +136,8 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 			// per doorbell value: the word stays until the next instance.
 			if sl.overrun != db {
 				sl.overrun = db
-				r.count(func(st *Stats) { st.Overruns++ })
+				sl.dirty = true // with MMIO triggers the GPU advanced the counter itself
+				r.st.Overruns++
 				r.fail(errs.New(errs.ErrInvalidArgument, r.pe, "cxi: trigger",
 					"%s slot %d: %d triggers for an instance of %d records", c.name, s, dbTrig, c.triggers))
 			}
@@ -132,32 +147,41 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 	// 1. forward the GPU's trigger (emulation of the CXI MMIO write).
 	if hasDB && sl.armed == int64(dbInst) && dbTrig > sl.fwd {
 		if dbMMIOFlag {
-			r.count(func(st *Stats) { st.MMIOTriggers++ })
+			r.st.MMIOTriggers++
 		} else {
 			if err := sl.trig.Add(dbTrig - sl.fwd); err != nil {
 				return did, err
 			}
-			r.count(func(st *Stats) { st.Forwarded++ })
+			r.st.Forwarded++
 		}
 		sl.fwd = dbTrig
+		if sl.fwd == c.triggers {
+			sl.fwdAt = now
+		}
 		did = true
 	}
 	// 2. the GPU began an instance this slot does not hold armed: fallback.
 	if hasDB && sl.armed != int64(dbInst) && dbInst == sl.next && sl.fb < 0 {
 		sl.fb, sl.fbDone = int64(dbInst), 0
-		r.count(func(st *Stats) { st.Fallbacks++ })
+		r.st.Fallbacks++
 		did = true
 	}
 	// 3. retire the armed instance once every record ran (bookkeeping:
 	// the completion counter; no FI_FLUSH_WORK needed).
-	if sl.armed >= 0 && sl.fwd == c.triggers && sl.comp.Read() >= c.expect {
+	if sl.armed >= 0 && sl.fwd == c.triggers && sl.comp.Read() >= sl.cbase+c.expect {
 		if e := sl.comp.ReadErr(); e != 0 {
 			return did, errors.Newf("PE %d: cxi: %s slot %d instance %d: %d deferred writes failed", r.pe, c.name, s, sl.armed, e)
 		}
-		for _, f := range sl.retire {
-			f()
+		// Every record ran: the trigger counter is at base + span (the
+		// forwards were clamped to the armed triggers; chain completions
+		// preceded the last record), the completion counter at cbase + expect.
+		sl.base += c.span
+		sl.cbase += c.expect
+		if c.barrier && !sl.fwdAt.IsZero() {
+			r.st.FwdToRetire += now.Sub(sl.fwdAt)
+			r.st.FwdToRetireN++
+			sl.fwdAt = time.Time{}
 		}
-		sl.retire = sl.retire[:0]
 		r.armed -= sl.entries
 		if c.barrier {
 			r.barArmed -= sl.entries
@@ -165,7 +189,7 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 		sl.entries = 0
 		sl.next = uint64(sl.armed) + Slots
 		sl.armed, sl.fwd, sl.retiredAt = -1, 0, now
-		r.count(func(st *Stats) { st.Retired++; st.Armed = r.armed })
+		r.st.Retired++
 		did = true
 	}
 	// 4. fallback: once the slot's previous instance is retired (so no
@@ -183,7 +207,7 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 			if err := r.eng.hostWrite(src, o.n, o.peer, o.dst); err != nil {
 				return did, err
 			}
-			r.count(func(st *Stats) { st.FallbackWrites++ })
+			r.st.FallbackWrites++
 		}
 		sl.fbDone = dbTrig
 		if sl.fbDone == c.triggers {
@@ -193,12 +217,12 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 		did = true
 	}
 	// 5. re-arm the next instance (stage-ahead), within the budget.
-	if sl.armed < 0 && sl.fb < 0 && now.Sub(sl.retiredAt) >= r.cfg.RearmLag && !(hasDB && dbInst >= sl.next) {
+	if sl.armed < 0 && sl.fb < 0 && !sl.broken && now.Sub(sl.retiredAt) >= r.cfg.RearmLag && !(hasDB && dbInst >= sl.next) {
 		ops := c.ops(s)
 		if r.armed+len(ops) > r.cfg.Budget.DWQEntries {
 			if !sl.deferred {
 				sl.deferred = true
-				r.count(func(st *Stats) { st.BudgetDeferrals++ })
+				r.st.BudgetDeferrals++
 			}
 			return did, nil
 		}
@@ -211,36 +235,44 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 	return did, nil
 }
 
-// arm resets the slot's counters, writes the sources, queues the records
-// and publishes the readiness epoch (release: the GPU that sees armed ==
-// instance+1 may trigger).
+// arm re-arms the slot's records for its next instance (one call into the
+// engine: the records are prebuilt, and the counters are not reset unless
+// the raised thresholds would pass Budget.CounterMax), writes the
+// sequence sources and publishes the readiness epoch (release: the GPU
+// that sees armed == instance+1 may trigger). Every 8th arm is timed (the
+// monitor's clock around all of it, and the engine's around the provider
+// calls): Stats.ArmTime/ArmOps and ArmProviderTime/ArmOps.
 func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
-	t0 := time.Now()
-	inst := sl.next
-	if err := sl.trig.Set(0); err != nil {
-		return err
+	timed := r.st.Arms&7 == 0
+	var t0 time.Time
+	if timed {
+		t0 = time.Now()
 	}
-	if err := sl.comp.Set(0); err != nil {
-		return err
+	inst := sl.next
+	reset := sl.dirty || sl.base+c.span > r.cfg.Budget.CounterMax
+	if reset {
+		sl.base, sl.cbase, sl.dirty = 0, 0, false
+		if c.span > r.cfg.Budget.CounterMax {
+			return errs.New(errs.ErrInvalidArgument, r.pe, "cxi: arm", "%s: an instance needs a trigger count of %d > CounterMax %d",
+				c.name, c.span, r.cfg.Budget.CounterMax)
+		}
 	}
 	for _, o := range ops {
 		if o.seq {
 			word(r.base, o.src).Store(inst + 1)
 		}
 	}
-	for _, o := range ops {
-		comp := sl.comp
-		if o.chain {
-			comp = sl.trig
-		}
-		if o.thr > r.cfg.Budget.CounterMax {
-			return errs.New(errs.ErrInvalidArgument, r.pe, "cxi: arm", "threshold %d > CounterMax %d", o.thr, r.cfg.Budget.CounterMax)
-		}
-		ret, err := r.eng.queueWrite(sl.trig, o.thr, comp, o.src, o.n, o.peer, o.dst)
-		if err != nil {
-			return errors.Wrapf(err, "PE %d: cxi: arm %s slot %d instance %d", r.pe, c.name, s, inst)
-		}
-		sl.retire = append(sl.retire, ret)
+	var prov *time.Duration
+	prov0 := r.st.ArmProviderTime
+	if timed {
+		prov = &r.st.ArmProviderTime
+	}
+	if err := sl.set.arm(sl.base, reset, prov); err != nil {
+		// Some records may sit queued at thresholds the counter has not
+		// reached: leave the counters alone (a reset could release them
+		// later) and serve the slot's instances by the fallback from now on.
+		sl.broken = true
+		return errors.Wrapf(err, "PE %d: cxi: arm %s slot %d instance %d", r.pe, c.name, s, inst)
 	}
 	sl.entries = len(ops)
 	r.armed += len(ops)
@@ -249,22 +281,21 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 	}
 	sl.armed, sl.fwd = int64(inst), 0
 	word(r.base, c.slotOff[s]+slotArmed).Store(inst + 1)
-	dt := time.Since(t0)
-	r.count(func(st *Stats) {
-		st.Arms++
+	st := &r.st
+	st.Arms++
+	if reset {
+		st.CounterResets++
+	}
+	st.MaxArmed = max(st.MaxArmed, r.armed)
+	st.BarrierMaxArmed = max(st.BarrierMaxArmed, r.barArmed)
+	if timed {
+		d, k := time.Since(t0), time.Duration(len(ops))
 		st.ArmOps += uint64(len(ops))
-		st.ArmTime += dt
-		st.Armed = r.armed
-		st.MaxArmed = max(st.MaxArmed, r.armed)
-		st.BarrierMaxArmed = max(st.BarrierMaxArmed, r.barArmed)
-	})
+		st.ArmTime += d
+		r.armHist.add(int64(d / k))
+		r.provHist.add(int64((st.ArmProviderTime - prov0) / k))
+	}
 	return nil
-}
-
-func (r *Rank) count(f func(*Stats)) {
-	r.mu.Lock()
-	f(&r.stats)
-	r.mu.Unlock()
 }
 
 // credits returns active-message credits: each rank's `consumed` count of
@@ -293,7 +324,7 @@ func (r *Rank) credits() bool {
 				return
 			}
 			sent.Store(cons)
-			r.count(func(st *Stats) { st.Credits++ })
+			r.st.Credits++
 		})
 		if err != nil {
 			r.creditBusy = false

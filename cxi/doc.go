@@ -6,9 +6,12 @@
 // completion counter), queued with fi_control(FI_QUEUE_WORK)
 // (Ref: fi_trigger(3)). Per rank the monitor
 //   - arms each coordination instance one ahead in two slots (instance k in
-//     slot k mod 2: double-buffered stage-ahead), resetting the slot's two
-//     counters first, and publishes the slot's readiness epoch (armed =
-//     k+1) in GPU-visible memory;
+//     slot k mod 2: double-buffered stage-ahead) with one engine call over
+//     the slot's prebuilt records (fabric.WorkSet: FI_QUEUE_WORK per
+//     record); thresholds rise by an instance's trigger count each time,
+//     and the slot's two counters are reset (fi_cntr_set) only when they
+//     would pass Budget.CounterMax; then it publishes the slot's
+//     readiness epoch (armed = k+1) in GPU-visible memory;
 //   - forwards the GPU's trigger: the kernel release-stores a doorbell word
 //     in host-pinned memory and the monitor adds to the slot's trigger
 //     counter with fi_cntr_add. This forward is EMULATION of the CXI

@@ -27,10 +27,12 @@ type engine interface {
 	name() string
 	deferred() bool // real libfabric deferred work (FI_QUEUE_WORK)
 	newCounter() (counter, error)
-	// queueWrite arms "when trig >= thr, write n bytes at local offset src
-	// to peer's offset dst; then comp += 1". retire frees the record once
-	// the completion counter shows it ran.
-	queueWrite(trig counter, thr uint64, comp counter, src uintptr, n uint64, peer int, dst uintptr) (retire func(), err error)
+	// newSet builds the records of one slot once: op i is "when trig >=
+	// base + ops[i].thr, write ops[i].n bytes at local offset src to the
+	// peer's offset dst; then comp += 1 (trig += 1 for a chain op)". The
+	// set is re-armed per instance (recordSet.arm) and owns its records:
+	// nothing is allocated per instance.
+	newSet(trig, comp counter, ops []op) (recordSet, error)
 	// hostWrite writes now and returns once the write is delivered at the
 	// target (FI_DELIVERY_COMPLETE): the fallback and credit path.
 	hostWrite(src uintptr, n uint64, peer int, dst uintptr) error
@@ -107,10 +109,18 @@ func (l *link) hostWrite(src uintptr, n uint64, peer int, dst uintptr) error {
 	return werr
 }
 
+// recordSet is one slot's prebuilt deferred-work records.
+type recordSet interface {
+	// arm queues every record at thresholds base + thr, resetting both
+	// counters to 0 first when reset (base is then 0). provider, when not
+	// nil, receives the time spent in the provider's calls.
+	arm(base uint64, reset bool, provider *time.Duration) error
+	free()
+}
+
 // fabricEngine: real libfabric deferred work (cxi on Slingshot, sockets here).
 type fabricEngine struct {
 	*link
-	free []*fabric.Work
 }
 
 func (e *fabricEngine) name() string   { return "fabric:" + e.ep.Attr.Provider }
@@ -120,21 +130,31 @@ func (e *fabricEngine) close()         {}
 
 func (e *fabricEngine) newCounter() (counter, error) { return e.ep.OpenCounter() }
 
-func (e *fabricEngine) queueWrite(trig counter, thr uint64, comp counter, src uintptr, n uint64, peer int, dst uintptr) (func(), error) {
-	var w *fabric.Work
-	if k := len(e.free); k > 0 {
-		w, e.free = e.free[k-1], e.free[:k-1]
-	} else {
-		w = fabric.NewWork()
-	}
-	err := e.ep.QueueWrite(w, trig.(*fabric.Counter), thr, comp.(*fabric.Counter), unsafe.Add(e.base, src), n,
-		e.localDesc(), e.addrs[peer], e.rbase[peer]+uint64(dst), e.keys[peer], 0)
+// fabricSet re-arms a slot's records with one cgo call
+// (fabric.WorkSet.Arm: fi_cntr_set x2 only when reset, then
+// fi_control(FI_QUEUE_WORK) per record).
+type fabricSet struct{ ws *fabric.WorkSet }
+
+func (e *fabricEngine) newSet(trig, comp counter, ops []op) (recordSet, error) {
+	ws, err := e.ep.NewWorkSet(trig.(*fabric.Counter), comp.(*fabric.Counter), len(ops))
 	if err != nil {
-		e.free = append(e.free, w)
 		return nil, err
 	}
-	return func() { e.free = append(e.free, w) }, nil
+	for i, o := range ops {
+		ws.SetWrite(i, o.thr, o.chain, unsafe.Add(e.base, o.src), o.n, e.localDesc(), e.addrs[o.peer],
+			e.rbase[o.peer]+uint64(o.dst), e.keys[o.peer], 0)
+	}
+	return fabricSet{ws}, nil
 }
+
+func (s fabricSet) arm(base uint64, reset bool, provider *time.Duration) error {
+	if provider != nil {
+		return s.ws.ArmTimed(base, reset, provider)
+	}
+	return s.ws.Arm(base, reset)
+}
+
+func (s fabricSet) free() { s.ws.Free() }
 
 // softEngine: counters and the deferred queue live in the monitor; a
 // record whose threshold is reached is posted as an ordinary RMA write on
@@ -197,15 +217,42 @@ func (e *softEngine) close()         {}
 
 func (e *softEngine) newCounter() (counter, error) { return &softCounter{e: e}, nil }
 
-func (e *softEngine) queueWrite(trig counter, thr uint64, comp counter, src uintptr, n uint64, peer int, dst uintptr) (func(), error) {
-	t := trig.(*softCounter)
-	w := &softWork{thr: thr, comp: comp.(*softCounter), src: src, n: n, peer: peer, dst: dst}
-	t.queue = append(t.queue, w)
-	if t.v >= thr { // like FI_QUEUE_WORK: a reached threshold runs at once
-		return func() {}, t.Add(0)
-	}
-	return func() {}, nil
+// softSet: the software engine's records of one slot.
+type softSet struct {
+	trig *softCounter
+	comp *softCounter
+	ws   []*softWork
+	rel  []uint64
 }
+
+func (e *softEngine) newSet(trig, comp counter, ops []op) (recordSet, error) {
+	s := &softSet{trig: trig.(*softCounter), comp: comp.(*softCounter)}
+	for _, o := range ops {
+		c := s.comp
+		if o.chain {
+			c = s.trig
+		}
+		s.ws = append(s.ws, &softWork{comp: c, src: o.src, n: o.n, peer: o.peer, dst: o.dst})
+		s.rel = append(s.rel, o.thr)
+	}
+	return s, nil
+}
+
+func (s *softSet) arm(base uint64, reset bool, provider *time.Duration) error {
+	if reset {
+		s.trig.Set(0)
+		s.comp.Set(0)
+	}
+	// The slot's previous records all ran (it was retired): drop them.
+	s.trig.queue = s.trig.queue[:0]
+	for i, w := range s.ws {
+		w.thr, w.released = base+s.rel[i], false
+		s.trig.queue = append(s.trig.queue, w)
+	}
+	return s.trig.Add(0) // like FI_QUEUE_WORK: a reached threshold runs at once
+}
+
+func (s *softSet) free() {}
 
 // Engine names (GOSHMEM_CXI_ENGINE).
 const (

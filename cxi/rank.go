@@ -38,9 +38,16 @@ type Config struct {
 	// RearmLag delays every re-arm after a retirement (fault injection:
 	// monitor lag; the fallback then completes the instances).
 	RearmLag time.Duration
-	// Spin keeps the monitor polling without ever sleeping (benchmarks).
+	// Spin keeps the monitor polling without ever yielding or sleeping
+	// (benchmarks on a machine with a core to spare). Otherwise an idle
+	// monitor spins 256 passes, then yields its CPU (sched_yield) each
+	// pass, and after 2 ms without work sleeps 50 us per pass.
 	Spin bool
 }
+
+// GapBounds are the upper bounds of Stats.Gaps' buckets (the last one is
+// open): monitor loop gaps up to 10 us, 100 us, 1 ms, 10 ms, longer.
+var GapBounds = [...]time.Duration{10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond}
 
 // Stats are the monitor's counters (a consistent-enough snapshot).
 type Stats struct {
@@ -59,15 +66,55 @@ type Stats struct {
 	Overruns        uint64 // triggers beyond what was armed (clamped: back-pressure)
 	Credits         uint64 // active-message credits returned
 	ReadyStalls     uint64 // triggers that found their slot not yet armed
-	// MaxLoopGap is the longest time between two passes of the monitor
-	// loop: the longest a trigger could wait for its forward, retirement
-	// or re-arm (the monitor's stall).
-	MaxLoopGap time.Duration
-	// ArmTime is the monitor's time spent re-arming (counter resets, source
-	// words, FI_QUEUE_WORK records, readiness epoch) over ArmOps records:
-	// ArmTime/ArmOps is the re-arm cost per operation.
-	ArmTime time.Duration
-	ArmOps  uint64
+	// MaxLoopGap is the longest time between the starts of two
+	// consecutive passes of the monitor loop (monitor clock): the longest
+	// a trigger could wait for its forward, retirement or re-arm (the
+	// monitor's stall). Of that pass, MaxGapWork was spent in its work
+	// (provider progress, forwards, retirements, re-arms, credits) and the
+	// rest in its idle action MaxGapAction ("spin", "yield", "sleep") and
+	// off the CPU.
+	MaxLoopGap   time.Duration
+	MaxGapWork   time.Duration
+	MaxGapAction string
+	// Gaps counts loop gaps by GapBounds (len(GapBounds)+1 buckets);
+	// Passes is the number of loop passes, Yields and Sleeps the idle
+	// passes that yielded the CPU or slept.
+	Gaps                   [len(GapBounds) + 1]uint64
+	Passes, Yields, Sleeps uint64
+	// GCCycles is the Go GC cycles completed and GCMaxPause the longest
+	// stop-the-world GC pause (histogram bucket bound) since ResetStats;
+	// MonitorVolCtxSw and MonitorInvCtxSw the monitor thread's voluntary
+	// (it blocked: a provider lock, the Go runtime, its idle sleep) and
+	// involuntary (the OS gave its CPU away) context switches (Linux
+	// /proc; -1 where unavailable).
+	GCCycles        uint64
+	GCMaxPause      time.Duration
+	MonitorVolCtxSw int64
+	MonitorInvCtxSw int64
+	// ArmTime is the monitor's time spent re-arming (sequence words, the
+	// engine call that queues the records, readiness epoch, bookkeeping)
+	// over ArmOps records, of which ArmProviderTime inside the provider's
+	// calls (C clock around fi_cntr_set/fi_control only): ArmTime/ArmOps
+	// is the re-arm cost per operation, (ArmTime-ArmProviderTime)/ArmOps
+	// the monitor's own overhead. Every 8th arm is timed: ArmOps counts
+	// the records of the timed arms only.
+	ArmTime         time.Duration
+	ArmProviderTime time.Duration
+	ArmOps          uint64
+	// ArmMedian and ArmProviderMedian are the medians per record of the
+	// timed arms (within ~9%), robust to preemption on a loaded machine.
+	ArmMedian, ArmProviderMedian time.Duration
+	// FwdToRetire is the time, summed over FwdToRetireN barrier
+	// instances, from the monitor pass that forwarded an instance's last
+	// trigger to the pass that retired it: the provider running the
+	// triggered write and its completion coming back (its write round
+	// trip) plus up to a pass of monitor latency at each end.
+	FwdToRetire  time.Duration
+	FwdToRetireN uint64
+	// CounterResets is the arms that reset the slot's counters
+	// (fi_cntr_set x2): only when raised thresholds would pass
+	// Budget.CounterMax (or after an overrun); other arms set no counter.
+	CounterResets uint64
 }
 
 // Rank is one PE's side of the triggered path: its endpoint, its shared
@@ -83,14 +130,22 @@ type Rank struct {
 
 	armed      int
 	barArmed   int
-	stats      Stats
-	mu         sync.Mutex // guards stats snapshots
+	st         Stats         // monitor-owned counters
+	stats      Stats         // published snapshot (mu)
+	mu         sync.Mutex    // guards stats and monErr
+	statReq    atomic.Uint64 // Stats/ResetStats requests: odd bit 0 = reset
+	statAck    atomic.Uint64 // last request the monitor served
+	gc0        gcSample      // at the last ResetStats (monitor-owned)
+	tid        atomic.Int64  // the monitor thread's Linux tid
+	resetGap   bool          // monitor: restart the gap measurement
+	armHist    logHist       // monitor: timed arms, ns per record
+	provHist   logHist       // monitor: of which in the provider's calls
+	ctx0       [2]int64      // monitor: its context switches at the last reset
 	monErr     error
 	stopCh     chan struct{}
 	done       chan struct{}
 	started    bool
 	stopped    atomic.Bool
-	resetPeaks atomic.Bool // the monitor restarts MaxLoopGap
 	closeOnce  sync.Once
 	amRecvNext []uint64 // Go API receive side
 	creditBusy bool     // monitor: a credit write is in flight
@@ -113,7 +168,7 @@ func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Ra
 	if r.rounds > MaxRounds {
 		return nil, errs.New(errs.ErrInvalidArgument, pe, "cxi: NewRank", "%d ranks need %d rounds > %d", n, r.rounds, MaxRounds)
 	}
-	if err := cfg.Budget.check(pe, r.rounds); err != nil {
+	if err := cfg.Budget.check(pe, r.rounds, cfg.AM); err != nil {
 		return nil, err
 	}
 	size := regionSize(n, cfg.AM)
@@ -284,7 +339,7 @@ func (r *Rank) Start() error {
 // waiter (kernel or Go) returns ErrTimeout / GOSHMEMX_CXI_ETIMEDOUT.
 func (r *Rank) Stop() {
 	if r.stopped.CompareAndSwap(false, true) {
-		close(r.stopCh)
+		close(r.stopCh) // the monitor polls stopped; stopCh stays for select-based waiters
 		if r.started {
 			<-r.done
 		}
@@ -299,8 +354,11 @@ func (r *Rank) Err() error {
 	return r.monErr
 }
 
-// Stats returns the monitor's counters.
+// Stats returns the monitor's counters: a snapshot the monitor publishes
+// on request (at its next loop pass; the last published one when the
+// monitor is stopped or does not answer within 100 ms).
 func (r *Rank) Stats() Stats {
+	r.request(false)
 	r.mu.Lock()
 	s := r.stats
 	r.mu.Unlock()
@@ -312,13 +370,73 @@ func (r *Rank) Stats() Stats {
 
 // ResetStats zeroes the monitor's counters and restarts its peaks
 // (MaxArmed and BarrierMaxArmed from what is armed now, MaxLoopGap from
-// the next loop pass): benchmarks call it after their warm-up.
+// the next loop pass, the GC and context-switch counts from now):
+// benchmarks call it after their warm-up.
 func (r *Rank) ResetStats() {
-	r.mu.Lock()
-	r.stats = Stats{Armed: r.armed, MaxArmed: r.armed, BarrierMaxArmed: r.barArmed}
-	r.mu.Unlock()
 	word(r.base, offReadyStal).Store(0)
-	r.resetPeaks.Store(true)
+	r.request(true)
+}
+
+// request asks the monitor to publish (and with reset, first zero) its
+// counters and waits for it; without a running monitor it does it here.
+func (r *Rank) request(reset bool) {
+	if !r.started || r.stopped.Load() {
+		r.mu.Lock()
+		if reset {
+			r.st = r.freshStats()
+			r.stats = r.st
+		}
+		r.mu.Unlock()
+		return
+	}
+	var req uint64
+	for {
+		old := r.statReq.Load()
+		req = (old | 1) + 1 // even: publish
+		if reset {
+			req = (old + 2) | 1 // odd: reset, then publish
+		}
+		if r.statReq.CompareAndSwap(old, req) {
+			break
+		}
+	}
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for r.statAck.Load() < req && !r.stopped.Load() && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+}
+
+func (r *Rank) freshStats() Stats {
+	r.gc0 = readGC()
+	return Stats{Armed: r.armed, MaxArmed: r.armed, BarrierMaxArmed: r.barArmed}
+}
+
+// serve answers Stats/ResetStats requests (monitor thread).
+func (r *Rank) serve() {
+	req := r.statReq.Load()
+	if req == r.statAck.Load() {
+		return
+	}
+	r.mu.Lock()
+	if req&1 == 1 {
+		r.st = r.freshStats()
+		r.armHist, r.provHist = logHist{}, logHist{}
+		r.ctx0[0], r.ctx0[1] = ctxSw(r.tid.Load())
+		r.resetGap = true
+	}
+	r.st.Armed = r.armed
+	snap := r.st
+	snap.ArmMedian, snap.ArmProviderMedian = r.armHist.median(), r.provHist.median()
+	gc := readGC()
+	snap.GCCycles = gc.cycles - r.gc0.cycles
+	snap.GCMaxPause = gc.maxPauseSince(r.gc0)
+	snap.MonitorVolCtxSw, snap.MonitorInvCtxSw = -1, -1
+	if v, i := ctxSw(r.tid.Load()); v >= 0 && i >= 0 && r.ctx0[0] >= 0 && r.ctx0[1] >= 0 {
+		snap.MonitorVolCtxSw, snap.MonitorInvCtxSw = v-r.ctx0[0], i-r.ctx0[1]
+	}
+	r.stats = snap
+	r.mu.Unlock()
+	r.statAck.Store(req)
 }
 
 // Close stops the monitor and releases everything. Call it on every rank
@@ -364,32 +482,49 @@ func (r *Rank) fail(err error) {
 }
 
 // monitor is the host monitor loop (GICC §4.4, §5.2): progress, doorbell
-// forwarding, retirement, re-arm, fallback, credits.
+// forwarding, retirement, re-arm, fallback, credits. It runs on a locked
+// OS thread and allocates nothing per instance. Idle policy (unless
+// Config.Spin): spin 256 passes, then sched_yield per pass (the thread
+// keeps its Go P and wakes at once), then, after 2 ms without work, a
+// 50 us nanosleep per pass. Never time.Sleep: the Go runtime's timers
+// wake a 20 us sleep after ~0.8 ms on this VM (measured), so a monitor
+// that slept through a trigger stalled it by about a millisecond.
 func (r *Rank) monitor() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer close(r.done)
+	r.tid.Store(int64(unix.Gettid()))
+	r.ctx0[0], r.ctx0[1] = ctxSw(r.tid.Load()) // the baseline serve subtracts
+	const (
+		spinPasses = 256
+		sleepAfter = 2 * time.Millisecond
+		sleepFor   = 50 * time.Microsecond
+	)
+	sleep := unix.NsecToTimespec(int64(sleepFor))
 	idle := 0
-	last := time.Now()
-	var maxGap time.Duration
+	var idleSince time.Time
+	last, lastWork, lastAction := time.Now(), time.Duration(0), "spin"
 	for iter := 0; ; iter++ {
-		select {
-		case <-r.stopCh:
+		if r.stopped.Load() {
 			return
-		default:
 		}
 		now := time.Now()
-		if r.resetPeaks.CompareAndSwap(true, false) {
-			maxGap = 0
-		} else if gap := now.Sub(last); gap > maxGap && iter > 1 {
-			maxGap = gap
-			r.mu.Lock()
-			r.stats.MaxLoopGap = maxGap
-			r.mu.Unlock()
+		if r.resetGap {
+			r.resetGap = false
+		} else if iter > 0 {
+			r.gap(now.Sub(last), lastWork, lastAction)
 		}
 		last = now
+		r.serve()
 		word(r.base, offHeartbeat).Add(1)
-		r.eng.progress()
+		// Provider progress (completions of host writes: fallback and
+		// credits) when one is in flight, else every 64th pass (manual
+		// progress providers, stray entries): deferred records report
+		// through their counters, which step reads. An empty fi_cq_read
+		// costs ~0.2 us here, most of a pass.
+		if len(r.link.pending) > 0 || iter&63 == 0 {
+			r.eng.progress()
+		}
 		busy := false
 		for _, c := range r.chans {
 			for s := range c.slots {
@@ -403,18 +538,41 @@ func (r *Rank) monitor() {
 		if r.cfg.AM && r.credits() {
 			busy = true
 		}
+		lastWork = time.Since(now)
+		r.st.Passes++
 		if busy {
-			idle = 0
+			idle, lastAction = 0, "spin"
 			continue
+		}
+		if idle == 0 {
+			idleSince = now
 		}
 		idle++
 		switch {
-		case r.cfg.Spin || idle < 256:
-		case idle < 2048:
-			runtime.Gosched()
+		case r.cfg.Spin || idle < spinPasses:
+			lastAction = "spin"
+		case now.Sub(idleSince) < sleepAfter:
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			r.st.Yields++
+			lastAction = "yield"
 		default:
-			time.Sleep(20 * time.Microsecond)
+			unix.Nanosleep(&sleep, nil)
+			r.st.Sleeps++
+			lastAction = "sleep"
 		}
+	}
+}
+
+// gap books one loop gap (monitor thread).
+func (r *Rank) gap(d, work time.Duration, action string) {
+	st := &r.st
+	b := 0
+	for b < len(GapBounds) && d > GapBounds[b] {
+		b++
+	}
+	st.Gaps[b]++
+	if d > st.MaxLoopGap {
+		st.MaxLoopGap, st.MaxGapWork, st.MaxGapAction = d, work, action
 	}
 }
 

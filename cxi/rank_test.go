@@ -3,6 +3,7 @@ package cxi
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
@@ -82,6 +84,7 @@ func TestBarrierDeferredWork(t *testing.T) {
 				assert.Equal(t, "fabric:sockets", st.Engine)
 				assert.LessOrEqual(t, st.BarrierMaxArmed, 2*r, "PE %d: at most 2R records armed", pe)
 				assert.LessOrEqual(t, st.MaxArmed, Slingshot11.DWQEntries)
+				assert.Zero(t, st.CounterResets, "PE %d: %d instances fit below CounterMax: re-arms raise thresholds, no fi_cntr_set", pe, iters)
 				if n > 1 {
 					assert.Equal(t, 2*r, st.BarrierMaxArmed, "PE %d: both slots armed (stage-ahead)", pe)
 					assert.GreaterOrEqual(t, st.Forwarded, st.Retired, "PE %d: each retired instance was triggered through its counter", pe)
@@ -122,6 +125,24 @@ func TestBudgetBackPressure(t *testing.T) {
 	}
 }
 
+// Re-arms raise the thresholds instead of resetting the counters; once the
+// next instance's thresholds would pass CounterMax the slot resets both
+// counters (fi_cntr_set) and starts again from 0. CounterMax 3 with R = 1:
+// per slot the instances run at thresholds 1, 2, 3, then a reset.
+func TestRaisedThresholdsAndReset(t *testing.T) {
+	const n, iters = 2, 40
+	arrive := make([]atomic.Int64, n)
+	b := Budget{DWQEntries: 256, CounterMax: 3, CountersPerOp: 2}
+	stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Budget: b, Timeout: 20 * time.Second},
+		barrierLoop(iters, arrive))
+	for pe, st := range stats {
+		require.GreaterOrEqual(t, st.Retired+st.Fallbacks, uint64(iters-2), "PE %d", pe)
+		require.Greater(t, st.Retired, uint64(iters/2), "PE %d: most instances ran as deferred work", pe)
+		// Per slot, arms 3k+1 (k >= 1) reset: about a third of all arms.
+		assert.InDelta(t, float64(st.Arms-2)/3, float64(st.CounterResets), 2, "PE %d: %d arms, %d resets", pe, st.Arms, st.CounterResets)
+	}
+}
+
 func TestBudgetInvalid(t *testing.T) {
 	_, err := NewRank(0, 4, nil, Config{Budget: Budget{DWQEntries: 8, CounterMax: 1, CountersPerOp: 2}})
 	require.Error(t, err)
@@ -129,6 +150,9 @@ func TestBudgetInvalid(t *testing.T) {
 	assert.Contains(t, err.Error(), "CounterMax")
 	_, err = NewRank(5, 4, nil, Config{})
 	assert.True(t, errors.Is(err, errs.ErrPEOutOfRange))
+	_, err = NewRank(0, 2, nil, Config{AM: true, Budget: Budget{DWQEntries: 8, CounterMax: 1, CountersPerOp: 2}})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "active message")
 }
 
 // A stopped monitor ends every wait with ErrTimeout through the
@@ -270,4 +294,90 @@ func TestProviderWithoutDeferredWork(t *testing.T) {
 	assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_CXI_ENGINE=software")
 	_, err = NewRank(0, 1, nil, Config{Engine: "bogus"})
 	assert.True(t, errors.Is(err, errs.ErrInvalidArgument))
+}
+
+// The monitor allocates nothing per instance (records prebuilt, no
+// closures, no per-record bookkeeping on the heap): a GC cycle it
+// triggered would stop it. Whole-process mallocs over 300 barriers of
+// two in-process ranks (their Go API barrier loops included) stay far
+// below one per barrier.
+func TestMonitorAllocatesNothingPerBarrier(t *testing.T) {
+	const n, iters = 2, 300
+	var before, after runtime.MemStats
+	withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second},
+		func(r *Rank, b bootstrap.Bootstrap) error {
+			for i := 0; i < 50; i++ { // warm-up: first arms, connections
+				if err := r.Barrier(); err != nil {
+					return err
+				}
+			}
+			if err := b.Barrier(); err != nil {
+				return err
+			}
+			if r.PE() == 0 {
+				runtime.ReadMemStats(&before)
+			}
+			if err := b.Barrier(); err != nil {
+				return err
+			}
+			for i := 0; i < iters; i++ {
+				if err := r.Barrier(); err != nil {
+					return err
+				}
+			}
+			if err := b.Barrier(); err != nil {
+				return err
+			}
+			if r.PE() == 0 {
+				runtime.ReadMemStats(&after)
+			}
+			return b.Barrier()
+		})
+	per := float64(after.Mallocs-before.Mallocs) / iters
+	t.Logf("%.3f mallocs per barrier (whole process, %d ranks)", per, n)
+	assert.Less(t, per, 0.5, "the monitor or the barrier allocates per instance (the old monitor: >= 1 per record and rank)")
+}
+
+// The monitor's exported stall and re-arm accounting is consistent: every
+// loop gap is in the histogram, the longest is split into work and idle,
+// the provider's share of a re-arm is within the re-arm, context switches
+// of the monitor thread are read from /proc.
+func TestMonitorStallStats(t *testing.T) {
+	const n, iters = 2, 60
+	arrive := make([]atomic.Int64, n)
+	stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second}, barrierLoop(iters, arrive))
+	for pe, st := range stats {
+		var gaps uint64
+		for _, g := range st.Gaps {
+			gaps += g
+		}
+		require.Positive(t, st.Passes, "PE %d", pe)
+		assert.InDelta(t, float64(st.Passes), float64(gaps), 2, "PE %d: one gap per pass", pe)
+		assert.Positive(t, st.MaxLoopGap, "PE %d", pe)
+		assert.LessOrEqual(t, st.MaxGapWork, st.MaxLoopGap, "PE %d", pe)
+		assert.Contains(t, []string{"spin", "yield", "sleep"}, st.MaxGapAction, "PE %d", pe)
+		assert.GreaterOrEqual(t, st.MonitorInvCtxSw, int64(0), "PE %d: /proc/self/task/<tid>/status", pe)
+		assert.GreaterOrEqual(t, st.MonitorVolCtxSw, int64(0), "PE %d", pe)
+		require.Positive(t, st.ArmOps, "PE %d: every 8th arm is timed", pe)
+		assert.Positive(t, st.ArmProviderTime, "PE %d", pe)
+		assert.LessOrEqual(t, st.ArmProviderTime, st.ArmTime, "PE %d: the provider's calls are part of the re-arm", pe)
+		assert.Positive(t, st.ArmMedian, "PE %d", pe)
+		assert.Positive(t, st.FwdToRetireN, "PE %d", pe)
+	}
+}
+
+func TestCtxSw(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := int64(unix.Gettid())
+	v0, i0 := ctxSw(tid)
+	require.GreaterOrEqual(t, v0, int64(0))
+	require.GreaterOrEqual(t, i0, int64(0))
+	ts := unix.NsecToTimespec(int64(time.Millisecond))
+	unix.Nanosleep(&ts, nil)
+	v1, _ := ctxSw(tid)
+	assert.Greater(t, v1, v0, "a sleep is a voluntary switch")
+	v, i := ctxSw(-1)
+	assert.Equal(t, int64(-1), v)
+	assert.Equal(t, int64(-1), i)
 }

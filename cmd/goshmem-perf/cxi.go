@@ -35,7 +35,10 @@ import (
 //     (T(N)-T(1))/(N-1).
 //   - cxi_trigger: GPU cost of one trigger (the release store the kernel
 //     makes; GICC's 0.11 us).
-//   - cxi_rearm: the monitor's re-arm time per deferred-work record.
+//   - cxi_rearm: the monitor's re-arm time per deferred-work record, and
+//     the part of it spent in the provider's calls.
+//   - cxi_rearm_raw: the provider alone re-arming records of the same
+//     shape in a C loop (no monitor): what the monitor cannot go below.
 //   - cxi_barrier_b2b: barriers back to back, with the monitor's counters
 //     asserted (no budget overflow, no stall > 1 ms, armed <= 2R).
 //
@@ -81,10 +84,10 @@ func parseCXIFlags(args []string, stderr io.Writer) (cxiOpts, error) {
 	fs.StringVar(&o.plot, "plot", "", "write a PNG plot (slowdown and time per coordination point against N) to `file`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun -np 2 goshmem-perf cxi [flags]   (gpu flavour: MPS on when both PEs share one GPU)\n"+
-			"Rows: cxi_phase (host-driven, gpu-triggered) cxi_trigger cxi_rearm cxi_barrier_b2b\n")
+			"Rows: cxi_phase (host-driven, gpu-triggered) cxi_trigger cxi_rearm cxi_rearm_raw cxi_barrier_b2b\n")
 		fs.PrintDefaults()
 	}
-	only := fs.String("only", "", "run only the rows whose name matches this `regexp` (cxi_phase, cxi_trigger, cxi_barrier_b2b: it brings cxi_rearm)")
+	only := fs.String("only", "", "run only the rows whose name matches this `regexp` (cxi_phase, cxi_trigger, cxi_barrier_b2b: it brings cxi_rearm and cxi_rearm_raw)")
 	re, err := parseFlags(fs, args, only)
 	if err != nil {
 		return o, err
@@ -126,6 +129,7 @@ type cxiRow struct {
 	TargetUS   float64 `json:"target_us,omitempty"`
 	Emulation  string  `json:"emulation,omitempty"`
 	Check      string  `json:"check,omitempty"`
+	Detail     string  `json:"detail,omitempty"`
 }
 
 type cxiBench struct {
@@ -300,6 +304,11 @@ func (b *cxiBench) header(stdout, stderr io.Writer) {
 		time.Now().Format("2006-01-02 15:04"))
 	fmt.Fprintf(w, "# %s\n# %s\n# host %s (%s, %d CPUs), %s; %s\n# phase workload: %d dependent FMAs per thread in total, N in %v, %d reps; host barrier: shmem.BarrierAll (transport shm)\n",
 		b.title, where, host, cpuModel(), runtime.NumCPU(), runtime.Version(), b.rank.Emulated(), b.o.work, b.o.phases, b.o.reps)
+	policy := "spins 256 passes, then sched_yield per pass, then a 50 us nanosleep per pass after 2 ms idle"
+	if b.o.flavour == "gpu" {
+		policy = "spins (never yields or sleeps)"
+	}
+	fmt.Fprintf(w, "# monitor: locked OS thread, %s\n", policy)
 	_ = b.w.Flush()
 }
 
@@ -323,6 +332,9 @@ func (b *cxiBench) emit(r cxiRow) {
 		}
 		if r.Check != "" {
 			fmt.Fprintf(b.w, "#   check: %s\n", r.Check)
+		}
+		if r.Detail != "" {
+			fmt.Fprintf(b.w, "#   %s\n", r.Detail)
 		}
 		if r.Emulation != "" && r.Scope != "host-driven" {
 			fmt.Fprintf(b.w, "#   %s\n", r.Emulation)
@@ -406,6 +418,9 @@ func (b *cxiBench) phaseRows() error {
 	for _, mode := range []string{"host-driven", "gpu-triggered"} {
 		var base float64
 		for _, n := range b.o.phases {
+			if mode == "gpu-triggered" {
+				b.rank.ResetStats()
+			}
 			ts := make([]int64, b.o.reps)
 			for i := range ts {
 				d, err := b.onePhaseRun(mode, n)
@@ -426,6 +441,17 @@ func (b *cxiBench) phaseRows() error {
 			}
 			if mode == "gpu-triggered" {
 				r.Emulation, r.TargetUS = emulationLabel, 0.11
+				// Where a coordination point's time goes, as PE 0's
+				// monitor saw it: the provider's write round trip (half of
+				// it is the one-way write a barrier round waits for) and
+				// whether any trigger found its slot not yet re-armed.
+				st := b.rank.Stats()
+				rt := 0.0
+				if st.FwdToRetireN > 0 {
+					rt = float64(st.FwdToRetire) / float64(st.FwdToRetireN) / 1e3
+				}
+				r.Detail = fmt.Sprintf("PE 0 monitor over the %d reps: provider write round trip (forward -> retire, monitor clock) mean %.1f us over %d instances; triggers that found their slot unarmed %d, fallbacks %d, longest monitor gap %v",
+					b.o.reps, rt, st.FwdToRetireN, st.ReadyStalls, st.Fallbacks, st.MaxLoopGap.Round(time.Microsecond))
 			}
 			b.emit(r)
 		}
@@ -522,9 +548,26 @@ func (b *cxiBench) barrierRows() error {
 		return fmt.Errorf("cxi_barrier_b2b: %w", err)
 	}
 	st := b.rank.Stats()
+	// The provider's own re-arm cost, timed in C on an endpoint of its own
+	// (records of the barrier's shape), after the barriers: every PE at once.
+	R := cxi.Rounds(b.npes)
+	rawReset, rawRaised, rawErr := cxi.RawRearm(b.me, cxi.Config{}, max(R, 1), 5000)
+	if rawErr != nil {
+		return fmt.Errorf("cxi_rearm_raw: %w", rawErr)
+	}
 	// Every PE's counters: the checks are per rank.
 	mine := []int64{int64(st.BudgetDeferrals + st.Overruns), int64(st.MaxLoopGap), int64(st.BarrierMaxArmed), int64(st.MaxArmed),
-		int64(st.Fallbacks), int64(st.ArmTime), int64(st.ArmOps), int64(st.Forwarded)}
+		int64(st.Fallbacks), int64(st.ArmTime), int64(st.ArmOps), int64(st.Forwarded),
+		int64(st.ArmProviderTime), int64(st.Arms), int64(st.CounterResets), int64(st.MaxGapWork),
+		int64(st.Passes), int64(st.Yields), int64(st.Sleeps), int64(st.GCCycles), int64(st.GCMaxPause), st.MonitorInvCtxSw,
+		int64(rawReset.Set + rawReset.Queue), int64(rawReset.Epochs), int64(rawRaised.Set + rawRaised.Queue), int64(rawRaised.Epochs),
+		int64(rawRaised.Resets), int64(rawReset.Set), int64(st.FwdToRetire), int64(st.FwdToRetireN),
+		int64(st.ArmMedian), int64(st.ArmProviderMedian), int64(rawRaised.Median), int64(rawReset.Median), st.MonitorVolCtxSw}
+	gapAt := len(mine)
+	for _, g := range st.Gaps {
+		mine = append(mine, int64(g))
+	}
+	mine = append(mine, map[string]int64{"spin": 0, "yield": 1, "sleep": 2}[st.MaxGapAction])
 	all, err := gatherInts(mine, b.npes)
 	if err != nil {
 		return err
@@ -532,15 +575,29 @@ func (b *cxiBench) barrierRows() error {
 	if b.me != 0 {
 		return shmem.BarrierAll()
 	}
-	R := cxi.Rounds(b.npes)
-	var checks []string
+	var checks, dists []string
 	ok := true
-	var armT, armOps int64
+	var armT, armOps, provT, arms, resets, rawRT, rawRN, rawQT, rawQN, rawSetT int64
+	var meds [4][]string  // per PE: monitor, of it provider, raw raised, raw reset (per record)
+	var medMax [4]float64 // their largest over the PEs (us)
 	for pe := 0; pe < b.npes; pe++ {
 		v := all[pe*len(mine):]
 		overflow, gap, barArmed, maxArmed, fb := v[0], time.Duration(v[1]), v[2], v[3], v[4]
 		armT += v[5]
 		armOps += v[6]
+		provT += v[8]
+		arms += v[9]
+		resets += v[10]
+		rawRT += v[18]
+		rawRN += v[19]
+		rawQT += v[20]
+		rawQN += v[21]
+		rawSetT += v[23]
+		rec := time.Duration(max(R, 1))
+		for i, d := range []time.Duration{time.Duration(v[26]), time.Duration(v[27]), time.Duration(v[28]) / rec, time.Duration(v[29]) / rec} {
+			meds[i] = append(meds[i], fmt.Sprintf("%.3f", d.Seconds()*1e6))
+			medMax[i] = max(medMax[i], d.Seconds()*1e6)
+		}
 		c := fmt.Sprintf("PE %d: budget overflows %d, max monitor stall %v (<= %v), armed barrier records max %d (<= 2R = %d), all records max %d (<= DWQ %d), fallbacks %d, forwarded %d",
 			pe, overflow, gap.Round(time.Microsecond), b.o.stall, barArmed, 2*R, maxArmed, cxi.Slingshot11.DWQEntries, fb, v[7])
 		pass := overflow == 0 && gap <= b.o.stall && barArmed <= int64(2*R) && maxArmed <= int64(cxi.Slingshot11.DWQEntries)
@@ -549,6 +606,29 @@ func (b *cxiBench) barrierRows() error {
 			b.failed = append(b.failed, "cxi_barrier_b2b "+c)
 		}
 		checks = append(checks, c)
+		hist := v[gapAt : gapAt+len(st.Gaps)]
+		var hs []string
+		lo := "0"
+		for i, n := range hist {
+			hi := "inf"
+			if i < len(cxi.GapBounds) {
+				hi = cxi.GapBounds[i].String()
+			}
+			hs = append(hs, fmt.Sprintf("(%s,%s] %d", lo, hi, n))
+			lo = hi
+		}
+		ctx := "n/a"
+		if v[17] >= 0 && v[30] >= 0 {
+			ctx = fmt.Sprintf("%d involuntary (CPU taken), %d voluntary (blocked or slept)", v[17], v[30])
+		}
+		rt := "n/a"
+		if v[25] > 0 {
+			rt = fmt.Sprintf("%.1f us", float64(v[24])/float64(v[25])/1e3)
+		}
+		dists = append(dists, fmt.Sprintf("PE %d: provider write round trip (forward -> retire, monitor clock) mean %s over %d instances; %d monitor passes, gaps %s; longest %v = work %v + %s/off-CPU %v; idle yields %d, sleeps %d; Go GC cycles %d (max STW pause <= %v); monitor thread context switches %s",
+			pe, rt, v[25], v[12], strings.Join(hs, ", "), gap.Round(time.Microsecond), time.Duration(v[11]).Round(time.Microsecond),
+			[]string{"spin", "yield", "sleep"}[v[gapAt+len(st.Gaps)]], (gap-time.Duration(v[11])).Round(time.Microsecond),
+			v[13], v[14], v[15], time.Duration(v[16]), ctx))
 	}
 	verdict := "PASS"
 	if !ok {
@@ -557,12 +637,23 @@ func (b *cxiBench) barrierRows() error {
 	mean := float64(t[0]) / float64(count)
 	b.emit(cxiRow{Row: Row{Name: "cxi_barrier_b2b", Iters: count, MedianUS: mean / 1e3, P99US: float64(t[1]) / 1e3, Scope: "thread",
 		Timing: fmt.Sprintf("mean of %d back-to-back barriers (latency = mean, p99 = slowest single barrier; fastest %v)", count, t[2])},
-		Emulation: emulationLabel, Check: verdict + ": " + strings.Join(checks, "; ")})
+		Emulation: emulationLabel, Check: verdict + ": " + strings.Join(checks, "; "), Detail: "monitor stall distribution: " + strings.Join(dists, "; ")})
 	if armOps > 0 {
 		per := float64(armT) / float64(armOps)
-		b.emit(cxiRow{Row: Row{Name: "cxi_rearm", Iters: armOps, MedianUS: per / 1e3, P99US: per / 1e3, Scope: "monitor",
-			Timing: "monitor clock: mean re-arm time per deferred-work record (fi_cntr_set x2 + fi_control(FI_QUEUE_WORK), all PEs)"},
+		prov := float64(provT) / float64(armOps)
+		b.emit(cxiRow{Row: Row{Name: "cxi_rearm", Iters: armOps, MedianUS: medMax[0], P99US: per / 1e3, Scope: "monitor",
+			Timing: fmt.Sprintf("monitor clock per deferred-work record, every 8th arm timed: latency = median (the larger PE's; per PE %s us, of it in the provider's calls %s us), p99 column = mean over all PEs (%.3f us in the provider's calls, %.3f us monitor overhead; a preempted arm inflates means); one cgo call re-arms a slot: FI_QUEUE_WORK per record, fi_cntr_set x2 only on %d of %d arms (raised thresholds would pass CounterMax)",
+				strings.Join(meds[0], "/"), strings.Join(meds[1], "/"), prov/1e3, (per-prov)/1e3, resets, arms)},
 			TargetUS: 1, Emulation: "real libfabric deferred work (" + b.rank.Engine() + "); re-arms follow forwarded (emulated) triggers"})
+	}
+	if rawRN > 0 && rawQN > 0 {
+		rec := int64(max(R, 1))
+		reset := float64(rawRT) / float64(rawRN*rec)
+		raised := float64(rawQT) / float64(rawQN*rec)
+		b.emit(cxiRow{Row: Row{Name: "cxi_rearm_raw", Iters: rawQN * rec, MedianUS: medMax[2], P99US: medMax[3], Scope: "provider",
+			Timing: fmt.Sprintf("C loop, provider calls only, per record, %d epochs x %d records per PE: latency = median with raised thresholds (FI_QUEUE_WORK only; per PE %s us), p99 column = median with fi_cntr_set x2 per epoch (per PE %s us); means over all PEs %.3f and %.3f us (fi_cntr_set pair %.3f us)",
+				rawQN/int64(b.npes), rec, strings.Join(meds[2], "/"), strings.Join(meds[3], "/"), raised/1e3, reset/1e3, float64(rawSetT)/float64(rawRN)/1e3)},
+			TargetUS: 1, Emulation: "real libfabric deferred work (" + b.rank.Engine() + "), no monitor"})
 	}
 	return shmem.BarrierAll()
 }
@@ -614,6 +705,9 @@ func (b *cxiBench) summary(w io.Writer) {
 	if okh && okg {
 		fmt.Fprintf(w, "#   slowdown at N=%d: host-driven %.3fx, gpu-triggered %.3fx (target <= 1.05x); per coordination point: host-driven %.3f us, gpu-triggered %.3f us (GICC: 25.2 -> 0.11 us)\n",
 			last, h.Slowdown, g.Slowdown, h.PerCoordUS, g.PerCoordUS)
+		if g.Detail != "" {
+			fmt.Fprintf(w, "#   gpu-triggered N=%d: %s\n", last, g.Detail)
+		}
 	}
 	if r, ok := b.find("cxi_trigger", "thread", 0); ok {
 		fmt.Fprintf(w, "#   GPU cost of one trigger: %.4f us (target <= 0.11 us)\n", r.MedianUS)
@@ -622,10 +716,16 @@ func (b *cxiBench) summary(w io.Writer) {
 		fmt.Fprintf(w, "#   the same with the release fence (a trigger whose operation reads data the kernel wrote): %.4f us\n", r.MedianUS)
 	}
 	if r, ok := b.find("cxi_rearm", "monitor", 0); ok {
-		fmt.Fprintf(w, "#   monitor re-arm: %.3f us per record (target <= 1 us)\n", r.MedianUS)
+		fmt.Fprintf(w, "#   monitor re-arm: %.3f us per record, median (mean %.3f us) (target <= 1 us)\n", r.MedianUS, r.P99US)
+	}
+	if r, ok := b.find("cxi_rearm_raw", "provider", 0); ok {
+		fmt.Fprintf(w, "#   the provider alone (C loop, medians): %.3f us per record with raised thresholds, %.3f us with fi_cntr_set x2 per epoch\n", r.MedianUS, r.P99US)
 	}
 	if r, ok := b.find("cxi_barrier_b2b", "thread", 0); ok {
 		fmt.Fprintf(w, "#   %d barriers back to back: %s\n", r.Iters, strings.SplitN(r.Check, ":", 2)[0])
+		if r.Detail != "" {
+			fmt.Fprintf(w, "#   %s\n", r.Detail)
+		}
 	}
 }
 

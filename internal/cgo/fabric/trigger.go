@@ -32,8 +32,9 @@ const CapTrigger = uint64(C.FI_TRIGGER)
 
 // More error numbers a deferred-work caller tells apart.
 const (
-	ENOSYS = Errno(C.FI_ENOSYS)
-	EINVAL = Errno(C.FI_EINVAL)
+	ENOSYS    = Errno(C.FI_ENOSYS)
+	EINVAL    = Errno(C.FI_EINVAL)
+	ETIMEDOUT = Errno(C.FI_ETIMEDOUT)
 )
 
 // ErrNoDeferredWork says the provider cannot queue deferred work; it also
@@ -268,4 +269,125 @@ func (e *Endpoint) CancelWork(w *Work) error {
 		return errors.Wrap(Errno(-rc), "fabric: fi_control(FI_CANCEL_WORK)")
 	}
 	return nil
+}
+
+// WorkSet is a fixed group of deferred writes sharing one trigger counter
+// and one completion counter, built once (C memory) and re-armed as a
+// whole with one cgo call: the records of one instance of a monitor slot.
+// Record i runs when the trigger counter reaches base + its relative
+// threshold; its completion adds one to the completion counter, or to the
+// trigger counter for a chain record (it releases the record after it).
+// The provider owns the records from Arm until they ran: re-arm only after
+// the completion counter showed every record completed.
+type WorkSet struct {
+	s *C.goshmemi_dwork_set
+	n int
+}
+
+// NewWorkSet makes a set of n records on trig and comp (Set fills them).
+func (e *Endpoint) NewWorkSet(trig, comp *Counter, n int) (*WorkSet, error) {
+	if n < 1 {
+		return nil, errors.Newf("fabric: a work set of %d records: want n >= 1", n)
+	}
+	s := C.goshmemi_fab_set_new(e.f, trig.c, comp.c, C.int(n))
+	if s == nil {
+		return nil, errors.Wrapf(Errno(C.FI_ENOMEM), "fabric: work set of %d records", n)
+	}
+	return &WorkSet{s: s, n: n}, nil
+}
+
+// Len is the number of records.
+func (s *WorkSet) Len() int { return s.n }
+
+// SetWrite builds record i (nothing is queued): a write of n bytes at buf
+// (C memory, read when the work runs) to dest's raddr, at relative
+// threshold rel; chain: its completion goes to the trigger counter.
+func (s *WorkSet) SetWrite(i int, rel uint64, chain bool, buf unsafe.Pointer, n uint64, desc unsafe.Pointer, dest, raddr, key, flags uint64) {
+	if i < 0 || i >= s.n {
+		panic(fmt.Sprintf("fabric: WorkSet.SetWrite: record %d of %d", i, s.n))
+	}
+	ch := C.int(0)
+	if chain {
+		ch = 1
+	}
+	C.goshmemi_fab_set_write(s.s, C.int(i), C.uint64_t(rel), ch, buf, C.size_t(n), desc, C.fi_addr_t(dest),
+		C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(flags))
+}
+
+// Arm queues every record at threshold base + rel with
+// fi_control(FI_QUEUE_WORK), after resetting both counters to 0
+// (fi_cntr_set) when reset is true (base must then be 0).
+func (s *WorkSet) Arm(base uint64, reset bool) error { return s.arm(base, reset, 0) }
+
+// ArmTimed is Arm that adds the time spent in the provider's calls (a C
+// clock around them, nothing else) to *spent.
+func (s *WorkSet) ArmTimed(base uint64, reset bool, spent *time.Duration) error {
+	err := s.arm(base, reset, 1)
+	*spent += time.Duration(s.s.ns)
+	return err
+}
+
+func (s *WorkSet) arm(base uint64, reset bool, timed C.int) error {
+	rs := C.int(0)
+	if reset {
+		rs = 1
+	}
+	rc := C.goshmemi_fab_set_arm(s.s, C.uint64_t(base), rs, timed)
+	if rc == 0 {
+		return nil
+	}
+	if s.s.failed < 0 {
+		return errors.Wrap(Errno(-rc), "fabric: fi_cntr_set(0) before a re-arm")
+	}
+	return queueErr(rc, fmt.Sprintf("FI_OP_WRITE record %d of %d, threshold base %d", int(s.s.failed), s.n, base))
+}
+
+// Free releases the records (after they ran, or when none is armed).
+func (s *WorkSet) Free() {
+	if s != nil && s.s != nil {
+		C.goshmemi_fab_set_free(s.s)
+		s.s = nil
+	}
+}
+
+// RearmCost is what BenchRearm measured: the raw provider calls of a re-arm.
+type RearmCost struct {
+	Set, Queue time.Duration // total time in fi_cntr_set and in fi_control(FI_QUEUE_WORK)
+	Slowest    time.Duration // the slowest epoch's arm
+	Median     time.Duration // the median epoch's arm (within ~9%: a log histogram)
+	Epochs     int
+	Resets     int // epochs that reset the counters (fi_cntr_set x2)
+}
+
+// PerRecord is the mean raw re-arm cost per record (sets included).
+func (c RearmCost) PerRecord(n int) time.Duration {
+	if c.Epochs == 0 || n == 0 {
+		return 0
+	}
+	return (c.Set + c.Queue) / time.Duration(c.Epochs*n)
+}
+
+// BenchRearm times, in C with nothing but the provider calls in the timed
+// region, iters re-arms of the set: each epoch arms (fi_cntr_set x2 when
+// reset, or only when the raised thresholds would pass cmax; then
+// fi_control(FI_QUEUE_WORK) per record), then releases the records with
+// fi_cntr_add(trig, span - chains) and waits for them (untimed). span is
+// the trigger count an instance ends at (triggers + chain records). The
+// set must be built and nothing of it armed.
+func (s *WorkSet) BenchRearm(span, cmax uint64, reset bool, iters int) (RearmCost, error) {
+	var out [6]C.uint64_t
+	rs := C.int(0)
+	if reset {
+		rs = 1
+	}
+	rc := C.goshmemi_fab_set_bench(s.s, C.uint64_t(span), C.uint64_t(cmax), rs, C.int(iters), &out[0])
+	c := RearmCost{Set: time.Duration(out[0]), Queue: time.Duration(out[1]), Slowest: time.Duration(out[2]),
+		Epochs: int(out[3]), Resets: int(out[4]), Median: time.Duration(out[5])}
+	if rc != 0 {
+		if Errno(-rc) == ETIMEDOUT {
+			return c, errs.New(errs.ErrTimeout, -1, "fabric: BenchRearm", "released records did not complete within 5 s (epoch %d)", c.Epochs)
+		}
+		return c, errors.Wrapf(Errno(-rc), "fabric: BenchRearm epoch %d", c.Epochs)
+	}
+	return c, nil
 }

@@ -144,3 +144,72 @@ func TestDeferredWorkUnsupported(t *testing.T) {
 	assert.True(t, errors.Is(err, errs.ErrNotSupported))
 	assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_CXI_ENGINE")
 }
+
+// A work set re-armed at raised thresholds (no counter reset) and with a
+// reset: nothing runs before its threshold, each epoch's writes land, a
+// chain record releases the record after it, and BenchRearm counts.
+func TestWorkSetRearm(t *testing.T) {
+	a, b, dest := pair(t)
+	dst := mmap(t, 4096)
+	src := mmap(t, 4096)
+	mr, err := b.Register(unsafe.Pointer(&dst[0]), 4096, AccessRemote, 9)
+	require.NoError(t, err)
+	defer mr.Close()
+	lmr, err := a.Register(unsafe.Pointer(&src[0]), 4096, AccessLocal, 10)
+	require.NoError(t, err)
+	defer lmr.Close()
+	trig, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer trig.Close()
+	comp, err := a.OpenCounter()
+	require.NoError(t, err)
+	defer comp.Close()
+	base := uint64(uintptr(unsafe.Pointer(&dst[0])))
+	if a.Attr.MRMode&MRVirtAddr == 0 {
+		base = 0
+	}
+	u64 := func(m []byte, off int) *uint64 { return (*uint64)(unsafe.Pointer(&m[off])) }
+
+	// The active-message shape: a chain write (payload) at 1 releases the
+	// sequence write at 2; one trigger per instance, span 2.
+	_, err = a.NewWorkSet(trig, comp, 0)
+	require.Error(t, err)
+	ws, err := a.NewWorkSet(trig, comp, 2)
+	require.NoError(t, err)
+	defer ws.Free()
+	ws.SetWrite(0, 1, true, unsafe.Pointer(&src[8]), 8, lmr.Desc, dest, base+8, mr.Key, 0)
+	ws.SetWrite(1, 2, false, unsafe.Pointer(&src[0]), 8, lmr.Desc, dest, base, mr.Key, 0)
+	at := uint64(0) // the trigger count before instance k
+	for k := uint64(0); k < 4; k++ {
+		reset := k == 2
+		if reset {
+			at = 0
+		}
+		*u64(src, 0), *u64(src, 8) = k+1, 100+k
+		require.NoError(t, ws.Arm(at, reset))
+		time.Sleep(2 * time.Millisecond)
+		require.Equal(t, at, trig.Read(), "instance %d", k)
+		require.Equal(t, at/2, comp.Read(), "instance %d: nothing ran before its threshold", k)
+		require.Equal(t, k, *u64(dst, 0), "instance %d: the previous sequence stays", k)
+		require.NoError(t, trig.Add(1))
+		require.NoError(t, comp.Wait(at/2+1, 5*time.Second))
+		assert.Equal(t, at+2, trig.Read(), "instance %d: the chain completion advanced the trigger counter", k)
+		assert.Equal(t, k+1, *u64(dst, 0))
+		assert.Equal(t, 100+k, *u64(dst, 8), "the chained payload landed before the sequence")
+		at += 2
+	}
+	assert.Zero(t, comp.ReadErr())
+
+	// BenchRearm: reset every epoch, then raised thresholds with a reset
+	// only when base+span passes cmax (span 2, cmax 5: epochs 0 and 2).
+	c, err := ws.BenchRearm(2, 2047, true, 3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.Epochs)
+	assert.Equal(t, 3, c.Resets)
+	assert.Positive(t, c.Queue)
+	c, err = ws.BenchRearm(2, 5, false, 4)
+	require.NoError(t, err)
+	assert.Equal(t, 4, c.Epochs)
+	assert.Equal(t, 2, c.Resets)
+	assert.Positive(t, c.PerRecord(2))
+}
