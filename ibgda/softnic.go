@@ -51,6 +51,8 @@ type SoftNIC struct {
 	qps  []*softQP
 	stop chan struct{}
 	done chan struct{}
+	// stopped: Stop ran (a second Stop does nothing)
+	stopped bool
 
 	stats      Stats
 	spin       bool
@@ -377,6 +379,41 @@ func (n *SoftNIC) Status() []QPStatus {
 	return out
 }
 
+// ErrNotDrained: Drain's timeout passed with WQEs still unexecuted.
+var ErrNotDrained = errors.New("ibgda: soft NIC (EMULATION): WQEs still unexecuted")
+
+// Drain waits until the NIC has executed every WQE the doorbell records
+// announce (each QP's executed count has reached its record, mod 2^16;
+// QPs in error are skipped: the NIC flushes them), so writes, reads and
+// atomics posted before the call have landed. It returns the NIC's error if
+// it failed, and an error naming the QPs still behind after timeout (0:
+// no limit).
+func (n *SoftNIC) Drain(timeout time.Duration) error {
+	start := time.Now()
+	for polls := 0; ; polls++ {
+		var behind []string
+		for _, st := range n.Status() {
+			if !st.Error && uint16(st.Executed) != st.Published {
+				behind = append(behind, st.String())
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		if err := n.Err(); err != nil {
+			return err
+		}
+		if timeout > 0 && time.Since(start) > timeout {
+			return fmt.Errorf("%w after %v: %s", ErrNotDrained, timeout, behind)
+		}
+		if polls < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+}
+
 // Start runs the NIC's goroutine (and, with a timeout, its watchdog).
 func (n *SoftNIC) Start() {
 	n.mu.Lock()
@@ -391,12 +428,15 @@ func (n *SoftNIC) Start() {
 	}
 }
 
-// Stop ends the goroutine and waits for it.
+// Stop ends the goroutine and waits for it. Calling it again (or before
+// Start) does nothing.
 func (n *SoftNIC) Stop() {
 	n.mu.Lock()
 	stop, done := n.stop, n.done
+	already := n.stopped
+	n.stopped = true
 	n.mu.Unlock()
-	if stop == nil {
+	if stop == nil || already {
 		return
 	}
 	close(stop)

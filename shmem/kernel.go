@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"
 )
@@ -175,7 +176,27 @@ func (s *Stream) Synchronize() error {
 		return errors.Join(s.r.kernelError(err, s.last.Load(), "Stream.Synchronize"), s.r.proxyErr("Stream.Synchronize"),
 			s.r.softNICErr())
 	}
-	return nil
+	return s.r.drainNIC("Stream.Synchronize")
+}
+
+// drainNIC: after a kernel ended, the WQEs it posted may still be in the
+// soft NIC's queues (the device API does not wait for completion without a
+// quiet; the kernel's end is no quiet). Synchronize waits for the NIC to
+// execute them, so a host barrier after it covers what the kernels did
+// (as their stores do over load/store). Nothing to do without the soft NIC.
+func (r *runtime) drainNIC(op string) error {
+	if r.softNIC == nil {
+		return nil
+	}
+	err := r.softNIC.nic.Drain(r.policy.Timeout)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ibgda.ErrNotDrained):
+		return errors.Mark(errors.Wrapf(err, "goshmem: PE %d: %s", r.me, op), errs.ErrTimeout)
+	default:
+		return errors.Wrapf(err, "goshmem: PE %d: %s: soft NIC (EMULATION)", r.me, op)
+	}
 }
 
 // Destroy releases the stream.
@@ -297,6 +318,9 @@ func Synchronize() error {
 	if err := r.gpuWait(r.gpu.Ctx.Synchronize, r.lastKernel.Load(), "Synchronize"); err != nil {
 		return errors.Join(r.kernelError(err, r.lastKernel.Load(), "Synchronize"), r.proxyErr("Synchronize"),
 			r.softNICErr())
+	}
+	if err := r.drainNIC("Synchronize"); err != nil {
+		return err
 	}
 	return r.proxyErr("Synchronize")
 }
