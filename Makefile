@@ -95,7 +95,7 @@ fatbins:
 # run in parallel by `fatbins`.
 G := $(BIN)/gpu
 FATBINS := $(G)/devtest.fatbin $(G)/compat.fatbin $(G)/devtest_remote.fatbin $(G)/compat_remote.fatbin \
-	$(G)/perf.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
+	$(G)/perf.fatbin $(G)/perf_remote.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
 	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin
 .PHONY: $(FATBINS)
 $(G)/devtest.fatbin:
@@ -108,6 +108,8 @@ $(G)/compat_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $@
 $(G)/perf.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) bench/gpu/perf.cu -o $@
+$(G)/perf_remote.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS bench/gpu/perf.cu -o $@
 $(G)/cxi.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) bench/cxi/cxi.cu -o $@
 $(G)/jacobi.fatbin:

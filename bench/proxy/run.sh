@@ -44,7 +44,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # chains and time spent submitting them (in each row's .log)
 export GOSHMEM_GPU=on GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=10s GOSHMEM_INFO=1
 PERF=bin/goshmem-perf
-for f in $PERF bin/gpu/proxy.fatbin bin/gpu/perf.fatbin; do
+for f in $PERF bin/gpu/proxy.fatbin bin/gpu/perf.fatbin bin/gpu/perf_remote.fatbin; do
     [ -s "$f" ] || { echo "missing $f: run 'make gpu' on the dev machine and carry bin/"; exit 1; }
 done
 . tests/gpu/mps.sh
@@ -195,7 +195,12 @@ device_rows() { # name limit transport variant only
     budget "device rows $4" 25 "$2" || return 0
     echo "== device rows over $3 (limit ${limit}s)"
     export GOSHMEM_PROXY_WORKERS=1 GOSHMEM_PROXY_RINGS=4 GOSHMEM_PROXY_BATCH=16 GOSHMEM_PROXY_MODE=tuned
-    GOSHMEM_GPU_TRANSPORT=$3 run_limited "$limit" $MPIRUN $PERF device -module bin/gpu/perf.fatbin -json -diag=false -variant "$4" \
+    # kernels that reach peers through the proxy need GOSHMEM_REMOTE_TRANSPORTS;
+    # built so, the block-scope kernels take 142-150 registers a thread, so a
+    # 1024-thread block cannot launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): 256
+    local mod=bin/gpu/perf.fatbin bt=1024
+    [ "$3" = proxy ] && mod=bin/gpu/perf_remote.fatbin bt=256
+    GOSHMEM_GPU_TRANSPORT=$3 run_limited "$limit" $MPIRUN $PERF device -module $mod -block-threads $bt -json -diag=false -variant "$4" \
         -iters 2000 -maxsize 65536 -maxsize-thread 4096 -only "$5" >"$out/$1.jsonl" 2>"$out/$1.log"
     local rc=$?
     if [ $rc != 0 ]; then

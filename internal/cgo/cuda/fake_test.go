@@ -363,7 +363,7 @@ func TestFakeDriver(t *testing.T) {
 		assert.True(t, errors.Is(s.WriteValues64(nil, nil, 0), errs.ErrInvalidArgument), "empty batch")
 		big := make([]DevicePtr, MaxBatchWrites+1)
 		err = s.WriteValues64(big, make([]uint64, len(big)), 0)
-		assert.ErrorContains(t, err, "want the same count in [1, 256]")
+		assert.ErrorContains(t, err, "want the same count in [1, 255]")
 	})
 
 	t.Run("events", func(t *testing.T) {

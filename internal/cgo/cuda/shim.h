@@ -108,7 +108,7 @@ int goshmemi_cuMemcpyHtoDAsync(CUcontext ctx, CUdeviceptr dst, const void *src, 
 int goshmemi_cuMemcpyDtoDAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, uint64_t v, unsigned int flags);
 /* n (1..GOSHMEMI_MAX_BATCH_WRITES) 8-byte stream writes in one cuStreamBatchMemOp_v2 call. */
-#define GOSHMEMI_MAX_BATCH_WRITES 256
+#define GOSHMEMI_MAX_BATCH_WRITES 255 /* cuStreamBatchMemOp: count "must be less than 256" */
 int goshmemi_cuStreamWriteValues64(CUcontext ctx, CUstream s, unsigned int n, const CUdeviceptr *addr,
 				   const uint64_t *v, unsigned int flags);
 

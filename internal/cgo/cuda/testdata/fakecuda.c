@@ -627,7 +627,7 @@ EXPORT CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned int count, CUstreamB
 	unsigned int i;
 	(void)st;
 	NEED_CTX();
-	if (flags != 0 || count == 0 || count > 256)
+	if (flags != 0 || count == 0 || count > 255)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; i < count; i++)
 		if (p[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64)
