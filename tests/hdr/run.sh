@@ -74,7 +74,10 @@ $NVCC -arch=sm_90 -ptx -DGOSHMEM_IBGDA_ORDER_GPU "$out/ring.cu" -o "$out/ring_gp
 check "IBGDA ring through goshmem.h: fence.sc.sys + st.relaxed.sys (default)" bash -c "
     grep -q fence.sc.sys '$out/ring.ptx' && grep -q st.relaxed.sys.global.u32 '$out/ring.ptx' &&
     grep -q st.relaxed.sys.global.u64 '$out/ring.ptx' && ! grep -q st.release.gpu '$out/ring.ptx'"
-check "IBGDA ring with -DGOSHMEM_IBGDA_ORDER_GPU: st.release.gpu" grep -q st.release.gpu.global.u32 "$out/ring_gpu.ptx"
+# GPU scope: one ordering point, {WQE, record} -> release -> doorbell (qp.h goshmemi_ibgda_ring_c)
+check "IBGDA ring with -DGOSHMEM_IBGDA_ORDER_GPU: relaxed record, st.release.gpu doorbell" bash -c "
+    grep -q st.relaxed.sys.global.u32 '$out/ring_gpu.ptx' && grep -q st.release.gpu.global.u64 '$out/ring_gpu.ptx' &&
+    ! grep -q st.release.gpu.global.u32 '$out/ring_gpu.ptx' && ! grep -q fence.sc.sys '$out/ring_gpu.ptx'"
 
 # two objects that both include goshmem.h link into one host program
 # (nvcc's host shadow of the __constant__ pointer is internal)
