@@ -340,6 +340,28 @@ static void check_doorbell(void)
     CHECK(!goshmemi_mlx5_cqe_is_sw_owned(x.op_own, 5, 64), "lap 0 wants owner 0");
     CHECK(goshmemi_mlx5_cqe_is_sw_owned(x.op_own, 64 + 5, 64), "lap 1 wants owner 1");
     CHECK(!goshmemi_mlx5_cqe_is_sw_owned((uint8_t)(MLX5_CQE_INVALID << 4), 0, 64), "INVALID never sw-owned");
+
+    /* the mask forms of the lap parity and of the half-ring crossing equal
+     * the divisions they replaced, for every power-of-two size */
+    {
+        uint32_t cnt;
+        uint64_t a, len, bad = 0;
+        for (cnt = 1; cnt <= 32768; cnt *= 2) {
+            uint64_t half = cnt / 2 ? cnt / 2 : 1;
+            for (a = 0; a < 3ull * cnt + 7; a++) {
+                for (len = 1; len <= 5; len++)
+                    bad += goshmemi_ibgda_crosses_half_n(cnt, a, a + len) != (a / half != (a + len) / half);
+                x.op_own = (uint8_t)(MLX5_CQE_REQ << 4);
+                mlx5dv_set_cqe_owner(&x, (uint8_t)((a / cnt) & 1));
+                bad += !goshmemi_mlx5_cqe_is_sw_owned(x.op_own, a, cnt);
+                mlx5dv_set_cqe_owner(&x, (uint8_t)(((a / cnt) & 1) ^ 1));
+                bad += goshmemi_mlx5_cqe_is_sw_owned(x.op_own, a, cnt);
+            }
+            for (a = 0xfffffffffff0ull; a < 0x1000000000010ull; a++) /* high indices */
+                bad += goshmemi_ibgda_crosses_half_n(cnt, a, a + 1) != (a / half != (a + 1) / half);
+        }
+        CHECK(bad == 0, "crosses_half and the CQE lap parity match their division forms");
+    }
     free(sq);
     free(cq);
 }

@@ -327,7 +327,7 @@ GOSHMEMI_FN uint8_t goshmemi_mlx5_cqe_owner(uint8_t op_own) { return op_own & GO
 GOSHMEMI_FN int goshmemi_mlx5_cqe_is_sw_owned(uint8_t op_own, uint64_t ci, uint32_t cqe_cnt)
 {
     return goshmemi_mlx5_cqe_opcode(op_own) != GOSHMEMI_MLX5_CQE_INVALID &&
-           goshmemi_mlx5_cqe_owner(op_own) == (uint8_t)((ci / cqe_cnt) & 1);
+           goshmemi_mlx5_cqe_owner(op_own) == (uint8_t)((ci & cqe_cnt) != 0); /* (ci / cqe_cnt) & 1 */
 }
 
 #endif /* GOSHMEM_IBGDA_MLX5_H */

@@ -240,8 +240,11 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_
  * half-ring boundary. */
 GOSHMEMI_FN int goshmemi_ibgda_crosses_half_n(uint32_t sq_wqebb_cnt, uint64_t start, uint64_t end)
 {
+    /* start / half != end / half, for half a power of two (sq_wqebb_cnt is
+     * one): a 64-bit division by a run-time value was a subroutine call on
+     * the GPU in every post's build loop */
     uint64_t half = sq_wqebb_cnt / 2 ? sq_wqebb_cnt / 2 : 1;
-    return start / half != end / half;
+    return ((start ^ end) & ~(half - 1)) != 0;
 }
 
 GOSHMEMI_FN int goshmemi_ibgda_crosses_half(const goshmemi_ibgda_qp_t *qp, uint64_t start, uint64_t end)
