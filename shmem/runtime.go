@@ -596,15 +596,12 @@ func (r *runtime) checkPeers() error {
 	return nil
 }
 
+// printInfo writes the GOSHMEM_INFO lines: this PE's choices first, then
+// (PE 0) the job and every setting. Each line is its own write: under
+// mpirun a PE's output reaches the terminal in the chunks mpirun reads, and
+// one 4 KiB+ write was cut mid-line with another PE's line in between.
 func (r *runtime) printInfo(w io.Writer) {
 	var b strings.Builder
-	if r.me == 0 {
-		fmt.Fprintf(&b, "goshmem: info: %d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores for this node's PEs\n",
-			r.npes, r.boot.Name(), r.heapLen+heapOff, r.heapLen, r.cpus)
-		fmt.Fprintf(&b, "goshmem: info: wait policy: spin %d, yield %d, then sleep up to %v; timeout %v\n",
-			r.policy.Spins, r.policy.Yields, r.policy.MaxSleep, r.policy.Timeout)
-		r.settings.Print(&b)
-	}
 	byName := map[string][]int{}
 	for pe, t := range r.tr {
 		byName[t.Name()] = append(byName[t.Name()], pe)
@@ -624,7 +621,18 @@ func (r *runtime) printInfo(w io.Writer) {
 		fmt.Fprintf(&b, "goshmem: info: %s\n", r.ofi.Describe())
 	}
 	b.WriteString(r.gpuInfo())
-	_, _ = io.WriteString(w, b.String())
+	if r.me == 0 {
+		fmt.Fprintf(&b, "goshmem: info: %d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores for this node's PEs\n",
+			r.npes, r.boot.Name(), r.heapLen+heapOff, r.heapLen, r.cpus)
+		fmt.Fprintf(&b, "goshmem: info: wait policy: spin %d, yield %d, then sleep up to %v; timeout %v\n",
+			r.policy.Spins, r.policy.Yields, r.policy.MaxSleep, r.policy.Timeout)
+		r.settings.Print(&b)
+	}
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			_, _ = io.WriteString(w, line)
+		}
+	}
 }
 
 // Comm, for the collectives: the default context's queue, the shm signals.
