@@ -171,11 +171,16 @@ GOSHMEMI_STATIC_ASSERT(sizeof(goshmemi_mlx5_cqe64_t) == 64, "mlx5 cqe64 is 64 B"
 GOSHMEMI_STATIC_ASSERT(sizeof(goshmemi_mlx5_err_cqe_t) == 64, "mlx5 err cqe is 64 B");
 
 /* ---- byte order --------------------------------------------------------------
- * Shift forms: gcc emits bswap, nvcc emits PRMT. */
+ * Host: the shift form (gcc emits bswap). CUDA: one byte permute (PRMT);
+ * nvcc left the shift form as six to eight shift/mask instructions. */
 GOSHMEMI_FN uint16_t goshmemi_htobe16(uint16_t v) { return (uint16_t)((v >> 8) | (v << 8)); }
 GOSHMEMI_FN uint32_t goshmemi_htobe32(uint32_t v)
 {
+#if GOSHMEMI_CUDA
+    return __byte_perm(v, 0u, 0x0123u);
+#else
     return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+#endif
 }
 GOSHMEMI_FN uint64_t goshmemi_htobe64(uint64_t v)
 {

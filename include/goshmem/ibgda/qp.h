@@ -522,7 +522,8 @@ GOSHMEMI_FN int goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, 
  * space for [start, start + total) is still true; the WQE stores into that
  * space depend on the comparison (a GPU issues no store before the branch
  * it depends on resolves), so they cannot overtake the read. On the H200
- * one warp posted 9.3 -> 12.5 M WQE/s with four serial round trips. */
+ * one warp posted 12.5 M WQE/s with the four serial round trips, 19.4
+ * with one. */
 typedef struct goshmemi_ibgda_resv {
     uint64_t start, done, ready, err;
 } goshmemi_ibgda_resv_t;
