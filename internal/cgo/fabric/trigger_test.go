@@ -43,23 +43,46 @@ func mmap(t *testing.T, n int) []byte {
 	return m
 }
 
-func TestDeferredWrite(t *testing.T) {
-	a, b, dest := pair(t)
-	dst := mmap(t, 4096)
-	src := mmap(t, 4096)
-	mr, err := b.Register(unsafe.Pointer(&dst[0]), 4096, AccessRemote, 7)
-	require.NoError(t, err)
-	defer mr.Close()
-	lmr, err := a.Register(unsafe.Pointer(&src[0]), 4096, AccessLocal, 8)
-	require.NoError(t, err)
-	defer lmr.Close()
+// writeRig is a pair of endpoints set up for deferred writes from a to b:
+// a 4 KiB source registered on a (key lkey) and destination on b (key
+// rkey), a's trigger and completion counters, and base, the destination's
+// address in the writes (0 without FI_MR_VIRT_ADDR).
+type writeRig struct {
+	a          *Endpoint
+	dest       uint64
+	dst, src   []byte
+	mr, lmr    *MR
+	trig, comp *Counter
+	base       uint64
+}
 
-	trig, err := a.OpenCounter()
+func newWriteRig(t *testing.T, rkey, lkey uint64) *writeRig {
+	t.Helper()
+	a, b, dest := pair(t)
+	r := &writeRig{a: a, dest: dest, dst: mmap(t, 4096), src: mmap(t, 4096)}
+	var err error
+	r.mr, err = b.Register(unsafe.Pointer(&r.dst[0]), 4096, AccessRemote, rkey)
 	require.NoError(t, err)
-	defer trig.Close()
-	comp, err := a.OpenCounter()
+	t.Cleanup(func() { _ = r.mr.Close() })
+	r.lmr, err = a.Register(unsafe.Pointer(&r.src[0]), 4096, AccessLocal, lkey)
 	require.NoError(t, err)
-	defer comp.Close()
+	t.Cleanup(func() { _ = r.lmr.Close() })
+	r.trig, err = a.OpenCounter()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.trig.Close() })
+	r.comp, err = a.OpenCounter()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.comp.Close() })
+	r.base = uint64(uintptr(unsafe.Pointer(&r.dst[0])))
+	if a.Attr.MRMode&MRVirtAddr == 0 {
+		r.base = 0
+	}
+	return r
+}
+
+func TestDeferredWrite(t *testing.T) {
+	r := newWriteRig(t, 7, 8)
+	a, dest, dst, src, mr, lmr, trig, comp, base := r.a, r.dest, r.dst, r.src, r.mr, r.lmr, r.trig, r.comp, r.base
 
 	// Two writes on one trigger counter, thresholds 1 and 2 (GICC Figure 5).
 	*(*uint64)(unsafe.Pointer(&src[0])) = 0x1111
@@ -67,10 +90,6 @@ func TestDeferredWrite(t *testing.T) {
 	w1, w2 := NewWork(), NewWork()
 	defer w1.Free()
 	defer w2.Free()
-	base := uint64(uintptr(unsafe.Pointer(&dst[0])))
-	if a.Attr.MRMode&MRVirtAddr == 0 {
-		base = 0
-	}
 	require.NoError(t, a.QueueWrite(w1, trig, 1, comp, unsafe.Pointer(&src[0]), 8, lmr.Desc, dest, base, mr.Key, 0))
 	require.NoError(t, a.QueueWrite(w2, trig, 2, comp, unsafe.Pointer(&src[8]), 8, lmr.Desc, dest, base+8, mr.Key, 0))
 	time.Sleep(20 * time.Millisecond)
@@ -149,30 +168,13 @@ func TestDeferredWorkUnsupported(t *testing.T) {
 // reset: nothing runs before its threshold, each epoch's writes land, a
 // chain record releases the record after it, and BenchRearm counts.
 func TestWorkSetRearm(t *testing.T) {
-	a, b, dest := pair(t)
-	dst := mmap(t, 4096)
-	src := mmap(t, 4096)
-	mr, err := b.Register(unsafe.Pointer(&dst[0]), 4096, AccessRemote, 9)
-	require.NoError(t, err)
-	defer mr.Close()
-	lmr, err := a.Register(unsafe.Pointer(&src[0]), 4096, AccessLocal, 10)
-	require.NoError(t, err)
-	defer lmr.Close()
-	trig, err := a.OpenCounter()
-	require.NoError(t, err)
-	defer trig.Close()
-	comp, err := a.OpenCounter()
-	require.NoError(t, err)
-	defer comp.Close()
-	base := uint64(uintptr(unsafe.Pointer(&dst[0])))
-	if a.Attr.MRMode&MRVirtAddr == 0 {
-		base = 0
-	}
+	r := newWriteRig(t, 9, 10)
+	a, dest, dst, src, mr, lmr, trig, comp, base := r.a, r.dest, r.dst, r.src, r.mr, r.lmr, r.trig, r.comp, r.base
 	u64 := func(m []byte, off int) *uint64 { return (*uint64)(unsafe.Pointer(&m[off])) }
 
 	// The active-message shape: a chain write (payload) at 1 releases the
 	// sequence write at 2; one trigger per instance, span 2.
-	_, err = a.NewWorkSet(trig, comp, 0)
+	_, err := a.NewWorkSet(trig, comp, 0)
 	require.Error(t, err)
 	ws, err := a.NewWorkSet(trig, comp, 2)
 	require.NoError(t, err)
