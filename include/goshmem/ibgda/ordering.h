@@ -34,7 +34,7 @@
  *                              of ordering (seeds/000 Table 3 "unordered"),
  *                              never for correctness.
  *
- * Host mode (gcc/g++): GPU -> __atomic release fences, SYS -> seq_cst fences,
+ * Host mode (gcc/g++): GPU -> __atomic acq_rel fences, SYS -> seq_cst fences,
  * NONE -> compiler barrier; the soft NIC (ibgda/softnic.go) is the reader.
  *
  * Include <goshmem/ibgda/ibgda.h>, not this file.
@@ -60,7 +60,11 @@
 #define GOSHMEMI_IBGDA_ORDER 1 /* GPU scope (default) */
 #endif
 
-/* The configured release fence (see the table above). */
+/* The configured fence (see the table above). In the GPU and SYS builds it
+ * is an acquire as well as a release fence (fence.acq_rel / fence.sc): after
+ * relaxed loads it makes them acquires (PTX: a strong read followed by
+ * fence.acq_rel), which goshmemi_ibgda_publish_c relies on. NONE: a compiler
+ * barrier only. */
 GOSHMEMI_FN void goshmemi_ibgda_release_fence(void)
 {
 #if GOSHMEMI_CUDA
@@ -75,7 +79,7 @@ GOSHMEMI_FN void goshmemi_ibgda_release_fence(void)
 #if GOSHMEMI_IBGDA_ORDER == 2
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 #elif GOSHMEMI_IBGDA_ORDER == 1
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_ACQ_REL);
 #else
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #endif
@@ -188,27 +192,6 @@ GOSHMEMI_FN uint64_t goshmemi_ibgda_load_relaxed_u64(const uint64_t *p)
     return v;
 #else
     return __atomic_load_n(p, __ATOMIC_RELAXED);
-#endif
-}
-
-/* Acquire + release fence at the build's ordering scope (system scope for
- * GOSHMEM_IBGDA_ORDER_SYS, else GPU scope): after relaxed loads, it makes
- * them acquires (PTX: a strong read followed by fence.acq_rel); before a
- * store, it releases the stores before it. */
-GOSHMEMI_FN void goshmemi_ibgda_acq_rel_fence(void)
-{
-#if GOSHMEMI_CUDA
-#if GOSHMEMI_IBGDA_ORDER == 2
-    asm volatile("fence.sc.sys;" ::: "memory");
-#else
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-#endif
-#else
-#if GOSHMEMI_IBGDA_ORDER == 2
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#else
-    __atomic_thread_fence(__ATOMIC_ACQ_REL);
-#endif
 #endif
 }
 

@@ -471,7 +471,7 @@ GOSHMEMI_FN int goshmemi_ibgda_publish_c(goshmemi_ibgda_qp_t *qp, const goshmemi
 {
     /* ready_seen: sq_ready_idx as read (relaxed) at the reservation. If it
      * was our start then, every predecessor had published (it never moves
-     * past our start before we publish): the acq_rel fence below makes that
+     * past our start before we publish): the fence below (acq_rel) makes that
      * read an acquire of their records and releases our WQE stores, so the
      * wait and its round trip are skipped. Unordered builds always wait
      * (their fences are empty). */
@@ -485,7 +485,7 @@ GOSHMEMI_FN int goshmemi_ibgda_publish_c(goshmemi_ibgda_qp_t *qp, const goshmemi
     if (sig_end)
         goshmemi_ibgda_max_u64(&qp->sq_signaled_idx, sig_end);
     if (seen) {
-        goshmemi_ibgda_acq_rel_fence();
+        goshmemi_ibgda_release_fence(); /* acq_rel: see its comment */
         goshmemi_ibgda_store_dbr(&c->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
     } else {
         goshmemi_ibgda_release_dbr(&c->dbrec[GOSHMEMI_MLX5_SND_DBR], goshmemi_htobe32((uint32_t)end & 0xffffu));
