@@ -390,21 +390,27 @@ var ErrNotDrained = errors.New("ibgda: soft NIC (EMULATION): WQEs still unexecut
 // no limit).
 func (n *SoftNIC) Drain(timeout time.Duration) error {
 	start := time.Now()
+	behind := func(st QPStatus) bool { return !st.Error && uint16(st.Executed) != st.Published }
 	for polls := 0; ; polls++ {
-		var behind []string
-		for _, st := range n.Status() {
-			if !st.Error && uint16(st.Executed) != st.Published {
-				behind = append(behind, st.String())
-			}
+		sts := n.Status()
+		i := 0
+		for i < len(sts) && !behind(sts[i]) {
+			i++
 		}
-		if len(behind) == 0 {
+		if i == len(sts) {
 			return nil
 		}
 		if err := n.Err(); err != nil {
 			return err
 		}
 		if timeout > 0 && time.Since(start) > timeout {
-			return fmt.Errorf("%w after %v: %s", ErrNotDrained, timeout, behind)
+			var names []string // described only now, not on every poll
+			for _, st := range sts[i:] {
+				if behind(st) {
+					names = append(names, st.String())
+				}
+			}
+			return fmt.Errorf("%w after %v: %s", ErrNotDrained, timeout, names)
 		}
 		if polls < 64 {
 			runtime.Gosched()
