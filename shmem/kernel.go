@@ -169,8 +169,9 @@ func NewStream() (*Stream, error) {
 	return &Stream{r: r, s: s}, nil
 }
 
-// Synchronize waits for every launch on the stream. A kernel fault is
-// reported here, naming the last kernel launched on the stream.
+// Synchronize waits for every launch on the stream (and, with the soft NIC,
+// for the WQEs posted so far to execute). A kernel fault is reported here,
+// naming the last kernel launched on the stream.
 func (s *Stream) Synchronize() error {
 	if err := s.r.gpuWait(s.s.Synchronize, s.last.Load(), "Stream.Synchronize"); err != nil {
 		return errors.Join(s.r.kernelError(err, s.last.Load(), "Stream.Synchronize"), s.r.proxyErr("Stream.Synchronize"),
@@ -303,7 +304,9 @@ func (k *Kernel) launch(cfg LaunchConfig, coop bool, args []any) error {
 	return nil
 }
 
-// Synchronize waits until every kernel and copy on this PE's GPU is done.
+// Synchronize waits until every kernel and copy on this PE's GPU is done
+// and, with the soft NIC (GOSHMEM_IBGDA_NIC=soft, an emulation), until the
+// NIC has executed every WQE those kernels posted.
 // A kernel fault (illegal address, assert, trap) is reported here naming
 // the last kernel launched; the GPU context is unusable afterwards, so the
 // program should exit non-zero, which ends every PE of the job under mpirun.
