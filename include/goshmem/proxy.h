@@ -624,6 +624,8 @@ typedef struct goshmemx_proxy_producer {
     goshmemi_proxy_ringcfg_t c;
     uint64_t head;  /* next ticket */
     uint64_t limit; /* cached consumer index + nslots: tickets below are free */
+    uint64_t base;  /* this PE's heap base (heap_base[my_pe]) */
+    uint64_t last;  /* heap_size - 8: the largest offset of an 8-byte target */
     int ctx;
     int tuned; /* the ring is SPSC: the fast path applies */
 } goshmemx_proxy_producer_t;
@@ -633,9 +635,12 @@ GOSHMEMI_FN goshmemx_proxy_producer_t goshmemx_proxy_producer_open(int ctx)
 {
     goshmemx_proxy_producer_t p;
     goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
     p.ctx = ctx;
     p.head = p.limit = 0;
     p.tuned = 0;
+    p.base = cs->heap_base[cs->my_pe];
+    p.last = cs->heap_size >= 8 ? cs->heap_size - 8 : 0;
     p.c.ring = NULL;
     p.c.slots = NULL;
     p.c.lg = p.c.mode = 0;

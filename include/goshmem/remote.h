@@ -252,10 +252,39 @@ GOSHMEMI_FN int goshmemi_remote_configured(void)
 }
 
 /* goshmemx_ctx_uint64_p(ctx, dest, value, pe) through an open producer
- * (proxy.h, goshmemx_proxy_producer_t): on its tuned ring, no load, one
- * 16-byte posted store (plus the posted head store). */
+ * (proxy.h, goshmemx_proxy_producer_t): on its tuned ring, no load but the
+ * (cached) constant-bank words of the checks, one 16-byte posted store
+ * (plus the posted head store). The common case -- pe in range and reached
+ * through the proxy, dest inside the heap, a free slot -- is one test of
+ * flags computed side by side; anything else (a bad argument, a PE reached
+ * by load/store, a full ring) takes the general path below, which reports
+ * errors and waits. Each post is a short dependent chain of single-thread
+ * instructions, so its issue cost is their count: the general path alone
+ * took 316 cycles a post on the H200, the floor of the store itself ~57
+ * (bench/proxy/enqueue_floor.cu). */
 GOSHMEMI_FN void goshmemx_proxy_producer_uint64_p(goshmemx_proxy_producer_t *p, uint64_t *dest, uint64_t value, int pe)
 {
+#if GOSHMEMI_REMOTE_ENABLED
+    if (GOSHMEMI_LIKELY(p->tuned)) {
+        const goshmemi_device_state_t *cs = goshmemi_cstate();
+        const uint32_t upe = (uint32_t)pe;
+        const int in_range = upe < (uint32_t)cs->n_pes;
+        const uint64_t o = (uint64_t)(uintptr_t)dest - p->base, t = p->head;
+        const int remote = cs->heap_base[in_range ? upe : 0u] == 0;
+        if (GOSHMEMI_LIKELY(in_range & remote & (o <= p->last) & (t < p->limit))) {
+            const uint32_t lg = p->c.lg;
+            /* w0 of goshmemi_proxy_w0(PUT_INLINE, pe, 8, o) without the
+             * masks: o < heap_size < 2^40 (the host's proxy setup checks)
+             * and pe < n_pes <= GOSHMEMI_MAX_PES < 2^10 fit their fields */
+            const uint64_t w0 = goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, 0, 8, 0) | ((uint64_t)upe << 6) | (o << 24) |
+                                (((t >> lg) & 1) ^ 1);
+            goshmemi_proxy_publish_v2(p->c.slots + 2 * (t & ((1ull << lg) - 1)), w0, value);
+            p->head = t + 1;
+            goshmemi_proxy_store_head(p->c.ring, t + 1); /* posted: keeps quiet exact, nothing waits for it */
+            return;
+        }
+    }
+#endif
     uint64_t off;
     void *d = goshmemi_peer_or_remote(dest, pe, sizeof(uint64_t), &off);
     if (GOSHMEMI_LIKELY(d == NULL)) {
@@ -267,7 +296,7 @@ GOSHMEMI_FN void goshmemx_proxy_producer_uint64_p(goshmemx_proxy_producer_t *p, 
                                       goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, 8, off) | (((t >> p->c.lg) & 1) ^ 1),
                                       value);
             p->head = t + 1;
-            goshmemi_proxy_store_head(p->c.ring, t + 1); /* posted: keeps quiet exact, nothing waits for it */
+            goshmemi_proxy_store_head(p->c.ring, t + 1);
             return;
         }
 #endif

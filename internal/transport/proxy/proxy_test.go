@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -488,7 +489,36 @@ func TestProducerAPI(t *testing.T) {
 			// a PE reached by load/store: a plain store
 			require.NoError(t, pe.ProducerP64(1, j.sym(512), 9, 1, 0))
 			assert.Equal(t, uint64(9), j.u64(0, 512))
+			require.NoError(t, pe.ProducerP64(1, j.sym(heapSize-8), 77, 1, 1)) // the heap's last word
+			require.NoError(t, pe.Quiet(1))
+			assert.Equal(t, uint64(77), j.u64(1, heapSize-8))
 			require.NoError(t, j.proxies[0].Err())
+		})
+	}
+}
+
+// Bad arguments to a tuned producer leave its one-test fast path and trap
+// in the general one with the error that names them; nothing is posted.
+// (The first error of a PE is the one kept: a job per case.)
+func TestProducerBadArgs(t *testing.T) {
+	for _, bad := range []struct {
+		name string
+		off  int64 // of the target from the heap's start
+		pe   int
+		code uint64
+	}{
+		{"pe = n_pes", 0, 2, 2 /* GOSHMEMI_ERR_PE_OUT_OF_RANGE */},
+		{"pe < 0", 0, -1, 2},
+		{"below the heap", -8, 1, 3 /* GOSHMEMI_ERR_NOT_SYMMETRIC */},
+		{"last word past the heap", heapSize - 4, 1, 3},
+		{"past the heap", heapSize, 1, 3},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 2, Contexts: 3, Slots: 8}, true)
+			err := j.pes[0].ProducerP64(1, uintptr(int64(j.sym(0))+bad.off), 1, 1, bad.pe)
+			assert.Equal(t, bad.code, trapCode(t, err))
+			assert.Never(t, func() bool { return !strings.Contains(j.proxies[0].Stats(), "worker 0: 0 requests") },
+				50*time.Millisecond, 5*time.Millisecond, "the worker saw a request")
 		})
 	}
 }

@@ -108,6 +108,50 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
+// The exclusive owner (goshmemi_ibgda_excl_*) posts batches through the
+// one-pass path and the exact path (batch longer than its bound, ring
+// near full), on QPs with and without the sq_nbb shadow; every put lands,
+// and a batch with an invalid op announces nothing (posters.c).
+func TestExclusiveOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		q, batch int
+		sq       uint32
+	}{
+		{"batch4-sq64", 0, 4, 64},       // 4 x 5 WQEBBs <= 32: one pass while the ring has room
+		{"batch16-sq64", 1, 16, 64},     // 16 x 5 > 32: the exact path
+		{"batch16-sq1024", 1, 16, 1024}, // one pass, waits only near a full ring
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const iters = 2000
+			e, err := newEnv(2, tc.sq, 16, 1, iters, lkey, rkey)
+			require.NoError(t, err)
+			defer e.free()
+			nic := startNIC(t, e, 2)
+			require.NoError(t, e.exclRun(tc.q, tc.batch))
+			l := e.layout()
+			rem := e.remote()
+			word := func(w uint64) uint64 { return binary.LittleEndian.Uint64(rem[w*8:]) }
+			for i := 0; i < iters; i++ {
+				if i%2 == 0 {
+					require.Equal(t, val(0, i, 0xe), word(uint64(l.slot_a)+uint64(i)), "inline put %d", i)
+				} else {
+					require.Equal(t, val(0, i, 0xf), word(uint64(l.slot_b)+uint64(i)), "data-pointer put %d", i)
+				}
+			}
+			assert.Equal(t, val(0, iters, 0xe), word(uint64(l.slot_c)), "shared-path put after excl_end")
+			for w := uint64(0); w < 12; w++ {
+				assert.Equal(t, uint64(0x5a5a5a5a5a5a5a5a), word(uint64(l.warp)+w), "100-byte inline put, word %d", w)
+			}
+			assert.Equal(t, uint64(0x5a5a5a5a), word(uint64(l.warp)+12)&0xffffffff, "100-byte inline put, last 4 bytes")
+			assert.Zero(t, e.qpErr(tc.q), "QP error word")
+			s := nic.Stats()
+			assert.Zero(t, s.ErrCQEs.Load())
+			assert.Zero(t, s.BadDoorbells.Load())
+		})
+	}
+}
+
 // ctx quiet polls only its QP's CQ; PE-wide quiet polls every QP's.
 func TestQuietScope(t *testing.T) {
 	e, err := newEnv(2, 64, 16, 1, 16, lkey, rkey)

@@ -90,6 +90,13 @@ func (e *env) scopeCheck(qa, qb int) error {
 	return nil
 }
 
+func (e *env) exclRun(q, batch int) error {
+	if C.e2e_excl_run(e.c, C.int(q), C.int(batch)) != 0 {
+		return fmt.Errorf("e2e: exclusive owner on QP %d: %s", q, e.msg())
+	}
+	return nil
+}
+
 func (e *env) pollRace(q int) error {
 	if C.e2e_poll_race(e.c, C.int(q)) != 0 {
 		return fmt.Errorf("e2e: poll race: %s", e.msg())

@@ -299,3 +299,88 @@ int e2e_post_after_error(e2e_env_t *env, int q)
     int rq = goshmemi_ibgda_qp_quiet(env->qp[q]);
     return rc ? rc : rq;
 }
+
+/* The exclusive owner (goshmemi_ibgda_excl_*): one thread owns QP q and
+ * posts env->iters 8-byte puts, inline ones of val(0, i, 0xe) into
+ * slot_a[i] (even i) and data-pointer ones of val(0, i, 0xf) into
+ * slot_b[i] (odd i), in batches of 1..batch of them (the size cycles).
+ * Every 5th batch also carries an inline put of 100 bytes (a 2-WQEBB WQE)
+ * into the warp words. Batches longer than the one-pass bound take the
+ * exact path; a small ring makes both paths wait for space. Once, the
+ * same batch is first posted with an invalid last op (inline payload over
+ * the limit): ERR_ARG, and nothing announced (sq_ready_idx, the owner's
+ * index and the doorbell record unchanged). Then a shared-path post after
+ * goshmemi_ibgda_excl_end and a quiet. Returns 0 or -1 (env->msg). */
+int e2e_excl_run(e2e_env_t *env, int q, int batch)
+{
+    goshmemi_ibgda_qp_t *qp = env->qp[q];
+    const e2e_layout_t *l = &env->l;
+    const int I = env->iters;
+    goshmemi_ibgda_op_t ops[64];
+    uint64_t vals[64], big[13];
+    int i = 0, nb = 0, rc;
+    if (batch < 1 || batch > 60) {
+        snprintf(env->msg, sizeof env->msg, "batch %d out of range [1, 60]", batch);
+        return -1;
+    }
+    memset(big, 0x5a, sizeof big);
+    goshmemi_ibgda_excl_t h = goshmemi_ibgda_excl_begin(qp);
+    while (i < I) {
+        int n = 1 + nb % batch, k = 0;
+        if (n > I - i)
+            n = I - i;
+        for (int j = 0; j < n; j++, i++, k++) {
+            if ((i & 1) == 0) {
+                vals[k] = val(0, i, 0xe);
+                ops[k] = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)&vals[k], 0,
+                                                RADDR(env, l->slot_a + i), env->rkey, 8, 1, 0);
+            } else {
+                env->local[l->src + i] = val(0, i, 0xf);
+                ops[k] = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, LADDR(env, l->src + i), env->lkey,
+                                                RADDR(env, l->slot_b + i), env->rkey, 8, 0, (i % 16) == 15);
+            }
+        }
+        if (nb % 5 == 4)
+            ops[k++] = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)big, 0,
+                                              RADDR(env, l->warp), env->rkey, 100, 1, 0);
+        if (nb == 7) {
+            uint64_t ready = qp->sq_ready_idx;
+            uint32_t rec = env->dbrec[q][GOSHMEMI_MLX5_SND_DBR];
+            ops[k] = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)big, 0,
+                                            RADDR(env, l->warp), env->rkey, GOSHMEMI_IBGDA_MAX_INLINE + 1, 1, 0);
+            rc = goshmemi_ibgda_excl_post_batch(&h, ops, k + 1);
+            if (rc != GOSHMEMI_IBGDA_ERR_ARG || qp->sq_ready_idx != ready || h.resv != ready ||
+                env->dbrec[q][GOSHMEMI_MLX5_SND_DBR] != rec) {
+                snprintf(env->msg, sizeof env->msg,
+                         "excl batch with an invalid op: rc %d (want %d), ready %llu -> %llu, owner %llu, dbrec %u -> %u",
+                         rc, GOSHMEMI_IBGDA_ERR_ARG, (unsigned long long)ready, (unsigned long long)qp->sq_ready_idx,
+                         (unsigned long long)h.resv, rec, env->dbrec[q][GOSHMEMI_MLX5_SND_DBR]);
+                return -1;
+            }
+        }
+        rc = goshmemi_ibgda_excl_post_batch(&h, ops, k);
+        if (rc != 0) {
+            snprintf(env->msg, sizeof env->msg, "excl batch %d (%d ops): rc %d", nb, k, rc);
+            return -1;
+        }
+        nb++;
+    }
+    goshmemi_ibgda_excl_end(&h);
+    if (qp->sq_resv_idx != qp->sq_ready_idx) {
+        snprintf(env->msg, sizeof env->msg, "after excl_end: sq_resv_idx %llu != sq_ready_idx %llu",
+                 (unsigned long long)qp->sq_resv_idx, (unsigned long long)qp->sq_ready_idx);
+        return -1;
+    }
+    /* a shared-path post follows the owner's stretch */
+    {
+        uint64_t v = val(0, I, 0xe);
+        rc = goshmemi_ibgda_qp_put_inline(qp, RADDR(env, l->slot_c), env->rkey, &v, 8, 1);
+        if (rc == 0)
+            rc = goshmemi_ibgda_qp_quiet(qp);
+    }
+    if (rc != 0) {
+        snprintf(env->msg, sizeof env->msg, "shared post and quiet after the owner: rc %d", rc);
+        return -1;
+    }
+    return 0;
+}

@@ -53,5 +53,8 @@ int e2e_scope_check(e2e_env_t *env, int qa, int qb);
 int e2e_error_post(e2e_env_t *env, int q, int kind);
 /* Posts a valid op on QP q and returns quiet's result. */
 int e2e_post_after_error(e2e_env_t *env, int q);
+/* One exclusive owner posts env->iters puts on QP q in batches of up to
+ * `batch` ops (posters.c says what it checks): 0 or -1 (env->msg). */
+int e2e_excl_run(e2e_env_t *env, int q, int batch);
 
 #endif
