@@ -109,7 +109,8 @@
  * owner only waits for that reply before it acknowledges.
  *
  * Faults. Every proxy wait (ring full, completion, reply) checks the
- * host-pinned status block every 64 polls: status->dead != 0 (a worker
+ * host-pinned status block (every 64 polls, at most once per 100 us of the
+ * wait: GOSHMEMI_PROXY_DEAD_CHECK_NS): status->dead != 0 (a worker
  * stopped) traps with GOSHMEMI_ERR_PROXY_DEAD; with timeout_ns set
  * (GOSHMEM_TIMEOUT) a wait longer than that traps with
  * GOSHMEMI_ERR_PROXY_TIMEOUT. A full ring is back-pressure: the producer
@@ -408,10 +409,18 @@ GOSHMEMI_FN goshmemi_proxy_ringcfg_t goshmemi_proxy_ring_for(goshmemi_proxy_stat
 typedef struct goshmemi_proxy_waiter {
     uint64_t t0;
     uint32_t polls;
+    uint64_t tdead; /* when status->dead was last read (0: never) */
 } goshmemi_proxy_waiter_t;
 
-/* One poll's bookkeeping: every 64 polls, fail on a dead worker or a
- * timeout (see top of file). */
+/* status->dead is read at most once per this many ns of one wait: it is
+ * host-pinned, and every read is a PCIe round trip; with 64 CTAs waiting,
+ * one read per 64 polls each was millions of reads a second, through the
+ * same host link the worker's driver submissions (pushbuffer fetches) and
+ * the descriptors travel. */
+#define GOSHMEMI_PROXY_DEAD_CHECK_NS 100000ull
+
+/* One poll's bookkeeping: every 64 polls, fail on a timeout, and (at most
+ * once per GOSHMEMI_PROXY_DEAD_CHECK_NS) on a dead worker (see top of file). */
 GOSHMEMI_FN void goshmemi_proxy_waited(goshmemi_proxy_state_t *ps, goshmemi_proxy_waiter_t *w, int ring, int what)
 {
     goshmemi_poll_pause();
@@ -419,8 +428,10 @@ GOSHMEMI_FN void goshmemi_proxy_waited(goshmemi_proxy_state_t *ps, goshmemi_prox
     if (w->polls >= 1024u) __nanosleep(256); /* a long wait: back off (see Faults at the top) */
 #endif
     if ((++w->polls & 63u) != 0) return;
+    const uint64_t now = goshmemi_now_ns();
     const goshmemi_proxy_status_t *st = (const goshmemi_proxy_status_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ps->status);
-    if (st != NULL) {
+    if (st != NULL && (w->tdead == 0 || now - w->tdead >= GOSHMEMI_PROXY_DEAD_CHECK_NS)) {
+        w->tdead = now;
         uint64_t dead = goshmemi_relaxed_load_u64(&st->dead, 1);
         if (GOSHMEMI_UNLIKELY(dead != 0))
             goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_PROXY_DEAD, GOSHMEMI_ERROR_INFO(ring, dead),
@@ -428,7 +439,6 @@ GOSHMEMI_FN void goshmemi_proxy_waited(goshmemi_proxy_state_t *ps, goshmemi_prox
     }
     uint64_t limit = goshmemi_proxy_cfg_u64(&ps->timeout_ns);
     if (limit != 0) {
-        uint64_t now = goshmemi_now_ns();
         if (w->t0 == 0)
             w->t0 = now;
         else if (GOSHMEMI_UNLIKELY(now - w->t0 > limit))
@@ -457,7 +467,7 @@ GOSHMEMI_COLD uint64_t goshmemi_proxy_wait_space(goshmemi_proxy_state_t *ps, gos
     const uint64_t *tailp = mode == GOSHMEMI_PROXY_BASELINE
                                 ? (const uint64_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ring->tail)
                                 : (const uint64_t *)&ring->done;
-    goshmemi_proxy_waiter_t w = {0, 0};
+    goshmemi_proxy_waiter_t w = {0, 0, 0};
     uint64_t tail;
     while ((tail = goshmemi_relaxed_load_u64(tailp, 1) & ~GOSHMEMI_PROXY_DONE_ERR) < need)
         goshmemi_proxy_waited(ps, &w, goshmemi_proxy_ring_index(ps, ring), GOSHMEMI_PROXY_WAIT_SPACE);
@@ -480,7 +490,7 @@ GOSHMEMI_COLD uint64_t goshmemi_proxy_wait_space(goshmemi_proxy_state_t *ps, gos
 /* Waits until every ticket < target of ring completed, then acquires. */
 GOSHMEMI_COLD void goshmemi_proxy_wait_done(goshmemi_proxy_state_t *ps, goshmemi_proxy_ring_t *ring, uint64_t target)
 {
-    goshmemi_proxy_waiter_t w = {0, 0};
+    goshmemi_proxy_waiter_t w = {0, 0, 0};
     for (;;) {
         uint64_t d = goshmemi_relaxed_load_u64(&ring->done, 1);
         if (GOSHMEMI_UNLIKELY(d & GOSHMEMI_PROXY_DONE_ERR))
@@ -496,7 +506,7 @@ GOSHMEMI_COLD uint64_t goshmemi_proxy_wait_reply(goshmemi_proxy_state_t *ps, gos
 {
     goshmemi_proxy_reply_t *rs = (goshmemi_proxy_reply_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ring->replies) +
                                  (t & ((1ull << goshmemi_proxy_cfg_u32(&ring->log2_slots)) - 1));
-    goshmemi_proxy_waiter_t w = {0, 0};
+    goshmemi_proxy_waiter_t w = {0, 0, 0};
     uint64_t tk;
     while (((tk = goshmemi_relaxed_load_u64(&rs->ticket, 1)) & ~GOSHMEMI_PROXY_DONE_ERR) != t + 1)
         goshmemi_proxy_waited(ps, &w, goshmemi_proxy_ring_index(ps, ring), GOSHMEMI_PROXY_WAIT_REPLY);
@@ -514,7 +524,7 @@ GOSHMEMI_COLD void goshmemi_proxy_wait_reply_slot(goshmemi_proxy_state_t *ps, go
 {
     goshmemi_proxy_reply_t *rs = (goshmemi_proxy_reply_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ring->replies) +
                                  (t & ((1ull << goshmemi_proxy_cfg_u32(&ring->log2_slots)) - 1));
-    goshmemi_proxy_waiter_t w = {0, 0};
+    goshmemi_proxy_waiter_t w = {0, 0, 0};
     while (goshmemi_relaxed_load_u64(&rs->ticket, 1) != goshmemi_relaxed_load_u64(&rs->ack, 1))
         goshmemi_proxy_waited(ps, &w, goshmemi_proxy_ring_index(ps, ring), GOSHMEMI_PROXY_WAIT_REPLY);
 }
