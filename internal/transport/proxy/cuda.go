@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -101,7 +102,31 @@ type CUDABackend struct {
 	// read by Timings after the worker stopped)
 	timers [nCallKinds]callTimer
 	writes uint64 // stream writes submitted in batches
+	// in-flight bound: every Flush (the end of a chain) also has the
+	// stream write its chain number into executed (host-pinned); the
+	// worker submits no further chain while more than
+	// maxChainsInFlight of its chains wait in the stream (throttle)
+	executed Ptr
+	chains   uint64
+	waits    uint64        // Flushes that waited for the stream
+	waited   time.Duration // time they waited
 }
+
+// maxChainsInFlight bounds the chains a worker's stream may hold that the
+// GPU has not executed yet. Without a bound, a worker that reads requests
+// faster than the GPU executes its stream writes (the H200 with 64 CTAs
+// posting on the default context, once their waits stopped flooding the
+// host link) queues thousands of chains; on one GPU shared by two PEs
+// through MPS the reserved ring's answer then sat behind them in the
+// GPU's queues for more than 10 s. With the bound, the backlog stays in
+// the descriptor rings (back-pressure to the producers) and a worker's
+// stream holds at most this many chains.
+const maxChainsInFlight = 32
+
+// streamStall is how long Flush waits for the GPU to execute the worker's
+// stream before it reports the stream stuck (the worker then stops and
+// the kernels waiting on it trap with GOSHMEMI_ERR_PROXY_DEAD).
+const streamStall = 30 * time.Second
 
 // The kinds of backend call Timings reports.
 const (
@@ -149,7 +174,12 @@ func (b *CUDABackend) Timings() string {
 	if n := b.timers[callWriteBatch].n; n > 0 {
 		parts = append(parts, fmt.Sprintf("%.1f stream writes per batch", float64(b.writes)/float64(n)))
 	}
-	return "driver time per call: " + strings.Join(parts, ", ")
+	s := "driver time per call: " + strings.Join(parts, ", ")
+	if b.waits > 0 {
+		s += fmt.Sprintf("; %d chain ends waited for the GPU (more than %d chains in the stream), %v in all",
+			b.waits, maxChainsInFlight, b.waited.Round(time.Microsecond))
+	}
+	return s
 }
 
 // NewCUDABackend makes a backend with a new non-blocking stream, and loads
@@ -182,6 +212,9 @@ func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
 	if b.scratch, err = b.mem.Device(64); err != nil {
 		_ = s.Destroy()
 		return nil, err
+	}
+	if b.executed, err = b.mem.Pinned(64); err != nil {
+		return nil, errors.Join(err, b.Close())
 	}
 	if err := primeAtomics(gpu, s, b.scratch.Dev); err != nil {
 		return nil, errors.Join(err, b.Close())
@@ -344,8 +377,45 @@ func (b *CUDABackend) WriteWord(p Ptr, v uint64) error {
 	return b.queue(cuda.DevicePtr(p.Dev), v)
 }
 
-// Flush implements Backend: the pending stream writes go to the driver.
-func (b *CUDABackend) Flush() error { return b.flushWrites() }
+// Flush implements Backend: the pending stream writes go to the driver,
+// with the chain's number for executed last; then it waits while more than
+// maxChainsInFlight chains are not executed yet.
+func (b *CUDABackend) Flush() error {
+	b.chains++
+	if err := b.queue(cuda.DevicePtr(b.executed.Dev), b.chains); err != nil {
+		return err
+	}
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	return b.throttle()
+}
+
+// throttle waits until at most maxChainsInFlight of the submitted chains
+// are not executed by the GPU (spinning first, then yielding, then
+// sleeping 20 us at a time), or fails after streamStall.
+func (b *CUDABackend) throttle() error {
+	done := (*uint64)(b.executed.Host)
+	if b.chains-atomic.LoadUint64(done) <= maxChainsInFlight {
+		return nil
+	}
+	t0 := time.Now()
+	defer func() { b.waits++; b.waited += time.Since(t0) }()
+	for i := 0; b.chains-atomic.LoadUint64(done) > maxChainsInFlight; i++ {
+		switch {
+		case i < 256:
+		case i < 4096:
+			runtime.Gosched()
+		default:
+			if time.Since(t0) > streamStall {
+				return errors.Newf("goshmem: proxy: the GPU executed none of the worker's last %d chains in %v (chain %d submitted, %d executed)",
+					maxChainsInFlight, streamStall, b.chains, atomic.LoadUint64(done))
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	return nil
+}
 
 // Close implements Backend.
 func (b *CUDABackend) Close() error {
