@@ -63,8 +63,8 @@ func (r *runtime) setupGPURemote() error {
 	if err != nil {
 		return err
 	}
-	if far != nil {
-		cfg.Reachable = nil // the ofi backend reaches every PE
+	if far != nil { // the ofi backend reaches the far PEs
+		cfg.Reachable = func(pe int) bool { return far[pe] || r.gpu.Reachable(pe) }
 	}
 	mem := &proxy.CUDAMemory{Ctx: r.gpu.Ctx}
 	p, err := proxy.New(cfg, mem)
