@@ -81,10 +81,12 @@ const (
 	whyAtomic  = 4
 )
 
-// DefaultOFILayout is the layout the runtime uses: 64 slots of 16 KiB per
-// lane (1 MiB in flight per worker and target).
+// DefaultOFILayout is the layout the runtime uses: 32 slots of 8 KiB per
+// lane (256 KiB in flight per worker and target; the area takes about
+// 512 KiB of the host symmetric heap per PE and worker: 4 MiB for 2 PEs
+// with 4 workers, within goshmem-perf's 16 MiB heap).
 func DefaultOFILayout(npes, lanes int) OFILayout {
-	return OFILayout{NPEs: npes, Lanes: lanes, Slots: 64, Payload: 16 << 10}
+	return OFILayout{NPEs: npes, Lanes: lanes, Slots: 32, Payload: 8 << 10}
 }
 
 // Validate checks the layout's fields.

@@ -287,3 +287,14 @@ func TestHostHeapAtomics(t *testing.T) {
 	_, err = h.AtomicAt(0, transport.AMOAdd, 2, 1, 0)
 	require.Error(t, err)
 }
+
+// The runtime's layout: within goshmem-perf's 16 MiB heap for 2 PEs with
+// up to 4 workers; offsets of different lanes never overlap.
+func TestOFILayoutSize(t *testing.T) {
+	ly := proxy.DefaultOFILayout(2, 4)
+	require.NoError(t, ly.Validate())
+	assert.Equal(t, uint64(8*(64+32*(32+8192))+8*(64+32*8192)), ly.Size())
+	assert.Less(t, ly.Size(), uint64(8<<20))
+	require.Error(t, proxy.OFILayout{NPEs: 2, Lanes: 1, Slots: 8, Payload: 100}.Validate(), "payload not a multiple of 64")
+	require.Error(t, proxy.OFILayout{NPEs: 2, Lanes: 1, Slots: 1, Payload: 64}.Validate(), "one slot")
+}
