@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
 )
@@ -17,7 +19,15 @@ import (
 // proxy = descriptors to this PE's CPU proxy workers (heap_base[pe] = 0 in
 // the device state; this PE's own stays); auto = p2p where CUDA IPC maps
 // the peer, proxy otherwise. Every PE decides the same way from the same
-// settings, so nothing is exchanged.
+// settings.
+//
+// The proxy's workers reach a peer's GPU heap through the CUDA backend
+// where CUDA IPC maps it (this node), and through the ofi backend where
+// the host transport to the peer is ofi (another node): requests staged in
+// host memory, applied by the peer's own proxy (internal/transport/proxy,
+// ofi.go). GOSHMEM_PROXY_BACKEND=ofi sends every peer through the ofi
+// backend (with GOSHMEM_TRANSPORT=ofi: the whole inter-node path on one
+// machine); cuda never uses it.
 func (r *runtime) setupGPURemote() error {
 	mode := r.settings.String("GOSHMEM_GPU_TRANSPORT")
 	switch mode {
@@ -49,15 +59,43 @@ func (r *runtime) setupGPURemote() error {
 		Mode: s.String("GOSHMEM_PROXY_MODE"), Timeout: r.policy.Timeout,
 		CPUs: proxy.CPUsNear(r.gpu.BusID, lr*workers),
 	}
+	far, err := r.proxyFar(remote)
+	if err != nil {
+		return err
+	}
+	if far != nil { // the ofi backend reaches the far PEs
+		cfg.Reachable = func(pe int) bool { return far[pe] || r.gpu.Reachable(pe) }
+	}
 	mem := &proxy.CUDAMemory{Ctx: r.gpu.Ctx}
 	p, err := proxy.New(cfg, mem)
 	if err != nil {
 		_ = mem.Close()
 		return err
 	}
-	if err := p.Start(func(int) (proxy.Backend, error) { return proxy.NewCUDABackend(r.gpu) }); err != nil {
+	var link *proxy.OFILink
+	if far != nil {
+		if link, err = r.openProxyLink(p, cfg.Workers); err != nil {
+			_ = p.Close()
+			return err
+		}
+	}
+	start := func(int) (proxy.Backend, error) { return proxy.NewCUDABackend(r.gpu) }
+	if link != nil {
+		start = func(w int) (proxy.Backend, error) {
+			cb, err := proxy.NewCUDABackend(r.gpu)
+			if err != nil {
+				return nil, err
+			}
+			if err := cb.PrepareHeap(); err != nil {
+				return nil, errors.Join(err, cb.Close())
+			}
+			return link.Backend(w, cb, cb, func(pe int) bool { return far[pe] })
+		}
+	}
+	if err := p.Start(start); err != nil {
 		return errors.Wrapf(err, "goshmem: PE %d: Init: starting the GPU proxy", r.me)
 	}
+	r.proxyFarPEs = far
 	if err := r.gpu.ConfigureRemote(remote, cudatr.RemoteProxy, p.StateAddr()); err != nil {
 		_ = p.Close()
 		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for the GPU proxy", r.me)
@@ -99,8 +137,103 @@ func (r *runtime) gpuInfo() string {
 	fmt.Fprintf(&b, "goshmem: info: PE %d: GPU %d (%s, PCI %s); kernels reach PEs %v by load/store (%s)",
 		r.me, int(r.gpu.Dev), r.gpu.DevName, r.gpu.BusID, p2p, r.gpu.Name())
 	if r.proxy != nil {
-		fmt.Fprintf(&b, ", PEs %v through the %s", rem, r.proxy.Describe("cuda"))
+		var viaCUDA, viaOFI []int
+		for _, pe := range rem {
+			if r.proxyFarPEs != nil && r.proxyFarPEs[pe] {
+				viaOFI = append(viaOFI, pe)
+			} else {
+				viaCUDA = append(viaCUDA, pe)
+			}
+		}
+		be := "cuda"
+		if len(viaOFI) > 0 {
+			be = fmt.Sprintf("ofi for PEs %v (staged through host memory over %s, applied by their proxies), cuda for PEs %v",
+				viaOFI, r.ofi.Name(), viaCUDA)
+		}
+		fmt.Fprintf(&b, ", PEs %v through the %s", rem, r.proxy.Describe(be))
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// proxyFar decides which proxy peers the ofi backend serves
+// (GOSHMEM_PROXY_BACKEND); nil: none.
+func (r *runtime) proxyFar(remote []bool) ([]bool, error) {
+	want := r.settings.String("GOSHMEM_PROXY_BACKEND")
+	switch want {
+	case "auto", "cuda", "ofi":
+	default:
+		return nil, errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_PROXY_BACKEND=auto, cuda or ofi", r.me, "Init",
+			"GOSHMEM_PROXY_BACKEND=%q is not a proxy backend", want)
+	}
+	if want == "cuda" {
+		return nil, nil
+	}
+	far := make([]bool, r.npes)
+	n := 0
+	for pe, rem := range remote {
+		if !rem {
+			continue
+		}
+		viaOFI := r.ofi != nil && r.tr[pe] == transport.Transport(r.ofi)
+		switch {
+		case want == "ofi" && !viaOFI:
+			return nil, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_TRANSPORT=ofi with GOSHMEM_PROXY_BACKEND=ofi on one node",
+				r.me, "Init", "GOSHMEM_PROXY_BACKEND=ofi, but the host transport to PE %d is %s, not ofi", pe, r.tr[pe].Name())
+		case want == "ofi" || (viaOFI && !r.gpu.Reachable(pe)):
+			far[pe] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return far, nil
+}
+
+// openProxyLink reserves the ofi backend's area in the host symmetric heap
+// (the same offset on every PE: every PE allocates it at the same point
+// of Init; checked here) and starts the server that applies the requests
+// of the other PEs' proxies to this PE's GPU heap.
+func (r *runtime) openProxyLink(p *proxy.Proxy, workers int) (*proxy.OFILink, error) {
+	ly := proxy.DefaultOFILayout(r.npes, workers)
+	if err := ly.Validate(); err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
+	}
+	off, err := r.alloc.Alloc(ly.Size(), 4096)
+	if err != nil {
+		return nil, errors.WithHint(errors.Wrapf(markErr(err, errs.ErrHeapExhausted),
+			"goshmem: PE %d: Init: the GPU proxy's ofi area (%d bytes of the host symmetric heap: %d PEs x %d workers x %d slots of %d bytes, twice)",
+			r.me, ly.Size(), ly.NPEs, ly.Lanes, ly.Slots, ly.Payload), "raise GOSHMEM_SYMMETRIC_SIZE or lower GOSHMEM_PROXY_WORKERS")
+	}
+	off += heapOff
+	var rec [24]byte
+	binary.LittleEndian.PutUint64(rec[0:], off)
+	binary.LittleEndian.PutUint64(rec[8:], uint64(workers))
+	binary.LittleEndian.PutUint64(rec[16:], ly.Size())
+	all, err := r.boot.Allgather(rec[:])
+	if err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: Init: exchanging the GPU proxy's ofi area", r.me)
+	}
+	for pe := 0; pe < r.npes; pe++ {
+		if o, w := binary.LittleEndian.Uint64(all[24*pe:]), binary.LittleEndian.Uint64(all[24*pe+8:]); o != off || w != uint64(workers) {
+			return nil, errs.Hint(errs.ErrNotSymmetric, "set the same GOSHMEM_PROXY_WORKERS and GOSHMEM_PROXY_BACKEND on every PE",
+				r.me, "Init", "GPU proxy ofi area at offset %d with %d workers here, at %d with %d workers on PE %d", off, workers, o, w, pe)
+		}
+	}
+	link, err := proxy.NewOFILink(proxy.OFIConfig{Me: r.me, Tr: r.ofi, Area: r.localPtr(off), Off: off,
+		Layout: ly, Timeout: r.policy.Timeout})
+	if err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
+	}
+	srv, err := proxy.NewCUDABackend(r.gpu)
+	if err != nil {
+		return nil, errors.Wrapf(err, "goshmem: PE %d: Init: the GPU proxy's ofi server", r.me)
+	}
+	if err := srv.PrepareHeap(); err != nil {
+		return nil, errors.Join(err, srv.Close())
+	}
+	link.Serve(srv, p.Fail, srv.Close)
+	p.OnClose(link.Close)
+	return link, nil
 }

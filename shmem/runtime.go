@@ -90,6 +90,8 @@ type runtime struct {
 	ibgda  string               // GOSHMEM_GPU_TRANSPORT=ibgda: what serves it (for GOSHMEM_INFO), else ""
 	galloc *symmetric.Allocator // the GPU heap's allocator
 	proxy  *proxy.Proxy         // GPU proxy workers; nil unless some peer's GPU heap is reached through them
+	// proxyFarPEs: the proxy peers served by its ofi backend (nil: none)
+	proxyFarPEs []bool
 	// softNIC: GOSHMEM_IBGDA_NIC=soft on a GPU: the emulated NIC serving
 	// the device API's IBGDA path (ibgda_soft.go); nil otherwise.
 	softNIC *softIBGDA
@@ -467,6 +469,15 @@ func (r *runtime) fence(q *quiet.Queue) error {
 }
 
 func (r *runtime) unmap() {
+	if r.proxy != nil {
+		_ = r.proxy.Close() // before the GPU context its streams belong to, and the ofi transport its ofi backend uses
+		if r.settings.Bool("GOSHMEM_INFO") {
+			for _, l := range strings.Split(strings.TrimSpace(r.proxy.Stats()), "\n") {
+				fmt.Fprintf(os.Stderr, "goshmem: info: PE %d: %s\n", r.me, l)
+			}
+		}
+		r.proxy = nil
+	}
 	r.closeCXI() // before the GPU context its region is mapped into
 	if r.ofi != nil {
 		_ = r.ofi.Close() // before the heap it registered is unmapped
@@ -479,15 +490,6 @@ func (r *runtime) unmap() {
 	if r.mlx5 != nil {
 		_ = r.mlx5.close() // before the GPU context its queue and UAR pages are registered with
 		r.mlx5 = nil
-	}
-	if r.proxy != nil {
-		_ = r.proxy.Close() // before the GPU context its streams belong to
-		if r.settings.Bool("GOSHMEM_INFO") {
-			for _, l := range strings.Split(strings.TrimSpace(r.proxy.Stats()), "\n") {
-				fmt.Fprintf(os.Stderr, "goshmem: info: PE %d: %s\n", r.me, l)
-			}
-		}
-		r.proxy = nil
 	}
 	if r.gpu != nil {
 		_ = r.gpu.Close()

@@ -67,6 +67,8 @@ var Table = []Var{
 		Help: "proxy: 16-byte descriptors per ring (a power of two)"},
 	{Name: "GOSHMEM_PROXY_BATCH", Default: "16", kind: kindSize,
 		Help: "proxy: requests a worker chains per submission (B)"},
+	{Name: "GOSHMEM_PROXY_BACKEND", Default: "auto", kind: kindString,
+		Help: "how proxy workers reach a peer's GPU heap: auto (CUDA IPC on this node, ofi to other nodes), cuda (CUDA IPC only), or ofi (every peer through the ofi backend: requests staged in host memory and applied by the peer's proxy; with GOSHMEM_TRANSPORT=ofi this tests the inter-node path on one machine)"},
 	{Name: "GOSHMEM_PROXY_MODE", Default: "tuned", kind: kindString,
 		Help: "proxy producer protocol: tuned (one posted 16-byte store per request) or baseline (atomic reservation, progress read and release store per request)"},
 	{Name: "GOSHMEM_CXI_ENGINE", Default: "auto", kind: kindString,

@@ -110,6 +110,10 @@ type CUDABackend struct {
 	chains   uint64
 	waits    uint64        // Flushes that waited for the stream
 	waited   time.Duration // time they waited
+	// stage: pinned host memory mapped for the GPU, for the Heap methods
+	// (the ofi backend); allocated by PrepareHeap
+	stage  Ptr
+	nstage int
 }
 
 // maxChainsInFlight bounds the chains a worker's stream may hold that the
@@ -415,6 +419,83 @@ func (b *CUDABackend) throttle() error {
 		}
 	}
 	return nil
+}
+
+// cudaStageBytes is the Heap methods' staging buffer (plus 64 bytes for
+// an atomic's old value).
+const cudaStageBytes = 1 << 20
+
+// PrepareHeap makes b usable as a Heap (the ofi backend's view of this
+// PE's GPU heap): it allocates the pinned staging buffer now, during Init,
+// not under a running kernel.
+func (b *CUDABackend) PrepareHeap() error {
+	if b.nstage > 0 {
+		return nil
+	}
+	st, err := b.mem.Pinned(cudaStageBytes + 64)
+	if err != nil {
+		return errors.Wrap(err, "goshmem: proxy: staging buffer of the ofi backend")
+	}
+	b.stage, b.nstage = st, cudaStageBytes
+	return nil
+}
+
+// Size implements Heap: this PE's GPU heap.
+func (b *CUDABackend) Size() uint64 { return b.gpu.Size() }
+
+// Load implements Heap: copies through the staging buffer on the stream
+// (DtoD into mapped pinned memory), each waited for on the stream only.
+func (b *CUDABackend) Load(dst unsafe.Pointer, off uint64, n int) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	for o := 0; o < n; o += b.nstage {
+		c := min(b.nstage, n-o)
+		if err := b.s.MemcpyDtoDAsync(cuda.DevicePtr(b.stage.Dev), b.gpu.Base()+cuda.DevicePtr(off)+cuda.DevicePtr(o), c); err != nil {
+			return err
+		}
+		if err := b.s.Synchronize(); err != nil {
+			return err
+		}
+		copy(unsafe.Slice((*byte)(unsafe.Add(dst, o)), c), unsafe.Slice((*byte)(b.stage.Host), c))
+	}
+	return nil
+}
+
+// Store implements Heap: a host-to-device copy queued on the stream.
+func (b *CUDABackend) Store(off uint64, src unsafe.Pointer, n int) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	return b.s.MemcpyHtoDAsync(b.gpu.Base()+cuda.DevicePtr(off), src, n)
+}
+
+// AtomicAt implements Heap: the atomic kernel on the stream, its old value
+// written to the mapped staging buffer and read once the stream reached it.
+func (b *CUDABackend) AtomicAt(off uint64, op transport.AMO, width int, v, cmp uint64) (uint64, error) {
+	if err := b.flushWrites(); err != nil {
+		return 0, err
+	}
+	out := b.stage.Add(uintptr(b.nstage))
+	if err := b.gpu.AtomicAsync(b.s, op, width, b.gpu.Base()+cuda.DevicePtr(off), v, cmp, cuda.DevicePtr(out.Dev)); err != nil {
+		return 0, err
+	}
+	if err := b.s.Synchronize(); err != nil {
+		return 0, err
+	}
+	old := atomic.LoadUint64((*uint64)(out.Host))
+	if width < 8 {
+		old &= 1<<(8*uint(width)) - 1
+	}
+	return old, nil
+}
+
+// Sync implements Heap: waits for the stream (not the device).
+func (b *CUDABackend) Sync() error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	return b.s.Synchronize()
 }
 
 // Close implements Backend.

@@ -137,6 +137,7 @@ type Proxy struct {
 	errMu   sync.Mutex
 	rejects []error // first rejection per ring, in order seen
 	dead    atomic.Pointer[error]
+	closers []func() error // OnClose, run after the workers stopped
 }
 
 type ring struct {
@@ -335,8 +336,21 @@ func (p *Proxy) Close() error {
 	p.stop.Store(true)
 	p.wg.Wait()
 	p.setDead(-1, errors.Newf("goshmem: PE %d: proxy closed", p.cfg.Me), deadClosed)
-	return p.mem.Close()
+	var errList []error
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		errList = append(errList, p.closers[i]())
+	}
+	p.closers = nil
+	return errors.Join(append(errList, p.mem.Close())...)
 }
+
+// OnClose adds f to what Close runs after the workers stopped (last added,
+// first run): the ofi link's server, for instance.
+func (p *Proxy) OnClose(f func() error) { p.closers = append(p.closers, f) }
+
+// Fail marks the proxy dead for a part that is not a worker (the ofi
+// server): device waits on it trap, Err returns err.
+func (p *Proxy) Fail(err error) { p.setDead(-1, err, deadBackend) }
 
 // dead-word values (the device prints them in error_info).
 const (
@@ -366,6 +380,21 @@ func (p *Proxy) reject(r *ring, t uint64, d Desc, why string) {
 		o := statusOffRingErr + 16*r.idx
 		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, o+8)), t)
 		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, o)), uint64(d.Op)|uint64(d.PE)<<8)
+	}
+	r.rejects++
+	p.errMu.Unlock()
+}
+
+// rejectRemote records a request the target's proxy rejected (t: the
+// ticket the worker was serving when it learned of it).
+func (p *Proxy) rejectRemote(r *ring, t uint64, rj *RemoteRejection) {
+	err := errors.Wrapf(rj, "goshmem: PE %d: proxy ring %d (context %d), found at ticket %d", p.cfg.Me, r.idx, r.ctx, t)
+	p.errMu.Lock()
+	if r.rejects == 0 {
+		p.rejects = append(p.rejects, err)
+		o := statusOffRingErr + 16*r.idx
+		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, o+8)), t)
+		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, o)), uint64(rj.deviceOp())|uint64(rj.PE)<<8)
 	}
 	r.rejects++
 	p.errMu.Unlock()
@@ -528,7 +557,7 @@ func (w *worker) drain(r *ring) (int, error) {
 			p.reject(r, t, d, why)
 			r.errBit = DoneErr
 			if d.WantsReply() {
-				if err := w.be.WriteWord(r.reply(t).Add(replyOffTicket), (t+1)|DoneErr); err != nil {
+				if err := w.writeWord(r, t, r.reply(t).Add(replyOffTicket), (t+1)|DoneErr); err != nil {
 					return n, err
 				}
 			}
@@ -537,7 +566,7 @@ func (w *worker) drain(r *ring) (int, error) {
 			p.reject(r, t, d, err.Error())
 			r.errBit = DoneErr
 			if d.WantsReply() {
-				if err := w.be.WriteWord(r.reply(t).Add(replyOffTicket), (t+1)|DoneErr); err != nil {
+				if err := w.writeWord(r, t, r.reply(t).Add(replyOffTicket), (t+1)|DoneErr); err != nil {
 					return n, err
 				}
 			}
@@ -552,11 +581,11 @@ func (w *worker) drain(r *ring) (int, error) {
 	// memory; slots and inline payloads are free only now, and tuned and
 	// MPSC producers wait for space on it, in L2), then for the baseline the
 	// host-resident consumer index its producers read over PCIe
-	if err := w.be.WriteWord(r.done, r.cursor|r.errBit); err != nil {
+	if err := w.writeWord(r, r.cursor-1, r.done, r.cursor|r.errBit); err != nil {
 		return n, err
 	}
 	if r.mode == ModeBaseline {
-		if err := w.be.WriteWord(r.tail, r.cursor); err != nil {
+		if err := w.writeWord(r, r.cursor-1, r.tail, r.cursor); err != nil {
 			return n, err
 		}
 	}
@@ -582,7 +611,7 @@ func (w *worker) exec(r *ring, t uint64, d Desc, data Ptr, cmp uint64) error {
 		if err := be.GetReply(d.PE, d.ROff, n, rp.Add(replyOffValue)); err != nil {
 			return err
 		}
-		return be.WriteWord(rp.Add(replyOffTicket), t+1)
+		return w.writeWord(r, t, rp.Add(replyOffTicket), t+1)
 	case OpAMO:
 		var out Ptr
 		rp := r.reply(t)
@@ -593,8 +622,26 @@ func (w *worker) exec(r *ring, t uint64, d Desc, data Ptr, cmp uint64) error {
 			return err
 		}
 		if d.WantsReply() {
-			return be.WriteWord(rp.Add(replyOffTicket), t+1)
+			return w.writeWord(r, t, rp.Add(replyOffTicket), t+1)
 		}
 	}
 	return nil
+}
+
+// writeWord is the backend's WriteWord for ring r (t: the ticket being
+// served). A backend whose requests are applied by another PE (ofi) may
+// find there that one was rejected (*RemoteRejection): it then writes
+// nothing; the rejection is reported like the worker's own and the word is
+// written with DoneErr (the chain failed).
+func (w *worker) writeWord(r *ring, t uint64, p Ptr, v uint64) error {
+	for {
+		err := w.be.WriteWord(p, v)
+		var rj *RemoteRejection
+		if !errors.As(err, &rj) {
+			return err
+		}
+		w.p.rejectRemote(r, t, rj)
+		r.errBit = DoneErr
+		v |= DoneErr
+	}
 }

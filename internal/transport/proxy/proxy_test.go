@@ -120,6 +120,12 @@ func trapCode(t *testing.T, err error) uint64 {
 
 func TestEndToEndOverShm(t *testing.T) {
 	j := newJob(t, 2, proxy.Config{Workers: 2, Rings: 2, Contexts: 4, Slots: 64, Batch: 4}, true)
+	endToEnd(t, j)
+}
+
+// endToEnd runs every kind of device request from PE 0 to PE 1 through
+// PE 0's proxy and checks the values (contexts 0 and 2 are used).
+func endToEnd(t *testing.T, j *job) {
 	pe0 := j.pes[0]
 
 	// p (inline 8 and 2 bytes), then quiet: visible on PE 1
