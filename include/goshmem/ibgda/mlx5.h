@@ -259,6 +259,46 @@ GOSHMEMI_FN void goshmemi_mlx5_set_atomic_seg(void *seg, uint64_t swap_add, uint
     goshmemi_mlx5_store_seg(seg, (uint32_t)s, (uint32_t)(s >> 32), (uint32_t)c, (uint32_t)(c >> 32));
 }
 
+/* The payload of a one-segment inline WQE (len <= 12 bytes), loaded into
+ * registers: words 1..3 of the segment. On the GPU no memcpy of a run-time
+ * length (it goes through a local array, byte by byte: 0.8 us per WQE when
+ * len was not a constant): an aligned 8 or 4 B payload is one load, other
+ * lengths up to 12 independent predicated byte loads packed in registers. */
+GOSHMEMI_FN void goshmemi_mlx5_inl_small_load(const void *src, uint32_t len, uint32_t *p0, uint32_t *p1, uint32_t *p2)
+{
+#if GOSHMEMI_CUDA
+    const unsigned char *s = (const unsigned char *)src;
+    uint32_t a = 0, b = 0, c = 0, i;
+    if (len == 8 && ((uintptr_t)s & 7u) == 0) {
+        uint64_t v = *(const uint64_t *)s;
+        a = (uint32_t)v;
+        b = (uint32_t)(v >> 32);
+    } else if (len == 4 && ((uintptr_t)s & 3u) == 0) {
+        a = *(const uint32_t *)s;
+    } else {
+#pragma unroll
+        for (i = 0; i < 12; i++) {
+            uint32_t x = i < len ? (uint32_t)s[i] : 0u;
+            if (i < 4)
+                a |= x << (8 * i);
+            else if (i < 8)
+                b |= x << (8 * (i - 4));
+            else
+                c |= x << (8 * (i - 8));
+        }
+    }
+    *p0 = a;
+    *p1 = b;
+    *p2 = c;
+#else
+    uint32_t w[3] = {0, 0, 0};
+    memcpy(w, src, len);
+    *p0 = w[0];
+    *p1 = w[1];
+    *p2 = w[2];
+#endif
+}
+
 /* Inline data segment starting at segment `seg` of the WQE at `wqe_idx`:
  * byte_count|INLINE_SEG, then `len` payload bytes, zero-padded to 16 B. The
  * payload may run past the ring's end (it continues at the start, 16 B at a
@@ -270,37 +310,10 @@ GOSHMEMI_FN uint32_t goshmemi_mlx5_set_inl_data_seg(void *sq_buf, uint32_t sq_wq
     uint32_t units = goshmemi_mlx5_inl_ds(len);
     uint32_t u, pos = 0; /* pos: payload bytes emitted */
     if (len <= 12) { /* one segment, composed in registers (the common 8 B value) */
-#if GOSHMEMI_CUDA
-        /* No memcpy of a run-time length here: it goes through a local
-         * array, byte by byte (0.8 us per WQE when len was not a constant).
-         * An aligned 8 or 4 B payload is one load; other lengths are up to
-         * 12 independent predicated byte loads packed in registers. */
-        uint32_t p0 = 0, p1 = 0, p2 = 0, i;
-        if (len == 8 && ((uintptr_t)s & 7u) == 0) {
-            uint64_t v = *(const uint64_t *)s;
-            p0 = (uint32_t)v;
-            p1 = (uint32_t)(v >> 32);
-        } else if (len == 4 && ((uintptr_t)s & 3u) == 0) {
-            p0 = *(const uint32_t *)s;
-        } else {
-#pragma unroll
-            for (i = 0; i < 12; i++) {
-                uint32_t b = i < len ? (uint32_t)s[i] : 0u;
-                if (i < 4)
-                    p0 |= b << (8 * i);
-                else if (i < 8)
-                    p1 |= b << (8 * (i - 4));
-                else
-                    p2 |= b << (8 * (i - 8));
-            }
-        }
+        uint32_t p0, p1, p2;
+        goshmemi_mlx5_inl_small_load(src, len, &p0, &p1, &p2);
         goshmemi_mlx5_store_seg(goshmemi_mlx5_sq_seg(sq_buf, sq_wqebb_cnt, wqe_idx, seg),
                                 goshmemi_htobe32(len | GOSHMEMI_MLX5_INLINE_SEG), p0, p1, p2);
-#else
-        uint32_t w[4] = {goshmemi_htobe32(len | GOSHMEMI_MLX5_INLINE_SEG), 0, 0, 0};
-        memcpy((unsigned char *)w + 4, s, len);
-        goshmemi_mlx5_store_seg(goshmemi_mlx5_sq_seg(sq_buf, sq_wqebb_cnt, wqe_idx, seg), w[0], w[1], w[2], w[3]);
-#endif
         return units;
     }
     for (u = 0; u < units; u++) {

@@ -204,6 +204,14 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe_c(const goshmemi_ibgda_qpc_t *qp, uint
     void *sq = qp->sq_buf;
     uint32_t n = qp->sq_wqebb_cnt, idx = (uint32_t)wqe_idx;
     uint8_t fm_ce_se = (uint8_t)(op->fm | (ce ? GOSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE : 0));
+    /* A small inline payload is loaded before the WQE's first store: the
+     * compiler must assume a store to the ring may alias it, so loaded in
+     * its place it would wait for the stores above it (one more memory
+     * latency in every WQE) */
+    const int small_inl = op->opcode == GOSHMEMI_MLX5_OPCODE_RDMA_WRITE && (op->inl || op->len == 0) && op->len <= 12;
+    uint32_t p0 = 0, p1 = 0, p2 = 0;
+    if (small_inl)
+        goshmemi_mlx5_inl_small_load((const void *)(uintptr_t)op->laddr, op->len, &p0, &p1, &p2);
     if (qp->sq_nbb && ce) /* only CE WQEs produce CQEs (an error CQE on another is clamped by ready) */
         qp->sq_nbb[idx & (n - 1)] = (uint8_t)goshmemi_mlx5_ds_to_wqebb(ds);
     goshmemi_mlx5_set_ctrl_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 0), (uint16_t)idx, op->opcode, 0, qp->qpn, fm_ce_se,
@@ -211,6 +219,11 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe_c(const goshmemi_ibgda_qpc_t *qp, uint
     if (op->opcode == GOSHMEMI_MLX5_OPCODE_NOP)
         return;
     goshmemi_mlx5_set_raddr_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 1), op->raddr, op->rkey);
+    if (small_inl) {
+        goshmemi_mlx5_store_seg(goshmemi_mlx5_sq_seg(sq, n, idx, 2), goshmemi_htobe32(op->len | GOSHMEMI_MLX5_INLINE_SEG),
+                                p0, p1, p2);
+        return;
+    }
     switch (op->opcode) {
     case GOSHMEMI_MLX5_OPCODE_RDMA_WRITE:
         if (op->inl || op->len == 0)
@@ -783,8 +796,11 @@ GOSHMEMI_FN int goshmemi_ibgda_excl_post_batch(goshmemi_ibgda_excl_t *h, const g
             h->done = goshmemi_ibgda_load_acquire_u64(&qp->sq_done_idx);
         }
     }
+    goshmemi_ibgda_op_t next = ops[0];
     for (i = 0, idx = start; i < n; i++) {
-        const goshmemi_ibgda_op_t o = ops[i]; /* whole, in registers */
+        const goshmemi_ibgda_op_t o = next; /* whole, in registers */
+        if (i + 1 < n)
+            next = ops[i + 1]; /* loaded before this WQE's stores, which might alias it for all the compiler knows */
         uint32_t ds = goshmemi_ibgda_op_ds(&o);
         if (GOSHMEMI_UNLIKELY(ds == 0))
             return GOSHMEMI_IBGDA_ERR_ARG; /* nothing announced (above) */
