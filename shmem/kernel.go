@@ -177,7 +177,10 @@ func (s *Stream) Synchronize() error {
 		return errors.Join(s.r.kernelError(err, s.last.Load(), "Stream.Synchronize"), s.r.proxyErr("Stream.Synchronize"),
 			s.r.softNICErr())
 	}
-	return s.r.drainNIC("Stream.Synchronize")
+	if err := s.r.drainNIC("Stream.Synchronize"); err != nil {
+		return err
+	}
+	return s.r.drainProxy("Stream.Synchronize")
 }
 
 // drainNIC: after a kernel ended, the WQEs it posted may still be in the
@@ -306,7 +309,8 @@ func (k *Kernel) launch(cfg LaunchConfig, coop bool, args []any) error {
 
 // Synchronize waits until every kernel and copy on this PE's GPU is done
 // and, with the soft NIC (GOSHMEM_IBGDA_NIC=soft, an emulation), until the
-// NIC has executed every WQE those kernels posted.
+// NIC has executed every WQE those kernels posted; with the GPU proxy,
+// until its workers have served every request those kernels posted.
 // A kernel fault (illegal address, assert, trap) is reported here naming
 // the last kernel launched; the GPU context is unusable afterwards, so the
 // program should exit non-zero, which ends every PE of the job under mpirun.
@@ -325,7 +329,26 @@ func Synchronize() error {
 	if err := r.drainNIC("Synchronize"); err != nil {
 		return err
 	}
+	if err := r.drainProxy("Synchronize"); err != nil {
+		return err
+	}
 	return r.proxyErr("Synchronize")
+}
+
+// drainProxy: after the kernels ended, requests they posted to the GPU
+// proxy may still be in its rings or in flight to another PE (the device
+// API does not wait for completion without a quiet; a kernel's end is no
+// quiet). Synchronize waits for the workers to serve them (Proxy.Drain),
+// so a host barrier after it covers what the kernels did, as their stores
+// do over load/store. Nothing to do without a proxy.
+func (r *runtime) drainProxy(op string) error {
+	if r.proxy == nil {
+		return nil
+	}
+	if err := r.proxy.Drain(r.policy.Timeout); err != nil {
+		return errors.Wrapf(err, "goshmem: PE %d: %s: GPU proxy", r.me, op)
+	}
+	return nil
 }
 
 // errGPUWaitTimeout marks gpuWait's timeout (kernelError passes it on).

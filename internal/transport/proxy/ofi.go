@@ -808,3 +808,12 @@ func (b *OFIBackend) Flush() error {
 
 // Close implements Backend.
 func (b *OFIBackend) Close() error { return b.near.Close() }
+
+// Sync waits for the near backend's submitted work (Proxy.Drain); the far
+// PEs' requests are applied once the chain's WriteWord returned.
+func (b *OFIBackend) Sync() error {
+	if s, ok := b.near.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	return nil
+}

@@ -138,6 +138,8 @@ type Proxy struct {
 	rejects []error // first rejection per ring, in order seen
 	dead    atomic.Pointer[error]
 	closers []func() error // OnClose, run after the workers stopped
+	// drainReq numbers the Drain calls (workers answer in worker.drained)
+	drainReq atomic.Uint64
 }
 
 type ring struct {
@@ -153,6 +155,22 @@ type ring struct {
 	cursor  uint64
 	errBit  uint64
 	rejects uint64
+	drainTo uint64 // Drain: serve up to this ticket (the first empty slot when the request came)
+}
+
+// end returns the first ticket from the cursor on whose slot holds no
+// posted request (what a Drain must see served).
+func (r *ring) end() uint64 {
+	t := r.cursor
+	for i := uint64(0); i < 1<<r.log2; i++ {
+		pw0, pw1, _ := r.slot(t)
+		w0 := atomic.LoadUint64(pw0)
+		if w0&1 != expectedPhase(t, r.log2) {
+			break
+		}
+		t += uint64(Decode(w0, atomic.LoadUint64(pw1)).Slots())
+	}
+	return t
 }
 
 // Normalize fills defaults and validates cfg; errors name the setting.
@@ -330,6 +348,57 @@ func (p *Proxy) Err() error {
 	return nil
 }
 
+// Drain waits until every worker has served every request that was in its
+// rings when Drain was called, chains completed (with the ofi backend: the
+// target PEs applied them) and its backend's stream work executed: each
+// worker notes, per ring, the first empty slot when it sees the request,
+// and answers once its cursors are there (requests posted later, by a
+// kernel still running on another stream, do not hold it up). The caller
+// makes sure the requests it cares about are posted (their kernels ended).
+// Fails with the proxy's error (a dead worker) or, past timeout (0: none),
+// ErrTimeout.
+func (p *Proxy) Drain(timeout time.Duration) error {
+	req := p.drainReq.Add(1)
+	start := time.Now()
+	for _, w := range p.workers {
+		for i := 0; w.drained.Load() < req; i++ {
+			if d := p.dead.Load(); d != nil {
+				return *d
+			}
+			if timeout > 0 && time.Since(start) > timeout {
+				return errs.New(errs.ErrTimeout, p.cfg.Me, "Synchronize",
+					"proxy worker %d still serving requests after %v (GOSHMEM_TIMEOUT)", w.id, timeout)
+			}
+			if i < 64 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
+	}
+	return nil
+}
+
+// servedDrain reports whether every ring of w is served up to its drainTo
+// (tickets compare as counters: they never wrap).
+func (w *worker) servedDrain() bool {
+	for _, r := range w.rings {
+		if r.cursor < r.drainTo {
+			return false
+		}
+	}
+	return true
+}
+
+// syncBackend waits for the work the worker's backend submitted to
+// execute, where the backend has such a wait (a CUDA stream: Sync).
+func (w *worker) syncBackend() error {
+	if s, ok := w.be.(interface{ Sync() error }); ok {
+		return errors.Wrapf(s.Sync(), "goshmem: PE %d: proxy worker %d: Drain", w.p.cfg.Me, w.id)
+	}
+	return nil
+}
+
 // Close stops the workers (marking them dead for any device code still
 // waiting) and frees the memory.
 func (p *Proxy) Close() error {
@@ -445,6 +514,11 @@ type worker struct {
 	rings []*ring
 	be    Backend
 	kill  atomic.Bool
+	// draining: the last Drain request (Proxy.drainReq) this worker saw;
+	// drained: the last it answered (every ring served to its drainTo,
+	// the backend's stream work executed)
+	draining uint64
+	drained  atomic.Uint64
 	// statistics, written by the worker only (read after it stopped)
 	reqs, chains uint64
 	submit       time.Duration // in drain, chains with requests: decode + backend calls
@@ -501,6 +575,14 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 			return
 		}
 		n := 0
+		if req := w.p.drainReq.Load(); req > w.draining {
+			// a Drain: every request posted before it is in the rings now
+			// (its caller saw the kernels end); serve up to there
+			w.draining = req
+			for _, r := range w.rings {
+				r.drainTo = r.end()
+			}
+		}
 		for _, r := range w.rings {
 			k, err := w.drain(r)
 			if err != nil {
@@ -508,6 +590,13 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 				return
 			}
 			n += k
+		}
+		if w.draining > w.drained.Load() && w.servedDrain() {
+			if err := w.syncBackend(); err != nil {
+				w.p.setDead(w.id, err, deadBackend)
+				return
+			}
+			w.drained.Store(w.draining)
 		}
 		if n > 0 {
 			idleSince = time.Time{}

@@ -503,6 +503,36 @@ func TestProducerAPI(t *testing.T) {
 	}
 }
 
+// Drain returns only once every request posted before it is served (no
+// quiet on the device side), also when a worker has more than one chain
+// to go (batch 3) and on the default context's shared rings; a dead
+// worker makes it fail instead of wait.
+func TestDrain(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 2, Rings: 2, Contexts: 3, Slots: 256, Batch: 3}, true)
+	pe := j.pes[0]
+	for round := 0; round < 20; round++ {
+		base := uint64(1000 * (round + 1))
+		require.NoError(t, pe.ProducerP64(1, j.sym(0), base, 200, 1))     // reserved ring, no quiet
+		require.NoError(t, pe.ProducerP64(0, j.sym(256), base+1, 100, 1)) // the default context
+		require.NoError(t, j.proxies[0].Drain(10*time.Second))
+		for i := 0; i < 8; i++ {
+			last := 192 + i // the last of 0..199 that is i mod 8
+			require.Equal(t, base+uint64(last), j.u64(1, uintptr(8*i)), "round %d: reserved ring, word %d", round, i)
+			last = 96 + i
+			if last > 99 {
+				last -= 8
+			}
+			require.Equal(t, base+1+uint64(last), j.u64(1, uintptr(256+8*i)), "round %d: default context, word %d", round, i)
+		}
+	}
+	require.NoError(t, j.proxies[0].Drain(time.Second)) // nothing posted: answers at once
+	j.proxies[0].KillWorker(0)
+	require.NoError(t, pe.ProducerP64(1, j.sym(0), 1, 50, 1))
+	err := j.proxies[0].Drain(5 * time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stopped")
+}
+
 // Bad arguments to a tuned producer leave its one-test fast path and trap
 // in the general one with the error that names them; nothing is posted.
 // (The first error of a PE is the one kept: a job per case.)
