@@ -38,6 +38,7 @@ type proxyOpts struct {
 	burst              int
 	ctas, perCTA       int
 	bg, probeCtx       int
+	loadedPlain        bool
 	rows               string
 	json               bool
 	plotRates, plotOut string
@@ -55,6 +56,7 @@ func runProxy(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.perCTA, "per-cta", 2000, "puts per CTA of proxy_rate")
 	fs.IntVar(&o.bg, "bg", 64, "background CTAs of proxy_loaded")
 	fs.IntVar(&o.probeCtx, "probe-ctx", 1, "device context of proxy_loaded's probe (0: shared with the background)")
+	fs.BoolVar(&o.loadedPlain, "loaded-plain-launch", false, "diagnostic: launch px_loaded with an ordinary launch instead of a collective (cooperative) one")
 	fs.StringVar(&o.rows, "rows", "enqueue,put_quiet,rtt,rate", "comma-separated rows: enqueue put_quiet rtt rate loaded")
 	fs.BoolVar(&o.json, "json", false, "JSON lines on stdout")
 	fs.StringVar(&o.plotRates, "plot-rates", "", "plot the proxy_rate rows of this JSON-lines `file` (no run)")
@@ -289,7 +291,11 @@ func proxyRun(o proxyOpts, want map[string]bool, stdout, stderr io.Writer) (err 
 			return err
 		}
 		cfg := shmem.LaunchConfig{Grid: shmem.Dim(uint32(o.bg + 1)), Block: shmem.Dim(32)}
-		if err := shmem.LaunchCollective(k["px_loaded"], cfg, flag.DevicePtr(), dst.DevicePtr(), src.DevicePtr(), int32(me), int32(peer),
+		launch := shmem.LaunchCollective
+		if o.loadedPlain {
+			launch = shmem.Launch
+		}
+		if err := launch(k["px_loaded"], cfg, flag.DevicePtr(), dst.DevicePtr(), src.DevicePtr(), int32(me), int32(peer),
 			int32(o.probeCtx), int32(o.bg), base, int32(o.iters), int32(o.warmup), stop.DevicePtr(), counts, samples, meta); err != nil {
 			return err
 		}
