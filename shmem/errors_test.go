@@ -392,6 +392,20 @@ func TestInitBadConfig(t *testing.T) {
 			shmem.ErrInvalidArgument, `GOSHMEM_IBGDA_GID_INDEX="-1"; want a GID table index in [0, 255]`, "show_gids"},
 		{"unknown ibgda NIC", map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "cx9"}, nil,
 			shmem.ErrInvalidArgument, `GOSHMEM_IBGDA_NIC="cx9"`, "mlx5 or soft"},
+		{"unknown ibgda queue placement", map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_QUEUES": "hbm"}, nil,
+			shmem.ErrInvalidArgument, `PE 0: Init: GOSHMEM_IBGDA_QUEUES="hbm"; want host`, "host or gpu"},
+		{"ibgda GPU queues with CPU-assisted doorbells",
+			map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_QUEUES": "gpu", "GOSHMEM_IBGDA_DOORBELL": "cpu"}, nil,
+			shmem.ErrInvalidArgument, "GOSHMEM_IBGDA_QUEUES=gpu with GOSHMEM_IBGDA_DOORBELL=cpu: the CPU-assisted ringer",
+			"GOSHMEM_IBGDA_QUEUES=host with GOSHMEM_IBGDA_DOORBELL=cpu"},
+		{"ibgda GPU queues with the soft NIC",
+			map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "soft", "GOSHMEM_IBGDA_QUEUES": "gpu"}, nil,
+			shmem.ErrInvalidArgument, "GOSHMEM_IBGDA_QUEUES=gpu with GOSHMEM_IBGDA_NIC=soft", "set it to host"},
+		// Valid GPU-queue settings reach the device probe, which fails here.
+		{"ibgda GPU queues without an mlx5 device",
+			map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "mlx5", "GOSHMEM_IBGDA_QUEUES": "gpu"}, nil,
+			shmem.ErrNotSupported, "PE 0: Init: GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=mlx5: verbs: no mlx5 device",
+			"GOSHMEM_IBGDA_NIC=soft"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,11 @@ func (r *runtime) openIBGDA() error {
 		if err != nil {
 			return err
 		}
+		if s.gpuQueues {
+			return errs.Hint(errs.ErrInvalidArgument, "unset GOSHMEM_IBGDA_QUEUES (or set it to host) with the soft NIC",
+				r.me, "Init", "GOSHMEM_IBGDA_QUEUES=gpu with GOSHMEM_IBGDA_NIC=soft: the soft NIC (emulation) "+
+					"is a host thread that reads its queues from host-pinned memory")
+		}
 		r.ibgda = "soft NIC (EMULATION: no NIC; a host thread executes the GPU-built mlx5 WQEs)"
 		if r.gpu == nil {
 			return nil // no GPU heap: nothing for device code to reach
@@ -61,7 +66,11 @@ func (r *runtime) openIBGDA() error {
 		if s.cpuBell {
 			bell = "CPU-assisted doorbells (a host thread rings the UAR)"
 		}
-		r.ibgda += fmt.Sprintf("; %d RC QPs, queues in host memory, %s", len(r.mlx5.qps), bell)
+		queues := "queues in host memory (rdma-core)"
+		if s.gpuQueues {
+			queues = "queues in GPU memory (devx umem by dma-buf)"
+		}
+		r.ibgda += fmt.Sprintf("; %d RC QPs, %s, %s", len(r.mlx5.qps), queues, bell)
 		return nil
 	default:
 		return errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_NIC to mlx5 or soft", r.me, "Init",

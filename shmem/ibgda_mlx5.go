@@ -13,6 +13,7 @@ import (
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/mlx5prm"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
@@ -30,11 +31,21 @@ import (
 // GPU's doorbell stores at a host-pinned stand-in and an ibgda.Ringer
 // rings the UAR from the doorbell records (CPU-assisted).
 //
+// Queues (GOSHMEM_IBGDA_QUEUES): host as above; gpu places every QP's SQ
+// ring, CQ ring and both doorbell records in one block of GPU memory
+// (cuMemAlloc, 64 KiB aligned, laid out by mlx5prm.Layout, CQEs marked
+// invalid), exported as a dma-buf (cuMemGetHandleForAddressRange, as for
+// the heap) and registered as one devx umem (mlx5dv_devx_umem_reg_ex with
+// MLX5DV_UMEM_MASK_DMABUF); the CQs and QPs are then devx objects created
+// and connected with PRM commands (verbs.CreateDevXQP, QP.Connect) on the
+// context's devx UAR page, and the device state names GPU addresses, with
+// no host-queue flag (GPU-scope doorbell ordering allowed), as NVSHMEM's
+// nic_buf_on_gpumem. The pieces this needs are checked first
+// (verbs.GPUQueuesUsable: rdma-core's dma-buf umems, a devx context, the
+// devx UAR, an event queue, the GPU's dma-buf export).
+//
 // Written against the real APIs and compiled here; never run on a
-// ConnectX. What remains for queues in GPU memory (the seed's layout):
-// devx CQ/QP objects (mlx5dv_devx_obj_create with PRM CREATE_CQ/CREATE_QP
-// mailboxes) on devx umems of GPU memory (mlx5dv_devx_umem_reg_ex with
-// MLX5DV_UMEM_MASK_DMABUF) and the Context's devx UAR as their uar_page.
+// ConnectX.
 const (
 	mlx5IBGDACtx  = 4   // QP sets (device contexts map onto ctx % mlx5IBGDACtx)
 	mlx5IBGDASQ   = 256 // send WRs requested per QP (rdma-core rounds the SQ up to a power of two)
@@ -51,6 +62,11 @@ type mlx5IBGDA struct {
 	hostMR *verbs.MR
 	heapMR *verbs.MR
 	qps    []*verbs.QP
+	// GOSHMEM_IBGDA_QUEUES=gpu: the queue block (qraw as allocated, qbase
+	// 64 KiB aligned in it) and its umem
+	qraw  cuda.DevicePtr
+	qbase uint64
+	umem  *verbs.Umem
 	// registered host ranges (rdma-core's queue pages, UAR pages), in order
 	registered []unsafe.Pointer
 	ringer     *ibgda.Ringer
@@ -69,6 +85,10 @@ func (m *mlx5IBGDA) close() error {
 	for i := len(m.qps) - 1; i >= 0; i-- {
 		errList = append(errList, m.qps[i].Close())
 	}
+	errList = append(errList, m.umem.Close())
+	if m.qraw != 0 {
+		errList = append(errList, m.gctx.MemFree(m.qraw))
+	}
 	errList = append(errList, m.heapMR.Close(), m.hostMR.Close())
 	if m.dev != 0 {
 		errList = append(errList, m.gctx.MemFree(m.dev))
@@ -83,9 +103,10 @@ func (m *mlx5IBGDA) close() error {
 // mlx5Settings are the GOSHMEM_IBGDA_* settings of the mlx5 NIC, checked
 // before anything is opened.
 type mlx5Settings struct {
-	device   string // "" = the first mlx5 device
-	gidIndex int
-	cpuBell  bool
+	device    string // "" = the first mlx5 device
+	gidIndex  int
+	cpuBell   bool
+	gpuQueues bool // GOSHMEM_IBGDA_QUEUES=gpu
 }
 
 func (r *runtime) mlx5Settings() (mlx5Settings, error) {
@@ -107,6 +128,20 @@ func (r *runtime) mlx5Settings() (mlx5Settings, error) {
 	default:
 		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_DOORBELL to gpu or cpu", r.me, "Init",
 			"GOSHMEM_IBGDA_DOORBELL=%q; want gpu (GPU threads ring the UAR) or cpu (a host thread rings it)", b)
+	}
+	switch q := r.settings.String("GOSHMEM_IBGDA_QUEUES"); q {
+	case "host":
+	case "gpu":
+		s.gpuQueues = true
+		if s.cpuBell {
+			return s, errs.Hint(errs.ErrInvalidArgument,
+				"use GOSHMEM_IBGDA_QUEUES=host with GOSHMEM_IBGDA_DOORBELL=cpu, or GOSHMEM_IBGDA_DOORBELL=gpu with GPU queues",
+				r.me, "Init", "GOSHMEM_IBGDA_QUEUES=gpu with GOSHMEM_IBGDA_DOORBELL=cpu: the CPU-assisted ringer "+
+					"reads the doorbell records, which GPU queues keep in GPU memory")
+		}
+	default:
+		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_QUEUES to host or gpu", r.me, "Init",
+			"GOSHMEM_IBGDA_QUEUES=%q; want host (rdma-core's queues in host memory) or gpu (queues in GPU memory, devx)", q)
 	}
 	return s, nil
 }
@@ -162,8 +197,21 @@ func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_NIC=mlx5: %s", r.me, what)
 	}
 	var err error
-	if m.v, err = verbs.Open(s.device, mlx5IBGDAPort, s.gidIndex); err != nil {
+	open := verbs.Open
+	if s.gpuQueues {
+		open = verbs.OpenDevX
+	}
+	if m.v, err = open(s.device, mlx5IBGDAPort, s.gidIndex); err != nil {
 		return ibgda.ConnInfo{}, op(err, "open the device")
+	}
+	if s.gpuQueues {
+		caps := m.v.Caps()
+		if a, err := g.Ctx.Device().Attribute(cuda.AttrDMABufSupported); err == nil {
+			caps.GPUChecked, caps.GPUDmabuf = true, a != 0
+		}
+		if err := verbs.GPUQueuesUsable(caps); err != nil {
+			return ibgda.ConnInfo{}, op(err, "GOSHMEM_IBGDA_QUEUES=gpu")
+		}
 	}
 	nq := mlx5IBGDACtx * len(remote)
 	hostN := (ibgdaHostBytes(nq) + uint64(nq)*64 + 4095) &^ 4095
@@ -186,9 +234,22 @@ func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 	for i := range me.QPN {
 		me.QPN[i] = ibgda.NoQP
 	}
+	var blk mlx5prm.Block
+	if s.gpuQueues && nq > 0 {
+		if blk, err = r.mlx5GPUQueues(m, nq); err != nil {
+			return me, err
+		}
+	}
 	for c := 0; c < mlx5IBGDACtx; c++ {
 		for _, pe := range remote {
-			q, err := m.v.CreateQP(mlx5IBGDASQ, mlx5IBGDACQEs, ibgdaInline)
+			var q *verbs.QP
+			var err error
+			if s.gpuQueues {
+				q, err = m.v.CreateDevXQP(verbs.DevXQPSpec{Umem: m.umem, SQWQEBBs: blk.SQWQEBBs, CQEs: blk.CQEs,
+					Rings: blk.QPs[len(m.qps)], DeviceVA: m.qbase})
+			} else {
+				q, err = m.v.CreateQP(mlx5IBGDASQ, mlx5IBGDACQEs, ibgdaInline)
+			}
 			if err != nil {
 				return me, op(err, fmt.Sprintf("QP of ctx %d -> PE %d", c, pe))
 			}
@@ -197,6 +258,41 @@ func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 		}
 	}
 	return me, nil
+}
+
+// mlx5GPUQueues allocates the GPU block holding nq QPs' rings and
+// doorbell records (mlx5prm.Layout), writes its initial image (CQEs
+// invalid, the rest zero), exports it as a dma-buf and registers it as one
+// devx umem.
+func (r *runtime) mlx5GPUQueues(m *mlx5IBGDA, nq int) (mlx5prm.Block, error) {
+	g := r.gpu
+	op := func(err error, what string) error {
+		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_QUEUES=gpu: %s", r.me, what)
+	}
+	blk, err := mlx5prm.Layout(nq, mlx5IBGDASQ, mlx5IBGDACQEs)
+	if err != nil {
+		return blk, op(err, "queue layout")
+	}
+	if m.qraw, err = g.Ctx.MemAlloc(int(blk.Size + mlx5prm.BlockAlign)); err != nil {
+		return blk, op(err, fmt.Sprintf("%d bytes of GPU memory for %d QPs' queues", blk.Size, nq))
+	}
+	m.qbase = (uint64(m.qraw) + mlx5prm.BlockAlign - 1) &^ (mlx5prm.BlockAlign - 1)
+	img := blk.Image()
+	if err := g.Ctx.MemcpyHtoD(cuda.DevicePtr(m.qbase), unsafe.Pointer(&img[0]), len(img)); err != nil {
+		return blk, op(err, "initialize the queues")
+	}
+	fd, err := g.Ctx.MemGetDmabufFD(cuda.DevicePtr(m.qbase), int(blk.Size))
+	if err != nil {
+		return blk, errors.WithHint(op(errs.Mark(err, errs.ErrNotSupported), "export the queue block as a dma-buf"),
+			"dma-buf needs CUDA 11.7+ with the open GPU kernel modules and Linux 5.12+; or use GOSHMEM_IBGDA_QUEUES=host")
+	}
+	m.umem, err = m.v.RegDmabufUmem(fd, 0, blk.Size)
+	_ = syscall.Close(fd) // the umem holds its own reference
+	if err != nil {
+		return blk, errors.WithHint(op(err, "register the queue block with the NIC"),
+			"the kernel's mlx5_ib needs dma-buf umems (Linux 5.15+); or use GOSHMEM_IBGDA_QUEUES=host")
+	}
+	return blk, nil
 }
 
 // mlx5RegHeap registers this PE's GPU heap: dma-buf first, then
@@ -251,7 +347,8 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 		}
 	}
 
-	// The queues into the GPU: every page of rdma-core's rings, merged.
+	// The queues into the GPU: every page of rdma-core's rings, merged
+	// (none with GPU queues).
 	var ranges []verbs.HostRange
 	for _, q := range m.qps {
 		ranges = append(ranges, q.Ranges()...)
@@ -301,11 +398,10 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 	lay, err := r.layoutIBGDA(ibgdaSpec{
 		nctx: mlx5IBGDACtx, remote: remote, heapLKey: m.heapMR.LKey, rkey: rkeys, remoteBase: bases,
 		slotLKey: m.hostMR.LKey, sqMax: ibgda.MaxWQEBBs, heapBase: uint64(g.Base()), heapSize: g.Size(),
-		flags: ibgda.StateHostQueues, // rdma-core's rings are host memory: system-scope doorbell ordering
+		flags: mlx5StateFlags(s.gpuQueues),
 		rings: func(i, c, pe int, d *ibgda.QPDesc) error {
 			q := m.qps[i]
-			d.QPN, d.SQWQEBBs, d.CQEs = q.QPN, q.SQWQEBB, q.CQEs
-			d.SQBuf, d.DBRec, d.CQBuf, d.CQDBRec = toDev(uint64(q.SQBuf)), toDev(uint64(q.DBRec)), toDev(uint64(q.CQBuf)), toDev(uint64(q.CQDBRec))
+			mlx5Rings(q, toDev, d)
 			d.DB = bells(q)
 			return nil
 		},
@@ -328,6 +424,28 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me)
 	}
 	return nil
+}
+
+// mlx5Rings fills d's ring fields from q: host queues translated to the
+// device addresses of their GPU mapping (toDev), GPU queues (a devx QP)
+// taken as they are.
+func mlx5Rings(q *verbs.QP, toDev func(uint64) uint64, d *ibgda.QPDesc) {
+	ring := toDev
+	if q.GPU {
+		ring = func(a uint64) uint64 { return a }
+	}
+	d.QPN, d.SQWQEBBs, d.CQEs = q.QPN, q.SQWQEBB, q.CQEs
+	d.SQBuf, d.DBRec, d.CQBuf, d.CQDBRec = ring(uint64(q.SQBuf)), ring(uint64(q.DBRec)), ring(uint64(q.CQBuf)), ring(uint64(q.CQDBRec))
+}
+
+// mlx5StateFlags are the device state's flags for the queue placement:
+// rdma-core's rings are host memory (system-scope doorbell ordering);
+// GPU queues allow GPU-scope builds (the doorbell itself is MMIO).
+func mlx5StateFlags(gpuQueues bool) uint32 {
+	if gpuQueues {
+		return 0
+	}
+	return ibgda.StateHostQueues
 }
 
 // mlx5Peers decodes the allgathered records (a status byte, then the

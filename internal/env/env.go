@@ -83,6 +83,8 @@ var Table = []Var{
 		Help: "GOSHMEM_IBGDA_NIC=mlx5 on RoCE: the GID table index peers are addressed by (show_gids lists them; RoCE v2 is often 3)"},
 	{Name: "GOSHMEM_IBGDA_DOORBELL", Default: "gpu", kind: kindString,
 		Help: "gpu (GPU threads store the doorbell to the NIC's UAR mapped into the GPU; mlx5 needs the NVIDIA driver's PeerMappingOverride=1) or cpu (CPU-assisted: GPU threads build WQEs and publish the doorbell record, a host thread rings the UAR; with GOSHMEM_IBGDA_NIC=soft it rings the emulated NIC's doorbell word, which alone drives it)"},
+	{Name: "GOSHMEM_IBGDA_QUEUES", Default: "host", kind: kindString,
+		Help: "GOSHMEM_IBGDA_NIC=mlx5: where the SQ and CQ rings and doorbell records live: host (rdma-core's verbs QP/CQ in host memory, mapped into the GPU) or gpu (GPU memory registered with the NIC by dma-buf as a devx umem, CQ/QP created by devx commands, NVSHMEM's nic_buf_on_gpumem; needs devx, rdma-core >= 42 and GOSHMEM_IBGDA_DOORBELL=gpu; never run on a ConnectX)"},
 }
 
 // Setting is a parsed value and where it came from.

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <endian.h>
 #include <string.h>
 #include "mlx5.h"
 
@@ -9,7 +10,7 @@
 
 static int gv_errno(int fallback) { return errno ? errno : fallback; }
 
-int gv_open(const char *want, int port, int gid_index, gv_ctx_t *c, const char **call)
+int gv_open(const char *want, int port, int gid_index, int devx, gv_ctx_t *c, const char **call)
 {
 	struct ibv_device **list;
 	struct ibv_device_attr attr;
@@ -32,6 +33,20 @@ int gv_open(const char *want, int port, int gid_index, gv_ctx_t *c, const char *
 		if (want && want[0] && strcmp(want, ibv_get_device_name(list[i])) != 0)
 			continue;
 		strncpy(c->name, ibv_get_device_name(list[i]), sizeof c->name - 1);
+		if (devx) {
+			/* devx objects need a context with a devx uid
+			 * (Ref: mlx5dv_open_device(3), MLX5DV_CONTEXT_FLAGS_DEVX) */
+			struct mlx5dv_context_attr da;
+			memset(&da, 0, sizeof da);
+			da.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+			errno = 0;
+			c->ctx = mlx5dv_open_device(list[i], &da);
+			c->devx = c->ctx != NULL;
+			if (!c->ctx)
+				c->devx_errno = gv_errno(EOPNOTSUPP);
+			else
+				break;
+		}
 		errno = 0;
 		c->ctx = ibv_open_device(list[i]);
 		if (!c->ctx) {
@@ -98,6 +113,22 @@ int gv_open(const char *want, int port, int gid_index, gv_ctx_t *c, const char *
 	}
 	if (!c->uar)
 		c->uar_errno = gv_errno(EOPNOTSUPP);
+	else
+		c->uar_page_id = c->uar->page_id;
+	if (c->devx) {
+		struct mlx5dv_obj obj;
+		struct mlx5dv_pd dpd;
+		memset(&obj, 0, sizeof obj);
+		memset(&dpd, 0, sizeof dpd);
+		obj.pd.in = c->pd;
+		obj.pd.out = &dpd;
+		if ((rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD)) != 0) {
+			*call = "mlx5dv_init_obj(PD)";
+			goto fail;
+		}
+		c->pdn = dpd.pdn;
+		c->eqn_errno = mlx5dv_devx_query_eqn(c->ctx, 0, &c->eqn);
+	}
 	return 0;
 fail:
 	gv_close(c);
@@ -183,6 +214,12 @@ fail:
 
 void gv_destroy_qp(gv_qp_t *q)
 {
+	if (q->dqp)
+		mlx5dv_devx_obj_destroy(q->dqp);
+	if (q->dcq)
+		mlx5dv_devx_obj_destroy(q->dcq);
+	q->dqp = NULL;
+	q->dcq = NULL;
 	if (q->qp)
 		ibv_destroy_qp(q->qp);
 	if (q->cq)
@@ -292,4 +329,104 @@ void gv_ring(uintptr_t reg, uint64_t v)
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
+}
+
+/* ---- devx: queues in a umem (GPU memory registered by dma-buf) ---------- */
+
+/* Register len bytes at offset of the dma-buf fd as a devx umem the NIC
+ * reads WQEs from and writes CQEs and doorbell records to, with 4 KiB
+ * pages (the CQ/QP's log_page_size 0). The umem holds its own reference
+ * to the dma-buf: the caller may close fd afterwards.
+ * Ref: mlx5dv_devx_umem_reg(3): with MLX5DV_UMEM_MASK_DMABUF, addr is the
+ * offset in the dma-buf. */
+int gv_umem_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, struct mlx5dv_devx_umem **umem,
+		       const char **call)
+{
+#if GV_HAVE_UMEM_DMABUF
+	struct mlx5dv_devx_umem_in in;
+	memset(&in, 0, sizeof in);
+	in.addr = (void *)(uintptr_t)offset;
+	in.size = len;
+	in.access = IBV_ACCESS_LOCAL_WRITE;
+	in.pgsz_bitmap = 4096;
+	in.comp_mask = MLX5DV_UMEM_MASK_DMABUF;
+	in.dmabuf_fd = fd;
+	errno = 0;
+	*umem = mlx5dv_devx_umem_reg_ex(c->ctx, &in);
+	if (!*umem) {
+		*call = "mlx5dv_devx_umem_reg_ex(dma-buf)";
+		return gv_errno(EOPNOTSUPP);
+	}
+	return 0;
+#else
+	(void)c; (void)fd; (void)offset; (void)len;
+	*umem = NULL;
+	*call = "mlx5dv_devx_umem_reg_ex(dma-buf) [built against rdma-core < 42: no struct mlx5dv_devx_umem_in.dmabuf_fd]";
+	return EOPNOTSUPP;
+#endif
+}
+
+int gv_umem_dereg(struct mlx5dv_devx_umem *umem) { return mlx5dv_devx_umem_dereg(umem); }
+
+/* A devx object from a PRM create mailbox; out holds the firmware's status
+ * and syndrome when it fails. The kernel derives the destroy command. */
+int gv_devx_create(gv_ctx_t *c, const void *in, size_t inlen, void *out, size_t outlen,
+		   struct mlx5dv_devx_obj **obj, const char **call)
+{
+	errno = 0;
+	*obj = mlx5dv_devx_obj_create(c->ctx, in, inlen, out, outlen);
+	if (!*obj) {
+		*call = "mlx5dv_devx_obj_create";
+		return gv_errno(EIO);
+	}
+	return 0;
+}
+
+int gv_devx_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
+{
+	return mlx5dv_devx_obj_modify(obj, in, inlen, out, outlen);
+}
+
+int gv_devx_destroy(struct mlx5dv_devx_obj *obj) { return mlx5dv_devx_obj_destroy(obj); }
+
+/* RoCE: the next hop's MAC and the UDP source port for dgid, as rdma-core
+ * resolves them for an address handle (the kernel resolves them for
+ * ibv_modify_qp; a devx INIT2RTR must carry them). The AH is created from
+ * our GID index and destroyed at once.
+ * Ref: mlx5dv.h struct mlx5_wqe_av (rmac; rlid holds the UDP source port
+ * on RoCE), mlx5dv_init_obj(3) MLX5DV_OBJ_AH. */
+int gv_roce_next_hop(gv_ctx_t *c, const uint8_t *dgid, uint8_t hop_limit, uint8_t *rmac, uint16_t *udp_sport,
+		     const char **call)
+{
+	struct ibv_ah_attr aa;
+	struct ibv_ah *ah;
+	struct mlx5dv_obj obj;
+	struct mlx5dv_ah dah;
+	int rc;
+
+	memset(&aa, 0, sizeof aa);
+	aa.is_global = 1;
+	aa.port_num = (uint8_t)c->port;
+	memcpy(aa.grh.dgid.raw, dgid, 16);
+	aa.grh.sgid_index = (uint8_t)c->gid_index;
+	aa.grh.hop_limit = hop_limit;
+	errno = 0;
+	ah = ibv_create_ah(c->pd, &aa);
+	if (!ah) {
+		*call = "ibv_create_ah (RoCE next hop)";
+		return gv_errno(EHOSTUNREACH);
+	}
+	memset(&obj, 0, sizeof obj);
+	memset(&dah, 0, sizeof dah);
+	obj.ah.in = ah;
+	obj.ah.out = &dah;
+	if ((rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH)) != 0 || !dah.av) {
+		ibv_destroy_ah(ah);
+		*call = "mlx5dv_init_obj(AH)";
+		return rc ? rc : EIO;
+	}
+	memcpy(rmac, dah.av->rmac, 6);
+	*udp_sport = be16toh(dah.av->rlid);
+	ibv_destroy_ah(ah);
+	return 0;
 }

@@ -42,6 +42,17 @@ type Context struct {
 	UAR          uintptr
 	UARNonCached bool
 	UARErr       error
+	// DevX is true when the context was opened for devx (OpenDevX:
+	// mlx5dv_open_device with MLX5DV_CONTEXT_FLAGS_DEVX); DevXErr says
+	// why not when it was asked for. PDN is the PD's number, EQN an event
+	// queue for devx CQs (EQNErr: mlx5dv_devx_query_eqn failed),
+	// UARPageID the devx UAR's page (the uar_page of devx CQs and QPs).
+	DevX      bool
+	DevXErr   error
+	PDN       uint32
+	EQN       uint32
+	EQNErr    error
+	UARPageID uint32
 }
 
 // fail is the error of a failed rdma-core call: the call, the device and
@@ -63,7 +74,17 @@ func fail(call, dev, what string, rc C.int) error {
 // kept in UARErr, not returned: QPs from CreateQP use the UAR rdma-core
 // assigns them). Without such a device the error matches
 // errs.ErrNotSupported and carries a hint.
-func Open(dev string, port, gidIndex int) (*Context, error) {
+func Open(dev string, port, gidIndex int) (*Context, error) { return open(dev, port, gidIndex, false) }
+
+// OpenDevX is Open with the device opened for devx (mlx5dv_open_device,
+// MLX5DV_CONTEXT_FLAGS_DEVX), as CreateDevXQP needs. A device that refuses
+// devx is still opened the plain way, with the refusal in DevXErr, so
+// that the caller decides (GPUQueuesUsable).
+func OpenDevX(dev string, port, gidIndex int) (*Context, error) {
+	return open(dev, port, gidIndex, true)
+}
+
+func open(dev string, port, gidIndex int, devx bool) (*Context, error) {
 	c := (*C.gv_ctx_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gv_ctx_t{}))))
 	if c == nil {
 		return nil, errors.New("verbs: out of memory")
@@ -71,7 +92,7 @@ func Open(dev string, port, gidIndex int) (*Context, error) {
 	cdev := C.CString(dev)
 	defer C.free(unsafe.Pointer(cdev))
 	var call *C.char
-	if rc := C.gv_open(cdev, C.int(port), C.int(gidIndex), c, &call); rc != 0 {
+	if rc := C.gv_open(cdev, C.int(port), C.int(gidIndex), C.int(b2i(devx)), c, &call); rc != 0 {
 		C.free(unsafe.Pointer(c))
 		name := dev
 		if name == "" {
@@ -110,6 +131,18 @@ func Open(dev string, port, gidIndex int) (*Context, error) {
 	} else {
 		ctx.UARErr = fail("mlx5dv_devx_alloc_uar", ctx.Name, ", NC then BF", C.int(c.uar_errno))
 	}
+	ctx.UARPageID = uint32(c.uar_page_id)
+	if devx {
+		ctx.DevX = c.devx != 0
+		if !ctx.DevX {
+			ctx.DevXErr = fail("mlx5dv_open_device", ctx.Name, ", MLX5DV_CONTEXT_FLAGS_DEVX", C.int(c.devx_errno))
+		} else {
+			ctx.PDN, ctx.EQN = uint32(c.pdn), uint32(c.eqn)
+			if c.eqn_errno != 0 {
+				ctx.EQNErr = fail("mlx5dv_devx_query_eqn", ctx.Name, ", vector 0", C.int(c.eqn_errno))
+			}
+		}
+	}
 	return ctx, nil
 }
 
@@ -133,8 +166,11 @@ func (c *Context) Close() error {
 // goshmemi_ibgda_qp_t needs. Addresses are host virtual addresses (the
 // caller makes them GPU-visible, e.g. cuMemHostRegister).
 type QP struct {
-	q       *C.gv_qp_t
-	ctx     *Context
+	q   *C.gv_qp_t
+	ctx *Context
+	// GPU is true for a devx QP (CreateDevXQP): the ring and record
+	// fields below are then device addresses in a umem, not host memory.
+	GPU     bool
 	QPN     uint32
 	SQBuf   uintptr
 	SQWQEBB uint32 // SQ size in 64-byte WQEBBs (a power of two)
@@ -197,6 +233,9 @@ type Remote struct {
 // remote write, read and atomic access, PSNs 0, the smaller active MTU,
 // addressed by GID on RoCE and by LID on InfiniBand.
 func (q *QP) Connect(r Remote) error {
+	if q.GPU {
+		return q.connectDevX(r)
+	}
 	var cr C.gv_remote_t
 	cr.qpn = C.uint32_t(r.QPN)
 	cr.lid = C.uint16_t(r.LID)
@@ -289,8 +328,12 @@ func pageRange(p unsafe.Pointer, n int) HostRange {
 }
 
 // Ranges returns the pages holding the QP's SQ, doorbell record, CQ and CQ
-// doorbell record (several QPs may share a doorbell-record page).
+// doorbell record (several QPs may share a doorbell-record page); none for
+// a devx QP, whose queues are GPU memory already.
 func (q *QP) Ranges() []HostRange {
+	if q.GPU {
+		return nil
+	}
 	return []HostRange{
 		pageRange(q.q.sq_buf, int(q.SQWQEBB)*64),
 		pageRange(q.q.dbrec, 8),
@@ -304,5 +347,12 @@ func (q *QP) Ranges() []HostRange {
 func (q *QP) UARPage() HostRange { return pageRange(q.q.bf_reg, 8) }
 
 // DBRecBytes is the QP's 8-byte doorbell record, for the CPU-assisted
-// ringer to watch.
-func (q *QP) DBRecBytes() []byte { return unsafe.Slice((*byte)(q.q.dbrec), 8) }
+// ringer to watch; nil for a devx QP (the record is in GPU memory, which
+// the ringer cannot read: GOSHMEM_IBGDA_QUEUES=gpu refuses
+// GOSHMEM_IBGDA_DOORBELL=cpu).
+func (q *QP) DBRecBytes() []byte {
+	if q.GPU {
+		return nil
+	}
+	return unsafe.Slice((*byte)(q.q.dbrec), 8)
+}

@@ -1,7 +1,11 @@
 /* goshmem's real-mlx5 IBGDA setup (rdma-core libibverbs + libmlx5): the
  * device, PD and devx UAR; RC QPs with their CQ in host memory, exposed
  * through mlx5dv_init_obj; memory registration (dma-buf or plain); the QP
- * state machine; the 8-byte doorbell store of the CPU-assisted mode.
+ * state machine; the 8-byte doorbell store of the CPU-assisted mode; and,
+ * for queues in GPU memory, devx: a context opened with
+ * MLX5DV_CONTEXT_FLAGS_DEVX, umems registered from a dma-buf, CQ/QP objects
+ * created and modified with PRM mailboxes built by the Go side
+ * (internal/mlx5prm), the RoCE next-hop MAC read from an AH.
  *
  * Every function returns 0 or an errno and, on failure, sets *call to the
  * name of the rdma-core call that failed (static storage).
@@ -13,6 +17,14 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
+
+/* struct mlx5dv_devx_umem_in.dmabuf_fd and MLX5DV_UMEM_MASK_DMABUF came with
+ * rdma-core v42 (Debian 12 ships 44). rdma-core has no version macro: a
+ * build against an older one sets CGO_CFLAGS=-DGV_HAVE_UMEM_DMABUF=0, and
+ * gv_umem_reg_dmabuf then fails with EOPNOTSUPP naming the missing feature. */
+#ifndef GV_HAVE_UMEM_DMABUF
+#define GV_HAVE_UMEM_DMABUF 1
+#endif
 
 typedef struct gv_ctx {
 	struct ibv_context *ctx;
@@ -27,6 +39,13 @@ typedef struct gv_ctx {
 	uint8_t gid[16];
 	int max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe;
 	char name[64];
+	/* devx (gv_open with devx set): opened by mlx5dv_open_device(DEVX);
+	 * devx_errno says why not (then ibv_open_device opened it) */
+	int devx, devx_errno;
+	uint32_t pdn;        /* mlx5dv_init_obj(PD) */
+	uint32_t eqn;        /* mlx5dv_devx_query_eqn(vector 0) */
+	int eqn_errno;
+	uint32_t uar_page_id;
 } gv_ctx_t;
 
 typedef struct gv_qp {
@@ -44,6 +63,8 @@ typedef struct gv_qp {
 	uint32_t cqe_cnt, cqe_size;
 	void *cq_dbrec;
 	uint32_t cqn;
+	/* devx QP/CQ (queues in a umem): no ibv_qp/ibv_cq */
+	struct mlx5dv_devx_obj *dqp, *dcq;
 } gv_qp_t;
 
 typedef struct gv_remote {
@@ -54,7 +75,7 @@ typedef struct gv_remote {
 	int eth;
 } gv_remote_t;
 
-int gv_open(const char *want, int port, int gid_index, gv_ctx_t *c, const char **call);
+int gv_open(const char *want, int port, int gid_index, int devx, gv_ctx_t *c, const char **call);
 void gv_close(gv_ctx_t *c);
 int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_inline, gv_qp_t *q,
 		 const char **call);
@@ -65,5 +86,15 @@ int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t i
 int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct ibv_mr **mr, const char **call);
 int gv_dereg_mr(struct ibv_mr *mr);
 void gv_ring(uintptr_t reg, uint64_t v);
+
+int gv_umem_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, struct mlx5dv_devx_umem **umem,
+		       const char **call);
+int gv_umem_dereg(struct mlx5dv_devx_umem *umem);
+int gv_devx_create(gv_ctx_t *c, const void *in, size_t inlen, void *out, size_t outlen,
+		   struct mlx5dv_devx_obj **obj, const char **call);
+int gv_devx_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+int gv_devx_destroy(struct mlx5dv_devx_obj *obj);
+int gv_roce_next_hop(gv_ctx_t *c, const uint8_t *dgid, uint8_t hop_limit, uint8_t *rmac, uint16_t *udp_sport,
+		     const char **call);
 
 #endif

@@ -7,7 +7,10 @@
 // setup (mlx5.go, mlx5.c): Open (device, port, GID, PD, devx UAR), CreateQP
 // (CQ + RC QP in host memory, read back through mlx5dv_init_obj), Connect
 // (RESET->INIT->RTR->RTS, IB by LID or RoCE by GID), RegDmabufMR / RegMR,
-// and Ring (the CPU-assisted mode's doorbell store). Without a device Probe
+// and Ring (the CPU-assisted mode's doorbell store); for queues in GPU
+// memory (devx.go): OpenDevX, RegDmabufUmem, CreateDevXQP (devx CQ + RC QP
+// from internal/mlx5prm's PRM mailboxes, connected by devx MODIFY_QP
+// commands) and GPUQueuesUsable. Without a device Probe
 // and Open return an error matching errs.ErrNotSupported with a hint. The
 // setup is compiled and its error paths run here; it has never run on a
 // ConnectX.
