@@ -3,6 +3,7 @@ package shmem
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -46,6 +47,36 @@ func (r *runtime) setupGPURemote() error {
 			n++
 		}
 	}
+	var far []bool
+	if r.ofi != nil && mode != "p2p" {
+		// Every PE of a job with ofi peers decides together whether the
+		// ofi backend's link runs: openProxyLink's allgather and its area
+		// in the symmetric heap need every PE or none, so one PE that
+		// needs it while another does not (or cannot) fails Init on all,
+		// naming them, instead of hanging there or leaving the heaps
+		// asymmetric.
+		var ferr error
+		if n > 0 {
+			far, ferr = r.proxyFar(remote)
+		}
+		st := proxyLinkNone
+		switch {
+		case ferr != nil:
+			st = proxyLinkErr
+		case far != nil:
+			st = proxyLinkWanted
+		}
+		all, err := r.boot.Allgather([]byte{st})
+		if err != nil {
+			return errors.Wrapf(err, "goshmem: PE %d: Init: agreeing on the GPU proxy's ofi backend", r.me)
+		}
+		if ferr != nil {
+			return ferr
+		}
+		if err := agreeProxyLink(r.me, all); err != nil {
+			return err
+		}
+	}
 	if n == 0 {
 		return nil
 	}
@@ -58,10 +89,6 @@ func (r *runtime) setupGPURemote() error {
 		Slots: int(s.Size("GOSHMEM_PROXY_SLOTS")), Batch: int(s.Size("GOSHMEM_PROXY_BATCH")),
 		Mode: s.String("GOSHMEM_PROXY_MODE"), Timeout: r.policy.Timeout,
 		CPUs: proxy.CPUsNear(r.gpu.BusID, lr*workers),
-	}
-	far, err := r.proxyFar(remote)
-	if err != nil {
-		return err
 	}
 	if far != nil { // the ofi backend reaches the far PEs
 		cfg.Reachable = func(pe int) bool { return far[pe] || r.gpu.Reachable(pe) }
@@ -154,6 +181,38 @@ func (r *runtime) gpuInfo() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// What each PE reports about the GPU proxy's ofi link (agreeProxyLink).
+const (
+	proxyLinkNone   byte = 0 // no peer through the ofi backend
+	proxyLinkWanted byte = 1 // some peers through it
+	proxyLinkErr    byte = 2 // its settings failed (it reports why itself)
+)
+
+// agreeProxyLink checks the PEs' proxyLink* reports (one byte each, in PE
+// order): every PE wants the ofi link or none does; a PE whose settings
+// failed fails the others too.
+func agreeProxyLink(me int, all []byte) error {
+	first := -1
+	for pe, st := range all {
+		if st == proxyLinkErr && pe != me {
+			return errs.Hint(errs.ErrInvalidArgument, "see PE "+strconv.Itoa(pe)+"'s error", me, "Init",
+				"PE %d could not set up the GPU proxy's ofi backend (GOSHMEM_PROXY_BACKEND)", pe)
+		}
+		if first < 0 && st != all[0] {
+			first = pe
+		}
+	}
+	if first >= 0 {
+		want, not := 0, first
+		if all[0] != proxyLinkWanted {
+			want, not = first, 0
+		}
+		return errs.Hint(errs.ErrNotSymmetric, "set the same GOSHMEM_GPU_TRANSPORT, GOSHMEM_PROXY_BACKEND and GOSHMEM_TRANSPORT on every PE",
+			me, "Init", "PE %d reaches GPU heaps through the proxy's ofi backend and PE %d does not: it needs every PE or none", want, not)
+	}
+	return nil
 }
 
 // proxyFar decides which proxy peers the ofi backend serves
