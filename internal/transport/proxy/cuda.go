@@ -220,6 +220,9 @@ func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
 	}
 	b := &CUDABackend{gpu: gpu, s: s, mem: &CUDAMemory{Ctx: gpu.Ctx},
 		addr: make([]cuda.DevicePtr, 0, cuda.MaxBatchWrites), val: make([]uint64, 0, cuda.MaxBatchWrites)}
+	// diagnostic: 8-byte inline puts as host-to-device copies (the copy
+	// engine) instead of stream memory writes
+	b.copyInline = os.Getenv("GOSHMEM_PROXY_INLINE") == "copy"
 	if b.scratch, err = b.mem.Device(64); err != nil {
 		_ = s.Destroy()
 		return nil, err
