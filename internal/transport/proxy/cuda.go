@@ -120,11 +120,12 @@ type CUDABackend struct {
 // GPU has not executed yet. Without a bound, a worker that reads requests
 // faster than the GPU executes its stream writes (the H200 with 64 CTAs
 // posting on the default context, once their waits stopped flooding the
-// host link) queues thousands of chains; on one GPU shared by two PEs
-// through MPS the reserved ring's answer then sat behind them in the
-// GPU's queues for more than 10 s. With the bound, the backlog stays in
-// the descriptor rings (back-pressure to the producers) and a worker's
-// stream holds at most this many chains.
+// host link) queues thousands of chains in the GPU's queues. With the
+// bound, the backlog stays in the descriptor rings (back-pressure to the
+// producers) and a worker's stream holds at most this many chains. (On
+// one GPU shared by two PEs through MPS the GPU still at times stops
+// executing the workers' streams under such load, with or without the
+// bound: bench/results/2026-11-30-030000-gpu-h200x2-suite-proxy-ofi-ibgda.)
 const maxChainsInFlight = 32
 
 // executedEvery: every this many chains one carries the executed write (a
