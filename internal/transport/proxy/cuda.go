@@ -125,7 +125,7 @@ type CUDABackend struct {
 // producers) and a worker's stream holds at most this many chains. (On
 // one GPU shared by two PEs through MPS the GPU still at times stops
 // executing the workers' streams under such load, with or without the
-// bound: bench/results/2026-11-30-030000-gpu-h200x2-suite-proxy-ofi-ibgda.)
+// bound: bench/results/2026-11-30-020400-gpu-h200x2-suite-proxy-ofi-ibgda.)
 const maxChainsInFlight = 32
 
 // executedEvery: every this many chains one carries the executed write (a
