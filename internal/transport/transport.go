@@ -8,6 +8,7 @@
 package transport
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/goshmem/goshmem/quiet"
@@ -32,6 +33,31 @@ const (
 var amoNames = [...]string{"fetch", "set", "swap", "compare_swap", "fetch_add", "fetch_and", "fetch_or", "fetch_xor"}
 
 func (o AMO) String() string { return amoNames[o] }
+
+// Apply is o's new value for a word that holds old (operand v, comparand
+// cmp, all already masked to the word's width): store is false when the
+// word keeps old (a fetch, or a compare-and-swap that does not match).
+// The transports' compare-and-swap loops share it; an unknown op panics
+// (the callers validated it).
+func (o AMO) Apply(old, v, cmp uint64) (nv uint64, store bool) {
+	switch o {
+	case AMOFetch:
+		return old, false
+	case AMOSet, AMOSwap:
+		return v, true
+	case AMOCompareSwap:
+		return v, old == cmp
+	case AMOAdd:
+		return old + v, true
+	case AMOAnd:
+		return old & v, true
+	case AMOOr:
+		return old | v, true
+	case AMOXor:
+		return old ^ v, true
+	}
+	panic(fmt.Sprintf("transport: unknown AMO %d", int(o)))
+}
 
 // Transport moves data between this PE and its peers.
 type Transport interface {

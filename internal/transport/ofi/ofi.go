@@ -973,25 +973,9 @@ func (t *Transport) emulate(e *endpoint, o transport.AMO, width int, pe int, off
 	}
 	for {
 		old := (cur >> shift) & mask
-		var nv uint64
-		switch o {
-		case transport.AMOFetch:
+		nv, store := o.Apply(old, v, cmp)
+		if !store {
 			return old, nil
-		case transport.AMOSet, transport.AMOSwap:
-			nv = v
-		case transport.AMOCompareSwap:
-			if old != cmp {
-				return old, nil
-			}
-			nv = v
-		case transport.AMOAdd:
-			nv = old + v
-		case transport.AMOAnd:
-			nv = old & v
-		case transport.AMOOr:
-			nv = old | v
-		case transport.AMOXor:
-			nv = old ^ v
 		}
 		neww := (cur &^ (mask << shift)) | ((nv & mask) << shift)
 		got, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, neww, cur, "compare_swap (emulation)")

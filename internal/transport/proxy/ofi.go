@@ -179,7 +179,7 @@ func (h *HostHeap) AtomicAt(off uint64, op transport.AMO, width int, v, cmp uint
 		w := (*uint64)(p)
 		for {
 			old := atomic.LoadUint64(w)
-			nv, store := amoApply(op, old, v, cmp)
+			nv, store := op.Apply(old, v, cmp)
 			if !store || atomic.CompareAndSwapUint64(w, old, nv) {
 				return old, nil
 			}
@@ -188,7 +188,7 @@ func (h *HostHeap) AtomicAt(off uint64, op transport.AMO, width int, v, cmp uint
 		w := (*uint32)(p)
 		for {
 			old := atomic.LoadUint32(w)
-			nv, store := amoApply(op, uint64(old), v, cmp)
+			nv, store := op.Apply(uint64(old), v, cmp)
 			if !store || atomic.CompareAndSwapUint32(w, old, uint32(nv)) {
 				return uint64(old), nil
 			}
@@ -199,27 +199,6 @@ func (h *HostHeap) AtomicAt(off uint64, op transport.AMO, width int, v, cmp uint
 
 // Sync implements Heap.
 func (h *HostHeap) Sync() error { return nil }
-
-// amoApply is op's new value for a word holding old (store false: leave it).
-func amoApply(op transport.AMO, old, v, cmp uint64) (uint64, bool) {
-	switch op {
-	case transport.AMOFetch:
-		return old, false
-	case transport.AMOSet, transport.AMOSwap:
-		return v, true
-	case transport.AMOCompareSwap:
-		return v, old == cmp
-	case transport.AMOAdd:
-		return old + v, true
-	case transport.AMOAnd:
-		return old & v, true
-	case transport.AMOOr:
-		return old | v, true
-	case transport.AMOXor:
-		return old ^ v, true
-	}
-	return old, false
-}
 
 // OFIConfig configures an OFILink.
 type OFIConfig struct {

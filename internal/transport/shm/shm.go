@@ -164,28 +164,6 @@ func amo32(p *uint32, op transport.AMO, v, cmp uint32) uint32 {
 	panic("shm: unknown AMO")
 }
 
-// apply computes op's new value for a narrow field (old and v already
-// masked to the field width).
-func apply(op transport.AMO, old, v, cmp uint64) (uint64, bool) {
-	switch op {
-	case transport.AMOFetch:
-		return old, false
-	case transport.AMOSet, transport.AMOSwap:
-		return v, true
-	case transport.AMOCompareSwap:
-		return v, old == cmp
-	case transport.AMOAdd:
-		return old + v, true
-	case transport.AMOAnd:
-		return old & v, true
-	case transport.AMOOr:
-		return old | v, true
-	case transport.AMOXor:
-		return old ^ v, true
-	}
-	panic("shm: unknown AMO")
-}
-
 // amoNarrow runs op on a 1- or 2-byte field through a CAS loop on the
 // containing aligned 32-bit word (x86 and arm64 are little-endian here).
 func amoNarrow(p unsafe.Pointer, width int, op transport.AMO, v, cmp uint64) uint64 {
@@ -198,7 +176,7 @@ func amoNarrow(p unsafe.Pointer, width int, op transport.AMO, v, cmp uint64) uin
 	for {
 		w := atomic.LoadUint32(word)
 		old := (uint64(w) >> shift) & mask
-		nv, write := apply(op, old, v, cmp)
+		nv, write := op.Apply(old, v, cmp)
 		if !write {
 			return old
 		}
