@@ -3,7 +3,6 @@ package proxy
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
@@ -409,27 +409,20 @@ func (b *CUDABackend) Flush() error {
 }
 
 // throttle waits until at most maxChainsInFlight of the submitted chains
-// are not executed by the GPU (spinning first, then yielding, then
-// sleeping 20 us at a time), or fails after streamStall.
+// are not executed by the GPU (spin.Policy: spinning first, then yielding,
+// then sleeping up to 20 us at a time), or fails after streamStall.
 func (b *CUDABackend) throttle() error {
 	done := (*uint64)(b.executed.Host)
-	if b.chains-atomic.LoadUint64(done) <= maxChainsInFlight {
+	inFlight := func() bool { return b.chains-atomic.LoadUint64(done) <= maxChainsInFlight }
+	if inFlight() {
 		return nil
 	}
 	t0 := time.Now()
 	defer func() { b.waits++; b.waited += time.Since(t0) }()
-	for i := 0; b.chains-atomic.LoadUint64(done) > maxChainsInFlight; i++ {
-		switch {
-		case i < 256:
-		case i < 4096:
-			runtime.Gosched()
-		default:
-			if time.Since(t0) > streamStall {
-				return errors.Newf("goshmem: proxy: the GPU executed none of the worker's last %d chains in %v (chain %d submitted, %d executed)",
-					maxChainsInFlight, streamStall, b.chains, atomic.LoadUint64(done))
-			}
-			time.Sleep(20 * time.Microsecond)
-		}
+	ok, _ := spin.Policy{Spins: 256, Yields: 3840, MaxSleep: 20 * time.Microsecond, Timeout: streamStall}.Until(inFlight, nil)
+	if !ok {
+		return errors.Newf("goshmem: proxy: the GPU executed none of the worker's last %d chains in %v (chain %d submitted, %d executed)",
+			maxChainsInFlight, streamStall, b.chains, atomic.LoadUint64(done))
 	}
 	return nil
 }

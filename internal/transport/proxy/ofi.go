@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/quiet"
 )
@@ -582,27 +583,18 @@ func (b *OFIBackend) waitAck(pe int, seq uint64) error {
 	obox := c.Layout.outbox(pe, b.w)
 	if ln.acked < seq {
 		ack := b.l.word(obox + oboxAck)
-		var start time.Time
-		for i := 0; ; i++ {
+		ok, _ := spin.Policy{Spins: 256, Yields: 1792, MaxSleep: 20 * time.Microsecond, Timeout: c.Timeout}.Until(func() bool {
 			if a := atomic.LoadUint64(ack); a >= seq {
 				ln.acked = a
-				break
+				return true
 			}
 			b.l.progress()
-			switch {
-			case i < 256:
-			case i < 2048:
-				runtime.Gosched()
-			default:
-				if start.IsZero() {
-					start = time.Now()
-				} else if time.Since(start) > c.Timeout {
-					return errs.Hint(errs.ErrTimeout, "the target PE stopped, or its GPU proxy does not run (every PE must use GOSHMEM_PROXY_BACKEND alike)",
-						c.Me, "proxy", "PE %d's proxy did not apply requests %d..%d of worker %d within %v (it acknowledged %d)",
-						pe, ln.acked, seq-1, b.w, c.Timeout, atomic.LoadUint64(ack))
-				}
-				time.Sleep(20 * time.Microsecond)
-			}
+			return false
+		}, nil)
+		if !ok {
+			return errs.Hint(errs.ErrTimeout, "the target PE stopped, or its GPU proxy does not run (every PE must use GOSHMEM_PROXY_BACKEND alike)",
+				c.Me, "proxy", "PE %d's proxy did not apply requests %d..%d of worker %d within %v (it acknowledged %d)",
+				pe, ln.acked, seq-1, b.w, c.Timeout, atomic.LoadUint64(ack))
 		}
 	}
 	if n := atomic.LoadUint64(b.l.word(obox + oboxErrCount)); n != ln.errSeen {

@@ -40,6 +40,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
 )
 
@@ -361,19 +362,26 @@ func (p *Proxy) Drain(timeout time.Duration) error {
 	req := p.drainReq.Add(1)
 	start := time.Now()
 	for _, w := range p.workers {
-		for i := 0; w.drained.Load() < req; i++ {
+		pol := spin.Policy{Spins: 64, MaxSleep: 20 * time.Microsecond}
+		if timeout > 0 {
+			if pol.Timeout = timeout - time.Since(start); pol.Timeout <= 0 {
+				pol.Timeout = time.Nanosecond // spent on earlier workers: one more look
+			}
+		}
+		var dead error
+		ok, _ := pol.Until(func() bool {
 			if d := p.dead.Load(); d != nil {
-				return *d
+				dead = *d
+				return true
 			}
-			if timeout > 0 && time.Since(start) > timeout {
-				return errs.New(errs.ErrTimeout, p.cfg.Me, "Synchronize",
-					"proxy worker %d still serving requests after %v (GOSHMEM_TIMEOUT)", w.id, timeout)
-			}
-			if i < 64 {
-				runtime.Gosched()
-			} else {
-				time.Sleep(20 * time.Microsecond)
-			}
+			return w.drained.Load() >= req
+		}, nil)
+		if dead != nil {
+			return dead
+		}
+		if !ok {
+			return errs.New(errs.ErrTimeout, p.cfg.Me, "Synchronize",
+				"proxy worker %d still serving requests after %v (GOSHMEM_TIMEOUT)", w.id, timeout)
 		}
 	}
 	return nil
