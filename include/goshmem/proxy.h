@@ -682,6 +682,17 @@ GOSHMEMI_FN void goshmemi_proxy_store_head(goshmemi_proxy_ring_t *ring, uint64_t
 #endif
 }
 
+/* Posts ticket t (a free slot) of p's tuned ring: descriptor {w0 with t's
+ * phase, w1} in one posted 16-byte store, then the head (posted too: it
+ * keeps quiet exact, nothing waits for it). */
+GOSHMEMI_FN void goshmemi_proxy_producer_store(goshmemx_proxy_producer_t *p, uint64_t t, uint64_t w0, uint64_t w1)
+{
+    const uint32_t lg = p->c.lg;
+    goshmemi_proxy_publish_v2(p->c.slots + 2 * (t & ((1ull << lg) - 1)), w0 | (((t >> lg) & 1) ^ 1), w1);
+    p->head = t + 1;
+    goshmemi_proxy_store_head(p->c.ring, t + 1);
+}
+
 /* ---- the backend of remote.h (contract at the top of remote.h) ---------- */
 
 GOSHMEMI_FN uint64_t goshmemi_proxy_load_bytes(const void *src, size_t n)

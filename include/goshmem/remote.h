@@ -272,15 +272,12 @@ GOSHMEMI_FN void goshmemx_proxy_producer_uint64_p(goshmemx_proxy_producer_t *p, 
         const uint64_t o = (uint64_t)(uintptr_t)dest - p->base, t = p->head;
         const int remote = cs->heap_base[in_range ? upe : 0u] == 0;
         if (GOSHMEMI_LIKELY(in_range & remote & (o <= p->last) & (t < p->limit))) {
-            const uint32_t lg = p->c.lg;
             /* w0 of goshmemi_proxy_w0(PUT_INLINE, pe, 8, o) without the
              * masks: o < heap_size < 2^40 (the host's proxy setup checks)
              * and pe < n_pes <= GOSHMEMI_MAX_PES < 2^10 fit their fields */
-            const uint64_t w0 = goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, 0, 8, 0) | ((uint64_t)upe << 6) | (o << 24) |
-                                (((t >> lg) & 1) ^ 1);
-            goshmemi_proxy_publish_v2(p->c.slots + 2 * (t & ((1ull << lg) - 1)), w0, value);
-            p->head = t + 1;
-            goshmemi_proxy_store_head(p->c.ring, t + 1); /* posted: keeps quiet exact, nothing waits for it */
+            goshmemi_proxy_producer_store(p, t,
+                                          goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, 0, 8, 0) | ((uint64_t)upe << 6) | (o << 24),
+                                          value);
             return;
         }
     }
@@ -292,11 +289,7 @@ GOSHMEMI_FN void goshmemx_proxy_producer_uint64_p(goshmemx_proxy_producer_t *p, 
         if (GOSHMEMI_LIKELY(p->tuned)) {
             const uint64_t t = p->head;
             if (GOSHMEMI_UNLIKELY(t + 1 > p->limit)) p->limit = goshmemi_proxy_producer_wait(p->c.ring, t, p->c.lg);
-            goshmemi_proxy_publish_v2(p->c.slots + 2 * (t & ((1ull << p->c.lg) - 1)),
-                                      goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, 8, off) | (((t >> p->c.lg) & 1) ^ 1),
-                                      value);
-            p->head = t + 1;
-            goshmemi_proxy_store_head(p->c.ring, t + 1);
+            goshmemi_proxy_producer_store(p, t, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT_INLINE, pe, 8, off), value);
             return;
         }
 #endif
