@@ -469,6 +469,10 @@ func TestCompareSwapExtensionSlotsWrap(t *testing.T) {
 // from the ring's counter), leaves ring->head exact for quiet, and mixes
 // with the context's ordinary calls between producers. On the default
 // context and in baseline mode it falls back to the ordinary path.
+// lastOf is the last of 0..n-1 that is i mod 8: the index of the value
+// ProducerP64 (which posts to word k mod 8) leaves in word i.
+func lastOf(n, i int) int { return n - 1 - (n-1-i)%8 }
+
 func TestProducerAPI(t *testing.T) {
 	for _, mode := range []string{"tuned", "baseline"} {
 		t.Run(mode, func(t *testing.T) {
@@ -477,11 +481,7 @@ func TestProducerAPI(t *testing.T) {
 			require.NoError(t, pe.ProducerP64(1, j.sym(0), 1000, 100, 1))
 			require.NoError(t, pe.Quiet(1))
 			for i := 0; i < 8; i++ {
-				last := 96 + i // the last of 0..99 that is i mod 8
-				if last > 99 {
-					last -= 8
-				}
-				assert.Equal(t, uint64(1000+last), j.u64(1, uintptr(8*i)), "word %d's last value", i)
+				assert.Equal(t, uint64(1000+lastOf(100, i)), j.u64(1, uintptr(8*i)), "word %d's last value", i)
 			}
 			// an ordinary call on the context, then a new producer: both see the same head
 			*(*uint64)(unsafe.Add(j.heaps[0], 8)) = 1092
@@ -516,13 +516,8 @@ func TestDrain(t *testing.T) {
 		require.NoError(t, pe.ProducerP64(0, j.sym(256), base+1, 100, 1)) // the default context
 		require.NoError(t, j.proxies[0].Drain(10*time.Second))
 		for i := 0; i < 8; i++ {
-			last := 192 + i // the last of 0..199 that is i mod 8
-			require.Equal(t, base+uint64(last), j.u64(1, uintptr(8*i)), "round %d: reserved ring, word %d", round, i)
-			last = 96 + i
-			if last > 99 {
-				last -= 8
-			}
-			require.Equal(t, base+1+uint64(last), j.u64(1, uintptr(256+8*i)), "round %d: default context, word %d", round, i)
+			require.Equal(t, base+uint64(lastOf(200, i)), j.u64(1, uintptr(8*i)), "round %d: reserved ring, word %d", round, i)
+			require.Equal(t, base+1+uint64(lastOf(100, i)), j.u64(1, uintptr(256+8*i)), "round %d: default context, word %d", round, i)
 		}
 	}
 	require.NoError(t, j.proxies[0].Drain(time.Second)) // nothing posted: answers at once
