@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -93,6 +94,10 @@ func (r *runtime) setupGPURemote() error {
 	if far != nil { // the ofi backend reaches the far PEs
 		cfg.Reachable = func(pe int) bool { return far[pe] || r.gpu.Reachable(pe) }
 	}
+	copt, err := r.proxyCUDAOptions()
+	if err != nil {
+		return err
+	}
 	mem := &proxy.CUDAMemory{Ctx: r.gpu.Ctx}
 	p, err := proxy.New(cfg, mem)
 	if err != nil {
@@ -101,15 +106,17 @@ func (r *runtime) setupGPURemote() error {
 	}
 	var link *proxy.OFILink
 	if far != nil {
-		if link, err = r.openProxyLink(p, cfg.Workers); err != nil {
+		if link, err = r.openProxyLink(p, cfg.Workers, copt); err != nil {
 			_ = p.Close()
 			return err
 		}
 	}
-	start := func(int) (proxy.Backend, error) { return proxy.NewCUDABackend(r.gpu) }
+	start := func(int) (proxy.Backend, error) {
+		return proxy.NewCUDABackend(r.gpu, copt)
+	}
 	if link != nil {
 		start = func(w int) (proxy.Backend, error) {
-			cb, err := proxy.NewCUDABackend(r.gpu)
+			cb, err := proxy.NewCUDABackend(r.gpu, copt)
 			if err != nil {
 				return nil, err
 			}
@@ -123,12 +130,52 @@ func (r *runtime) setupGPURemote() error {
 		return errors.Wrapf(err, "goshmem: PE %d: Init: starting the GPU proxy", r.me)
 	}
 	r.proxyFarPEs = far
+	r.proxyCUDA = copt
 	if err := r.gpu.ConfigureRemote(remote, cudatr.RemoteProxy, p.StateAddr()); err != nil {
 		_ = p.Close()
 		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for the GPU proxy", r.me)
 	}
 	r.proxy = p
 	return nil
+}
+
+// proxyCUDAOptions: the CUDA backend's settings (GOSHMEM_TIMEOUT,
+// GOSHMEM_PROXY_INFLIGHT, GOSHMEM_PROXY_THROTTLE).
+func (r *runtime) proxyCUDAOptions() (proxy.CUDAOptions, error) {
+	return cudaOptions(r.me, r.policy.Timeout, r.settings.String("GOSHMEM_PROXY_INFLIGHT"),
+		r.settings.String("GOSHMEM_PROXY_THROTTLE"), r.gpu.SharesDevice())
+}
+
+// cudaOptions validates the CUDA backend's settings (sharesGPU: another
+// PE of this node uses this GPU).
+func cudaOptions(me int, timeout time.Duration, inflight, throttle string, sharesGPU bool) (proxy.CUDAOptions, error) {
+	const maxInflight = 1 << 20
+	o := proxy.CUDAOptions{Stall: timeout}
+	if inflight != "auto" {
+		n, err := strconv.Atoi(inflight)
+		if err != nil || n < 1 || n > maxInflight {
+			return proxy.CUDAOptions{}, errs.New(errs.ErrInvalidArgument, me, "Init",
+				"GOSHMEM_PROXY_INFLIGHT=%q; must be auto or a number of chains in [1, %d]", inflight, maxInflight)
+		}
+		o.MaxInFlight = n
+	}
+	switch throttle {
+	case "auto":
+		o.DrainAll = sharesGPU
+	case "drain":
+		o.DrainAll = true
+	case "keep":
+	default:
+		return proxy.CUDAOptions{}, errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_PROXY_THROTTLE=auto, drain or keep", me, "Init",
+			"GOSHMEM_PROXY_THROTTLE=%q is not a throttle (valid: auto, drain, keep)", throttle)
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = proxy.DefaultMaxInFlight
+		if o.DrainAll {
+			o.MaxInFlight = proxy.DefaultDrainInFlight
+		}
+	}
+	return o, nil
 }
 
 // proxyErr is the GPU proxy's first rejected request or the reason a
@@ -172,10 +219,14 @@ func (r *runtime) gpuInfo() string {
 				viaCUDA = append(viaCUDA, pe)
 			}
 		}
-		be := "cuda"
+		th := "keep"
+		if r.proxyCUDA.DrainAll {
+			th = "drain (another PE uses this GPU, or GOSHMEM_PROXY_THROTTLE=drain)"
+		}
+		be := fmt.Sprintf("cuda (stream bound %d chains, throttle %s)", r.proxyCUDA.MaxInFlight, th)
 		if len(viaOFI) > 0 {
-			be = fmt.Sprintf("ofi for PEs %v (staged through host memory over %s, applied by their proxies), cuda for PEs %v",
-				viaOFI, r.ofi.Name(), viaCUDA)
+			be = fmt.Sprintf("ofi for PEs %v (staged through host memory over %s, applied by their proxies), %s for PEs %v",
+				viaOFI, r.ofi.Name(), be, viaCUDA)
 		}
 		fmt.Fprintf(&b, ", PEs %v through the %s", rem, r.proxy.Describe(be))
 	}
@@ -254,7 +305,7 @@ func (r *runtime) proxyFar(remote []bool) ([]bool, error) {
 // (the same offset on every PE: every PE allocates it at the same point
 // of Init; checked here) and starts the server that applies the requests
 // of the other PEs' proxies to this PE's GPU heap.
-func (r *runtime) openProxyLink(p *proxy.Proxy, workers int) (*proxy.OFILink, error) {
+func (r *runtime) openProxyLink(p *proxy.Proxy, workers int, copt proxy.CUDAOptions) (*proxy.OFILink, error) {
 	ly := proxy.DefaultOFILayout(r.npes, workers)
 	if err := ly.Validate(); err != nil {
 		return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
@@ -285,7 +336,7 @@ func (r *runtime) openProxyLink(p *proxy.Proxy, workers int) (*proxy.OFILink, er
 	if err != nil {
 		return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
 	}
-	srv, err := proxy.NewCUDABackend(r.gpu)
+	srv, err := proxy.NewCUDABackend(r.gpu, copt)
 	if err != nil {
 		return nil, errors.Wrapf(err, "goshmem: PE %d: Init: the GPU proxy's ofi server", r.me)
 	}

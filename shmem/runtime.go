@@ -91,6 +91,7 @@ type runtime struct {
 	galloc *symmetric.Allocator // the GPU heap's allocator
 	proxy  *proxy.Proxy         // GPU proxy workers; nil unless some peer's GPU heap is reached through them
 	// proxyFarPEs: the proxy peers served by its ofi backend (nil: none)
+	proxyCUDA   proxy.CUDAOptions // the CUDA backend's options (GOSHMEM_INFO)
 	proxyFarPEs []bool
 	// softNIC: GOSHMEM_IBGDA_NIC=soft on a GPU: the emulated NIC serving
 	// the device API's IBGDA path (ibgda_soft.go); nil otherwise.

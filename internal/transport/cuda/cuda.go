@@ -272,6 +272,17 @@ func (t *Transport) Base() cuda.DevicePtr { return t.own }
 // Size is the heap size per PE.
 func (t *Transport) Size() uint64 { return t.size }
 
+// SharesDevice reports whether another PE of this node (one whose heap is
+// mapped here) uses this PE's GPU.
+func (t *Transport) SharesDevice() bool {
+	for pe, p := range t.peers {
+		if pe != t.me && p != 0 && t.busIDs[pe] == t.BusID {
+			return true
+		}
+	}
+	return false
+}
+
 // AllPeersSameDevice reports whether every reachable PE shares this GPU.
 func (t *Transport) AllPeersSameDevice() bool { return t.img.AllPeersSameDevice }
 

@@ -105,7 +105,7 @@ type CUDABackend struct {
 	// in-flight bound: every executedEvery-th Flush (the end of a chain)
 	// also has the stream write its chain number into executed (pinned); the
 	// worker submits no further chain while more than
-	// maxChainsInFlight of its chains wait in the stream (throttle)
+	// maxInFlight of its chains wait in the stream (throttle)
 	executed Ptr
 	chains   uint64
 	waits    uint64        // Flushes that waited for the stream
@@ -114,31 +114,63 @@ type CUDABackend struct {
 	// (the ofi backend); allocated by PrepareHeap
 	stage  Ptr
 	nstage int
+	// stall: how long throttle gives the GPU (see streamStall)
+	stall time.Duration
+	// maxInFlight, drainAll: see CUDAOptions
+	maxInFlight uint64
+	drainAll    bool
 }
 
-// maxChainsInFlight bounds the chains a worker's stream may hold that the
-// GPU has not executed yet. Without a bound, a worker that reads requests
-// faster than the GPU executes its stream writes (the H200 with 64 CTAs
-// posting on the default context, once their waits stopped flooding the
-// host link) queues thousands of chains in the GPU's queues. With the
-// bound, the backlog stays in the descriptor rings (back-pressure to the
-// producers) and a worker's stream holds at most this many chains. (On
-// one GPU shared by two PEs through MPS the GPU still at times stops
-// executing the workers' streams under such load, with or without the
-// bound: bench/results/2026-11-30-020400-gpu-h200x2-suite-proxy-ofi-ibgda.)
-const maxChainsInFlight = 32
+// DefaultMaxInFlight bounds the chains a worker's stream may hold that the
+// GPU has not executed yet (CUDAOptions.MaxInFlight). Without a bound, a
+// worker that reads requests faster than the GPU executes its stream
+// writes (the H200 with 64 CTAs posting on the default context, once their
+// waits stopped flooding the host link) queues thousands of chains in the
+// GPU's queues. With the bound, the backlog stays in the descriptor rings
+// (back-pressure to the producers) and a worker's stream holds at most
+// this many chains.
+const DefaultMaxInFlight = 32
+
+// DefaultDrainInFlight is the bound where the worker drains its stream
+// (CUDAOptions.DrainAll): the other processes' streams wait for a drain,
+// so a smaller bound serves them sooner. H200, 2 PEs on one GPU under
+// MPS, 64 background CTAs per PE: a probe on a reserved ring that the GPU
+// served behind the other PE's stream took ~2.7-3.4 ms a round trip with
+// 32 and ~0.48-0.59 ms with 8, and 64 CTAs posted 0.36 M msg/s with 32
+// and 0.47 with 8 (bench/results/2026-11-30-040000-gpu-h200-mps-throttle).
+const DefaultDrainInFlight = 8
 
 // executedEvery: every this many chains one carries the executed write (a
 // write per chain cost a third more stream writes to one-request chains:
 // 8 CTAs posting with B=1 went 0.37 -> 0.22 M msg/s on the H200). The
 // bound still holds: the newest marker is at most executedEvery-1 chains
-// old, well inside maxChainsInFlight.
+// old, well inside the bound.
 const executedEvery = 8
 
 // streamStall is how long Flush waits for the GPU to execute the worker's
 // stream before it reports the stream stuck (the worker then stops and
-// the kernels waiting on it trap with GOSHMEMI_ERR_PROXY_DEAD).
+// the kernels waiting on it trap with GOSHMEMI_ERR_PROXY_DEAD), unless
+// GOSHMEM_TIMEOUT is set (CUDAOptions.Stall).
 const streamStall = 30 * time.Second
+
+// CUDAOptions configures NewCUDABackend.
+type CUDAOptions struct {
+	// Stall bounds how long the worker waits for the GPU to execute its
+	// stream (GOSHMEM_TIMEOUT; 0: streamStall).
+	Stall time.Duration
+	// MaxInFlight: chains the stream may hold unexecuted before the
+	// worker waits (0: DefaultMaxInFlight).
+	MaxInFlight int
+	// DrainAll: a worker that reached MaxInFlight waits until its stream
+	// is empty, not only below the bound. Needed where other processes
+	// submit to the same GPU (several PEs on one GPU under MPS): on the
+	// H200 the GPU served a stream that never ran empty and starved the
+	// other process's streams for good (2 PEs, 64 CTAs each posting: one
+	// PE's worker stream executed nothing for 8 s while the other's ran;
+	// with DrainAll every try completed:
+	// bench/results/2026-11-30-040000-gpu-h200-mps-throttle).
+	DrainAll bool
+}
 
 // The kinds of backend call Timings reports.
 const (
@@ -189,7 +221,7 @@ func (b *CUDABackend) Timings() string {
 	s := "driver time per call: " + strings.Join(parts, ", ")
 	if b.waits > 0 {
 		s += fmt.Sprintf("; %d chain ends waited for the GPU (more than %d chains in the stream), %v in all",
-			b.waits, maxChainsInFlight, b.waited.Round(time.Microsecond))
+			b.waits, b.maxInFlight, b.waited.Round(time.Microsecond))
 	}
 	return s
 }
@@ -208,7 +240,7 @@ func (b *CUDABackend) Timings() string {
 // before any user kernel runs.
 // Ref: CUDA C++ Programming Guide, "Lazy Loading", Potential Hazards
 // (concurrent execution: loading kernels might require context synchronization).
-func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
+func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) {
 	var s cuda.Stream
 	var err error
 	if os.Getenv("GOSHMEM_PROXY_STREAM_PRIORITY") == "normal" { // diagnostic: the default priority
@@ -219,8 +251,18 @@ func NewCUDABackend(gpu *cudatr.Transport) (*CUDABackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &CUDABackend{gpu: gpu, s: s, mem: &CUDAMemory{Ctx: gpu.Ctx},
+	b := &CUDABackend{gpu: gpu, s: s, mem: &CUDAMemory{Ctx: gpu.Ctx}, stall: o.Stall,
+		maxInFlight: uint64(o.MaxInFlight), drainAll: o.DrainAll,
 		addr: make([]cuda.DevicePtr, 0, cuda.MaxBatchWrites), val: make([]uint64, 0, cuda.MaxBatchWrites)}
+	if b.stall <= 0 {
+		b.stall = streamStall
+	}
+	if b.maxInFlight == 0 {
+		b.maxInFlight = DefaultMaxInFlight
+		if b.drainAll {
+			b.maxInFlight = DefaultDrainInFlight
+		}
+	}
 	// diagnostic: 8-byte inline puts as host-to-device copies (the copy
 	// engine) instead of stream memory writes
 	b.copyInline = os.Getenv("GOSHMEM_PROXY_INLINE") == "copy"
@@ -393,11 +435,13 @@ func (b *CUDABackend) WriteWord(p Ptr, v uint64) error {
 }
 
 // Flush implements Backend: the pending stream writes go to the driver,
-// every executedEvery-th chain with its number for executed last; then it
-// waits while more than maxChainsInFlight chains are not executed yet.
+// every executedEvery-th chain with its number for executed last (with
+// DrainAll also a chain after which the worker waits); then it waits
+// while more than maxInFlight chains are not executed yet.
 func (b *CUDABackend) Flush() error {
 	b.chains++
-	if b.chains%executedEvery == 0 {
+	full := b.chains-atomic.LoadUint64((*uint64)(b.executed.Host)) > b.maxInFlight
+	if b.chains%executedEvery == 0 || (full && b.drainAll) {
 		if err := b.queue(cuda.DevicePtr(b.executed.Dev), b.chains); err != nil {
 			return err
 		}
@@ -408,21 +452,26 @@ func (b *CUDABackend) Flush() error {
 	return b.throttle()
 }
 
-// throttle waits until at most maxChainsInFlight of the submitted chains
-// are not executed by the GPU (spin.Policy: spinning first, then yielding,
-// then sleeping up to 20 us at a time), or fails after streamStall.
+// throttle, once more than maxInFlight of the submitted chains are not
+// executed by the GPU, waits until at most maxInFlight are (with
+// drainAll: none is) (spin.Policy: spinning first, then yielding, then
+// sleeping up to 20 us at a time), or fails after stall.
 func (b *CUDABackend) throttle() error {
 	done := (*uint64)(b.executed.Host)
-	inFlight := func() bool { return b.chains-atomic.LoadUint64(done) <= maxChainsInFlight }
-	if inFlight() {
+	if b.chains-atomic.LoadUint64(done) <= b.maxInFlight {
 		return nil
 	}
+	target := b.maxInFlight
+	if b.drainAll {
+		target = 0
+	}
+	inFlight := func() bool { return b.chains-atomic.LoadUint64(done) <= target }
 	t0 := time.Now()
 	defer func() { b.waits++; b.waited += time.Since(t0) }()
-	ok, _ := spin.Policy{Spins: 256, Yields: 3840, MaxSleep: 20 * time.Microsecond, Timeout: streamStall}.Until(inFlight, nil)
+	ok, _ := spin.Policy{Spins: 256, Yields: 3840, MaxSleep: 20 * time.Microsecond, Timeout: b.stall}.Until(inFlight, nil)
 	if !ok {
-		return errors.Newf("goshmem: proxy: the GPU executed none of the worker's last %d chains in %v (chain %d submitted, %d executed)",
-			maxChainsInFlight, streamStall, b.chains, atomic.LoadUint64(done))
+		return errs.New(errs.ErrTimeout, -1, "proxy", "the GPU executed none of the worker's last %d chains in %v (chain %d submitted, %d executed; %d stream writes in %d batches)",
+			b.maxInFlight, b.stall, b.chains, atomic.LoadUint64(done), b.writes, b.timers[callWriteBatch].n)
 	}
 	return nil
 }

@@ -156,13 +156,16 @@ type ring struct {
 	cursor  uint64
 	errBit  uint64
 	rejects uint64
-	drainTo uint64 // Drain: serve up to this ticket (the first empty slot when the request came)
+	drainTo uint64        // Drain: serve up to this ticket (the first empty slot when the request came)
+	served  atomic.Uint64 // cursor at the end of the last chain (for State, read by any goroutine)
 }
 
 // end returns the first ticket from the cursor on whose slot holds no
 // posted request (what a Drain must see served).
-func (r *ring) end() uint64 {
-	t := r.cursor
+func (r *ring) end() uint64 { return r.endFrom(r.cursor) }
+
+// endFrom is end from ticket t on.
+func (r *ring) endFrom(t uint64) uint64 {
 	for i := uint64(0); i < 1<<r.log2; i++ {
 		pw0, pw1, _ := r.slot(t)
 		w0 := atomic.LoadUint64(pw0)
@@ -303,9 +306,13 @@ func (p *Proxy) Describe(backend string) string {
 }
 
 // Start starts the workers; newBackend makes one backend per worker (its
-// stream). It returns once every worker has its backend.
+// stream). The workers make their backends one after the other, in worker
+// order (the CUDA streams, and so the hardware queues the driver maps them
+// to, come in the same order every run). It returns once every worker has
+// its backend.
 func (p *Proxy) Start(newBackend func(worker int) (Backend, error)) error {
 	ready := make(chan error, p.cfg.Workers)
+	var first error
 	for i := 0; i < p.cfg.Workers; i++ {
 		w := &worker{p: p, id: i}
 		for _, r := range p.rings {
@@ -321,11 +328,8 @@ func (p *Proxy) Start(newBackend func(worker int) (Backend, error)) error {
 		p.workers = append(p.workers, w)
 		p.wg.Add(1)
 		go w.run(newBackend, ready)
-	}
-	var first error
-	for i := 0; i < p.cfg.Workers; i++ {
-		if err := <-ready; err != nil && first == nil {
-			first = err
+		if first = <-ready; first != nil {
+			break
 		}
 	}
 	if first != nil {
@@ -442,6 +446,19 @@ func (p *Proxy) setDead(worker int, err error, code uint64) {
 		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, statusOffDeadInfo)), uint64(int64(worker)))
 		atomic.StoreUint64((*uint64)(unsafe.Add(p.status.Host, statusOffDead)), code)
 	}
+}
+
+// State says, for every ring, which worker serves it, the tickets it has
+// served (submitted to the backend) and the first ticket with no request
+// posted: what a stuck device wait was waiting for.
+func (p *Proxy) State() string {
+	var b strings.Builder
+	b.WriteString("proxy rings (ring/context/worker: served, posted up to):")
+	for _, r := range p.rings {
+		sv := r.served.Load()
+		fmt.Fprintf(&b, " %d/%d/%d: %d, %d;", r.idx, r.ctx, r.worker, sv, r.endFrom(sv))
+	}
+	return strings.TrimSuffix(b.String(), ";")
 }
 
 // KillWorker stops worker i as if it had failed (fault-injection for tests
@@ -594,14 +611,14 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 		for _, r := range w.rings {
 			k, err := w.drain(r)
 			if err != nil {
-				w.p.setDead(w.id, err, deadBackend)
+				w.p.setDead(w.id, errors.Wrapf(err, "%s", w.p.State()), deadBackend)
 				return
 			}
 			n += k
 		}
 		if w.draining > w.drained.Load() && w.servedDrain() {
 			if err := w.syncBackend(); err != nil {
-				w.p.setDead(w.id, err, deadBackend)
+				w.p.setDead(w.id, errors.Wrapf(err, "%s", w.p.State()), deadBackend)
 				return
 			}
 			w.drained.Store(w.draining)
@@ -686,6 +703,7 @@ func (w *worker) drain(r *ring) (int, error) {
 			return n, err
 		}
 	}
+	r.served.Store(r.cursor)
 	err := w.be.Flush()
 	w.reqs += uint64(n)
 	w.chains++
