@@ -201,6 +201,22 @@ static void check_wqe(const goshmemi_ibgda_op_t *op, uint32_t nbb, uint32_t idx,
               op->inl, op->len, idx, nbb, qpn, fm_ce_se);
         hexdump_diff(a, b, bytes);
     }
+    if (goshmemi_ibgda_op_small_inl(&o)) {
+        /* the exclusive owner's fast path for small inline writes: same bytes */
+        unsigned char *c = aligned_alloc(64, bytes);
+        goshmemi_ibgda_qpc_t qc = goshmemi_ibgda_qpc(&qp);
+        memset(c, 0, bytes);
+        qc.sq_buf = c;
+        CHECK(ds == 3, "small inline op with ds %u", ds);
+        goshmemi_ibgda_build_small_inl_c(&qc, idx, &o, (fm_ce_se & GOSHMEMI_MLX5_WQE_CTRL_CQ_UPDATE) != 0);
+        n_cases++;
+        if (memcmp(c, b, bytes) != 0) {
+            CHECK(0, "small-inline WQE bytes differ: len %u idx 0x%x ring %u qpn 0x%x fm_ce_se 0x%02x", op->len, idx,
+                  nbb, qpn, fm_ce_se);
+            hexdump_diff(c, b, bytes);
+        }
+        free(c);
+    }
     {
         /* the doorbell value composed in registers == the ctrl segment's first 8 B as rdma-core stored them */
         unsigned char *ctrl = b + (((size_t)idx * 64) & (bytes - 1));
@@ -234,6 +250,11 @@ static void check_wqe_table(void)
     for (size_t i = 0; i < sizeof inl_lens / sizeof inl_lens[0]; i++)
         ops[nops++] = goshmemi_ibgda_op_make(MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)payload, 0,
                                              0x00007f1234567890ull + i, 0x11223344, inl_lens[i], 1, 0);
+    /* unaligned small payloads (the byte-wise load) */
+    ops[nops++] = goshmemi_ibgda_op_make(MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)(payload + 3), 0,
+                                         0x00007f1234567000ull, 0x11223344, 8, 1, 0);
+    ops[nops++] = goshmemi_ibgda_op_make(MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)(payload + 1), 0,
+                                         0x00007f1234567008ull, 0x11223344, 4, 1, 0);
     const uint32_t ptr_lens[] = {1, 8, 4096, 0x7fffffff, 0x80000000u};
     for (size_t i = 0; i < sizeof ptr_lens / sizeof ptr_lens[0]; i++) {
         ops[nops++] = goshmemi_ibgda_op_make(MLX5_OPCODE_RDMA_WRITE, 0x00007fabcdef0000ull + 64 * i, 0xdeadbeef,
