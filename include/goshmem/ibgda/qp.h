@@ -614,10 +614,20 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
         return rc;
     for (i = 0, idx = start; i < n; i++) {
         const goshmemi_ibgda_op_t o = ops[i]; /* whole, in registers */
-        uint32_t ds = goshmemi_ibgda_op_ds(&o);
-        uint64_t end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
-        int ce = o.signaled || goshmemi_ibgda_crosses_half_n(c.sq_wqebb_cnt, idx, end);
-        goshmemi_ibgda_build_wqe_c(&c, idx, &o, ds, ce);
+        uint32_t ds;
+        uint64_t end;
+        int ce;
+        if (GOSHMEMI_LIKELY(goshmemi_ibgda_op_small_inl(&o))) { /* as in goshmemi_ibgda_excl_post_batch */
+            ds = 3;
+            end = idx + 1;
+            ce = o.signaled || goshmemi_ibgda_crosses_half_n(c.sq_wqebb_cnt, idx, end);
+            goshmemi_ibgda_build_small_inl_c(&c, idx, &o, ce);
+        } else {
+            ds = goshmemi_ibgda_op_ds(&o);
+            end = idx + goshmemi_mlx5_ds_to_wqebb(ds);
+            ce = o.signaled || goshmemi_ibgda_crosses_half_n(c.sq_wqebb_cnt, idx, end);
+            goshmemi_ibgda_build_wqe_c(&c, idx, &o, ds, ce);
+        }
         if (ce)
             sig_end = end;
         db = goshmemi_mlx5_db_val((uint32_t)idx, o.opcode, c.qpn, ds);
