@@ -611,14 +611,14 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 		for _, r := range w.rings {
 			k, err := w.drain(r)
 			if err != nil {
-				w.p.setDead(w.id, errors.Wrapf(err, "%s", w.p.State()), deadBackend)
+				w.backendFailed(err)
 				return
 			}
 			n += k
 		}
 		if w.draining > w.drained.Load() && w.servedDrain() {
 			if err := w.syncBackend(); err != nil {
-				w.p.setDead(w.id, errors.Wrapf(err, "%s", w.p.State()), deadBackend)
+				w.backendFailed(err)
 				return
 			}
 			w.drained.Store(w.draining)
@@ -636,6 +636,12 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
+}
+
+// backendFailed stops the proxy for a backend call that failed: the
+// error, with the rings' state (what the device waits were waiting for).
+func (w *worker) backendFailed(err error) {
+	w.p.setDead(w.id, errors.Wrapf(err, "%s", w.p.State()), deadBackend)
 }
 
 func (r *ring) slot(t uint64) (w0, w1 *uint64, data Ptr) {
