@@ -154,9 +154,54 @@ type Rank struct {
 
 // NewRank sets up rank pe of n: every rank calls it (allgather exchanges
 // endpoint names and memory keys, like bootstrap.Allgather), then Start.
+// It is Prepare, the exchange and Connect; a failure on one rank is an
+// error on every rank (the exchange runs even when Prepare failed).
 func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Rank, error) {
+	r, rec, local := Prepare(pe, n, cfg)
+	if local != nil {
+		rec = make([]byte, RecordSize)
+	}
+	if allgather == nil {
+		if local != nil {
+			return nil, local
+		}
+		if n != 1 {
+			r.release()
+			return nil, errs.New(errs.ErrInvalidArgument, pe, "cxi: NewRank", "nil allgather for a job of %d ranks", n)
+		}
+		allgather = func(b []byte) ([]byte, error) { return b, nil }
+	}
+	all, err := allgather(rec)
+	if err != nil {
+		if r != nil {
+			r.release()
+		}
+		return nil, errors.Wrapf(err, "PE %d: cxi: exchange endpoint names", pe)
+	}
+	if local != nil {
+		return nil, local
+	}
+	if len(all) != RecordSize*n {
+		r.release()
+		return nil, errs.New(errs.ErrNotSymmetric, pe, "cxi: exchange", "got %d B, want %d x %d", len(all), n, RecordSize)
+	}
+	recs := make([][]byte, n)
+	for p := range recs {
+		recs[p] = all[p*RecordSize : (p+1)*RecordSize]
+	}
+	if err := r.Connect(recs); err != nil {
+		r.release()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Prepare is rank pe of n's local setup (region, endpoint, registration)
+// with no exchange: it returns the rank and its record (RecordSize bytes)
+// for the exchange whose result Connect takes. On error nothing is left.
+func Prepare(pe, n int, cfg Config) (*Rank, []byte, error) {
 	if n < 1 || pe < 0 || pe >= n {
-		return nil, errs.New(errs.ErrPEOutOfRange, pe, "cxi: NewRank", "rank %d of %d: want 0 <= rank < n, n >= 1", pe, n)
+		return nil, nil, errs.New(errs.ErrPEOutOfRange, pe, "cxi: NewRank", "rank %d of %d: want 0 <= rank < n, n >= 1", pe, n)
 	}
 	if cfg.Budget == (Budget{}) {
 		cfg.Budget = Slingshot11
@@ -166,15 +211,15 @@ func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Ra
 	}
 	r := &Rank{pe: pe, n: n, rounds: Rounds(n), cfg: cfg, stopCh: make(chan struct{}), done: make(chan struct{})}
 	if r.rounds > MaxRounds {
-		return nil, errs.New(errs.ErrInvalidArgument, pe, "cxi: NewRank", "%d ranks need %d rounds > %d", n, r.rounds, MaxRounds)
+		return nil, nil, errs.New(errs.ErrInvalidArgument, pe, "cxi: NewRank", "%d ranks need %d rounds > %d", n, r.rounds, MaxRounds)
 	}
 	if err := cfg.Budget.check(pe, r.rounds, cfg.AM); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := regionSize(n, cfg.AM)
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_SHARED)
 	if err != nil {
-		return nil, errors.Wrapf(err, "PE %d: cxi: mmap %d B", pe, size)
+		return nil, nil, errors.Wrapf(err, "PE %d: cxi: mmap %d B", pe, size)
 	}
 	r.mem, r.base = mem, unsafe.Pointer(&mem[0])
 	word32(r.base, offVersion).Store(StateVersion)
@@ -187,73 +232,63 @@ func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Ra
 		word(r.base, offAMOff).Store(StateSize)
 		r.amRecvNext = make([]uint64, n)
 	}
-	if err := r.connect(allgather); err != nil {
+	rec, err := r.record()
+	if err != nil {
 		r.release()
-		return nil, err
+		return nil, nil, err
 	}
-	r.buildChannels()
-	return r, nil
+	return r, rec, nil
 }
 
 const nameMax = 256
 
-// connect opens the endpoint, registers the region and exchanges
-// (endpoint name, key, base) records. The exchange runs on every rank even
-// when this one failed locally (its record then says so), so a failure on
-// one rank is an error on all of them, never a hang in the allgather.
-func (r *Rank) connect(allgather func([]byte) ([]byte, error)) error {
-	const (
-		recStatus = 0
-		recLen    = 2
-		recName   = 4
-		recKey    = recName + nameMax
-		recBase   = recKey + 8
-		recSize   = recBase + 8
-	)
-	rec := make([]byte, recSize)
-	local := r.openLocal()
-	if local == nil {
-		name, err := r.link.ep.Name()
-		switch {
-		case err != nil:
-			local = err
-		case len(name) > nameMax:
-			local = errors.Newf("PE %d: cxi: endpoint name of %d B > %d", r.pe, len(name), nameMax)
-		default:
-			rec[recStatus] = 1
-			binary.LittleEndian.PutUint16(rec[recLen:], uint16(len(name)))
-			copy(rec[recName:], name)
-			binary.LittleEndian.PutUint64(rec[recKey:], r.link.mr.Key)
-			if r.link.ep.Attr.MRMode&fabric.MRVirtAddr != 0 {
-				binary.LittleEndian.PutUint64(rec[recBase:], uint64(uintptr(r.base)))
-			}
-		}
+// The exchanged record: status, name length, endpoint name, key, base.
+const (
+	recStatus = 0
+	recLen    = 2
+	recName   = 4
+	recKey    = recName + nameMax
+	recBase   = recKey + 8
+	// RecordSize is the length of a rank's exchange record (Prepare).
+	RecordSize = recBase + 8
+)
+
+// record opens the endpoint, registers the region and builds this rank's
+// (endpoint name, key, base) record.
+func (r *Rank) record() ([]byte, error) {
+	if err := r.openLocal(); err != nil {
+		return nil, err
 	}
-	if allgather == nil {
-		if local != nil {
-			return local
-		}
-		if r.n != 1 {
-			return errs.New(errs.ErrInvalidArgument, r.pe, "cxi: NewRank", "nil allgather for a job of %d ranks", r.n)
-		}
-		allgather = func(b []byte) ([]byte, error) { return b, nil }
-	}
-	all, err := allgather(rec)
+	name, err := r.link.ep.Name()
 	if err != nil {
-		return errors.Wrapf(err, "PE %d: cxi: exchange endpoint names", r.pe)
+		return nil, err
 	}
-	if local != nil {
-		return local
+	if len(name) > nameMax {
+		return nil, errors.Newf("PE %d: cxi: endpoint name of %d B > %d", r.pe, len(name), nameMax)
 	}
-	if len(all) != len(rec)*r.n {
-		return errs.New(errs.ErrNotSymmetric, r.pe, "cxi: exchange", "got %d B, want %d x %d", len(all), r.n, len(rec))
+	rec := make([]byte, RecordSize)
+	rec[recStatus] = 1
+	binary.LittleEndian.PutUint16(rec[recLen:], uint16(len(name)))
+	copy(rec[recName:], name)
+	binary.LittleEndian.PutUint64(rec[recKey:], r.link.mr.Key)
+	if r.link.ep.Attr.MRMode&fabric.MRVirtAddr != 0 {
+		binary.LittleEndian.PutUint64(rec[recBase:], uint64(uintptr(r.base)))
+	}
+	return rec, nil
+}
+
+// Connect takes every rank's record (recs[p], from Prepare), inserts the
+// addresses and builds the channels; then Start. No collective call; on
+// error the caller releases the rank (Close).
+func (r *Rank) Connect(recs [][]byte) error {
+	if len(recs) != r.n {
+		return errs.New(errs.ErrNotSymmetric, r.pe, "cxi: exchange", "%d records for %d ranks", len(recs), r.n)
 	}
 	l := r.link
 	l.keys, l.rbase = make([]uint64, r.n), make([]uint64, r.n)
 	l.addrs = make([]uint64, r.n)
-	for p := 0; p < r.n; p++ {
-		b := all[p*len(rec):]
-		if b[recStatus] != 1 {
+	for p, b := range recs {
+		if len(b) != RecordSize || b[recStatus] != 1 {
 			return errs.Hint(errs.ErrNotSupported, "see that PE's own error for the cause", r.pe, "cxi: exchange",
 				"PE %d could not open its CXI endpoint, so no PE uses the triggered path", p)
 		}
@@ -266,6 +301,7 @@ func (r *Rank) connect(allgather func([]byte) ([]byte, error)) error {
 		l.keys[p] = binary.LittleEndian.Uint64(b[recKey:])
 		l.rbase[p] = binary.LittleEndian.Uint64(b[recBase:])
 	}
+	r.buildChannels()
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
-	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+	core "github.com/goshmem/goshmem/internal/runtime"
 	"github.com/goshmem/goshmem/symmetric"
 )
 
@@ -89,7 +89,7 @@ func (a Array[T]) Free() error {
 				"array of %d %s at heap offset %d was already freed", a.b.n, elem.Name[T](), a.b.off-heapOff)
 		}
 		if a.b.dev {
-			if _, err := r.galloc.Free(off - cudatr.ControlBytes); err != nil {
+			if _, err := r.galloc.Free(off - core.GPUControlBytes); err != nil {
 				return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
 			}
 			a.b.freed.Store(true)
@@ -231,7 +231,7 @@ func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, er
 		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "index %d, length %d on PE %d: elements [%d, %d) are outside the array's [0, %d)",
 			idx, n, pe, idx, idx+n, a.b.n)
 	}
-	if a.b.dev && !r.gpu.Reachable(pe) {
+	if a.b.dev && !r.c.GPU.Reachable(pe) {
 		return 0, errs.Hint(errs.ErrNotSupported, "GPU arrays are reachable from the PEs of one node", r.me, op,
 			"the GPU heap of PE %d is not mapped on this PE (another node)", pe)
 	}

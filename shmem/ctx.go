@@ -51,17 +51,9 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 	if name == "" {
 		name = sprintf("context %d", id)
 	}
-	q := quiet.NewQueue(name, r.progress)
-	if r.ofi != nil {
-		// On ofi a context, the default one included, has its own
-		// endpoint and completion queue: its quiet reads its own
-		// acknowledgements, and the primary endpoint, where the peers'
-		// operations arrive, is left to the progress thread and to the
-		// spinning waits (runtime.poll).
-		var err error
-		if q, err = r.ofi.NewQueue(name); err != nil {
-			return nil, err
-		}
+	q, err := r.c.NewQueue(name)
+	if err != nil {
+		return nil, err
 	}
 	c := &Ctx{r: r, id: id, q: q, scope: quiet.NewScope(name)}
 	c.scope.Add(c.q)
@@ -99,7 +91,7 @@ func (c *Ctx) Quiet() error {
 		return err
 	}
 	qerr := c.scope.Quiet(r.policy, r.checkPeers)
-	r.shm.Quiet()
+	r.c.StoreLoadBarrier()
 	return qerr
 }
 
@@ -130,9 +122,7 @@ func (c *Ctx) Destroy() error {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "context %d was already destroyed", c.id)
 	}
 	r.all.Remove(c.q)
-	if r.ofi != nil {
-		r.ofi.CloseQueue(c.q)
-	}
+	r.c.CloseQueue(c.q)
 	return qerr
 }
 

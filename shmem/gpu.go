@@ -8,55 +8,10 @@ import (
 
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
+	core "github.com/goshmem/goshmem/internal/runtime"
 	"github.com/goshmem/goshmem/internal/transport"
-	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/symmetric"
 )
-
-// gpuAlign is the alignment of device arrays (a full 256-byte transaction
-// segment, so block-wide vector copies start aligned).
-const gpuAlign = 256
-
-// openGPU sets up the GPU heap collectively (GOSHMEM_GPU: auto, on, off).
-// With auto, a machine without a usable GPU is not an error: AllocDevice
-// then explains why it is unavailable.
-func (r *runtime) openGPU() error {
-	mode := r.settings.String("GOSHMEM_GPU")
-	switch mode {
-	case "off", "0", "no":
-		r.gpuErr = errs.Hint(errs.ErrNotSupported, "unset GOSHMEM_GPU (or set it to auto) to use the GPU",
-			r.me, "AllocDevice", "GOSHMEM_GPU=%s turned the GPU heap off", mode)
-		return nil
-	case "auto", "on", "1", "yes":
-	default:
-		return errs.New(errs.ErrInvalidArgument, r.me, "Init", "GOSHMEM_GPU=%q; want auto, on or off", mode)
-	}
-	size := (r.settings.Size("GOSHMEM_DEVICE_HEAP_SIZE") + 4095) &^ 4095
-	if size <= cudatr.ControlBytes {
-		return errs.Hint(errs.ErrInvalidArgument, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "Init",
-			"GOSHMEM_DEVICE_HEAP_SIZE=%d bytes; must exceed the %d-byte control area", size, cudatr.ControlBytes)
-	}
-	g, err := cudatr.Open(r.boot, size, r.settings.String("GOSHMEM_LIBCUDA"))
-	if err != nil {
-		if mode == "auto" && errors.Is(err, errs.ErrNotSupported) {
-			r.gpuErr = errors.WithHint(err, "AllocDevice needs a GPU on every PE; use shmem.Alloc for the host heap")
-			return nil
-		}
-		return err
-	}
-	r.gpu = g
-	if err := r.setupGPURemote(); err != nil {
-		_ = g.Close()
-		r.gpu = nil
-		return err
-	}
-	if r.galloc, err = symmetric.NewAllocator(size-cudatr.ControlBytes, gpuAlign); err != nil {
-		_ = g.Close()
-		r.gpu = nil
-		return errors.Wrap(err, "goshmem: Init: GPU heap allocator")
-	}
-	return nil
-}
 
 // GPU describes the GPU this PE uses, or reports why there is none.
 type GPU struct {
@@ -76,11 +31,12 @@ func DeviceInfo() (GPU, error) {
 	if err != nil {
 		return GPU{}, err
 	}
-	if r.gpu == nil {
-		return GPU{}, r.gpuErr
+	g := r.c.GPU
+	if g == nil {
+		return GPU{}, r.c.GPUErr
 	}
-	return GPU{Device: int(r.gpu.Dev), Name: r.gpu.DevName, PCIBusID: r.gpu.BusID,
-		HeapBytes: r.gpu.Size(), SameDevice: r.gpu.AllPeersSameDevice()}, nil
+	return GPU{Device: int(g.Dev), Name: g.DevName, PCIBusID: g.BusID,
+		HeapBytes: g.Size(), SameDevice: g.AllPeersSameDevice()}, nil
 }
 
 // AllocDevice allocates a symmetric array of n elements of T in GPU memory
@@ -94,8 +50,8 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 	if err != nil {
 		return Array[T]{}, err
 	}
-	if r.gpu == nil {
-		return Array[T]{}, errors.Wrapf(r.gpuErr, "goshmem: PE %d: AllocDevice: n = %d elements of %s: no GPU symmetric heap", r.me, n, elem.Name[T]())
+	if r.c.GPU == nil {
+		return Array[T]{}, errs.Wrap(r.c.GPUErr, r.me, "AllocDevice", "n = %d elements of %s: no GPU symmetric heap", n, elem.Name[T]())
 	}
 	sz := uint64(elem.Size[T]())
 	var bytes uint64
@@ -119,14 +75,14 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 		off, err := r.galloc.Alloc(bytes, gpuAlign)
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return errors.Wrapf(markErr(err, errs.ErrHeapExhausted), "goshmem: PE %d: AllocDevice: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)
+				return errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "AllocDevice", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
 			}
-			return errors.Wrapf(markErr(err, errs.ErrInvalidArgument), "goshmem: PE %d: AllocDevice", r.me)
+			return errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "AllocDevice", "allocator")
 		}
-		doff := cudatr.ControlBytes + off
-		if err := r.gpu.Zero(doff, int(bytes)); err != nil {
+		doff := core.GPUControlBytes + off
+		if err := r.c.GPU.Zero(doff, int(bytes)); err != nil {
 			_, _ = r.galloc.Free(off)
-			return errors.Wrapf(err, "goshmem: PE %d: AllocDevice: clearing %d bytes", r.me, bytes)
+			return errs.Wrap(err, r.me, "AllocDevice", "clearing %d bytes", bytes)
 		}
 		out = Array[T]{b: &block{off: doff, n: n, bytes: bytes, gen: r.gen, dev: true}}
 		return nil
@@ -138,10 +94,10 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 // kernel arguments; 0 for host arrays, freed arrays and the zero Array.
 func (a Array[T]) DevicePtr() uintptr {
 	r := current.Load()
-	if r == nil || r.gpu == nil || a.b == nil || !a.b.dev || a.b.freed.Load() || a.b.gen != r.gen {
+	if r == nil || r.c.GPU == nil || a.b == nil || !a.b.dev || a.b.freed.Load() || a.b.gen != r.gen {
 		return 0
 	}
-	return uintptr(r.gpu.Base()) + uintptr(a.b.off)
+	return uintptr(r.c.GPU.Base()) + uintptr(a.b.off)
 }
 
 // OnDevice reports whether a lives in GPU memory (AllocDevice).
@@ -151,7 +107,7 @@ func (a Array[T]) OnDevice() bool { return a.b != nil && a.b.dev }
 // device arrays, the host heap's per-peer transport otherwise.
 func (r *runtime) trFor(b *block, pe int) transport.Transport {
 	if b.dev {
-		return r.gpu
+		return r.c.GPU
 	}
 	return r.tr[pe]
 }
@@ -160,6 +116,6 @@ func (r *runtime) trFor(b *block, pe int) transport.Transport {
 // host's waits and tests on GPU memory).
 func loadDevice[T Elem](r *runtime, off uint64) (T, error) {
 	var v T
-	err := r.gpu.Get(nil, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)), r.me, off)
+	err := r.c.GPU.Get(nil, unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v)), r.me, off)
 	return v, err
 }

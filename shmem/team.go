@@ -4,7 +4,7 @@ import (
 	"github.com/goshmem/goshmem/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
-	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+	core "github.com/goshmem/goshmem/internal/runtime"
 )
 
 // Team is a set of PEs that run collectives together (Ref: OpenSHMEM 1.6
@@ -39,8 +39,8 @@ func (t Team) MyPE() int {
 // slot in the device team table), or -1 when t is not valid here or has no
 // device slot (only the first 32 slots are published to the GPU).
 func (t Team) DeviceID() int {
-	if r := current.Load(); r != nil && r.gpu != nil {
-		if ct := r.teamOf(t); ct != nil && ct.Slot() < cudatr.MaxTeams {
+	if r := current.Load(); r != nil && r.c.GPU != nil {
+		if ct := r.teamOf(t); ct != nil && ct.Slot() < core.MaxDeviceTeams {
 			return ct.Slot()
 		}
 	}
@@ -128,12 +128,11 @@ func TeamSplitStrided(parent Team, start, stride, size int) (Team, error) {
 	if err != nil || ct == nil {
 		return TeamInvalid, err
 	}
-	if r.gpu != nil {
+	if r.c.GPU != nil {
 		// Publish the team to kernels (device team id = its psync slot),
 		// then sync the members so none runs a device barrier on the slot
 		// before every member has zeroed its psync words.
-		if err := r.gpu.SetTeam(ct.Slot(), cudatr.Team{Start: int32(ct.Start), Stride: int32(ct.Stride),
-			Size: int32(ct.Size), MyIndex: int32(ct.Me), Slot: int32(ct.Slot())}); err != nil {
+		if err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me); err != nil {
 			return TeamInvalid, err
 		}
 		if err := ct.Sync(r); err != nil {

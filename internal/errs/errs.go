@@ -56,3 +56,16 @@ func (e *marked) Unwrap() error { return e.err }
 
 // Is is consulted by both errors.Is implementations.
 func (e *marked) Is(target error) bool { return target == e.sentinel }
+
+// Wrap wraps err with "PE <pe>: <op>: <detail>" (pe < 0 leaves the PE
+// out), keeping err's chain, sentinels and hints; nil stays nil.
+func Wrap(err error, pe int, op string, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	msg := fmt.Sprintf(format, args...)
+	if pe >= 0 {
+		return errors.Wrapf(err, "PE %d: %s: %s", pe, op, msg)
+	}
+	return errors.Wrapf(err, "%s: %s", op, msg)
+}

@@ -67,51 +67,50 @@ const (
 	recLen    = recBus + 32
 )
 
-// Open sets up the GPU heap collectively (every PE calls it, GPU or not).
-// A PE without a usable GPU reports why, and then no PE gets a GPU heap, so
-// AllocDevice behaves the same everywhere; that error (matching
-// ErrNotSupported) is returned on every PE.
-func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport, error) {
-	t := &Transport{me: boot.Rank(), npes: boot.Size(), size: heapSize}
+// Setup does this PE's part of the GPU heap with no collective call: it
+// loads the driver, picks the GPU by node-local rank, allocates and clears
+// the heap and returns the record Connect consumes (status, IPC handle,
+// PCI bus id). An error matching ErrNotSupported means this PE has no
+// usable GPU; the transport is then released.
+func Setup(me, npes, localRank int, heapSize uint64, libcuda string) (*Transport, []byte, error) {
+	t := &Transport{me: me, npes: npes, size: heapSize}
 	if t.npes > MaxPEs {
-		return nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
+		return nil, nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
 	}
-	local := t.setupLocal(boot, libcuda)
+	if err := t.setupLocal(localRank, libcuda); err != nil {
+		t.Close()
+		return nil, nil, err
+	}
 	rec := make([]byte, recLen)
-	if local == nil {
-		rec[recStatus] = 1
-		h, err := t.Ctx.IpcGetMemHandle(t.own)
-		if err != nil {
-			local = err
-			rec[recStatus] = 0
-		} else {
-			copy(rec[recHandle:], h[:])
-			copy(rec[recBus:], t.BusID)
-		}
-	}
-	all, err := boot.Allgather(rec)
+	h, err := t.Ctx.IpcGetMemHandle(t.own)
 	if err != nil {
 		t.Close()
-		return nil, errors.Wrap(err, "goshmem: Init: exchanging GPU heap handles")
+		return nil, nil, errors.Wrapf(errs.Mark(err, errs.ErrNotSupported), "goshmem: PE %d: Init: IPC handle of the GPU heap", t.me)
 	}
-	if local != nil {
-		t.Close()
-		return nil, local
+	rec[recStatus] = 1
+	copy(rec[recHandle:], h[:])
+	copy(rec[recBus:], t.BusID)
+	return t, rec, nil
+}
+
+// Connect maps the GPU heap of every PE of this node (nodes[pe] equal to
+// this PE's) from their Setup records and writes the device state. It
+// makes no collective call; on error the caller closes the transport.
+func (t *Transport) Connect(recs [][]byte, nodes []int) error {
+	if len(recs) != t.npes {
+		return errs.New(errs.ErrInvalidArgument, t.me, "Init", "GPU heap: %d records for %d PEs", len(recs), t.npes)
 	}
-	for pe := 0; pe < t.npes; pe++ {
-		if all[pe*recLen+recStatus] != 1 {
-			t.Close()
-			return nil, errs.Hint(errs.ErrNotSupported, "every PE needs a GPU for the GPU heap; run where each node has one",
+	for pe, r := range recs {
+		if len(r) != recLen || r[recStatus] != 1 {
+			return errs.Hint(errs.ErrNotSupported, "every PE needs a GPU for the GPU heap; run where each node has one",
 				t.me, "Init", "PE %d has no usable GPU, so no PE gets a GPU heap", pe)
 		}
 	}
-	nodes := boot.Node()
 	t.peers = make([]cuda.DevicePtr, t.npes)
 	t.opened = make([]bool, t.npes)
 	t.busIDs = make([]string, t.npes)
-	openErr := error(nil)
 	for pe := 0; pe < t.npes; pe++ {
-		r := all[pe*recLen : (pe+1)*recLen]
+		r := recs[pe]
 		t.busIDs[pe] = string(trimZero(r[recBus:]))
 		switch {
 		case pe == t.me:
@@ -120,35 +119,55 @@ func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport
 			var h cuda.IpcMemHandle
 			copy(h[:], r[recHandle:])
 			p, err := t.Ctx.IpcOpenMemHandle(h, cuda.IpcMemLazyEnablePeerAccess)
-			if err != nil && openErr == nil {
-				openErr = errors.Wrapf(err, "goshmem: PE %d: Init: mapping the GPU heap of PE %d (GPU %s) into GPU %s", t.me, pe, t.busIDs[pe], t.BusID)
-				continue
+			if err != nil {
+				return errors.Wrapf(err, "goshmem: PE %d: Init: mapping the GPU heap of PE %d (GPU %s) into GPU %s", t.me, pe, t.busIDs[pe], t.BusID)
 			}
 			t.peers[pe], t.opened[pe] = p, true
 		}
 	}
-	// Agree that everyone mapped everyone, so a failure is seen everywhere.
+	return t.writeState()
+}
+
+// Open sets up the GPU heap collectively over boot (every PE calls it, GPU
+// or not): Setup, one exchange of the records, Connect, and one exchange
+// of Connect's outcome, so a failure anywhere is an error everywhere. A PE
+// without a usable GPU reports why, and then no PE gets a GPU heap (the
+// error matches ErrNotSupported on every PE). The runtime runs Setup and
+// Connect inside its own exchanges; Open serves tools and tests.
+func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport, error) {
+	lr, _ := bootstrap.LocalRank(boot)
+	t, rec, local := Setup(boot.Rank(), boot.Size(), lr, heapSize, libcuda)
+	if local != nil {
+		rec = make([]byte, recLen)
+	}
+	all, err := boot.Allgather(rec)
+	if err == nil && local == nil {
+		recs := make([][]byte, boot.Size())
+		for pe := range recs {
+			recs[pe] = all[pe*recLen : (pe+1)*recLen]
+		}
+		local = t.Connect(recs, boot.Node())
+	} else if local == nil {
+		local = errors.Wrap(err, "goshmem: Init: exchanging GPU heap handles")
+	}
 	var ok [1]byte
-	if openErr == nil {
+	if local == nil {
 		ok[0] = 1
 	}
 	oks, err := boot.Allgather(ok[:])
-	if err == nil {
+	if local == nil {
 		for pe, v := range oks {
-			if v != 1 && openErr == nil {
-				openErr = errs.New(errs.ErrNotSupported, t.me, "Init", "PE %d could not map the GPU heaps of its peers", pe)
+			if err != nil || v != 1 {
+				local = errs.New(errs.ErrNotSupported, boot.Rank(), "Init", "PE %d could not set up or map the GPU heaps", pe)
+				break
 			}
 		}
-	} else if openErr == nil {
-		openErr = err
 	}
-	if openErr != nil {
-		t.Close()
-		return nil, openErr
-	}
-	if err := t.writeState(); err != nil {
-		t.Close()
-		return nil, err
+	if local != nil {
+		if t != nil {
+			t.Close()
+		}
+		return nil, local
 	}
 	return t, nil
 }
@@ -164,7 +183,7 @@ func trimZero(b []byte) []byte {
 
 // setupLocal loads the driver, picks the GPU by node-local rank, and
 // allocates the heap. Errors match ErrNotSupported.
-func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
+func (t *Transport) setupLocal(localRank int, libcuda string) error {
 	notSupported := func(err error, what string) error {
 		return errors.Wrapf(errs.Mark(err, errs.ErrNotSupported), "goshmem: PE %d: Init: %s", t.me, what)
 	}
@@ -178,8 +197,7 @@ func (t *Transport) setupLocal(boot bootstrap.Bootstrap, libcuda string) error {
 		}
 		return notSupported(err, "no GPU")
 	}
-	lr, _ := bootstrap.LocalRank(boot)
-	t.Dev = cuda.Device(lr % n)
+	t.Dev = cuda.Device(localRank % n)
 	if t.DevName, err = t.Dev.Name(); err != nil {
 		return notSupported(err, "GPU name")
 	}

@@ -233,6 +233,7 @@ type Transport struct {
 	native   bool // the provider honours FI_FENCE
 	ordered  bool // the provider places writes in order (FI_ORDER_WAW up to every size posted)
 	names    [][]byte
+	ownName  []byte
 
 	mu     sync.Mutex // the op table and the chunk list
 	ops    []op
@@ -243,16 +244,63 @@ type Transport struct {
 }
 
 // New opens the provider, registers the region and exchanges addresses and
-// keys with every PE (collective: every PE calls it).
+// keys with every PE over cfg.Allgather (collective: every PE calls it):
+// Setup, one exchange, Connect, and one exchange of Connect's outcome, so
+// a peer that cannot be reached fails New on every PE alike. The runtime
+// calls Setup and Connect itself, inside its own exchanges.
 func New(cfg Config) (*Transport, error) {
+	t, rec, err := Setup(cfg)
+	if err != nil {
+		return nil, err
+	}
+	all, err := cfg.Allgather(rec)
+	if err != nil {
+		t.release()
+		return nil, errors.Wrapf(err, "ofi: PE %d: exchanging addresses and keys", cfg.Me)
+	}
+	recs := make([][]byte, cfg.NPEs)
+	for pe := range recs {
+		recs[pe] = all[pe*recordSize : (pe+1)*recordSize]
+	}
+	cerr := t.Connect(recs)
+	// [1 if failed][message]
+	const outcomeLen = 256
+	var out [outcomeLen]byte
+	if cerr != nil {
+		out[0] = 1
+		copy(out[1:], cerr.Error())
+	}
+	outs, err := cfg.Allgather(out[:])
+	if err == nil && cerr == nil {
+		for pe := 0; pe < cfg.NPEs; pe++ {
+			if o := outs[pe*outcomeLen : (pe+1)*outcomeLen]; o[0] == 1 {
+				cerr = errors.WithHint(errs.New(errs.ErrTimeout, cfg.Me, "Init", "ofi: PE %d: %s", pe,
+					strings.TrimRight(string(o[1:]), "\x00")), reachHint)
+				break
+			}
+		}
+	} else if cerr == nil {
+		cerr = errors.Wrapf(err, "ofi: PE %d: exchanging reachability", cfg.Me)
+	}
+	if cerr != nil {
+		t.release()
+		return nil, cerr
+	}
+	return t, nil
+}
+
+// Setup opens the provider and registers the region and the staging
+// arena: local work only. It returns this PE's record for the exchange
+// (memory key, region address, endpoint address) that Connect consumes.
+func Setup(cfg Config) (*Transport, []byte, error) {
 	ep, err := fabric.Open(cfg.Provider)
 	if err != nil {
 		if errors.Is(err, fabric.ErrNoProvider) {
 			// The sentinel in the chain (stdlib errors.Is finds it too),
 			// the provider list as the hint.
-			return nil, errors.WithHint(errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %v", err), errors.FlattenHints(err))
+			return nil, nil, errors.WithHint(errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %v", err), errors.FlattenHints(err))
 		}
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
 	}
 	t := &Transport{cfg: cfg, ep: ep}
 	t.main = &endpoint{t: t, ep: ep}
@@ -286,19 +334,19 @@ func New(cfg Config) (*Transport, error) {
 	// nothing to do.
 	t.ordered = a.MsgOrder&fabric.OrderWAW != 0 && a.MaxOrderWAWSize >= t.zseg
 	if a.MRKeySize > 8 {
-		return nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: provider %s needs %d-byte memory keys; goshmem exchanges 8", a.Provider, a.MRKeySize)
+		return nil, nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: provider %s needs %d-byte memory keys; goshmem exchanges 8", a.Provider, a.MRKeySize)
 	}
 
 	// Staging arena: mmap'd so it never lives on the Go heap.
 	t.arena, err = unix.Mmap(-1, 0, maxOps*slotSize+numChunks*chunkSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: staging arena", cfg.Me)
+		return nil, nil, errors.Wrapf(err, "ofi: PE %d: staging arena", cfg.Me)
 	}
 	if t.stage, err = ep.Register(unsafe.Pointer(&t.arena[0]), uint64(len(t.arena)), fabric.AccessLocal, 2); err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: registering the staging arena", cfg.Me)
+		return nil, nil, errors.Wrapf(err, "ofi: PE %d: registering the staging arena", cfg.Me)
 	}
 	if t.heap, err = ep.Register(cfg.Region, cfg.RegionLen, fabric.AccessRemote|fabric.AccessLocal, 1); err != nil {
-		return nil, errors.WithHint(errors.Wrapf(err, "ofi: PE %d: registering the symmetric heap (%d bytes)", cfg.Me, cfg.RegionLen),
+		return nil, nil, errors.WithHint(errors.Wrapf(err, "ofi: PE %d: registering the symmetric heap (%d bytes)", cfg.Me, cfg.RegionLen),
 			"lower GOSHMEM_SYMMETRIC_SIZE or raise the locked-memory limit (ulimit -l)")
 	}
 	t.ops = make([]op, maxOps)
@@ -314,10 +362,10 @@ func New(cfg Config) (*Transport, error) {
 	// Exchange: [key][region address][address length][address].
 	name, err := ep.Name()
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
 	}
 	if len(name) > addrMax {
-		return nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %s endpoint address is %d bytes; at most %d are exchanged", a.Provider, len(name), addrMax)
+		return nil, nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %s endpoint address is %d bytes; at most %d are exchanged", a.Provider, len(name), addrMax)
 	}
 	var rec [recordSize]byte
 	binary.LittleEndian.PutUint64(rec[0:], t.heap.Key)
@@ -327,36 +375,47 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.mangle != nil {
 		cfg.mangle(cfg.Me, rec[:])
 	}
-	all, err := cfg.Allgather(rec[:])
-	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: exchanging addresses and keys", cfg.Me)
+	t.ownName = name
+	ok = true
+	return t, rec[:], nil
+}
+
+// Connect takes every PE's Setup record (recs[pe]), inserts the
+// addresses, starts progress and checks that this PE reaches every PE it
+// carries (probe). It makes no collective call; on error the caller
+// releases the transport (Close).
+func (t *Transport) Connect(recs [][]byte) error {
+	cfg, ep, a := t.cfg, t.ep, t.ep.Attr
+	if len(recs) != cfg.NPEs {
+		return errs.New(errs.ErrInvalidArgument, cfg.Me, "Init", "ofi: %d records for %d PEs", len(recs), cfg.NPEs)
 	}
+	name := t.ownName
 	t.key = make([]uint64, cfg.NPEs)
 	t.raddr = make([]uint64, cfg.NPEs)
 	addrs := make([]byte, 0, cfg.NPEs*len(name))
 	for pe := 0; pe < cfg.NPEs; pe++ {
-		r := all[pe*recordSize : (pe+1)*recordSize]
+		r := recs[pe]
+		if len(r) != recordSize {
+			return errs.New(errs.ErrNotSymmetric, cfg.Me, "Init", "ofi: PE %d sent a %d-byte address record, want %d", pe, len(r), recordSize)
+		}
 		t.key[pe] = binary.LittleEndian.Uint64(r[0:])
 		if a.MRMode&fabric.MRVirtAddr != 0 {
 			t.raddr[pe] = binary.LittleEndian.Uint64(r[8:])
 		}
 		if n := binary.LittleEndian.Uint64(r[16:]); n != uint64(len(name)) {
-			return nil, errs.New(errs.ErrNotSymmetric, cfg.Me, "Init", "ofi: PE %d's endpoint address is %d bytes, this PE's %d: every PE must use the same provider (GOSHMEM_OFI_PROVIDER)", pe, n, len(name))
+			return errs.New(errs.ErrNotSymmetric, cfg.Me, "Init", "ofi: PE %d's endpoint address is %d bytes, this PE's %d: every PE must use the same provider (GOSHMEM_OFI_PROVIDER)", pe, n, len(name))
 		}
 		addrs = append(addrs, r[24:24+len(name)]...)
 		t.names = append(t.names, r[24:24+len(name)])
 	}
+	var err error
 	if t.addr, err = ep.InsertAddrs(addrs, cfg.NPEs); err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return errors.Wrapf(err, "ofi: PE %d", cfg.Me)
 	}
 	if err := ep.StartProgress(); err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return errors.Wrapf(err, "ofi: PE %d", cfg.Me)
 	}
-	if err := t.probe(); err != nil {
-		return nil, err
-	}
-	ok = true
-	return t, nil
+	return t.probe()
 }
 
 // probeAtomics records which (kind, op, width) the provider implements
@@ -1066,9 +1125,8 @@ func (t *Transport) drain(q *quiet.Queue) error {
 
 // probe checks at Init that this PE reaches every PE the transport carries:
 // one 8-byte read of each peer's region, all posted at once, bounded by
-// ConnectTimeout. Every PE then learns every PE's result (Allgather), so a
-// peer that cannot be reached fails Init on all PEs alike, naming it,
-// instead of leaving the others in Init's barrier.
+// ConnectTimeout. The caller exchanges the outcome, so a peer that cannot
+// be reached fails Init on all PEs alike, naming it.
 func (t *Transport) probe() error {
 	limit := t.cfg.ConnectTimeout
 	if limit == 0 {
@@ -1141,30 +1199,13 @@ func (t *Transport) probe() error {
 		}
 		t.release1(uint64(r.id))
 	}
-	// [PE+1 that failed, 0 if none][message]
-	const recLen = 8 + 248
-	var rec [recLen]byte
 	if fail != nil {
-		binary.LittleEndian.PutUint64(rec[0:], uint64(bad+1))
-		copy(rec[8:], fail.Error())
-	}
-	all, err := t.cfg.Allgather(rec[:])
-	if err != nil {
-		return errors.Wrapf(err, "ofi: PE %d: exchanging reachability", t.cfg.Me)
-	}
-	hint := "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; FI_TCP_IFACE selects the interface for tcp)"
-	if fail != nil {
-		return errors.WithHint(errors.Wrapf(fail, "ofi: PE %d cannot reach PE %d", t.cfg.Me, bad), hint)
-	}
-	for pe := 0; pe < t.cfg.NPEs; pe++ {
-		r := all[pe*recLen : (pe+1)*recLen]
-		if b := binary.LittleEndian.Uint64(r); b != 0 {
-			msg := strings.TrimRight(string(r[8:]), "\x00")
-			return errors.WithHint(errs.New(errs.ErrTimeout, t.cfg.Me, "Init", "ofi: PE %d cannot reach PE %d: %s", pe, b-1, msg), hint)
-		}
+		return errors.WithHint(errors.Wrapf(fail, "ofi: PE %d cannot reach PE %d", t.cfg.Me, bad), reachHint)
 	}
 	return nil
 }
+
+const reachHint = "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; FI_TCP_IFACE selects the interface for tcp)"
 
 // Ptr implements transport.Transport: a peer mapped on this node stays
 // load/store reachable even when ofi carries its RMA.

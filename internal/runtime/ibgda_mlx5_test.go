@@ -1,4 +1,4 @@
-package shmem
+package runtime
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package shmem
+package runtime
 
 import (
 	"fmt"
@@ -109,38 +109,38 @@ type mlx5Settings struct {
 	gpuQueues bool // GOSHMEM_IBGDA_QUEUES=gpu
 }
 
-func (r *runtime) mlx5Settings() (mlx5Settings, error) {
+func (r *Runtime) mlx5Settings() (mlx5Settings, error) {
 	var s mlx5Settings
-	if d := r.settings.String("GOSHMEM_IBGDA_DEVICE"); d != "auto" {
+	if d := r.Settings.String("GOSHMEM_IBGDA_DEVICE"); d != "auto" {
 		s.device = d
 	}
-	gi := r.settings.String("GOSHMEM_IBGDA_GID_INDEX")
+	gi := r.Settings.String("GOSHMEM_IBGDA_GID_INDEX")
 	n, err := strconv.Atoi(gi)
 	if err != nil || n < 0 || n > 255 {
-		return s, errs.Hint(errs.ErrInvalidArgument, "show_gids lists a port's GID table", r.me, "Init",
+		return s, errs.Hint(errs.ErrInvalidArgument, "show_gids lists a port's GID table", r.Me, "Init",
 			"GOSHMEM_IBGDA_GID_INDEX=%q; want a GID table index in [0, 255]", gi)
 	}
 	s.gidIndex = n
-	switch b := r.settings.String("GOSHMEM_IBGDA_DOORBELL"); b {
+	switch b := r.Settings.String("GOSHMEM_IBGDA_DOORBELL"); b {
 	case "gpu":
 	case "cpu":
 		s.cpuBell = true
 	default:
-		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_DOORBELL to gpu or cpu", r.me, "Init",
+		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_DOORBELL to gpu or cpu", r.Me, "Init",
 			"GOSHMEM_IBGDA_DOORBELL=%q; want gpu (GPU threads ring the UAR) or cpu (a host thread rings it)", b)
 	}
-	switch q := r.settings.String("GOSHMEM_IBGDA_QUEUES"); q {
+	switch q := r.Settings.String("GOSHMEM_IBGDA_QUEUES"); q {
 	case "host":
 	case "gpu":
 		s.gpuQueues = true
 		if s.cpuBell {
 			return s, errs.Hint(errs.ErrInvalidArgument,
 				"use GOSHMEM_IBGDA_QUEUES=host with GOSHMEM_IBGDA_DOORBELL=cpu, or GOSHMEM_IBGDA_DOORBELL=gpu with GPU queues",
-				r.me, "Init", "GOSHMEM_IBGDA_QUEUES=gpu with GOSHMEM_IBGDA_DOORBELL=cpu: the CPU-assisted ringer "+
+				r.Me, "Init", "GOSHMEM_IBGDA_QUEUES=gpu with GOSHMEM_IBGDA_DOORBELL=cpu: the CPU-assisted ringer "+
 					"reads the doorbell records, which GPU queues keep in GPU memory")
 		}
 	default:
-		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_QUEUES to host or gpu", r.me, "Init",
+		return s, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_IBGDA_QUEUES to host or gpu", r.Me, "Init",
 			"GOSHMEM_IBGDA_QUEUES=%q; want host (rdma-core's queues in host memory) or gpu (queues in GPU memory, devx)", q)
 	}
 	return s, nil
@@ -151,50 +151,36 @@ const peerMappingHint = "the NVIDIA driver maps another device's BAR (the NIC's 
 	"PeerMappingOverride=1 (options nvidia NVreg_RegistryDwords=\"PeerMappingOverride=1;\", then reload the module); " +
 	"without it use GOSHMEM_IBGDA_DOORBELL=cpu (a host thread rings the doorbells) or GOSHMEM_GPU_TRANSPORT=proxy"
 
-// startMLX5IBGDA sets up the ConnectX path for every other PE (see the
-// comment at the top of this file). Every PE with a GPU calls the one
-// allgather, whether its local setup worked or not, so that one PE's
-// failure is every PE's Init error instead of a hang.
-func (r *runtime) startMLX5IBGDA(s mlx5Settings) error {
-	g := r.gpu
+// startMLX5Local does this PE's part of the ConnectX path for every
+// other PE: device, memory, QPs; it returns the record (a status byte,
+// then the encoded ibgda.ConnInfo) that startMLX5Connect consumes.
+func (r *Runtime) startMLX5Local(s mlx5Settings) (*mlx5IBGDA, []int, []byte, error) {
 	var remote []int
-	for pe := 0; pe < r.npes; pe++ {
-		if pe != r.me {
+	for pe := 0; pe < r.NPEs; pe++ {
+		if pe != r.Me {
 			remote = append(remote, pe)
 		}
 	}
-	m := &mlx5IBGDA{gctx: g.Ctx}
-	me, localErr := r.mlx5Local(m, s, remote)
-	rec := make([]byte, 1+ibgda.ConnInfoSize(mlx5IBGDACtx, r.npes))
-	if localErr == nil {
-		b, err := me.Encode()
-		if err != nil {
-			localErr = err
-		} else {
+	m := &mlx5IBGDA{gctx: r.GPU.Ctx}
+	me, err := r.mlx5Local(m, s, remote)
+	if err == nil {
+		var b []byte
+		if b, err = me.Encode(); err == nil {
+			rec := make([]byte, 1+ibgda.ConnInfoSize(mlx5IBGDACtx, r.NPEs))
 			rec[0] = 1
 			copy(rec[1:], b)
+			return m, remote, rec, nil
 		}
 	}
-	all, err := r.boot.Allgather(rec)
-	if localErr == nil && err != nil {
-		localErr = errors.Wrapf(err, "goshmem: PE %d: Init: IBGDA connection exchange", r.me)
-	}
-	if localErr == nil {
-		localErr = r.mlx5Connect(m, s, remote, all, len(rec))
-	}
-	if localErr != nil {
-		_ = m.close()
-		return localErr
-	}
-	r.mlx5 = m
-	return nil
+	_ = m.close()
+	return nil, nil, nil, err
 }
 
 // mlx5Local does this PE's part: device, memory, QPs; returns its record.
-func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.ConnInfo, error) {
-	g := r.gpu
+func (r *Runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.ConnInfo, error) {
+	g := r.GPU
 	op := func(err error, what string) error {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_NIC=mlx5: %s", r.me, what)
+		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_NIC=mlx5: %s", r.Me, what)
 	}
 	var err error
 	open := verbs.Open
@@ -228,9 +214,9 @@ func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 	if m.heapMR, err = r.mlx5RegHeap(m.v); err != nil {
 		return ibgda.ConnInfo{}, err
 	}
-	me := ibgda.ConnInfo{PE: int32(r.me), NCtx: mlx5IBGDACtx, NPEs: uint32(r.npes), LID: m.v.LID, Eth: m.v.Eth,
+	me := ibgda.ConnInfo{PE: int32(r.Me), NCtx: mlx5IBGDACtx, NPEs: uint32(r.NPEs), LID: m.v.LID, Eth: m.v.Eth,
 		GIDIndex: uint8(s.gidIndex), MTU: m.v.MTU, GID: m.v.GID, HeapRKey: m.heapMR.RKey,
-		HeapBase: uint64(g.Base()), HeapSize: g.Size(), QPN: make([]uint32, mlx5IBGDACtx*r.npes)}
+		HeapBase: uint64(g.Base()), HeapSize: g.Size(), QPN: make([]uint32, mlx5IBGDACtx*r.NPEs)}
 	for i := range me.QPN {
 		me.QPN[i] = ibgda.NoQP
 	}
@@ -254,7 +240,7 @@ func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 				return me, op(err, fmt.Sprintf("QP of ctx %d -> PE %d", c, pe))
 			}
 			m.qps = append(m.qps, q)
-			me.QPN[c*r.npes+pe] = q.QPN
+			me.QPN[c*r.NPEs+pe] = q.QPN
 		}
 	}
 	return me, nil
@@ -264,10 +250,10 @@ func (r *runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 // doorbell records (mlx5prm.Layout), writes its initial image (CQEs
 // invalid, the rest zero), exports it as a dma-buf and registers it as one
 // devx umem.
-func (r *runtime) mlx5GPUQueues(m *mlx5IBGDA, nq int) (mlx5prm.Block, error) {
-	g := r.gpu
+func (r *Runtime) mlx5GPUQueues(m *mlx5IBGDA, nq int) (mlx5prm.Block, error) {
+	g := r.GPU
 	op := func(err error, what string) error {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_QUEUES=gpu: %s", r.me, what)
+		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_QUEUES=gpu: %s", r.Me, what)
 	}
 	blk, err := mlx5prm.Layout(nq, mlx5IBGDASQ, mlx5IBGDACQEs)
 	if err != nil {
@@ -297,8 +283,8 @@ func (r *runtime) mlx5GPUQueues(m *mlx5IBGDA, nq int) (mlx5prm.Block, error) {
 
 // mlx5RegHeap registers this PE's GPU heap: dma-buf first, then
 // ibv_reg_mr through peer memory (nvidia-peermem).
-func (r *runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
-	g := r.gpu
+func (r *Runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
+	g := r.GPU
 	base, size := g.Base(), g.Size()
 	fd, dmaErr := g.Ctx.MemGetDmabufFD(base, int(size))
 	if dmaErr == nil {
@@ -315,7 +301,7 @@ func (r *runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
 	}
 	return nil, errs.Hint(errs.ErrNotSupported,
 		"dma-buf needs CUDA 11.7+ with the open GPU kernel modules and Linux 5.12+; the fallback needs the "+
-			"nvidia-peermem module loaded; or use GOSHMEM_GPU_TRANSPORT=proxy", r.me, "Init",
+			"nvidia-peermem module loaded; or use GOSHMEM_GPU_TRANSPORT=proxy", r.Me, "Init",
 		"GOSHMEM_IBGDA_NIC=mlx5: the NIC cannot register the GPU heap (%d bytes at %#x): dma-buf: %v; peer memory: %v",
 		size, uint64(base), dmaErr, err)
 }
@@ -323,8 +309,8 @@ func (r *runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
 // mlx5Connect connects every QP to its peer's, maps the queues (and, with
 // GPU doorbells, the UAR pages) into the GPU, lays out the device state
 // and routes the other PEs through it.
-func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []byte, recLen int) error {
-	g := r.gpu
+func (r *Runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []byte, recLen int) error {
+	g := r.GPU
 	infos, err := r.mlx5Peers(all, recLen, mlx5IBGDACtx)
 	if err != nil {
 		return err
@@ -333,16 +319,16 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 		for k, pe := range remote {
 			q := m.qps[c*len(remote)+k]
 			peer := infos[pe]
-			rq := peer.QPNFor(c, r.me)
+			rq := peer.QPNFor(c, r.Me)
 			if rq == ibgda.NoQP {
-				return errs.New(errs.ErrInvalidArgument, r.me, "Init", "PE %d has no QP of ctx %d toward PE %d", pe, c, r.me)
+				return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "PE %d has no QP of ctx %d toward PE %d", pe, c, r.Me)
 			}
 			if peer.Eth != m.v.Eth {
-				return errs.New(errs.ErrNotSupported, r.me, "Init", "PE %d's port is %s, ours %s", pe,
+				return errs.New(errs.ErrNotSupported, r.Me, "Init", "PE %d's port is %s, ours %s", pe,
 					linkName(peer.Eth), linkName(m.v.Eth))
 			}
 			if err := q.Connect(verbs.Remote{QPN: rq, LID: peer.LID, GID: peer.GID, MTU: peer.MTU}); err != nil {
-				return errors.Wrapf(err, "goshmem: PE %d: Init: connect ctx %d -> PE %d", r.me, c, pe)
+				return errors.Wrapf(err, "goshmem: PE %d: Init: connect ctx %d -> PE %d", r.Me, c, pe)
 			}
 		}
 	}
@@ -386,11 +372,11 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 	}
 
 	nq := len(m.qps)
-	devN := ibgdaDevBytes(nq, r.npes, mlx5IBGDACtx, ibgda.MaxWQEBBs)
+	devN := ibgdaDevBytes(nq, r.NPEs, mlx5IBGDACtx, ibgda.MaxWQEBBs)
 	if m.dev, err = g.Ctx.MemAlloc(int(devN)); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: IBGDA device state", r.me)
+		return errors.Wrapf(err, "goshmem: PE %d: Init: IBGDA device state", r.Me)
 	}
-	rkeys, bases := make([]uint32, r.npes), make([]uint64, r.npes)
+	rkeys, bases := make([]uint32, r.NPEs), make([]uint64, r.NPEs)
 	for pe, ci := range infos {
 		rkeys[pe], bases[pe] = ci.HeapRKey, ci.HeapBase
 	}
@@ -416,12 +402,12 @@ func (r *runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 	if m.ringer != nil {
 		m.ringer.Start()
 	}
-	isRemote := make([]bool, r.npes)
+	isRemote := make([]bool, r.NPEs)
 	for _, pe := range remote {
 		isRemote[pe] = true
 	}
 	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me)
+		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.Me)
 	}
 	return nil
 }
@@ -451,20 +437,20 @@ func mlx5StateFlags(gpuQueues bool) uint32 {
 // mlx5Peers decodes the allgathered records (a status byte, then the
 // ibgda.ConnInfo of nctx contexts): a PE whose local setup failed makes
 // this one fail too, naming it.
-func (r *runtime) mlx5Peers(all []byte, recLen, nctx int) ([]ibgda.ConnInfo, error) {
-	if len(all) != recLen*r.npes {
-		return nil, errors.AssertionFailedf("allgather of %d bytes for %d PEs of %d", len(all), r.npes, recLen)
+func (r *Runtime) mlx5Peers(all []byte, recLen, nctx int) ([]ibgda.ConnInfo, error) {
+	if len(all) != recLen*r.NPEs {
+		return nil, errors.AssertionFailedf("allgather of %d bytes for %d PEs of %d", len(all), r.NPEs, recLen)
 	}
-	infos := make([]ibgda.ConnInfo, r.npes)
-	for pe := 0; pe < r.npes; pe++ {
+	infos := make([]ibgda.ConnInfo, r.NPEs)
+	for pe := 0; pe < r.NPEs; pe++ {
 		b := all[pe*recLen : (pe+1)*recLen]
 		if b[0] != 1 {
-			return nil, errs.New(errs.ErrNotSupported, r.me, "Init",
+			return nil, errs.New(errs.ErrNotSupported, r.Me, "Init",
 				"GOSHMEM_IBGDA_NIC=mlx5: PE %d failed its IBGDA setup (its own Init error says why)", pe)
 		}
-		ci, err := ibgda.DecodeConnInfo(b[1:], pe, nctx, r.npes)
+		ci, err := ibgda.DecodeConnInfo(b[1:], pe, nctx, r.NPEs)
 		if err != nil {
-			return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.me)
+			return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.Me)
 		}
 		infos[pe] = ci
 	}
@@ -502,7 +488,7 @@ func mergeRanges(rs []verbs.HostRange) []verbs.HostRange {
 // flags) and returns the host -> device address translation. uarDev names
 // the device when the ranges are UAR pages: a failure there is the
 // peer-mapping permission's, with its hint.
-func (r *runtime) mlx5MapHost(m *mlx5IBGDA, rs []verbs.HostRange, flags uint, uarDev string) (func(uint64) uint64, error) {
+func (r *Runtime) mlx5MapHost(m *mlx5IBGDA, rs []verbs.HostRange, flags uint, uarDev string) (func(uint64) uint64, error) {
 	type mapped struct{ host, dev, n uint64 }
 	var ms []mapped
 	for _, x := range rs {
@@ -510,9 +496,9 @@ func (r *runtime) mlx5MapHost(m *mlx5IBGDA, rs []verbs.HostRange, flags uint, ua
 			if uarDev != "" {
 				return nil, errors.WithHint(errors.Wrapf(errs.Mark(err, errs.ErrNotSupported),
 					"goshmem: PE %d: Init: GOSHMEM_IBGDA_DOORBELL=gpu: cuMemHostRegister(IOMEMORY) of %s's UAR page at %p "+
-						"(the GPU may not map the NIC's doorbell page)", r.me, uarDev, x.P), peerMappingHint)
+						"(the GPU may not map the NIC's doorbell page)", r.Me, uarDev, x.P), peerMappingHint)
 			}
-			return nil, errors.Wrapf(err, "goshmem: PE %d: Init: map rdma-core's queue pages at %p (%d bytes) into the GPU", r.me, x.P, x.N)
+			return nil, errors.Wrapf(err, "goshmem: PE %d: Init: map rdma-core's queue pages at %p (%d bytes) into the GPU", r.Me, x.P, x.N)
 		}
 		m.registered = append(m.registered, x.P)
 		d, err := m.gctx.MemHostGetDevicePointer(x.P)

@@ -1,4 +1,4 @@
-package shmem
+package runtime
 
 import (
 	"encoding/binary"
@@ -73,7 +73,7 @@ func (b *bump) take(n uint64) uint64 {
 // at db (copied to the GPU by the caller), taking slots, scratch and the
 // report word from the host-pinned block at hb (host memory mem, whose
 // device address is hb's base: unified addressing).
-func (r *runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem []byte) (ibgdaLayout, error) {
+func (r *Runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem []byte) (ibgdaLayout, error) {
 	le := binary.LittleEndian
 	dat := func(addr, n uint64) []byte { return img[addr-db.base : addr-db.base+n] }
 	nq := sp.nctx * len(sp.remote)
@@ -83,14 +83,14 @@ func (r *runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem 
 	errWord := db.take(8)
 	lkeyTab := db.take(4)
 	le.PutUint32(dat(lkeyTab, 4), sp.heapLKey)
-	rkeyTab := db.take(uint64(r.npes) * 4)
-	remoteBase := db.take(uint64(r.npes) * 8)
-	for pe := 0; pe < r.npes; pe++ {
+	rkeyTab := db.take(uint64(r.NPEs) * 4)
+	remoteBase := db.take(uint64(r.NPEs) * 8)
+	for pe := 0; pe < r.NPEs; pe++ {
 		le.PutUint32(dat(rkeyTab+4*uint64(pe), 4), sp.rkey[pe])
 		le.PutUint64(dat(remoteBase+8*uint64(pe), 8), sp.remoteBase[pe])
 	}
-	qpIndex := db.take(uint64(sp.nctx*r.npes) * 4)
-	for i := 0; i < sp.nctx*r.npes; i++ {
+	qpIndex := db.take(uint64(sp.nctx*r.NPEs) * 4)
+	for i := 0; i < sp.nctx*r.NPEs; i++ {
 		le.PutUint32(dat(qpIndex+4*uint64(i), 4), ibgda.NoQP)
 	}
 	slotBusy := db.take(ibgdaSlots * 4)
@@ -100,12 +100,12 @@ func (r *runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem 
 	scratch := hb.take(uint64(nq) * 8)
 	report := hb.take(8)
 	out.report = (*uint64)(unsafe.Pointer(&mem[report-hb.base]))
-	timeoutNS := uint64(r.policy.Timeout.Nanoseconds())
+	timeoutNS := uint64(r.Policy.Timeout.Nanoseconds())
 	for c := 0; c < sp.nctx; c++ {
 		for k, pe := range sp.remote {
 			i := c*len(sp.remote) + k
-			le.PutUint32(dat(qpIndex+4*uint64(c*r.npes+pe), 4), uint32(i))
-			d := ibgda.QPDesc{ErrWord: errWord, LKeyTab: lkeyTab, RKeyTab: rkeyTab, NLKeys: 1, NRKeys: uint32(r.npes),
+			le.PutUint32(dat(qpIndex+4*uint64(c*r.NPEs+pe), 4), uint32(i))
+			d := ibgda.QPDesc{ErrWord: errWord, LKeyTab: lkeyTab, RKeyTab: rkeyTab, NLKeys: 1, NRKeys: uint32(r.NPEs),
 				ScratchLAddr: scratch + 8*uint64(i), ScratchLKey: sp.slotLKey, TimeoutNS: timeoutNS}
 			if err := sp.rings(i, c, pe, &d); err != nil {
 				return out, err
@@ -123,7 +123,7 @@ func (r *runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem 
 		return out, errors.AssertionFailedf("IBGDA layout needs %d+%d bytes, allocated %d+%d", hb.off, db.off, len(mem), len(img))
 	}
 	copy(dat(out.stateAddr, ibgda.StateStructSize), ibgda.EncodeState(ibgda.StateDesc{
-		MyPE: int32(r.me), NPEs: int32(r.npes), NCtx: uint32(sp.nctx), NQPs: uint32(nq),
+		MyPE: int32(r.Me), NPEs: int32(r.NPEs), NCtx: uint32(sp.nctx), NQPs: uint32(nq),
 		InlineMax: ibgdaInline, HeapLKey: sp.heapLKey,
 		HeapBase: sp.heapBase, HeapSize: sp.heapSize,
 		QPs: qps, QPIndex: qpIndex, RKey: rkeyTab, RemoteBase: remoteBase,

@@ -1,4 +1,4 @@
-package shmem
+package runtime
 
 import (
 	"fmt"
@@ -58,11 +58,11 @@ type softIBGDA struct {
 // verbs.Ring (the store a ConnectX's UAR gets) and the NIC is
 // doorbell-driven: it executes only what that word announces (the
 // CPU-assisted mode, exercised on a GPU with the NIC emulated).
-func (r *runtime) startSoftIBGDA(cpuBell bool) error {
-	g := r.gpu
+func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
+	g := r.GPU
 	var remote []int
-	for pe := 0; pe < r.npes; pe++ {
-		if pe != r.me && g.Reachable(pe) {
+	for pe := 0; pe < r.NPEs; pe++ {
+		if pe != r.Me && g.Reachable(pe) {
 			remote = append(remote, pe)
 		}
 	}
@@ -70,10 +70,10 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	// pinned: per QP SQ + CQ + 4 records; slots, scratch words, report
 	hostN := uint64(nq)*(softIBGDASQ*ibgda.SendWQEBB+softIBGDACQEs*ibgda.CQESize+5*64) + ibgdaHostBytes(nq) + 4096
 	hostN = (hostN + 4095) &^ 4095
-	devN := ibgdaDevBytes(nq, r.npes, softIBGDACtx, softIBGDASQ)
+	devN := ibgdaDevBytes(nq, r.NPEs, softIBGDACtx, softIBGDASQ)
 	host, err := g.Ctx.MemHostAlloc(int(hostN), cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
 	if err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC queues in pinned memory", r.me)
+		return errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC queues in pinned memory", r.Me)
 	}
 	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host}
 	fail := func(err error) error {
@@ -89,10 +89,10 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	}
 	if uint64(hostD) != uint64(uintptr(host)) {
 		return fail(errors.Newf("goshmem: PE %d: Init: the soft NIC needs unified addressing (pinned memory at host %p is device %#x)",
-			r.me, host, uint64(hostD)))
+			r.Me, host, uint64(hostD)))
 	}
 	if s.dev, err = g.Ctx.MemAlloc(int(devN)); err != nil {
-		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC device state", r.me))
+		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC device state", r.Me))
 	}
 	mem := unsafe.Slice((*byte)(host), hostN)
 	clear(mem)
@@ -100,13 +100,13 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	hat := func(addr, n uint64) []byte { return mem[addr-hb.base : addr-hb.base+n] }
 	img := make([]byte, devN) // the GPU block, built here, copied once
 	var rqs []ibgda.RingQP
-	rkeys, bases := make([]uint32, r.npes), make([]uint64, r.npes)
+	rkeys, bases := make([]uint32, r.NPEs), make([]uint64, r.NPEs)
 	for pe := range rkeys {
 		rkeys[pe], bases[pe] = softIBGDAHeapKey(pe), uint64(g.PeerAddr(pe))
 	}
 	lay, err := r.layoutIBGDA(ibgdaSpec{
-		nctx: softIBGDACtx, remote: remote, heapLKey: softIBGDAHeapKey(r.me), rkey: rkeys, remoteBase: bases,
-		slotLKey: softIBGDASlotK, sqMax: softIBGDASQ, heapBase: uint64(g.PeerAddr(r.me)), heapSize: g.Size(),
+		nctx: softIBGDACtx, remote: remote, heapLKey: softIBGDAHeapKey(r.Me), rkey: rkeys, remoteBase: bases,
+		slotLKey: softIBGDASlotK, sqMax: softIBGDASQ, heapBase: uint64(g.PeerAddr(r.Me)), heapSize: g.Size(),
 		// the queues are host-pinned: kernels need system-scope doorbell
 		// ordering (backend.h's default), else they trap at the first call
 		flags: ibgda.StateHostQueues,
@@ -148,7 +148,7 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	if err := s.nic.RegisterMR(softIBGDASlotK, mem, ibgda.AccessLocalRead|ibgda.AccessLocalWrite); err != nil {
 		return fail(err)
 	}
-	for _, pe := range append([]int{r.me}, remote...) {
+	for _, pe := range append([]int{r.Me}, remote...) {
 		hr, err := g.HeapRegion(pe)
 		if err != nil {
 			return fail(err)
@@ -158,7 +158,7 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 		}
 	}
 	s.nic.SetAtomicHostEndian(true) // backend.h's signal / AMO word representation
-	s.nic.SetTimeout(r.policy.Timeout)
+	s.nic.SetTimeout(r.Policy.Timeout)
 	if err := g.PrimeSoftNIC(); err != nil { // no module loads while user kernels run
 		return fail(err)
 	}
@@ -171,7 +171,7 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 	if s.ringer != nil {
 		s.ringer.Start()
 	}
-	isRemote := make([]bool, r.npes)
+	isRemote := make([]bool, r.NPEs)
 	for _, pe := range remote {
 		isRemote[pe] = true
 	}
@@ -180,7 +180,7 @@ func (r *runtime) startSoftIBGDA(cpuBell bool) error {
 			s.ringer.Stop()
 		}
 		s.nic.Stop()
-		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.me))
+		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.Me))
 	}
 	r.softNIC = s
 	return nil

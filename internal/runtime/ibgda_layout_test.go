@@ -1,4 +1,4 @@
-package shmem
+package runtime
 
 import (
 	"encoding/binary"
@@ -19,7 +19,7 @@ import (
 // (NoQP for this PE), the key and base tables and each QP struct, for PE 1
 // of 3 with 2 contexts.
 func TestLayoutIBGDA(t *testing.T) {
-	r := &runtime{me: 1, npes: 3, policy: spin.Policy{Timeout: 3 * time.Second}}
+	r := &Runtime{Me: 1, NPEs: 3, Policy: spin.Policy{Timeout: 3 * time.Second}}
 	const devBase, hostBase = 0x7000_0000, 0x5000_0000
 	remote := []int{0, 2}
 	img := make([]byte, ibgdaDevBytes(4, 3, 2, 64))

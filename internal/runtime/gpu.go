@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/errs"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+	"github.com/goshmem/goshmem/symmetric"
+)
+
+// gpuBackend is the GPU symmetric heap: cuMemAlloc'd on every PE, mapped
+// to the node's peers with CUDA IPC (GOSHMEM_GPU: auto, on, off). Under
+// auto a PE without a usable GPU declines, and then no PE has a GPU heap
+// (AllocDevice explains why on every PE).
+type gpuBackend struct {
+	r    *Runtime
+	auto bool
+	t    *cudatr.Transport
+}
+
+// newGPUBackend is the GPU heap's backend, or nil (with r.GPUErr set)
+// when GOSHMEM_GPU turns it off.
+func (r *Runtime) newGPUBackend() (Backend, error) {
+	mode := r.Settings.String("GOSHMEM_GPU")
+	switch mode {
+	case "off", "0", "no":
+		r.GPUErr = errs.Hint(errs.ErrNotSupported, "unset GOSHMEM_GPU (or set it to auto) to use the GPU",
+			r.Me, "AllocDevice", "GOSHMEM_GPU=%s turned the GPU heap off", mode)
+		return nil, nil
+	case "auto", "on", "1", "yes":
+	default:
+		// The settings agree, so every PE fails here alike.
+		return nil, errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU=%q; want auto, on or off", mode)
+	}
+	return &gpuBackend{r: r, auto: mode == "auto"}, nil
+}
+
+func (b *gpuBackend) Name() string { return "GPU heap" }
+
+func (b *gpuBackend) Setup() ([]byte, error) {
+	r := b.r
+	size := (r.Settings.Size("GOSHMEM_DEVICE_HEAP_SIZE") + 4095) &^ 4095
+	if size <= cudatr.ControlBytes {
+		return nil, errs.Hint(errs.ErrInvalidArgument, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.Me, "Init",
+			"GOSHMEM_DEVICE_HEAP_SIZE=%d bytes; must exceed the %d-byte control area", size, cudatr.ControlBytes)
+	}
+	lr, _ := bootstrap.LocalRank(r.Boot)
+	t, rec, err := cudatr.Setup(r.Me, r.NPEs, lr, size, r.Settings.String("GOSHMEM_LIBCUDA"))
+	if err != nil {
+		if b.auto && errors.Is(err, errs.ErrNotSupported) {
+			return nil, Decline(err)
+		}
+		return nil, err
+	}
+	b.t = t
+	return rec, nil
+}
+
+func (b *gpuBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
+	r := b.r
+	if err := b.t.Connect(recs, r.Node); err != nil {
+		return nil, false, err
+	}
+	var err error
+	if r.GAlloc, err = symmetric.NewAllocator(b.t.Size()-cudatr.ControlBytes, GPUAlign); err != nil {
+		return nil, false, errs.Wrap(err, r.Me, "Init", "GPU heap allocator")
+	}
+	r.GPU = b.t
+	return nil, true, nil
+}
+
+func (b *gpuBackend) Drain(string, time.Duration) error { return nil }
+func (b *gpuBackend) Diagnose() string                  { return "" }
+
+// Info is the line on how kernels reach the other PEs' GPU heaps.
+func (b *gpuBackend) Info() []string {
+	r, g := b.r, b.t
+	isRem := map[int]bool{}
+	for _, pe := range g.RemotePEs() {
+		isRem[pe] = true
+	}
+	var p2p []int
+	for pe := 0; pe < r.NPEs; pe++ {
+		if !isRem[pe] {
+			p2p = append(p2p, pe)
+		}
+	}
+	return []string{fmt.Sprintf("PE %d: GPU %d (%s, PCI %s); kernels reach PEs %v by load/store (%s)",
+		r.Me, int(g.Dev), g.DevName, g.BusID, p2p, g.Name())}
+}
+
+func (b *gpuBackend) Close() error {
+	b.r.GPU = nil
+	if b.t == nil {
+		return nil
+	}
+	t := b.t
+	b.t = nil
+	return t.Close()
+}
+
+// gpuRemoteBackends is the phase after the GPU heap: how kernels reach
+// the peers CUDA IPC does not map (GOSHMEM_GPU_TRANSPORT), and the IBGDA
+// NIC check, which runs with or without a GPU heap.
+func (r *Runtime) gpuRemoteBackends() []Backend {
+	mode := r.Settings.String("GOSHMEM_GPU_TRANSPORT")
+	if mode == "ibgda" {
+		return []Backend{&ibgdaBackend{r: r}}
+	}
+	if r.GPU == nil {
+		if mode != "auto" && mode != "p2p" && mode != "proxy" {
+			return []Backend{&badSetting{r: r, err: errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_GPU_TRANSPORT=auto, p2p, proxy or ibgda",
+				r.Me, "Init", "GOSHMEM_GPU_TRANSPORT=%q is not a GPU transport", mode)}}
+		}
+		return nil
+	}
+	return []Backend{&proxyBackend{r: r}}
+}
+
+// badSetting is a backend whose Setup fails with err (a setting checked
+// where its backend would run, so that every PE fails in the same phase).
+type badSetting struct {
+	r   *Runtime
+	err error
+}
+
+func (b *badSetting) Name() string                                { return "settings" }
+func (b *badSetting) Setup() ([]byte, error)                      { return nil, b.err }
+func (b *badSetting) Connect(int, [][]byte) ([]byte, bool, error) { return nil, true, nil }
+func (b *badSetting) Drain(string, time.Duration) error           { return nil }
+func (b *badSetting) Diagnose() string                            { return "" }
+func (b *badSetting) Info() []string                              { return nil }
+func (b *badSetting) Close() error                                { return nil }
