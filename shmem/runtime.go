@@ -51,7 +51,7 @@ type runtime struct {
 
 	heapLen uint64
 	alloc   *symmetric.Allocator
-	galloc  *symmetric.Allocator     // the GPU heap's allocator (nil without one)
+	galloc  *symmetric.Allocator  // the GPU heap's allocator (nil without one)
 	tr      []transport.Transport // per peer
 
 	all  *quiet.Scope // every queue: PE-wide Quiet
@@ -170,7 +170,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 	return r, nil
 }
 
-func (r *runtime) local(off uint64, n int) []byte      { return r.c.Local(off, n) }
+func (r *runtime) local(off uint64, n int) []byte     { return r.c.Local(off, n) }
 func (r *runtime) localPtr(off uint64) unsafe.Pointer { return r.c.LocalPtr(off) }
 
 // fence orders q's operations on every transport (shmem_fence).
