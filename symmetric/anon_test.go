@@ -265,4 +265,3 @@ func TestAnonLazyCommit(t *testing.T) {
 	assert.Greater(t, after.Blocks, before.Blocks, "the touched page is committed")
 	assert.LessOrEqual(t, after.Blocks, int64(2<<20/512), "at most one (huge) page committed")
 }
-
