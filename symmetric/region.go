@@ -49,7 +49,8 @@ type Region struct {
 // file, with a hint); a size larger than the whole tmpfs, or a tmpfs with
 // no room left for even the region's first page or its inode →
 // ErrShmCapacity (with a hint). The caller owns the name: Unlink it once
-// every PE has opened it, or at exit.
+// every PE has opened it, or at exit; a process killed before that leaves
+// the file behind (CreateAnon's regions have no name to leave).
 func CreateRegion(name string, size uint64) (*Region, error) {
 	path, err := regionPath(name)
 	if err != nil {
