@@ -129,12 +129,12 @@ func CreateAnon(size uint64) (*Region, error) {
 // createAnon is CreateAnon in dir; tmpfile false takes the named-then-
 // unlinked fallback (for tests of that path).
 func createAnon(dir string, size uint64, tmpfile bool) (*Region, error) {
-	what := "unnamed region in " + dir
+	what := "(unnamed) in " + dir
 	if err := checkRegionSize("create", what, size); err != nil {
 		return nil, err
 	}
 	if err := checkShmIn(dir, size, true); err != nil {
-		return nil, errors.Wrapf(err, "create %s (%d bytes)", what, size)
+		return nil, errors.Wrapf(err, "create region %s (%d bytes)", what, size)
 	}
 	fd := -1
 	var err error
@@ -151,10 +151,10 @@ func createAnon(dir string, size uint64, tmpfile bool) (*Region, error) {
 	}
 	switch {
 	case errors.Is(err, unix.ENOSPC):
-		return nil, errors.WithHint(errors.Wrapf(ErrShmCapacity, "create %s: %s has no room for a new file: %v",
+		return nil, errors.WithHint(errors.Wrapf(ErrShmCapacity, "create region %s: %s has no room for a new file: %v",
 			what, dir, err), hintShmSize)
 	case err != nil:
-		return nil, errors.Wrapf(err, "symmetric: create %s", what)
+		return nil, errors.Wrapf(err, "symmetric: create region %s", what)
 	}
 	fail := func(err error) (*Region, error) {
 		_ = unix.Close(fd)
@@ -162,14 +162,14 @@ func createAnon(dir string, size uint64, tmpfile bool) (*Region, error) {
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EFBIG) {
-			return fail(errors.WithHint(errors.Wrapf(ErrShmCapacity, "create %s: reserve %d bytes: %v",
+			return fail(errors.WithHint(errors.Wrapf(ErrShmCapacity, "create region %s: reserve %d bytes: %v",
 				what, size, err), hintShmSize))
 		}
-		return fail(errors.Wrapf(err, "symmetric: create %s: reserve %d bytes", what, size))
+		return fail(errors.Wrapf(err, "symmetric: create region %s: reserve %d bytes", what, size))
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fail(errors.Wrapf(err, "symmetric: create %s: fstat", what))
+		return fail(errors.Wrapf(err, "symmetric: create region %s: fstat", what))
 	}
 	mem, err := mapRegion(fd, what, size)
 	if err != nil {
