@@ -22,10 +22,14 @@ var (
 	ErrInvalidName = errors.New("symmetric: invalid region name")
 	// ErrRegionExists: CreateRegion found the name already taken.
 	ErrRegionExists = errors.New("symmetric: region already exists")
-	// ErrRegionNotFound: OpenRegion found no region of that name.
+	// ErrRegionNotFound: OpenRegion found no region of that name, or
+	// OpenHandle found the owner exited or its fd closed or reused.
 	ErrRegionNotFound = errors.New("symmetric: region not found")
-	// ErrRegionSize: OpenRegion found a region of another size.
+	// ErrRegionSize: OpenRegion or OpenHandle found a region of another size.
 	ErrRegionSize = errors.New("symmetric: region size mismatch")
 	// ErrShmCapacity: /dev/shm is too small or too full for the request.
+	// CheckCapacity's error also matches errs.ErrHeapExhausted.
 	ErrShmCapacity = errors.New("symmetric: shared memory capacity exceeded")
+	// ErrInvalidHandle: ParseRegionHandle was given a malformed record.
+	ErrInvalidHandle = errors.New("symmetric: invalid region handle")
 )

@@ -20,19 +20,23 @@ const ShmDir = "/dev/shm"
 const hintShmSize = "lower GOSHMEM_SYMMETRIC_SIZE, or enlarge /dev/shm " +
 	"(mount -o remount,size=<bytes> /dev/shm; under Docker: --shm-size)"
 
-// Region is one PE's part of the symmetric heap: a POSIX shared-memory
-// object mapped MAP_SHARED read-write into this process. The mapping is
-// outside the Go heap; it stays valid after Unlink and until Close.
+// Region is one PE's part of the symmetric heap: a tmpfs file mapped
+// MAP_SHARED read-write into this process, either unnamed (CreateAnon,
+// OpenHandle) or a named POSIX shared-memory object (CreateRegion,
+// OpenRegion). The mapping is outside the Go heap; it stays valid after
+// Unlink and CloseHandle, until Close.
 //
 // A Region is safe for concurrent use, but Bytes and Base must not be used
 // (nor their results dereferenced) after Close.
 type Region struct {
-	name string
-	size uint64
+	name   string       // "" for an unnamed region
+	size   uint64       //
+	handle RegionHandle // unnamed regions: how peers open it
 
 	mu       sync.Mutex
 	mem      []byte // nil after Close
-	unlinked bool
+	fd       int    // CreateAnon's fd until CloseHandle or Close; else -1
+	unlinked bool   // no name to remove (unnamed, or Unlink done)
 }
 
 // CreateRegion creates the shared-memory object name (the file
@@ -45,7 +49,8 @@ type Region struct {
 // file, with a hint); a size larger than the whole tmpfs, or a tmpfs with
 // no room left for even the region's first page or its inode →
 // ErrShmCapacity (with a hint). The caller owns the name: Unlink it once
-// every PE has opened it, or at exit.
+// every PE has opened it, or at exit; a process killed before that leaves
+// the file behind (CreateAnon's regions have no name to leave).
 func CreateRegion(name string, size uint64) (*Region, error) {
 	path, err := regionPath(name)
 	if err != nil {
@@ -84,7 +89,7 @@ func CreateRegion(name string, size uint64) (*Region, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &Region{name: name, size: size, mem: mem}, nil
+	return &Region{name: name, size: size, mem: mem, fd: -1}, nil
 }
 
 // OpenRegion maps the existing shared-memory object name, which must be
@@ -122,7 +127,7 @@ func OpenRegion(name string, size uint64) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Region{name: name, size: size, mem: mem}, nil
+	return &Region{name: name, size: size, mem: mem, fd: -1}, nil
 }
 
 func mapRegion(fd int, path string, size uint64) ([]byte, error) {
@@ -165,29 +170,18 @@ func checkRegionSize(op, path string, size uint64) error {
 	return nil
 }
 
-// CheckShmCapacity reports whether total bytes of sparse reservations fit
-// in /dev/shm: it returns ErrShmCapacity (with a hint) if total exceeds the
-// tmpfs's size. A tmpfs mounted without a size limit accepts any total.
-//
-// The rule, and why: tmpfs lets ftruncate reserve any length and commits
-// pages on first touch, so reserving more than is free now is fine (that is
-// what lazy commit is for). But once the tmpfs is full, the next first
-// touch of a page is a SIGBUS, not an error. A reservation larger than the
-// whole tmpfs can never be fully used, so it is refused: CreateRegion
-// applies this to its own size; the runtime should call it with the
-// node-wide sum (local PEs × GOSHMEM_SYMMETRIC_SIZE) and decide whether
-// exceeding it is fatal or a warning.
-func CheckShmCapacity(total uint64) error {
-	return checkShm(total, false)
-}
+// checkShm refuses a single reservation of total bytes that is larger than
+// the whole tmpfs at ShmDir (touching its pages beyond the tmpfs's size
+// would SIGBUS); with needRoom it also requires room for one page and one
+// inode right now. The node-wide check is CheckCapacity.
+func checkShm(total uint64, needRoom bool) error { return checkShmIn(ShmDir, total, needRoom) }
 
-// checkShm is CheckShmCapacity; with needRoom it also requires room for
-// one page and one inode right now.
-func checkShm(total uint64, needRoom bool) error {
+// checkShmIn is checkShm for the tmpfs at dir.
+func checkShmIn(dir string, total uint64, needRoom bool) error {
 	var st unix.Statfs_t
-	if err := unix.Statfs(ShmDir, &st); err != nil {
-		return errors.WithHint(errors.Wrapf(err, "symmetric: statfs %s", ShmDir),
-			"POSIX shared memory needs a tmpfs mounted at "+ShmDir)
+	if err := unix.Statfs(dir, &st); err != nil {
+		return errors.WithHint(errors.Wrapf(err, "symmetric: statfs %s", dir),
+			"POSIX shared memory needs a tmpfs mounted at "+dir)
 	}
 	unit := uint64(st.Frsize)
 	if unit == 0 {
@@ -197,25 +191,54 @@ func checkShm(total uint64, needRoom bool) error {
 	if st.Blocks != 0 && total > fsSize { // Blocks == 0: tmpfs with no size limit
 		return errors.WithHint(errors.Wrapf(ErrShmCapacity,
 			"reserving %d bytes exceeds the size of %s (%d bytes, %d free); touching the pages beyond it would SIGBUS",
-			total, ShmDir, fsSize, fsFree), hintShmSize)
+			total, dir, fsSize, fsFree), hintShmSize)
 	}
 	if needRoom {
 		page := uint64(unix.Getpagesize())
 		if st.Blocks != 0 && fsFree < page {
 			return errors.WithHint(errors.Wrapf(ErrShmCapacity,
 				"%s has %d bytes free, less than one page (%d bytes) for the region's metadata",
-				ShmDir, fsFree, page), "remove stale files from "+ShmDir+" (crashed jobs), or "+hintShmSize)
+				dir, fsFree, page), "remove stale files from "+dir+" (crashed jobs), or "+hintShmSize)
 		}
 		if st.Files != 0 && st.Ffree == 0 {
-			return errors.WithHint(errors.Wrapf(ErrShmCapacity, "%s has no free inodes", ShmDir),
-				"remove stale files from "+ShmDir+" (crashed jobs), or raise its nr_inodes")
+			return errors.WithHint(errors.Wrapf(ErrShmCapacity, "%s has no free inodes", dir),
+				"remove stale files from "+dir+" (crashed jobs), or raise its nr_inodes")
 		}
 	}
 	return nil
 }
 
-// Name returns the region's name (its file is ShmDir/Name()).
+// Name returns the region's name (its file is ShmDir/Name()), or "" for an
+// unnamed region.
 func (r *Region) Name() string { return r.name }
+
+// Handle returns what other processes pass to OpenHandle to map an unnamed
+// region: for CreateAnon's region, its own handle; for OpenHandle's, the
+// handle it was opened with. A named region's handle is the zero value.
+func (r *Region) Handle() RegionHandle { return r.handle }
+
+// CloseHandle closes the fd that CreateAnon's region keeps for its peers;
+// call it once every peer has mapped the region (OpenHandle fails after
+// it). The mapping, here and in the peers, stays valid. It is a no-op for
+// other regions and when called again.
+func (r *Region) CloseHandle() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closeFD()
+}
+
+// closeFD closes r.fd; r.mu is held.
+func (r *Region) closeFD() error {
+	if r.fd < 0 {
+		return nil
+	}
+	fd := r.fd
+	r.fd = -1
+	if err := unix.Close(fd); err != nil {
+		return errors.Wrapf(err, "symmetric: close the fd of %s", r.handle)
+	}
+	return nil
+}
 
 // Size returns the region's length in bytes.
 func (r *Region) Size() uint64 { return r.size }
@@ -240,7 +263,8 @@ func (r *Region) Base() uintptr {
 
 // Unlink removes the region's name from /dev/shm; existing mappings (here
 // and in other processes) stay valid, and the memory is freed when the last
-// one is unmapped. A second Unlink of the same Region is a no-op.
+// one is unmapped. A second Unlink of the same Region, and Unlink of an
+// unnamed region, is a no-op.
 func (r *Region) Unlink() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -255,18 +279,27 @@ func (r *Region) Unlink() error {
 	return nil
 }
 
-// Close unmaps the region. It does not unlink the name. Closing twice is
-// not an error.
+// Close unmaps the region and closes its fd if CloseHandle has not. It
+// does not unlink the name. Closing twice is not an error.
 func (r *Region) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	fdErr := r.closeFD()
 	if r.mem == nil {
-		return nil
+		return fdErr
 	}
 	mem := r.mem
 	r.mem = nil
 	if err := unix.Munmap(mem); err != nil {
-		return errors.Wrapf(err, "symmetric: unmap region %s", filepath.Join(ShmDir, r.name))
+		return errors.Wrapf(err, "symmetric: unmap %s", r.describe())
 	}
-	return nil
+	return fdErr
+}
+
+// describe names the region in messages.
+func (r *Region) describe() string {
+	if r.name != "" {
+		return "region " + filepath.Join(ShmDir, r.name)
+	}
+	return r.handle.String()
 }

@@ -142,8 +142,8 @@ func TestRegionErrors(t *testing.T) {
 func TestRegionLazyCommit(t *testing.T) {
 	requireShm(t)
 	const size = 4 << 30
-	require.NoError(t, CheckShmCapacity(0))
-	if err := CheckShmCapacity(size); err != nil {
+	require.NoError(t, checkShm(0, false))
+	if err := checkShm(size, false); err != nil {
 		// A tmpfs smaller than 4 GiB is a property of this machine, not a bug.
 		t.Skipf("skipping: %s is smaller than 4 GiB: %v", ShmDir, err)
 	}
@@ -168,7 +168,7 @@ func TestRegionLazyCommit(t *testing.T) {
 	assert.GreaterOrEqual(t, (after.Blocks-before.Blocks)*512, page)
 }
 
-func TestCheckShmCapacity(t *testing.T) {
+func TestCheckShm(t *testing.T) {
 	requireShm(t)
 	var st unix.Statfs_t
 	require.NoError(t, unix.Statfs(ShmDir, &st))
@@ -176,8 +176,8 @@ func TestCheckShmCapacity(t *testing.T) {
 		t.Skipf("skipping: %s has no size limit", ShmDir)
 	}
 	fsSize := st.Blocks * uint64(st.Frsize)
-	assert.NoError(t, CheckShmCapacity(fsSize), "exactly the tmpfs size is allowed")
-	err := CheckShmCapacity(fsSize + 1)
+	assert.NoError(t, checkShm(fsSize, false), "exactly the tmpfs size is allowed")
+	err := checkShm(fsSize+1, false)
 	require.ErrorIs(t, err, ErrShmCapacity)
 	assert.Contains(t, err.Error(), "/dev/shm")
 	assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_SYMMETRIC_SIZE")
