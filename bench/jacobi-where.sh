@@ -7,7 +7,7 @@
 #   mps         a fresh MPS daemon over both GPUs
 #   mps-after1  a daemon started and quit with CUDA_VISIBLE_DEVICES=0 first
 #               (what bench/gpu-all.sh core's perf-1gpu step does), then a
-#               fresh one: the sequence of the 18:23 run whose Jacobi was slow
+#               fresh one
 # During each goshmem run nvidia-smi lists the compute processes per GPU.
 set -u
 OUTDIR=${1:?OUTDIR}; mkdir -p "$OUTDIR"

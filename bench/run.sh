@@ -6,7 +6,7 @@
 #
 #   peers: OpenSHMEM (Debian's OpenMPI oshmem over UCX) via bench/oshmem/run.sh,
 #          once with -seg heap (shmem_malloc buffers: direct load/store) and once
-#          with -seg data (static buffers: through UCX, BASELINES.md's figures);
+#          with -seg data (static buffers: RMA through UCX);
 #          the C floor (bench/oshmem/floor.c), which that script also runs.
 #
 # Writes bench/results/<YYYY-MM-DD-HHMMSS>-host/ (or $BENCH_OUT):

@@ -43,8 +43,8 @@ type Comm interface {
 // Direct is implemented by a Comm that can reach some peers' memory by
 // plain loads and stores (shared memory on one node). Sync then signals
 // with one release store and polls with inline loads, skipping the
-// transport calls: a two-PE barrier is about one cache-line handoff, and
-// the call layers were a fifth of it.
+// transport calls: a two-PE barrier is about one cache-line handoff, so
+// the call layers are a visible share of it (docs/host.md).
 type Direct interface {
 	// Word is the address of the 8-byte-aligned word at off in pe's
 	// symmetric region, or nil when pe is not load/store reachable.

@@ -7,9 +7,9 @@ import (
 )
 
 // Budget is the NIC state the triggered path may use per rank.
-// Ref: GICC (seed 003) §3.3: HPE Slingshot 11 has 256 deferred-work-queue
-// entries, trigger counters bounded at 2047 (shared by the ranks of a NIC),
-// and one triggered operation consumes two counters.
+// HPE Slingshot 11's limits: 256 deferred-work-queue entries, trigger
+// counters bounded at 2047 (shared by the ranks of a NIC), and one
+// triggered operation consumes two counters.
 type Budget struct {
 	DWQEntries    int    // deferred-work records armed at once
 	CounterMax    uint64 // largest value a trigger counter may reach
@@ -31,7 +31,6 @@ func Rounds(p int) int {
 // MaxPrestaged is how many barrier instances over P ranks could be
 // pre-staged at once within b: each takes R records and 2R counter
 // increments, so min(floor(DWQ/R), floor(CounterMax/(2R))).
-// Ref: GICC Table 2.
 func (b Budget) MaxPrestaged(p int) int {
 	r := Rounds(p)
 	if r == 0 {

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// GICC Table 2: barrier instances that fit on CXI (256 DWQ entries, counter
+// Barrier instances that fit on Slingshot 11 (256 DWQ entries, counter
 // range 2047) at representative scales.
 func TestTable2(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,5 +27,5 @@ func TestTable2(t *testing.T) {
 	assert.Equal(t, 0, Rounds(1))
 	assert.Equal(t, 1, Rounds(2))
 	assert.Equal(t, 2, Rounds(3))
-	assert.Equal(t, 30, Rounds(1<<30), "GICC §5.2: P = 10^9 needs R = 30")
+	assert.Equal(t, 30, Rounds(1<<30), "P = 10^9 needs R = 30")
 }

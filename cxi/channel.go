@@ -89,7 +89,7 @@ func (r *Rank) buildChannels() {
 				// Payload (header + arguments) first; its completion adds
 				// one to the trigger counter and so releases the sequence
 				// write (threshold 2): one GPU trigger releases both, in
-				// order (GICC §5.3).
+				// order.
 				ops[s] = []op{
 					{src: amSendOff(p, s) + 8, n: msgSize - 8, peer: p, dst: amMboxOff(r.pe, s) + 8, trigger: 1, thr: 1, chain: true},
 					{src: amSeqSrcOff(p, s), n: 8, peer: p, dst: amMboxOff(r.pe, s), trigger: 1, thr: 2, seq: true},
@@ -302,7 +302,8 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 // messages from p is written to p's `credit` word for us (host-issued).
 // One credit write is in flight at a time (its source is the one scratch
 // word) and the monitor does not wait for it: a delivery wait here would
-// stall every other slot (measured: 5-170 ms per credit on sockets).
+// stall every other slot (a sockets delivery can take many milliseconds;
+// docs/cxi.md).
 func (r *Rank) credits() bool {
 	if r.creditBusy {
 		return false

@@ -1,5 +1,5 @@
-// Package cxi is goshmem's Slingshot triggered path (DESIGN §7; GICC, seed
-// 003 §4-5): GPU kernels release NIC work the host pre-staged as libfabric
+// Package cxi is goshmem's Slingshot triggered path (docs/cxi.md): GPU
+// kernels release NIC work the host pre-staged as libfabric
 // deferred work, and a host monitor keeps that bounded work flowing.
 //
 // A deferred-work record is (trigger counter, threshold, operation,

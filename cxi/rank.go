@@ -517,14 +517,14 @@ func (r *Rank) fail(err error) {
 	r.mu.Unlock()
 }
 
-// monitor is the host monitor loop (GICC §4.4, §5.2): progress, doorbell
+// monitor is the host monitor loop: progress, doorbell
 // forwarding, retirement, re-arm, fallback, credits. It runs on a locked
 // OS thread and allocates nothing per instance. Idle policy (unless
 // Config.Spin): spin 256 passes, then sched_yield per pass (the thread
 // keeps its Go P and wakes at once), then, after 2 ms without work, a
-// 50 us nanosleep per pass. Never time.Sleep: the Go runtime's timers
-// wake a 20 us sleep after ~0.8 ms on this VM (measured), so a monitor
-// that slept through a trigger stalled it by about a millisecond.
+// 50 us nanosleep per pass. Never time.Sleep: the Go runtime's timer wakes
+// a short sleep far later than asked on a busy machine (docs/cxi.md), and
+// a monitor that sleeps through a trigger stalls it that long.
 func (r *Rank) monitor() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -557,7 +557,7 @@ func (r *Rank) monitor() {
 		// credits) when one is in flight, else every 64th pass (manual
 		// progress providers, stray entries): deferred records report
 		// through their counters, which step reads. An empty fi_cq_read
-		// costs ~0.2 us here, most of a pass.
+		// would be most of an idle pass's cost.
 		if len(r.link.pending) > 0 || iter&63 == 0 {
 			r.eng.progress()
 		}

@@ -28,8 +28,8 @@ import (
 // are therefore strictly in order, and the last one rung always covers the
 // last WQE published; several publications between two looks are announced
 // by one doorbell (coalesced, never dropped).
-// Ref: NVSHMEM ibgda_ring_db (prod_idx in the doorbell's index field);
-// seed 000 §3.1 (NVSHMEM's CPU-assisted mode).
+// Ref: NVSHMEM ibgda_ring_db (prod_idx in the doorbell's index field) and
+// NVSHMEM's CPU-assisted IBGDA mode.
 //
 // The doorbell records must be host-readable (queues in host memory).
 type Ringer struct {

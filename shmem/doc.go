@@ -49,7 +49,7 @@
 //
 // # Environment
 //
-// GOSHMEM_SYMMETRIC_SIZE, GOSHMEM_INFO, GOSHMEM_DEBUG, GOSHMEM_TIMEOUT,
-// GOSHMEM_TRANSPORT and GOSHMEM_BOOTSTRAP are read once, at Init; see the
-// README for their meaning.
+// Every GOSHMEM_* variable (GOSHMEM_SYMMETRIC_SIZE, GOSHMEM_TIMEOUT,
+// GOSHMEM_TRANSPORT, ...) is read once, at Init, from one table
+// (internal/env); docs/environment.md lists them all with their defaults.
 package shmem

@@ -1,4 +1,4 @@
-/* goshmem-perf cxi, GPU flavour: the seed's phase benchmark (GICC §3.1) and
+/* goshmem-perf cxi, GPU flavour: the phase benchmark (docs/cxi.md) and
  * the CXI trigger rows, against include/goshmem/cxi.h. Compiled to a fatbin
  * by `make fatbins` (bin/gpu/cxi.fatbin) and loaded with
  * shmem.LoadModuleFile; the Go side is cmd/goshmem-perf/cxi.go.
@@ -58,7 +58,7 @@ extern "C" __global__ void cxi_phases(double *out, long long iters, int phases, 
  * data the kernel wrote just before (an active message's payload; a
  * barrier's first round). release == 0: the posted store alone, what a
  * barrier round after the first pays (the previous round's acquire fence
- * already ordered everything) and what GICC's MMIO trigger is. res[2] ns and
+ * already ordered everything) and the shape of an MMIO counter write. res[2] ns and
  * res[3] cycles for `count` triggers. */
 extern "C" __global__ void cxi_triggers(unsigned long long *res, long long count, int release)
 {

@@ -8,7 +8,7 @@
 # Env: OSHBENCH_TIMEOUT (seconds for the oshrun step, default 300).
 #
 # oshrun needs "--mca opal_common_ucx_opal_mem_hooks 0" on this machine: without it
-# every oshmem program crashes with SIGSEGV in shmem_finalize (see shared/BASELINES.md).
+# every oshmem program crashes with SIGSEGV in shmem_finalize (Debian 12's OpenMPI 4.1.4 with UCX).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

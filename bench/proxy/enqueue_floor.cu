@@ -3,7 +3,7 @@
  * goshmemx_proxy_producer_uint64_p does, minus everything else, so the
  * cost of the store itself can be told from goshmem's. Not part of the
  * library; a diagnostic. Variants (per-iteration clock64, as px_enqueue):
- *   0  st.global.v2.u64 into host-pinned slots (the seed's "one posted 16 B store")
+ *   0  st.global.v2.u64 into host-pinned slots (the tuned "one posted 16 B store")
  *   1  0 + st.global.u64 of the head into GPU memory (what the producer does now)
  *   2  0 + st.global.u64 of the head into host-pinned memory
  *   3  st.global.v2.u64 into GPU memory (no PCIe)

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # bench/proxy/nomps.sh OUTDIR: the proxy's rate and loaded rows on two GPUs (one PE per
-# GPU) without the MPS daemon and then with it, to see whether MPS is what slows the
-# worker's CUDA submissions (2 ms per chain in the 2026-11-29 20:53 run, which ran every
-# row under MPS). Needs bin/goshmem-perf and bin/gpu/proxy.fatbin.
+# GPU) without the MPS daemon and then with it, to tell what MPS does to the worker's
+# CUDA submissions. Needs bin/goshmem-perf and bin/gpu/proxy.fatbin.
 set -u
 out=${1:?OUTDIR}; mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

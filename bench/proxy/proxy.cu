@@ -1,4 +1,4 @@
-/* goshmem-perf proxy kernels (issue 7): the CPU-proxy path of seed 000.
+/* goshmem-perf proxy kernels (issue 7): the CPU-proxy path (docs/proxy.md).
  * Every PE reaches the other through its proxy (GOSHMEM_GPU_TRANSPORT=proxy).
  * Timing as bench/gpu/kernels.cuh: clock64 per sample; meta[0..1] =
  * globaltimer at start/end, meta[2..3] = clock64 at start/end (the host
@@ -60,7 +60,7 @@ __device__ __forceinline__ void px_enqueue_run(uint64_t *dst, int peer, int ctx,
 }
 
 /* ctx 0: multi-producer default context; ctx >= 1: tuned single producer;
- * GOSHMEM_PROXY_MODE=baseline turns every ring into the seed's baseline. */
+ * GOSHMEM_PROXY_MODE=baseline turns every ring into the untuned baseline. */
 extern "C" __global__ void px_enqueue(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
                                       long long *samples, unsigned long long *meta)
 {
@@ -68,8 +68,8 @@ extern "C" __global__ void px_enqueue(uint64_t *dst, int peer, int ctx, int iter
 }
 
 /* The same through a producer in registers (proxy.h): on ctx's tuned ring
- * no load at all, one posted 16-byte store (and the posted head store), the
- * seed's tuned enqueue as it measures it. */
+ * no load at all, one posted 16-byte store (and the posted head store): the
+ * tuned enqueue at its smallest. */
 extern "C" __global__ void px_enqueue_producer(uint64_t *dst, int peer, int ctx, int iters, int warmup, int burst,
                                                long long *samples, unsigned long long *meta)
 {
@@ -95,7 +95,7 @@ extern "C" __global__ void px_put_quiet(uint64_t *dst, int peer, int ctx, int it
 }
 
 /* Round trip: PE 0 p's k into PE 1's flag, PE 1 answers k into PE 0's
- * flag (a polled data word, as the seed's mini-proxy RTT). Both through
+ * flag (a polled data word). Both through
  * ctx. flag values continue from base across launches. */
 __device__ void px_pingpong_body(uint64_t *flag, int me, int peer, int ctx, uint64_t base, int iters, int warmup,
                                  long long *samples)

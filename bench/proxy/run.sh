@@ -158,12 +158,12 @@ row() {
 : >"$out/latency.jsonl"; : >"$out/rate.jsonl"; : >"$out/loaded.jsonl"
 echo "== $(date -u +%FT%TZ) on $(hostname), budget ${BUDGET}s"; nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)|MHz' | head -4
 
-# 1. one 8 B operation (seed Table 3): tuned (producer in registers, ctx p,
+# 1. one 8 B operation: tuned (producer in registers, ctx p,
 #    default context) and baseline enqueue, put + completion, round trip
 row latency 30 1 4 16 tuned -rows enqueue,put_quiet,rtt -iters 10000
 row latency 30 1 4 16 baseline -rows enqueue,put_quiet,rtt -iters 10000
 
-# 2. loaded round trip, 64 background CTAs on each PE (seed Fig. 6 / Table 11):
+# 2. loaded round trip, 64 background CTAs on each PE:
 #    two workers, one ring for the default context; the probe shares it
 #    (probe-ctx 0: it queues behind the bulk chains; few iterations, as each
 #    takes that long) or has context 1's reserved ring, which the second
@@ -172,12 +172,10 @@ row latency 30 1 4 16 baseline -rows enqueue,put_quiet,rtt -iters 10000
 row loaded 30 2 1 16 tuned -rows loaded -bg 64 -probe-ctx 1 -iters 100 -warmup 10
 row loaded 40 2 1 16 tuned -rows loaded -bg 64 -probe-ctx 0 -iters 10 -warmup 2
 
-# 3. message rate against workers T and chain B at R=4 (seed Fig. 7), rings R
-#    at T=4 B=16, from 8 CTAs x 2000 puts; the rows most likely to be slow
-#    (small B) last. One 64-CTA row for reference: with 64 CTAs posting
-#    through px_rate every driver submission of the worker took ~250 us on
-#    the H200 (bench/results/2026-11-29-235800-gpu-h200x2-proxy-batch), not
-#    understood yet.
+# 3. message rate against workers T and chain B at R=4, rings R at T=4 B=16,
+#    from 8 CTAs x 2000 puts; the rows most likely to be slow (small B) last.
+#    One 64-CTA row for reference: many posting and waiting CTAs load the
+#    host link the worker's driver submissions use (docs/proxy.md).
 for T in 1 2 4; do row rate 15 $T 4 16 tuned -rows rate -ctas 8 -per-cta 2000; done
 for R in 1 16; do row rate 15 4 $R 16 tuned -rows rate -ctas 8 -per-cta 2000; done
 for B in 4 1; do
@@ -196,8 +194,8 @@ device_rows() { # name limit transport variant only
     echo "== device rows over $3 (limit ${limit}s)"
     export GOSHMEM_PROXY_WORKERS=1 GOSHMEM_PROXY_RINGS=4 GOSHMEM_PROXY_BATCH=16 GOSHMEM_PROXY_MODE=tuned
     # kernels that reach peers through the proxy need GOSHMEM_REMOTE_TRANSPORTS;
-    # built so, the block-scope kernels take 142-150 registers a thread, so a
-    # 1024-thread block cannot launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): 256
+    # built so, the block-scope kernels take too many registers a thread for
+    # a 1024-thread block to launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): 256
     local mod=bin/gpu/perf.fatbin bt=1024
     [ "$3" = proxy ] && mod=bin/gpu/perf_remote.fatbin bt=256
     GOSHMEM_GPU_TRANSPORT=$3 run_limited "$limit" $MPIRUN $PERF device -module $mod -block-threads $bt -json -diag=false -variant "$4" \
@@ -222,7 +220,7 @@ device_rows device_p2p 40 p2p p2p '^(p_lat|pingpong_p)$'
     echo "- date: $(date -u +%FT%TZ); host $(hostname); $(nvidia-smi -L | head -1); $(($(date +%s) - T0)) s"
     echo "- CPU: $(lscpu | grep 'Model name' | sed 's/.*: *//')"
     echo "- 2 PEs with MPS, GOSHMEM_GPU_TRANSPORT=proxy (one node: the workers submit CUDA copies/stream writes/atomic kernels, no NIC)"
-    echo "- seed 000 Table 3 (P-IB, tuned mini-proxy): issue 0.13 us, put+completion 4.10 us, RTT 5.89 us; baseline 2.27 / 7.07 / 14.59 us"
+    echo "- published tuned CPU proxy (InfiniBand): issue 0.13 us, put+completion 4.10 us, RTT 5.89 us; baseline 2.27 / 7.07 / 14.59 us"
     echo
     echo "## rows"
     echo

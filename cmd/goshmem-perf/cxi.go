@@ -24,9 +24,9 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// CXI mode: the GPU-triggered path (DESIGN §7, GICC seed 003).
+// CXI mode: the GPU-triggered path (docs/cxi.md).
 //
-//   - cxi_phase: the seed's phase benchmark (§3.1). A fixed amount of
+//   - cxi_phase: the phase benchmark. A fixed amount of
 //     compute is split into N phases. host-driven: every phase is one
 //     "kernel", then kernel end, a host barrier (shmem.BarrierAll) and a
 //     relaunch. gpu-triggered: one kernel runs every phase with
@@ -34,7 +34,7 @@ import (
 //     slowdown T(N)/T(1) and the time per coordination point
 //     (T(N)-T(1))/(N-1).
 //   - cxi_trigger: GPU cost of one trigger (the release store the kernel
-//     makes; GICC's 0.11 us).
+//     makes; target 0.11 us, a GPU's MMIO counter write).
 //   - cxi_rearm: the monitor's re-arm time per deferred-work record, and
 //     the part of it spent in the provider's calls.
 //   - cxi_rearm_raw: the provider alone re-arming records of the same
@@ -162,7 +162,7 @@ func runCXI(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if os.Getenv("FI_SOCKETS_PE_WAITTIME") == "" {
-		os.Setenv("FI_SOCKETS_PE_WAITTIME", "0") // before libfabric initializes (BASELINES.md)
+		os.Setenv("FI_SOCKETS_PE_WAITTIME", "0") // before libfabric initializes (see cxi/engine.go)
 	}
 	if os.Getenv("GOSHMEM_GPU") == "" {
 		os.Setenv("GOSHMEM_GPU", map[string]string{"cpu": "off", "gpu": "on"}[o.flavour])
@@ -472,9 +472,10 @@ func (b *cxiBench) triggerRow() error {
 			TargetUS: 0.11, Emulation: emulationLabel + "; the timed store is the emulated trigger's only instruction (release store)"})
 		return shmem.BarrierAll()
 	}
-	// GPU: the posted store alone (a barrier round after the first, GICC's
-	// MMIO write: the target row) and with the release fence a trigger needs
-	// when the triggered operation reads data the kernel just wrote.
+	// GPU: the posted store alone (a barrier round after the first, the
+	// shape of an MMIO counter write: the target row) and with the release
+	// fence a trigger needs when the triggered operation reads data the
+	// kernel just wrote.
 	for _, v := range []struct {
 		name    string
 		release int32
@@ -703,7 +704,7 @@ func (b *cxiBench) summary(w io.Writer) {
 	h, okh := b.find("cxi_phase", "host-driven", last)
 	g, okg := b.find("cxi_phase", "gpu-triggered", last)
 	if okh && okg {
-		fmt.Fprintf(w, "#   slowdown at N=%d: host-driven %.3fx, gpu-triggered %.3fx (target <= 1.05x); per coordination point: host-driven %.3f us, gpu-triggered %.3f us (GICC: 25.2 -> 0.11 us)\n",
+		fmt.Fprintf(w, "#   slowdown at N=%d: host-driven %.3fx, gpu-triggered %.3fx (target <= 1.05x); per coordination point: host-driven %.3f us, gpu-triggered %.3f us (published GPU-triggered design: 25.2 -> 0.11 us)\n",
 			last, h.Slowdown, g.Slowdown, h.PerCoordUS, g.PerCoordUS)
 		if g.Detail != "" {
 			fmt.Fprintf(w, "#   gpu-triggered N=%d: %s\n", last, g.Detail)

@@ -48,7 +48,7 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	var o hostOpts
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&o.iters, "iters", 100000, "iterations per latency row (sizes > 32 KiB scaled down like oshbench; >= 10000 for DESIGN §8)")
+	fs.IntVar(&o.iters, "iters", 100000, "iterations per latency row (sizes > 32 KiB scaled down like oshbench; >= 10000 for a stable median)")
 	fs.IntVar(&o.warmup, "warmup", 1000, "warm-up iterations before each row")
 	fs.IntVar(&o.barrierIters, "barrier-iters", -1, "iterations of barrier and alloc_free (-1: iters/10)")
 	fs.IntVar(&o.minSize, "minsize", 8, "smallest size of put_lat/get_lat (put_bw starts at max(4096, minsize))")

@@ -455,7 +455,7 @@ func (b *ibbed) issue() error {
 	return nil
 }
 
-// rateCfg is one message-rate configuration (seed 000 Table 5's columns).
+// rateCfg is one message-rate configuration (CTAs, threads per CTA, QPs).
 type rateCfg struct {
 	ctas, threads, qps int
 	mapping            int32 // 0 thread, 1 warp, 2 CTA, 3 SM
@@ -657,9 +657,9 @@ func (t *ibgdaTable) Write(r Row) {
 	fmt.Fprintf(t.w, "%-60s %-5s %7d %12.3f %10.3f  %s\n", r.Config, r.Scope, r.Iters, r.MedianUS, r.P99US, r.Timing)
 }
 
-// targets prints issue 4's H200 targets against this run's rows (the seed's
-// Table 3-5 figures are a real ConnectX-7 path; these rows are the GPU
-// side with the NIC emulated or off).
+// targets prints issue 4's H200 targets against this run's rows (the
+// targets are published figures of a real ConnectX-7 path; these rows are
+// the GPU side with the NIC emulated or off).
 func (b *ibbed) targets() {
 	find := func(name, variant, scope, cfgPrefix string) (Row, bool) {
 		for _, r := range b.rows {

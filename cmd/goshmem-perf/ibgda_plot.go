@@ -15,8 +15,8 @@ import (
 )
 
 // writeQuietPlot draws ibgda_put_quiet (put + completion, median and p99)
-// against the QP count, ctx quiet and PE-wide quiet as two curves (the shape
-// of seed 000's Figure 4), into a PNG file.
+// against the QP count, ctx quiet and PE-wide quiet as two curves, into a
+// PNG file.
 func writeQuietPlot(path string, rows []Row, subtitle string) error {
 	p := plot.New()
 	p.Title.Text = "ibgda_put_quiet: 8 B put + quiet vs QPs (soft NIC = emulation)"

@@ -4,7 +4,7 @@
 // JSON lines for machines (--json; the same fields as bench/oshmem's
 // oshbench, so rows of both join on name and size), and a PNG plot for
 // people (--plot). Every comparison is a ratio against a peer measured in the
-// same run on the same machine (DESIGN.md §8).
+// same run on the same machine, so machine load moves both sides alike.
 //
 // Usage:
 //

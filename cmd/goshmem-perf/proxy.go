@@ -17,12 +17,12 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// `goshmem-perf proxy`: the CPU-proxy path (issue 7, seed 000 §4.1-§4.2).
+// `goshmem-perf proxy`: the CPU-proxy path (docs/proxy.md).
 // Run with GOSHMEM_GPU_TRANSPORT=proxy (every peer through the proxy) under
 // mpirun -np 2 with MPS when both PEs share a GPU. Rows (PE 0's view):
 //   proxy_enqueue   issue cost of one 8 B p (ctx 0: multi-producer; ctx 1: tuned single producer;
-//                   producer_ctx1: through goshmemx_proxy_producer_*, head in registers: the seed's
-//                   "single posted 16-byte store")
+//                   producer_ctx1: through goshmemx_proxy_producer_*, head in registers: one
+//                   posted 16-byte store)
 //   proxy_put_quiet p + ctx_quiet (put + completion)
 //   proxy_rtt       p + wait round trip through ctx 1
 //   proxy_rate      8 B nbi puts/s from -ctas CTAs on the default context (bw_gbs column: M msg/s)

@@ -66,7 +66,7 @@ func sweepRows(aNew, a []float32, nx, lo, hi int) float64 {
 
 // pool is a fixed set of worker goroutines that split a sweep's rows among
 // them. A persistent pool and a sync.WaitGroup with fresh goroutines per
-// sweep measured the same here (a sweep is milliseconds; either dispatch is
+// sweep perform alike (a sweep is milliseconds; either dispatch is
 // microseconds); the pool keeps the hot loop free of allocations.
 type pool struct {
 	workers int

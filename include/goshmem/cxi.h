@@ -1,4 +1,4 @@
-/* goshmem device API: the CXI GPU-triggered path (DESIGN §7, GICC seed §4-5).
+/* goshmem device API: the CXI GPU-triggered path (docs/cxi.md).
  *
  * On Slingshot a kernel cannot post NIC work; it can only release work the
  * host pre-staged as libfabric deferred work (fi_trigger(3) FI_QUEUE_WORK:
@@ -60,7 +60,7 @@ typedef struct goshmemi_cxi_slot {
 } goshmemi_cxi_slot_t;
 
 /* An active message: the sequence first (the release indicator), then the
- * header {handler id, source PE, flags} and the arguments (GICC §5.3). */
+ * header {handler id, source PE, flags} and the arguments. */
 typedef struct goshmemx_cxi_msg {
     uint64_t seq;
     uint32_t handler;

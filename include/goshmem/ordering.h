@@ -124,9 +124,9 @@ GOSHMEMI_FN void goshmemi_release_store_u64(uint64_t *p, uint64_t v, int sys)
  * everything released before the value it reads (a release store, or a
  * fence + relaxed store, of the writer). Polls use it directly: on sm_90
  * ld.acquire is LDG.STRONG + CCTL.IVALL (an L1 invalidate, no MEMBAR), while
- * a relaxed poll + fence.acq_rel costs a MEMBAR.ALL on top (measured on
- * H200: p ping-pong round trip 1.38 -> 0.66 us on one GPU, 2.88 -> 1.69 us
- * over NVLink; bench/results/2026-11-29-*-diag). CUDA: ld.acquire.{gpu,sys}. */
+ * a relaxed poll + fence.acq_rel costs a MEMBAR.ALL on top (goshmem-perf
+ * device's diag_pp_* rows measure both; docs/gpu.md). CUDA:
+ * ld.acquire.{gpu,sys}. */
 #if GOSHMEMI_CUDA
 #define GOSHMEMI_ACQUIRE_LD(BITS, CT, REGC)                                                                           \
     GOSHMEMI_FN uint##BITS##_t goshmemi_acquire_load_u##BITS(const volatile void *p, int sys)                         \

@@ -8,15 +8,15 @@
  * host memory), and reports completion through a counter per ring in GPU
  * memory, written in stream order after the operation's data
  * (cuStreamWriteValue64), so a thread that sees the counter sees the data.
- * This is the tuned mini-proxy of seed 000 (§4.1 "Reducing the Proxy
- * Enqueue Cost", §4.2), with its baseline kept for comparison.
- * Ref: seeds/000_fd12a6a1094fd2f4.txt §4.1 Table 3, §4.2, Appendix C.2.
+ * The tuned protocol makes an inline request one posted 16-byte store; the
+ * untuned baseline (atomic reservation, a PCIe read of the consumer index,
+ * two-store publication) is kept to measure what the tuning buys.
  *
  * Rings and contexts. goshmemi_proxy_state_t (GPU memory, built by the
  * host) holds up to GOSHMEMI_PROXY_MAX_RINGS rings; device context c uses
  * rings [ctx_first[c], ctx_first[c] + ctx_count[c]) and never shares them
  * with another context, so a latency-sensitive context does not queue
- * behind bulk traffic (seed Fig. 6, Table 11). Within a context a thread
+ * behind bulk traffic. Within a context a thread
  * uses ring ctx_first + (linear block index % ctx_count): one thread's
  * requests always go through one ring, and the worker applies a ring's
  * requests in order, so goshmem_fence needs no work on this path.
@@ -24,7 +24,7 @@
  * c - 1 is context c's (c >= 1), and the default context's rings follow,
  * so a post on c >= 1 finds its ring without reading the table: the enqueue
  * reads the ring's two lines at once and nothing before them (each
- * dependent load is a GPU L2 round trip of ~0.15 us; see "Enqueue cost").
+ * dependent load is an L2 round trip; see "Enqueue cost").
  *
  * Producer protocols (ring->mode, chosen by the host per context):
  *   GOSHMEMI_PROXY_SPSC (tuned): one producer at a time per ring (the
@@ -37,33 +37,28 @@
  *       phase (lap parity) bit in the descriptor, so enqueue is ONE posted
  *       16-byte store (st.relaxed.sys.v2.u64), no flag write, no fence for
  *       inline requests. Default for contexts >= 1. goshmemx_proxy_producer_*
- *       (below) keeps head and the cached index in registers: the seed's
- *       "single posted 16-byte store" with no load at all.
+ *       (below) keeps head and the cached index in registers: one posted
+ *       16-byte store and no load at all.
  *   GOSHMEMI_PROXY_MPSC: any number of producers (the default context,
  *       which every thread of every kernel may use): a device atomic
  *       (atom.add.gpu) reserves the slot, the cached consumer index is
  *       shared (raised with red.max; read before the atomic so both are in
  *       flight together), publication is the same single store; a full ring
  *       is polled on ring->done in GPU memory as above.
- *   GOSHMEMI_PROXY_BASELINE (seed's baseline mini-proxy): device atomic
+ *   GOSHMEMI_PROXY_BASELINE (the untuned baseline): device atomic
  *       reservation, a PCIe read of the host-resident consumer index
  *       (ring->tail, written by the worker's stream for baseline rings only)
  *       on every request, and publication by two stores, the second a
  *       system-scope release. Kept to measure what tuning buys.
  *
- * Enqueue cost (H200, bench/results/2026-11-29-182943-gpu-h200x2-paths):
- * the tuned enqueue measured 0.57 us (1130 SM cycles) and was four
- * dependent global loads deep in the SASS (nctx, branch -> ctx_first and
- * ctx_count -> the ring's line 0, branch on mode -> head and cached_tail,
- * then the store): 1130 cycles fit four L1 misses of ~280 cycles each
- * (not measured one by one: whether a line stays in L1 after this thread's
- * own store, as the head line is, is not documented); the MPSC
- * one 1.02 us (the same chain, then atom.add, and only then the
- * cached_tail load). Now: SPSC issues ring c - 1's line 0 and line 1
- * together (one round trip) and stores; MPSC reads the table's first line,
- * then issues the ring's line 0, cached_tail and atom.add together. A p's
- * value travels in a register (goshmemi_remote_put_value), not through
- * the stack.
+ * Enqueue cost: a single posting thread pays every dependent global load
+ * before its store as a full cache miss, so the post is kept one round trip
+ * deep. SPSC issues ring c - 1's line 0 and line 1 together (no table
+ * lookup: the placement rule above) and stores; MPSC reads the table's
+ * first line, then issues the ring's line 0, cached_tail and atom.add
+ * together. A p's value travels in a register (goshmemi_remote_put_value),
+ * not through the stack. Check the SASS depth and re-run bench/proxy/run.sh
+ * (docs/proxy.md) before adding a load to this path.
  *
  * Descriptor (two little-endian u64 words, 16-byte aligned):
  *   w0: bit 0 phase | bits 1-5 op | bits 6-15 pe | bits 16-23 arg | bits 24-63 roff
@@ -87,8 +82,8 @@
  * equals ((t / nslots) & 1) ^ 1; rings start zeroed, so lap 0 expects 1.
  * The worker reads w0 (acquire), then w1. Single-store publication relies
  * on a 16-byte aligned posted write reaching host memory as one PCIe TLP
- * that the CPU observes whole (the seed's tuned protocol does the same);
- * BASELINE does not (w1 first, then w0 with release).
+ * that the CPU observes whole; BASELINE does not rely on it (w1 first,
+ * then w0 with release).
  *
  * Completion and replies. ring->done (GPU memory): every ticket below
  * (done & ~GOSHMEMI_PROXY_DONE_ERR) has completed and its slot is free
@@ -316,7 +311,8 @@ GOSHMEMI_FN void goshmemi_proxy_publish_release(uint64_t *slot, uint64_t w0, uin
 
 /* Makes this thread's earlier stores (a referenced payload in the GPU heap,
  * an extension slot) visible to the CPU worker and to the copy engine it
- * drives before the descriptor that names them: rule (1) of seed §3.2. */
+ * drives before the descriptor that names them (a worker that sees the
+ * descriptor may read the payload at once). */
 GOSHMEMI_FN void goshmemi_proxy_payload_to_worker_barrier(void) { goshmemi_order_fence(1); }
 
 /* After a completion counter or reply ticket was seen: later loads see the
@@ -413,8 +409,8 @@ typedef struct goshmemi_proxy_waiter {
 } goshmemi_proxy_waiter_t;
 
 /* status->dead is read at most once per this many ns of one wait: it is
- * host-pinned, and every read is a PCIe round trip; with 64 CTAs waiting,
- * one read per 64 polls each was millions of reads a second, through the
+ * host-pinned, and every read is a PCIe round trip: many waiting CTAs
+ * reading it every few polls would make millions of reads a second, on the
  * same host link the worker's driver submissions (pushbuffer fetches) and
  * the descriptors travel. */
 #define GOSHMEMI_PROXY_DEAD_CHECK_NS 100000ull
@@ -458,7 +454,7 @@ GOSHMEMI_COLD void goshmemi_proxy_rejected(goshmemi_proxy_state_t *ps, int ring,
  * and returns it. Tuned and MPSC rings read it from ring->done (GPU
  * memory, L2): the worker's stream writes it after the chain it covers, so
  * every slot below it is free (its inline payload was read by then). The
- * baseline reads the host-resident tail over PCIe, as the seed's does. The
+ * baseline reads the host-resident tail over PCIe (what tuning removes). The
  * error bit of done is not part of the index (a rejection is reported by
  * the next quiet, not here). */
 GOSHMEMI_COLD uint64_t goshmemi_proxy_wait_space(goshmemi_proxy_state_t *ps, goshmemi_proxy_ring_t *ring, uint64_t need,
@@ -577,7 +573,7 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_post_shared(goshmemi_proxy_state_t *ps, gosh
 #endif
     const uint64_t size = 1ull << lg;
     if (c->mode == GOSHMEMI_PROXY_BASELINE) {
-        /* the seed's baseline reads host-resident progress on every request */
+        /* the baseline reads host-resident progress on every request */
         goshmemi_proxy_wait_space(ps, ring, t + k > size ? t + k - size : 0, c->mode);
     } else if (GOSHMEMI_UNLIKELY(t + k > ct + size)) {
         goshmemi_proxy_wait_space(ps, ring, t + k - size, c->mode);
@@ -616,8 +612,8 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_post(goshmemi_proxy_state_t *ps, goshmemi_pr
 }
 
 /* ---- a private producer in registers (extension) ------------------------ *
- * goshmemx_proxy_producer_t is the seed's tuned producer as it measures it
- * (§4.1 "Reducing the Proxy Enqueue Cost"): the thread that owns a context
+ * goshmemx_proxy_producer_t is the tuned producer at its smallest: the
+ * thread that owns a context
  * c >= 1 (tuned protocol: one producer per ring) holds the ring's head and
  * its cached consumer index in registers, so an inline request costs no
  * load at all, only the one posted 16-byte store of the descriptor and a

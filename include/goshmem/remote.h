@@ -62,11 +62,10 @@
 /* Compile-time gate (CUDA only). The remote backends (proxy rings, IBGDA
  * WQE builders) are large: compiled into a kernel they raise its register
  * count for every thread, whether a remote PE is ever addressed or not
- * (ptxas counts a kernel's callees: perf_put_block went from 38 to 146
- * registers and no longer launched with 1024 threads; Jacobi's kernel
- * spilled). So on CUDA they are compiled only when the kernel asks for them
- * with -DGOSHMEM_REMOTE_TRANSPORTS (or #define before including goshmem.h);
- * otherwise a PE without load/store access traps with
+ * (ptxas counts a kernel's callees: enough to stop a 1024-thread launch and
+ * make Jacobi's kernel spill; docs/gpu.md). So on CUDA they are compiled
+ * only when the kernel asks for them with -DGOSHMEM_REMOTE_TRANSPORTS (or
+ * #define before including goshmem.h); otherwise a PE without load/store access traps with
  * GOSHMEMI_ERR_REMOTE_UNAVAILABLE and a message naming the macro. Host mode
  * always has them (the CPU tests exercise them). */
 #if !GOSHMEMI_CUDA || defined(GOSHMEM_REMOTE_TRANSPORTS)
@@ -259,9 +258,9 @@ GOSHMEMI_FN int goshmemi_remote_configured(void)
  * flags computed side by side; anything else (a bad argument, a PE reached
  * by load/store, a full ring) takes the general path below, which reports
  * errors and waits. Each post is a short dependent chain of single-thread
- * instructions, so its issue cost is their count: the general path alone
- * took 316 cycles a post on the H200, the floor of the store itself ~57
- * (bench/proxy/enqueue_floor.cu). */
+ * instructions, so its issue cost is their count, far above the posted
+ * store's own (bench/proxy/enqueue_floor.cu measures that floor; numbers in
+ * docs/proxy.md). */
 GOSHMEMI_FN void goshmemx_proxy_producer_uint64_p(goshmemx_proxy_producer_t *p, uint64_t *dest, uint64_t value, int pe)
 {
 #if GOSHMEMI_REMOTE_ENABLED

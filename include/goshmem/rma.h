@@ -47,8 +47,8 @@
  * above 2 GiB go in pieces, so that an index plus two strides of at most
  * 1024 threads never wraps), and the 16-byte body keeps two loads in flight per thread, not four: a
  * 1024-thread block already has 2048 loads in flight. With 64-bit indices
- * and four loads, Jacobi's kernel needed 57 registers, one 1024-thread block
- * per SM instead of two, and ran at half speed (H200, 2026-11-29). */
+ * and four loads, Jacobi's kernel fits one 1024-thread block per SM instead
+ * of two (docs/gpu.md); check cuobjdump --dump-resource-usage after a change. */
 #define GOSHMEMI_COPY_WIDTH(W, VT)                                                                                    \
     if ((((d ^ s) & (W - 1)) == 0) && n >= W) {                                                                       \
         uint32_t head = (uint32_t)((W - (d & (W - 1))) & (W - 1));                                                    \
@@ -106,7 +106,7 @@ GOSHMEMI_FN unsigned goshmemi_lane(void) { return goshmemi_block_tid() & 31u; }
 
 /* One thread: word-sized, aligned copies (the common p/put of one element
  * or a signal payload) are one load and one store; the general loop costs
- * measurably more on the put + quiet latency path (~0.15 us on H200). */
+ * measurably more on the put + quiet latency path (diag_put_* rows). */
 GOSHMEMI_FN void goshmemi_copy_thread(void *dst, const void *src, size_t n)
 {
     uintptr_t a = (uintptr_t)dst | (uintptr_t)src;
@@ -173,8 +173,8 @@ GOSHMEMI_FN void goshmemi_copy_block(void *dst, const void *src, size_t n) { gos
 /* A one-thread put of one aligned 8-byte word (putmem of 8 bytes, put64,
  * a signal payload) loads the source word first and then translates dest,
  * so the load's latency (an L2 round trip after a quiet's L1 invalidation)
- * overlaps the translation instead of following it: 0.71 -> 0.55 us for
- * putmem 8 B + quiet on one H200 in the diag_put rows. Any other put goes
+ * overlaps the translation instead of following it (put_lat and the
+ * diag_put rows of goshmem-perf device; docs/gpu.md). Any other put goes
  * through goshmemi_copy_<group>. */
 #define GOSHMEMI_PUT_AS(GROUP, dest, source, nbytes, pe, nbi)                                                         \
     do {                                                                                                              \

@@ -7,8 +7,8 @@
  * sees the satisfying value is itself the acquire: every store the writer
  * released before that value (put + fence + p, put_signal, quiet +
  * signal_op) is visible to the caller afterwards. No fence follows the
- * loop: a fence.acq_rel there is a MEMBAR.ALL (about 0.3-0.6 us on H200),
- * an acquire load only invalidates L1 (goshmemi_acquire_load_u*).
+ * loop: a fence.acq_rel there is a MEMBAR.ALL, while an acquire load only
+ * invalidates L1 (goshmemi_acquire_load_u*; diag_pp_* rows, docs/gpu.md).
  * CUDA: ld.acquire.{sys,gpu} loop.
  * Ref: OpenSHMEM 1.5 §9.10 (point-to-point synchronization routines).
  *

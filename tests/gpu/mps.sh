@@ -2,7 +2,7 @@
 # (source it: `. tests/gpu/mps.sh; mps_start; ...; mps_stop`). MPS changes
 # no GPU setting; it lets the kernels of several processes on one GPU run at
 # the same time (without it they are time-sliced: device barriers and
-# ping-pongs across PEs cost a time slice each). BASELINES.md, GPU section.
+# ping-pongs across PEs cost a time slice each).
 mps_started=0
 mps_start() {
     export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/mps_pipe}

@@ -92,8 +92,8 @@ check "-rdc device link with GOSHMEM_DEFINE_DEVICE_STATE in one TU" bash -c "
     cuobjdump -symbols $out/rdc_ab | grep -qw goshmemi_device_state"
 
 # Register budget of Jacobi's sweep kernel: 1024-thread blocks need <= 32
-# registers for two blocks per SM. The block put it inlines once pushed it
-# to 57 (one block per SM) and halved its speed on H200: keep it honest.
+# registers for two blocks per SM. A heavier inlined block put pushes it past
+# that (one block per SM, half the speed: docs/gpu.md): keep it honest.
 regs_of() { # regs_of CUBIN KERNEL
     cuobjdump --dump-resource-usage "$1" | awk -v k="Function $2:" '$0 ~ k {getline; sub(/.*REG:/, ""); print $1 + 0}'
 }

@@ -261,9 +261,10 @@ GOSHMEMI_FN void goshmemi_mlx5_set_atomic_seg(void *seg, uint64_t swap_add, uint
 
 /* The payload of a one-segment inline WQE (len <= 12 bytes), loaded into
  * registers: words 1..3 of the segment. On the GPU no memcpy of a run-time
- * length (it goes through a local array, byte by byte: 0.8 us per WQE when
- * len was not a constant): an aligned 8 or 4 B payload is one load, other
- * lengths up to 12 independent predicated byte loads packed in registers. */
+ * length (nvcc sends it through a local array, byte by byte, a large part
+ * of a WQE's cost; docs/ibgda.md): an aligned 8 or 4 B payload is one load,
+ * other lengths up to 12 independent predicated byte loads packed in
+ * registers. */
 GOSHMEMI_FN void goshmemi_mlx5_inl_small_load(const void *src, uint32_t len, uint32_t *p0, uint32_t *p1, uint32_t *p2)
 {
 #if GOSHMEMI_CUDA

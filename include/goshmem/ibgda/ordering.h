@@ -10,9 +10,9 @@
  *                              after the MMIO doorbell, which the GPU does not
  *                              reorder ahead of earlier same-thread writes to
  *                              GPU memory once they are GPU-scope ordered).
- *                              Ref: seeds/000 §3.2 (NVSHMEM
- *                              IBGDA_SUPPORT_GPUMEM_ONLY uses st.release.gpu;
- *                              mini-gda's default), Table 4 (0.70 us issue).
+ *                              Ref: NVSHMEM's IBGDA transport built with
+ *                              NVSHMEM_IBGDA_SUPPORT_GPUMEM_ONLY uses
+ *                              st.release.gpu here.
  *   -DGOSHMEM_IBGDA_ORDER_SYS  system-scope fence (fence.sc.sys ==
  *                              __threadfence_system) at both points: needed
  *                              when the queues or payloads are in host memory
@@ -31,8 +31,8 @@
  *                              was built with GPU or NONE.
  *   -DGOSHMEM_IBGDA_ORDER_NONE no fence (compiler barrier only). The NIC may
  *                              fetch stale WQE bytes: for measuring the cost
- *                              of ordering (seeds/000 Table 3 "unordered"),
- *                              never for correctness.
+ *                              of ordering (the "unordered" issue rows of
+ *                              bench/ibgda), never for correctness.
  *
  * Host mode (gcc/g++): GPU -> __atomic acq_rel fences, SYS -> seq_cst fences,
  * NONE -> compiler barrier; the soft NIC (ibgda/softnic.go) is the reader.
@@ -114,10 +114,10 @@ GOSHMEMI_FN void goshmemi_ibgda_store_db(volatile uint64_t *p, uint64_t v)
  * record, as the soft NIC does), reads the record's new producer index and
  * fetches WQEBBs whose bytes are not yet visible: it would execute a stale
  * or half-written WQE. Also orders payload stores of a data-pointer write
- * before the NIC's gather. GPU build: st.release.gpu (seeds/000 Table 4:
- * a GPU-scope release store is the cheapest safe ordering, 0.70 us vs
- * 1.22 us with __threadfence); SYS: fence.sc.sys + relaxed store; NONE:
- * relaxed store. Ref: rdma-core udma_to_device_barrier() before the dbrec
+ * before the NIC's gather. GPU build: st.release.gpu (a GPU-scope release
+ * store is the cheapest ordering that is safe here, cheaper than a
+ * __threadfence before a plain store); SYS: fence.sc.sys + relaxed store;
+ * NONE: relaxed store. Ref: rdma-core udma_to_device_barrier() before the dbrec
  * update in mlx5_post_send. */
 GOSHMEMI_FN void goshmemi_ibgda_release_dbr(volatile uint32_t *p, uint32_t v_be)
 {

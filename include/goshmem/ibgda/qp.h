@@ -183,8 +183,8 @@ GOSHMEMI_FN uint32_t goshmemi_ibgda_op_ds(const goshmemi_ibgda_op_t *op)
  * before any kernel ran, which never change. Read once, at the top of a
  * post, into registers: read again after the post's first store to the QP
  * struct or its first fence, each would be an L2 round trip (a global store
- * drops the L1 line it hits, an acquire invalidates the L1), which cost one
- * thread 0.6 us per WQE on the H200. */
+ * drops the L1 line it hits, an acquire invalidates the L1), paid serially
+ * by a single posting thread (docs/ibgda.md). */
 typedef struct goshmemi_ibgda_qpc {
     void *sq_buf;
     volatile uint32_t *dbrec;
@@ -207,11 +207,10 @@ GOSHMEMI_FN goshmemi_ibgda_qpc_t goshmemi_ibgda_qpc(const goshmemi_ibgda_qp_t *q
 }
 
 /* goshmemi_ibgda_build_wqe_c for an op goshmemi_ibgda_op_small_inl accepts
- * (ds 3), without the general path's per-opcode branches: on the H200,
- * 64 threads each posting 8-byte inline writes to its own QP in batches of
- * 16 went from 247 to 430 M WQE/s in all (404 with only the exclusive
- * owner's loop testing for it first) (bench/results/
- * 2026-11-30-041500-gpu-h200-ibgda-fastpath). */
+ * (ds 3), without the general path's per-opcode branches: a single posting
+ * thread has no other warp to hide a taken branch behind, and word puts,
+ * signals and the rate rows are all such writes. Re-run bench/ibgda/ab.sh
+ * before changing it (docs/ibgda.md has the numbers). */
 GOSHMEMI_FN void goshmemi_ibgda_build_small_inl_c(const goshmemi_ibgda_qpc_t *qp, uint64_t wqe_idx,
                                                   const goshmemi_ibgda_op_t *op, int ce)
 {
@@ -280,8 +279,8 @@ GOSHMEMI_FN void goshmemi_ibgda_build_wqe(goshmemi_ibgda_qp_t *qp, uint64_t wqe_
 GOSHMEMI_FN int goshmemi_ibgda_crosses_half_n(uint32_t sq_wqebb_cnt, uint64_t start, uint64_t end)
 {
     /* start / half != end / half, for half a power of two (sq_wqebb_cnt is
-     * one): a 64-bit division by a run-time value was a subroutine call on
-     * the GPU in every post's build loop */
+     * one): a 64-bit division by a run-time value is a subroutine call on
+     * the GPU, in every post's build loop */
     uint64_t half = sq_wqebb_cnt / 2 ? sq_wqebb_cnt / 2 : 1;
     return ((start ^ end) & ~(half - 1)) != 0;
 }
@@ -397,9 +396,9 @@ GOSHMEMI_FN int goshmemi_ibgda_poll_cq(goshmemi_ibgda_qp_t *qp)
         if (GOSHMEMI_UNLIKELY(dist >= qp->sq_wqebb_cnt)) {
             /* Not a WQE that can be outstanding: at or before `done`
              * (wc - done wrapped: a CQE for WQEBBs already retired) or too
-             * far ahead. It retires nothing (before, a wrapped distance of
-             * ~2^16 was clamped to ready: WQEs the NIC had not completed
-             * counted as done). */
+             * far ahead. It retires nothing (clamping a wrapped distance of
+             * ~2^16 to ready would count WQEs the NIC has not completed as
+             * done). */
             dist = 0xffffffffu;
         } else if (full >= ready) {
             ready = goshmemi_ibgda_load_acquire_u64(&qp->sq_ready_idx);
@@ -479,10 +478,9 @@ GOSHMEMI_FN uint64_t goshmemi_mlx5_db_val(uint32_t wqe_idx, uint8_t opcode, uint
  * from GPU memory) the exclusive owner's ring has one ordering point: the
  * WQE and doorbell-record stores, then one release, then the doorbell. The
  * NIC acts on the doorbell, which carries the WQE index, and fetches the
- * WQEs after it, so both stores are visible by then (the ordering of the
- * seed's mini-gda, Table 4 of seed 000; rdma-core's mlx5 post_send also
- * fences before the record, for its doorbell-record recovery, which no
- * doorbell-driven post depends on). The system-scope build keeps both
+ * WQEs after it, so both stores are visible by then (rdma-core's mlx5
+ * post_send also fences before the record, for its doorbell-record
+ * recovery, which no doorbell-driven post depends on). The system-scope build keeps both
  * ordering points: it serves the soft NIC, which is driven by the doorbell
  * record (a record ahead of its WQEs would hand it stale bytes). */
 GOSHMEMI_FN void goshmemi_ibgda_ring_c(const goshmemi_ibgda_qpc_t *qp, uint64_t end, uint64_t db)
@@ -560,9 +558,9 @@ GOSHMEMI_FN int goshmemi_ibgda_publish(goshmemi_ibgda_qp_t *qp, uint64_t start, 
  * error word. done only grows, so a value read before the atomic that shows
  * space for [start, start + total) is still true; the WQE stores into that
  * space depend on the comparison (a GPU issues no store before the branch
- * it depends on resolves), so they cannot overtake the read. On the H200
- * one warp posted 12.5 M WQE/s with the four serial round trips, 19.4
- * with one. */
+ * it depends on resolves), so they cannot overtake the read. One round
+ * trip instead of four serial ones is most of a warp's post rate
+ * (docs/ibgda.md). */
 typedef struct goshmemi_ibgda_resv {
     uint64_t start, done, ready, err;
 } goshmemi_ibgda_resv_t;
@@ -618,10 +616,9 @@ GOSHMEMI_FN int goshmemi_ibgda_post_batch(goshmemi_ibgda_qp_t *qp, const goshmem
         uint64_t end;
         int ce;
         /* The same steps as goshmemi_ibgda_excl_post_batch's loop, written
-         * out in both: one shared helper (returning the end index, the CE
-         * flag and the doorbell through pointers) slowed both on the H200
-         * (64 x 64 batch 16: exclusive 430 -> 346, shared 286 -> 261 M
-         * WQE/s, A/B in alternation). */
+         * out in both on purpose: a shared helper returning the end index,
+         * the CE flag and the doorbell through pointers is slower in both
+         * (docs/ibgda.md; re-run bench/ibgda/ab.sh before merging them). */
         if (GOSHMEMI_LIKELY(goshmemi_ibgda_op_small_inl(&o))) {
             ds = 3;
             end = idx + 1;
@@ -804,9 +801,9 @@ GOSHMEMI_FN goshmemi_ibgda_excl_t goshmemi_ibgda_excl_begin(goshmemi_ibgda_qp_t 
  * GOSHMEMI_IBGDA_ERR_TIMEOUT when that wait timed out (nothing posted).
  * When the ring has room for n of the largest WQEs (the common case) the
  * batch is one pass: each op is loaded once, whole, and built from
- * registers (a first pass summing the DS counts re-read every op's fields
- * from memory, one dependent load after another: most of a WQE's cost in
- * a 64-thread x 64-QP batch-16 run on the H200). An invalid op found in
+ * registers (a first pass summing the DS counts would re-read every op's
+ * fields from memory, one dependent load after another, which dominates a
+ * WQE's cost in the batch rate rows). An invalid op found in
  * that pass returns ERR_ARG before anything is announced: the WQEs built
  * before it lie beyond the doorbell's index, where neither the NIC nor a
  * poller reads, and the next post overwrites them. */

@@ -86,7 +86,8 @@ static void build_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *tri
 	w->op.rma.msg.rma_iov = &w->rma_iov;
 	w->op.rma.msg.rma_iov_count = 1;
 	// The sockets provider reads the trigger from the operation's context:
-	// it must be the work's own context (else -FI_EINVAL; BASELINES.md).
+	// it must be the work's own context (else -FI_EINVAL, as tested with
+	// libfabric 1.17).
 	w->op.rma.msg.context = &w->work.context;
 	w->op.rma.flags = flags;
 	w->work.op_type = FI_OP_WRITE;

@@ -15,7 +15,7 @@ import (
 )
 
 // The sockets provider's progress thread sleeps between polls unless told
-// not to (BASELINES.md); libfabric reads this at its first fi_getinfo.
+// not to (see cxi/engine.go); libfabric reads this at its first fi_getinfo.
 func init() { os.Setenv("FI_SOCKETS_PE_WAITTIME", "0") }
 
 func pair(t *testing.T) (a, b *Endpoint, bAddr uint64) {
@@ -84,7 +84,7 @@ func TestDeferredWrite(t *testing.T) {
 	r := newWriteRig(t, 7, 8)
 	a, dest, dst, src, mr, lmr, trig, comp, base := r.a, r.dest, r.dst, r.src, r.mr, r.lmr, r.trig, r.comp, r.base
 
-	// Two writes on one trigger counter, thresholds 1 and 2 (GICC Figure 5).
+	// Two writes on one trigger counter, thresholds 1 and 2: they run in order.
 	*(*uint64)(unsafe.Pointer(&src[0])) = 0x1111
 	*(*uint64)(unsafe.Pointer(&src[8])) = 0x2222
 	w1, w2 := NewWork(), NewWork()

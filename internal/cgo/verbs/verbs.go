@@ -15,7 +15,7 @@
 // setup is compiled and its error paths run here; it has never run on a
 // ConnectX.
 //
-// Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>; seed 000 §3.1.
+// Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>.
 package verbs
 
 /*

@@ -150,8 +150,8 @@ func (h HeapRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint
 // before any user kernel runs. Loading a module or lazily loading a kernel
 // (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) may wait for the
 // GPU to go idle, which never happens while a user kernel spins waiting for
-// the NIC: the first NIC operation would deadlock (seen on the H200: the
-// device suite over ibgda hung in its first put). The launches change
+// the NIC: the first NIC operation would deadlock (the device suite over
+// ibgda hangs in its first put without this). The launches change
 // nothing: a copy of the staging buffer onto itself, a compare-swap 0 -> 0
 // and an add of 0 on this PE's first control word.
 func (t *Transport) PrimeSoftNIC() error {

@@ -151,16 +151,15 @@ type endpoint struct {
 }
 
 // schedEvery: progress yields to the Go scheduler once every schedEvery
-// polls (about every 0.2 ms of polling). A goroutine that spins in cgo
+// polls (a fraction of a millisecond of polling). A goroutine that spins in cgo
 // calls without ever passing through the scheduler is force-preempted by
 // sysmon every 10 ms; a forced preemption of a goroutine in a cgo call
 // takes its P, and any P taken (with GOMAXPROCS=1 also a cgo call that
 // merely spans two sysmon ticks) puts sysmon back to waking every 20 us
 // for the next millisecond or more, on the one CPU the process is bound
-// to, where each wake-up preempts the polling thread. Measured here (VM,
-// 2 CPUs, 2026-11-29): put 8 B + quiet median 34 -> 21 us, p90 134 ->
-// 26 us. runtime.Gosched with nothing else to run costs well under a
-// microsecond.
+// to, where each wake-up preempts the polling thread: yielding first keeps
+// sysmon asleep (its effect on put + quiet: docs/ofi.md). runtime.Gosched
+// with nothing else to run costs well under a microsecond.
 const schedEvery = 64
 
 // progress drives e's provider and retires the operations its completion

@@ -80,11 +80,9 @@ func (m *CUDAMemory) Close() error {
 // The stream has the device's highest priority, and consecutive memory
 // writes (a chain's inline puts and its completion word) go to the driver
 // as one batch (cuStreamBatchMemOp) at the next other operation or at
-// Flush, the end of the chain: on the H200, while 64 CTAs of the user's
-// kernel waited on the proxy, each separately submitted write took the
-// driver 120 us (2 us with 8 CTAs); at the highest priority 20 us
-// (bench/results/2026-11-29-233800-gpu-h200x2-ibgda-proxy-diag; batched:
-// 2026-11-29-235800-gpu-h200x2-proxy-batch).
+// Flush, the end of the chain: while many CTAs of the user's kernel wait
+// on the proxy every driver submission is slow, so a chain pays for one,
+// and the priority shortens each (docs/proxy.md has the driver times).
 type CUDABackend struct {
 	gpu     *cudatr.Transport
 	s       cuda.Stream
@@ -124,25 +122,22 @@ type CUDABackend struct {
 // DefaultMaxInFlight bounds the chains a worker's stream may hold that the
 // GPU has not executed yet (CUDAOptions.MaxInFlight). Without a bound, a
 // worker that reads requests faster than the GPU executes its stream
-// writes (the H200 with 64 CTAs posting on the default context, once their
-// waits stopped flooding the host link) queues thousands of chains in the
-// GPU's queues. With the bound, the backlog stays in the descriptor rings
+// writes (many CTAs posting on the default context) queues thousands of
+// chains in the GPU's queues. With the bound, the backlog stays in the descriptor rings
 // (back-pressure to the producers) and a worker's stream holds at most
 // this many chains.
 const DefaultMaxInFlight = 32
 
 // DefaultDrainInFlight is the bound where the worker drains its stream
 // (CUDAOptions.DrainAll): the other processes' streams wait for a drain,
-// so a smaller bound serves them sooner. H200, 2 PEs on one GPU under
-// MPS, 64 background CTAs per PE: a probe on a reserved ring that the GPU
-// served behind the other PE's stream took ~2.7-3.4 ms a round trip with
-// 32 and ~0.48-0.59 ms with 8, and 64 CTAs posted 0.36 M msg/s with 32
-// and 0.47 with 8 (bench/results/2026-11-30-040000-gpu-h200-mps-throttle).
+// so a smaller bound serves them sooner; 8 was the better of the bounds
+// tried for both the waiting probe and the posting CTAs on a shared GPU
+// (docs/proxy.md, "One GPU shared under MPS").
 const DefaultDrainInFlight = 8
 
 // executedEvery: every this many chains one carries the executed write (a
-// write per chain cost a third more stream writes to one-request chains:
-// 8 CTAs posting with B=1 went 0.37 -> 0.22 M msg/s on the H200). The
+// write per chain adds a third more stream writes to one-request chains
+// and lowers their message rate; docs/proxy.md). The
 // bound still holds: the newest marker is at most executedEvery-1 chains
 // old, well inside the bound.
 const executedEvery = 8
@@ -163,12 +158,10 @@ type CUDAOptions struct {
 	MaxInFlight int
 	// DrainAll: a worker that reached MaxInFlight waits until its stream
 	// is empty, not only below the bound. Needed where other processes
-	// submit to the same GPU (several PEs on one GPU under MPS): on the
-	// H200 the GPU served a stream that never ran empty and starved the
-	// other process's streams for good (2 PEs, 64 CTAs each posting: one
-	// PE's worker stream executed nothing for 8 s while the other's ran;
-	// with DrainAll every try completed:
-	// bench/results/2026-11-30-040000-gpu-h200-mps-throttle).
+	// submit to the same GPU (several PEs on one GPU under MPS): the GPU
+	// may keep serving a stream that never runs empty and starve the
+	// other process's streams for good (docs/proxy.md, "One GPU shared
+	// under MPS").
 	DrainAll bool
 }
 
@@ -235,8 +228,8 @@ func (b *CUDABackend) Timings() string {
 // default since CUDA 12.2) the atomics' PTX module, or each of its kernels,
 // is loaded at first use, and that load may need a context
 // synchronization, which never finishes while a kernel spins on the
-// proxy. So the first device AMO or signal (put_signal, signal_op) hung
-// both PEs on the H200; the one-time work is done here, during Init,
+// proxy. So the first device AMO or signal (put_signal, signal_op) would
+// hang both PEs; the one-time work is done here, during Init,
 // before any user kernel runs.
 // Ref: CUDA C++ Programming Guide, "Lazy Loading", Potential Hazards
 // (concurrent execution: loading kernels might require context synchronization).

@@ -34,8 +34,8 @@ func (f *fakeLauncher) AtomicAsync(_ cuda.Stream, op transport.AMO, width int, a
 // TestPrimeAtomicsLoadsEveryKernel: the CUDA backend must launch, during
 // Init, every atomic kernel a descriptor can select (each device AMO op,
 // 4 and 8 bytes), so no kernel is loaded on the worker's path under a
-// running user kernel (lazy loading may synchronize the context: the H200
-// deadlock of the first put_signal). The warm-up must not change memory
+// running user kernel (lazy loading may synchronize the context, which
+// never finishes under a spinning kernel). The warm-up must not change memory
 // other than its scratch words.
 func TestPrimeAtomicsLoadsEveryKernel(t *testing.T) {
 	const scratch = 0x7f0000001000

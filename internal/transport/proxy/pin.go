@@ -17,7 +17,7 @@ func pinThread(cpu int) error {
 }
 
 // CPUsNear returns the cores local to the PCI device busID (the GPU, whose
-// NIC is on the same root complex on the machines the seed measured) that
+// NIC usually sits on the same root complex on GPU nodes) that
 // this process may run on, from sysfs's local_cpulist, rotated by skip
 // (e.g. local rank x workers, so the PEs sharing a GPU take different
 // cores). Without sysfs information it returns the allowed cores; nil when

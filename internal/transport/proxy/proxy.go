@@ -1,5 +1,5 @@
-// Package proxy is the host side of goshmem's CPU-proxy remote path (seed
-// 000's tuned mini-proxy): GPU threads write 16-byte descriptors into rings
+// Package proxy is the host side of goshmem's CPU-proxy remote path (a
+// tuned CPU proxy, docs/proxy.md): GPU threads write 16-byte descriptors into rings
 // in host-pinned memory (include/goshmem/proxy.h); workers here poll the
 // rings, submit each request through a Backend (cuda copies and atomic
 // kernels for the GPU heap on one node, a transport.Transport for host
@@ -17,8 +17,9 @@
 // worker it serves every ring; with T >= 2 the last worker serves only the
 // other contexts' reserved rings and the default context's j-th ring goes
 // to worker j mod (T-1): a reserved context then shares neither a ring nor
-// a worker with the default context's bulk traffic (on the H200 one worker
-// busy with bulk chains held a reserved ring's round trip at 280 ms).
+// a worker with the default context's bulk traffic (a worker busy with bulk
+// chains would hold the reserved ring's round trip behind them; the loaded
+// rows of bench/proxy/run.sh measure it, docs/proxy.md).
 //
 // Faults: a request for an invalid PE, offset or op is rejected: the ring's
 // counter gets DoneErr (the device's next quiet of that context traps with

@@ -90,8 +90,8 @@ func (s *streamBackend) Close() error {
 // It must finish (a watchdog fails it instead of hanging), deliver every
 // value, and, on the tuned protocol, never need the host-resident
 // consumer index: producers wait for space on the ring's completion
-// counter in GPU memory (on the H200 the old PCIe poll of the host index
-// by 64 waiting CTAs went with a rate 100x below the worker's).
+// counter in GPU memory (many waiting CTAs polling the host index over
+// PCIe slow the worker's own submissions; docs/proxy.md).
 func TestRateRowShape(t *testing.T) {
 	for _, tc := range []struct {
 		workers, batch int

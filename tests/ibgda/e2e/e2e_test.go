@@ -212,9 +212,8 @@ func TestEncodeQPMatchesC(t *testing.T) {
 // A CQE can name a WQE that the poller's snapshot of sq_ready_idx does not
 // cover yet (the NIC fetches up to the doorbell record, stored first): the
 // poller leaves it in the CQ instead of consuming it with sq_done_idx
-// clamped short of it (a lost completion: a quiet waiting for that WQE hung
-// with every CQE consumed, devtest t_rma on the H200: "published 205
-// WQEBBs, completed 183"). Also: a CQE below sq_done_idx retires nothing,
+// clamped short of it (a lost completion: a quiet waiting for that WQE would
+// hang with every CQE consumed). Also: a CQE below sq_done_idx retires nothing,
 // and the 16-bit wqe_counter arithmetic across 2^16. QP 0 reads the WQEBB
 // count from the SQ, QP 1 from sq_nbb.
 func TestPollCQEPastReady(t *testing.T) {

@@ -96,8 +96,8 @@ int e2e_poll_race(e2e_env_t *env, int q)
            (unsigned long)qp->sq_done_idx, (unsigned long)qp->cq_cons_idx);
 
     /* 3. a CQE naming a WQE below sq_done_idx (wc - done wraps to ~2^16)
-     * retires nothing; before, it was clamped to sq_ready_idx and counted
-     * the unsignaled WQE 2 (never completed by the NIC) as done */
+     * retires nothing; clamping it to sq_ready_idx would count the
+     * unsignaled WQE 2 (never completed by the NIC) as done */
     op = nop(0);
     EXPECT(goshmemi_ibgda_post(qp, &op) == 0 && qp->sq_ready_idx == 3, "post unsignaled NOP 2");
     nic_cqe(qp, 2, 0);
