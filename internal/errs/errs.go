@@ -69,3 +69,26 @@ func Wrap(err error, pe int, op string, format string, args ...any) error {
 	}
 	return errors.Wrapf(err, "%s: %s", op, msg)
 }
+
+// sentinels lists the sentinels by their code (Code, Sentinel): a failure
+// carried to other PEs in a bootstrap exchange keeps its sentinel.
+var sentinels = []error{nil, ErrNotInitialized, ErrPEOutOfRange, ErrOutOfBounds, ErrHeapExhausted,
+	ErrNotSymmetric, ErrInvalidArgument, ErrNotSupported, ErrTimeout}
+
+// Code is the code of the first sentinel err matches (0: none).
+func Code(err error) byte {
+	for i, s := range sentinels[1:] {
+		if errors.Is(err, s) {
+			return byte(i + 1)
+		}
+	}
+	return 0
+}
+
+// Sentinel is the sentinel of code (nil for 0 or an unknown code).
+func Sentinel(code byte) error {
+	if int(code) < len(sentinels) {
+		return sentinels[code]
+	}
+	return nil
+}

@@ -1,7 +1,7 @@
 package runtime
 
 import (
-	"fmt"
+	"encoding/binary"
 	"time"
 	"unsafe"
 
@@ -10,42 +10,80 @@ import (
 )
 
 // heapBackend is the host symmetric heap: this PE's region and the
-// mappings of its node peers' regions.
+// mappings of its node peers' regions. Regions never have a name in
+// /dev/shm (symmetric.CreateAnon: an O_TMPFILE file); peers open the
+// owner's descriptor through /proc/<pid>/fd, and the owner closes it once
+// every peer has mapped (Agreed). A job killed at any point leaves
+// nothing behind: the memory goes with the last process that maps it.
 type heapBackend struct {
 	r       *Runtime
 	regions []*symmetric.Region // own at [Me]; node peers mapped; nil otherwise
 	bases   []unsafe.Pointer
-	name    func(pe int) string
 }
 
 func (h *heapBackend) Name() string { return "symmetric heap" }
 
-// Setup creates this PE's region.
+// Setup creates this PE's region and reads /dev/shm's free space before
+// any region is touched. Record: free bytes, then the region's handle.
 func (h *heapBackend) Setup() ([]byte, error) {
 	r := h.r
 	size := r.HeapLen + HeapOff
 	h.regions = make([]*symmetric.Region, r.NPEs)
 	h.bases = make([]unsafe.Pointer, r.NPEs)
-	h.name = func(pe int) string { return fmt.Sprintf("goshmem-%d-%d-%d", r.pids[0], r.pids[pe], pe) }
-	reg, err := symmetric.CreateRegion(h.name(r.Me), size)
+	free, err := symmetric.ShmFree(symmetric.ShmDir)
+	if err != nil {
+		return nil, errs.Wrap(err, r.Me, "Init", "free space of %s", symmetric.ShmDir)
+	}
+	reg, err := symmetric.CreateAnon(size)
 	if err != nil {
 		return nil, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.Me, "Init", "symmetric heap of %d bytes", size)
 	}
 	h.regions[r.Me] = reg
-	return nil, nil
+	rec := binary.LittleEndian.AppendUint64(nil, free)
+	return append(rec, reg.Handle().Marshal()...), nil
 }
 
-// Connect maps every node peer's region.
-func (h *heapBackend) Connect(_ int, _ [][]byte) ([]byte, bool, error) {
+// Connect checks that the node's PEs together fit in /dev/shm (the
+// regions are sparse: a heap that does not fit would die of SIGBUS at a
+// first touch, not fail here) and maps every node peer's region. Every PE
+// computes the same verdict from the same records; the node's lowest PE
+// reports it, so the error comes once.
+func (h *heapBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	r := h.r
 	size := r.HeapLen + HeapOff
-	for pe := 0; pe < r.NPEs; pe++ {
+	var sizes []uint64
+	minFree := uint64(symmetric.Unlimited)
+	lowest := -1
+	for pe, rec := range recs {
+		if len(rec) != 8+symmetric.HandleSize {
+			return nil, false, errs.New(errs.ErrNotSymmetric, r.Me, "Init", "PE %d sent a %d-byte heap record", pe, len(rec))
+		}
+		if r.Node[pe] != r.Node[r.Me] {
+			continue
+		}
+		if lowest < 0 {
+			lowest = pe
+		}
+		sizes = append(sizes, size)
+		minFree = min(minFree, binary.LittleEndian.Uint64(rec))
+	}
+	if err := symmetric.CheckFree(symmetric.ShmDir, sizes, minFree); err != nil {
+		if r.Me == lowest {
+			return nil, false, errs.Wrap(err, r.Me, "Init", "node %d", r.Node[r.Me])
+		}
+		return nil, true, nil // the node's lowest PE reports it; nothing is mapped
+	}
+	for pe, rec := range recs {
 		if pe == r.Me || r.Node[pe] != r.Node[r.Me] {
 			continue
 		}
-		rg, err := symmetric.OpenRegion(h.name(pe), size)
+		hd, err := symmetric.ParseRegionHandle(rec[8:])
 		if err != nil {
-			return nil, false, errs.Wrap(err, r.Me, "Init", "mapping the heap of PE %d", pe)
+			return nil, false, errs.Wrap(err, r.Me, "Init", "heap record of PE %d", pe)
+		}
+		rg, err := symmetric.OpenHandle(hd, size)
+		if err != nil {
+			return nil, false, errs.Wrap(err, r.Me, "Init", "mapping the heap of PE %d (pid %d)", pe, hd.PID)
 		}
 		h.regions[pe] = rg
 	}
@@ -57,20 +95,18 @@ func (h *heapBackend) Connect(_ int, _ [][]byte) ([]byte, bool, error) {
 	return nil, true, nil
 }
 
-// Agreed: every peer has mapped this PE's region, so its name can go.
-func (h *heapBackend) Agreed() { _ = h.regions[h.r.Me].Unlink() }
+// Agreed: every peer has mapped this PE's region, so its descriptor can
+// go (the mappings keep the memory).
+func (h *heapBackend) Agreed() { _ = h.regions[h.r.Me].CloseHandle() }
 
 func (h *heapBackend) Drain(string, time.Duration) error { return nil }
 func (h *heapBackend) Diagnose() string                  { return "" }
 func (h *heapBackend) Info() []string                    { return nil }
 
-// Close unmaps every region (and removes this PE's name if it is still there).
+// Close unmaps every region.
 func (h *heapBackend) Close() error {
 	for i, rg := range h.regions {
 		if rg != nil {
-			if i == h.r.Me {
-				_ = rg.Unlink()
-			}
 			_ = rg.Close()
 			h.regions[i] = nil
 		}

@@ -156,7 +156,9 @@ func encodeStatuses(es []*entry) []byte {
 	for _, e := range es {
 		body := e.rec
 		if e.st == stFailed || e.st == stDeclined {
-			body = []byte(e.err.Error())
+			// The sentinel's code, then the text: other PEs' errors match
+			// the failing PE's sentinel too.
+			body = append([]byte{errs.Code(e.err)}, e.err.Error()...)
 		}
 		b = append(b, e.st)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
@@ -216,11 +218,11 @@ func (r *Runtime) runPhase(phase string, bs []Backend) error {
 			}
 		}
 		// Failures first: every PE names every failing PE, in PE order.
-		var failures []string
+		var failures []failure
 		for i, e := range es {
 			for pe := 0; pe < r.NPEs; pe++ {
 				if sts[pe][i] == stFailed {
-					failures = append(failures, fmt.Sprintf("PE %d: %s: %s", pe, e.b.Name(), bodies[pe][i]))
+					failures = append(failures, newFailure(pe, e.b.Name(), bodies[pe][i]))
 				}
 			}
 		}
@@ -250,7 +252,7 @@ func (r *Runtime) runPhase(phase string, bs []Backend) error {
 					reason := e.err
 					if e.st != stDeclined {
 						reason = errs.Hint(errs.ErrNotSupported, fmt.Sprintf("every PE needs it; see PE %d's reason", declinedOn),
-							r.Me, "Init", "%s is off: PE %d: %s", e.b.Name(), declinedOn, bodies[declinedOn][i])
+							r.Me, "Init", "%s is off: PE %d: %s", e.b.Name(), declinedOn, errText(bodies[declinedOn][i]))
 					}
 					r.declined[e.b.Name()] = reason
 				}
@@ -318,17 +320,48 @@ func status(err error, ok byte) byte {
 	return stFailed
 }
 
+// failure is another PE's failure as an exchange carried it.
+type failure struct {
+	text     string // "PE 3: ofi: <its error>"
+	sentinel error
+}
+
+func newFailure(pe int, what string, body []byte) failure {
+	f := failure{text: fmt.Sprintf("PE %d: %s: %s", pe, what, errText(body))}
+	if len(body) > 0 {
+		f.sentinel = errs.Sentinel(body[0])
+	}
+	return f
+}
+
+// errText is the text of a failure's body (after the sentinel's code).
+func errText(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
+	return string(body[1:])
+}
+
 // initFailed is Init's error on every PE after an exchange reported
 // failures: the list of failing PEs with their errors, and this PE's own
-// error (with its hints and sentinel) when it is one of them.
-func (r *Runtime) initFailed(phase string, failures []string, own error) error {
-	msg := strings.Join(failures, "; ")
+// error (with its hints and sentinel) when it is one of them. On a PE
+// that did not fail, the error matches the first failure's sentinel.
+func (r *Runtime) initFailed(phase string, failures []failure, own error) error {
+	texts := make([]string, len(failures))
+	for i, f := range failures {
+		texts[i] = f.text
+	}
+	msg := strings.Join(texts, "; ")
 	if own != nil {
 		if len(failures) == 1 {
 			return own
 		}
 		return errs.Wrap(own, r.Me, "Init", "%s failed on %d PEs (%s); this PE's error", phase, len(failures), msg)
 	}
-	return errs.Hint(errs.ErrInvalidArgument, "see the failing PEs' errors; every PE's Init fails with them",
+	sentinel := failures[0].sentinel
+	if sentinel == nil {
+		sentinel = errs.ErrInvalidArgument
+	}
+	return errs.Hint(sentinel, "see the failing PEs' errors; every PE's Init fails with them",
 		r.Me, "Init", "%s failed on another PE: %s", phase, msg)
 }

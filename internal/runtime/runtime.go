@@ -228,14 +228,14 @@ func (r *Runtime) agree(cfg Config) error {
 	}
 	const fixed = 16 + cpuMaskBytes
 	recs := make([][]byte, r.NPEs)
-	var failures []string
+	var failures []failure
 	for pe, p := range all {
 		st, body, ok := decodeStatuses(p, 1)
 		if !ok || (st[0] != stFailed && len(body[0]) < fixed) {
 			return errs.New(errs.ErrNotSymmetric, r.Me, "Init", "settings: PE %d sent a malformed record (%d bytes)", pe, len(p))
 		}
 		if st[0] == stFailed {
-			failures = append(failures, fmt.Sprintf("PE %d: %s", pe, body[0]))
+			failures = append(failures, newFailure(pe, "settings", body[0]))
 			continue
 		}
 		recs[pe] = body[0]
@@ -673,14 +673,14 @@ func (r *Runtime) Agree(step string, err error) error {
 	if xerr != nil {
 		return xerr
 	}
-	var failures []string
+	var failures []failure
 	for pe, p := range all {
 		st, body, ok := decodeStatuses(p, 1)
 		if !ok {
 			return errs.New(errs.ErrNotSymmetric, r.Me, "Init", "%s: PE %d sent a malformed record", step, pe)
 		}
 		if st[0] == stFailed || st[0] == stDeclined {
-			failures = append(failures, fmt.Sprintf("PE %d: %s", pe, body[0]))
+			failures = append(failures, newFailure(pe, step, body[0]))
 		}
 	}
 	if len(failures) > 0 {
