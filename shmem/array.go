@@ -159,9 +159,9 @@ func Alloc[T Elem](n int) (Array[T], error) {
 		}
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return errors.Wrapf(markErr(err, errs.ErrHeapExhausted), "goshmem: PE %d: Alloc: n = %d elements of %s (%d bytes)", r.me, n, elem.Name[T](), bytes)
+				return errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "Alloc", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
 			}
-			return errors.Wrapf(markErr(err, errs.ErrInvalidArgument), "goshmem: PE %d: Alloc", r.me)
+			return errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "Alloc", "")
 		}
 		clear(r.local(heapOff+off, int(bytes)))
 		out = Array[T]{b: &block{off: heapOff + off, n: n, bytes: bytes, gen: r.gen}}

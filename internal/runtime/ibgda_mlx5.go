@@ -180,7 +180,7 @@ func (r *Runtime) startMLX5Local(s mlx5Settings) (*mlx5IBGDA, []int, []byte, err
 func (r *Runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.ConnInfo, error) {
 	g := r.GPU
 	op := func(err error, what string) error {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_NIC=mlx5: %s", r.Me, what)
+		return errs.Wrap(err, r.Me, "Init", "GOSHMEM_IBGDA_NIC=mlx5: %s", what)
 	}
 	var err error
 	open := verbs.Open
@@ -253,7 +253,7 @@ func (r *Runtime) mlx5Local(m *mlx5IBGDA, s mlx5Settings, remote []int) (ibgda.C
 func (r *Runtime) mlx5GPUQueues(m *mlx5IBGDA, nq int) (mlx5prm.Block, error) {
 	g := r.GPU
 	op := func(err error, what string) error {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: GOSHMEM_IBGDA_QUEUES=gpu: %s", r.Me, what)
+		return errs.Wrap(err, r.Me, "Init", "GOSHMEM_IBGDA_QUEUES=gpu: %s", what)
 	}
 	blk, err := mlx5prm.Layout(nq, mlx5IBGDASQ, mlx5IBGDACQEs)
 	if err != nil {
@@ -328,7 +328,7 @@ func (r *Runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 					linkName(peer.Eth), linkName(m.v.Eth))
 			}
 			if err := q.Connect(verbs.Remote{QPN: rq, LID: peer.LID, GID: peer.GID, MTU: peer.MTU}); err != nil {
-				return errors.Wrapf(err, "goshmem: PE %d: Init: connect ctx %d -> PE %d", r.Me, c, pe)
+				return errs.Wrap(err, r.Me, "Init", "connect ctx %d -> PE %d", c, pe)
 			}
 		}
 	}
@@ -374,7 +374,7 @@ func (r *Runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 	nq := len(m.qps)
 	devN := ibgdaDevBytes(nq, r.NPEs, mlx5IBGDACtx, ibgda.MaxWQEBBs)
 	if m.dev, err = g.Ctx.MemAlloc(int(devN)); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: IBGDA device state", r.Me)
+		return errs.Wrap(err, r.Me, "Init", "IBGDA device state")
 	}
 	rkeys, bases := make([]uint32, r.NPEs), make([]uint64, r.NPEs)
 	for pe, ci := range infos {
@@ -407,7 +407,7 @@ func (r *Runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 		isRemote[pe] = true
 	}
 	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.Me)
+		return errs.Wrap(err, r.Me, "Init", "device state for IBGDA")
 	}
 	return nil
 }
@@ -450,7 +450,7 @@ func (r *Runtime) mlx5Peers(all []byte, recLen, nctx int) ([]ibgda.ConnInfo, err
 		}
 		ci, err := ibgda.DecodeConnInfo(b[1:], pe, nctx, r.NPEs)
 		if err != nil {
-			return nil, errors.Wrapf(err, "goshmem: PE %d: Init", r.Me)
+			return nil, errs.Wrap(err, r.Me, "Init", "")
 		}
 		infos[pe] = ci
 	}
@@ -494,11 +494,11 @@ func (r *Runtime) mlx5MapHost(m *mlx5IBGDA, rs []verbs.HostRange, flags uint, ua
 	for _, x := range rs {
 		if err := m.gctx.MemHostRegister(x.P, x.N, flags); err != nil {
 			if uarDev != "" {
-				return nil, errors.WithHint(errors.Wrapf(errs.Mark(err, errs.ErrNotSupported),
-					"goshmem: PE %d: Init: GOSHMEM_IBGDA_DOORBELL=gpu: cuMemHostRegister(IOMEMORY) of %s's UAR page at %p "+
-						"(the GPU may not map the NIC's doorbell page)", r.Me, uarDev, x.P), peerMappingHint)
+				return nil, errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrNotSupported), r.Me, "Init",
+					"GOSHMEM_IBGDA_DOORBELL=gpu: cuMemHostRegister(IOMEMORY) of %s's UAR page at %p "+
+						"(the GPU may not map the NIC's doorbell page)", uarDev, x.P), peerMappingHint)
 			}
-			return nil, errors.Wrapf(err, "goshmem: PE %d: Init: map rdma-core's queue pages at %p (%d bytes) into the GPU", r.Me, x.P, x.N)
+			return nil, errs.Wrap(err, r.Me, "Init", "map rdma-core's queue pages at %p (%d bytes) into the GPU", x.P, x.N)
 		}
 		m.registered = append(m.registered, x.P)
 		d, err := m.gctx.MemHostGetDevicePointer(x.P)

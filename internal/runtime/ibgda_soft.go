@@ -11,6 +11,7 @@ import (
 	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
+	"github.com/goshmem/goshmem/internal/errs"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
@@ -73,7 +74,7 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 	devN := ibgdaDevBytes(nq, r.NPEs, softIBGDACtx, softIBGDASQ)
 	host, err := g.Ctx.MemHostAlloc(int(hostN), cuda.HostAllocPortable|cuda.HostAllocDeviceMap)
 	if err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC queues in pinned memory", r.Me)
+		return errs.Wrap(err, r.Me, "Init", "soft NIC queues in pinned memory")
 	}
 	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host}
 	fail := func(err error) error {
@@ -88,11 +89,11 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 		return fail(err)
 	}
 	if uint64(hostD) != uint64(uintptr(host)) {
-		return fail(errors.Newf("goshmem: PE %d: Init: the soft NIC needs unified addressing (pinned memory at host %p is device %#x)",
-			r.Me, host, uint64(hostD)))
+		return fail(errs.New(errs.ErrNotSupported, r.Me, "Init", "the soft NIC needs unified addressing (pinned memory at host %p is device %#x)",
+			host, uint64(hostD)))
 	}
 	if s.dev, err = g.Ctx.MemAlloc(int(devN)); err != nil {
-		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: soft NIC device state", r.Me))
+		return fail(errs.Wrap(err, r.Me, "Init", "soft NIC device state"))
 	}
 	mem := unsafe.Slice((*byte)(host), hostN)
 	clear(mem)
@@ -180,7 +181,7 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 			s.ringer.Stop()
 		}
 		s.nic.Stop()
-		return fail(errors.Wrapf(err, "goshmem: PE %d: Init: device state for IBGDA", r.Me))
+		return fail(errs.Wrap(err, r.Me, "Init", "device state for IBGDA"))
 	}
 	r.softNIC = s
 	return nil

@@ -409,7 +409,7 @@ func (r *Runtime) Diagnose() error {
 	var list []error
 	for _, b := range r.backends {
 		if d := b.Diagnose(); d != "" {
-			list = append(list, errors.Newf("goshmem: PE %d: %s", r.Me, d))
+			list = append(list, errs.Wrap(errors.New(d), r.Me, "Synchronize", "%s", b.Name()))
 		}
 	}
 	return errors.Join(list...)
