@@ -6,7 +6,12 @@
 //
 // Synchronization words live in the control area at the front of every PE's
 // symmetric region (see Layout); each team owns one slot of psync words,
-// agreed on by its members when the team is created.
+// agreed on by its members when the team is created. A word holds the sync's
+// epoch and the kind of collective the writer called (Kind), so members
+// that call different collectives find out; a team whose collective failed
+// part-way is out of step, and says so on every later call (Team.Broken).
+// Device barriers (include/goshmem/coll.h) use their own psync words at the
+// front of the GPU heap and their own epochs: they do not read these.
 package collectives
 
 import (
@@ -38,8 +43,6 @@ type Comm interface {
 	Quiet() error
 }
 
-// Layout of the control area at the front of every region. The runtime
-// reserves ControlSize bytes there before the user heap.
 // Direct is implemented by a Comm that can reach some peers' memory by
 // plain loads and stores (shared memory on one node). Sync then signals
 // with one release store and polls with inline loads, skipping the
@@ -51,6 +54,8 @@ type Direct interface {
 	Word(pe int, off uint64) *uint64
 }
 
+// Layout of the control area at the front of every region. The runtime
+// reserves ControlSize bytes there before the user heap.
 const (
 	// MaxTeams is the number of psync slots (teams alive at once, world included).
 	MaxTeams = 64
@@ -167,13 +172,15 @@ func (t *Team) Sync(c Comm) error { return t.SyncAs(c, KindSync) }
 //
 // The word carries k (see psyncWord). A member that receives another kind
 // for its epoch, or the mismatch flag, sets the flag in the signals of its
-// later rounds. After round r a member's flag says whether the kinds of
-// members me-2^(r+1)+1 .. me differ (its own window joined with its
-// partner's), so after the last round every member knows whether any two
-// members called different collectives, and every member returns
-// ErrNotSymmetric for that sync. A signal of a later epoch (a partner one
-// sync ahead) carries no verdict on this one, and none is needed: a partner
-// leaves a sync only when it found every kind equal.
+// later rounds. By induction, after round r a member's flag says whether
+// the kinds of members me-2^(r+1)+1 .. me differ (its window of round r-1
+// joined with its partner's, plus the partner's kind against its own), so
+// after the last round every member knows whether any two members called
+// different collectives, and every member returns ErrNotSymmetric for that
+// sync. A word of a later epoch (a partner already one sync ahead wrote
+// over its word of this one) needs no check: such words exist only once a
+// member left this sync without a mismatch, and the first member to leave
+// read only words of this sync, so the kinds were all equal.
 //
 // On a timeout the error names every member that has not arrived (Missing).
 // Any failure leaves the team out of step (see Team).
