@@ -79,7 +79,7 @@ type signal struct {
 // PE is its own latest word.
 func (t *Team) signals(c Comm) []signal {
 	out := make([]signal, t.Size)
-	if t.Size < 2 || t.slot < 0 {
+	if t.Size < 2 {
 		return out
 	}
 	dc, _ := c.(Direct)
@@ -111,6 +111,9 @@ func (t *Team) signals(c Comm) []signal {
 // list and its read error returned. This PE counts as arrived once its own
 // epoch has reached e.
 func (t *Team) Missing(c Comm, e uint64) ([]int, error) {
+	if t.slot < 0 {
+		return nil, errs.New(errs.ErrInvalidArgument, c.MyPE(), "Missing", "%v was destroyed", t)
+	}
 	var missing []int
 	var errList []error
 	for j, s := range t.signals(c) {
