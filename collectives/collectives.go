@@ -6,7 +6,12 @@
 //
 // Synchronization words live in the control area at the front of every PE's
 // symmetric region (see Layout); each team owns one slot of psync words,
-// agreed on by its members when the team is created.
+// agreed on by its members when the team is created. A word holds the sync's
+// epoch and the kind of collective the writer called (Kind), so members
+// that call different collectives find out; a team whose collective failed
+// part-way is out of step, and says so on every later call (Team.Broken).
+// Device barriers (include/goshmem/coll.h) use their own psync words at the
+// front of the GPU heap and their own epochs: they do not read these.
 package collectives
 
 import (
@@ -38,8 +43,6 @@ type Comm interface {
 	Quiet() error
 }
 
-// Layout of the control area at the front of every region. The runtime
-// reserves ControlSize bytes there before the user heap.
 // Direct is implemented by a Comm that can reach some peers' memory by
 // plain loads and stores (shared memory on one node). Sync then signals
 // with one release store and polls with inline loads, skipping the
@@ -51,6 +54,8 @@ type Direct interface {
 	Word(pe int, off uint64) *uint64
 }
 
+// Layout of the control area at the front of every region. The runtime
+// reserves ControlSize bytes there before the user heap.
 const (
 	// MaxTeams is the number of psync slots (teams alive at once, world included).
 	MaxTeams = 64
@@ -71,6 +76,15 @@ func psyncOff(slot, round int) uint64 { return uint64(psyncBase + slot*slotSize 
 
 // Team is a set of world PEs {Start + i*Stride : 0 <= i < Size}. A Team
 // value is owned by one PE (it carries that PE's barrier epoch).
+//
+// A team whose collective failed in a way that may leave its members at
+// different points (a timeout, a transport error, members calling different
+// collectives) is out of step: every later collective on it fails at once
+// with an error that wraps ErrNotSymmetric and quotes the first failure
+// (Broken). Teams split from it earlier keep working: each team has its own
+// psync slot and epochs. A collective that fails the same way on every
+// member with nothing synchronized half-way (arguments that differ, found by
+// the exchange every member reads alike) leaves the team usable.
 type Team struct {
 	Start, Stride, Size int
 	// Me is this PE's index in the team.
@@ -87,6 +101,10 @@ type Team struct {
 	// the first Sync; directOff when some partner is not).
 	direct      []directRound
 	directState uint8
+	// broken is the first error that left the team out of step, raised
+	// where brokenAt says ("sync #7 (Barrier)"); nil while in step.
+	broken   error
+	brokenAt string
 }
 
 type directRound struct{ to, mine *uint64 }
@@ -112,6 +130,10 @@ func World(c Comm) *Team {
 // Slot is the team's psync slot (0 for the world team).
 func (t *Team) Slot() int { return t.slot }
 
+// Epoch is the number of syncs this PE has started on the team (the epoch
+// of the latest; Missing takes it).
+func (t *Team) Epoch() uint64 { return t.epoch }
+
 // PE is the world number of team member i.
 func (t *Team) PE(i int) int { return t.Start + i*t.Stride }
 
@@ -133,33 +155,90 @@ func (t *Team) Index(pe int) int {
 }
 
 func (t *Team) String() string {
+	if t.freeSlots != nil {
+		return "team world"
+	}
 	return fmt.Sprintf("team{start %d, stride %d, size %d}", t.Start, t.Stride, t.Size)
 }
 
-// Sync is a dissemination barrier over the team's members: in round k each
-// member signals member (me + 2^k) mod size and waits for member
-// (me - 2^k) mod size. It does not complete outstanding puts (that is
-// Barrier). Each round's word has exactly one writer, and epochs only grow,
-// so a plain store of the epoch suffices (no atomic add, no reset).
-func (t *Team) Sync(c Comm) error {
+// Sync is SyncAs with KindSync.
+func (t *Team) Sync(c Comm) error { return t.SyncAs(c, KindSync) }
+
+// SyncAs is a dissemination barrier over the team's members, as part of
+// collective k: in round r each member signals member (me + 2^r) mod size
+// and waits for member (me - 2^r) mod size. It does not complete outstanding
+// puts (that is Barrier). Each round's word has exactly one writer, and
+// epochs only grow, so a plain store suffices (no atomic add, no reset).
+//
+// The word carries k (see psyncWord). A member that receives another kind
+// for its epoch, or the mismatch flag, sets the flag in the signals of its
+// later rounds. By induction, after round r a member's flag says whether
+// the kinds of members me-2^(r+1)+1 .. me differ (its window of round r-1
+// joined with its partner's, plus the partner's kind against its own), so
+// after the last round every member knows whether any two members called
+// different collectives, and every member returns ErrNotSymmetric for that
+// sync. A word of a later epoch (a partner already one sync ahead wrote
+// over its word of this one) needs no check: such words exist only once a
+// member left this sync without a mismatch, and the first member to leave
+// read only words of this sync, so the kinds were all equal.
+//
+// On a timeout the error names every member that has not arrived (Missing).
+// Any failure leaves the team out of step (see Team).
+func (t *Team) SyncAs(c Comm, k Kind) error {
+	if t.broken != nil {
+		return t.outOfStep(c, k)
+	}
 	t.epoch++
 	e := t.epoch
 	if t.directState == directUnknown {
 		t.buildDirect(c)
 	}
+	var err error
 	if t.directState == directOn {
-		return t.syncDirect(c, e)
+		err = t.syncDirect(c, e, k)
+	} else {
+		err = t.syncComm(c, e, k)
 	}
-	for k, d := 0, 1; d < t.Size; k, d = k+1, d*2 {
-		off := psyncOff(t.slot, k)
-		to := t.PE((t.Me + d) % t.Size)
-		if err := c.Signal(to, off, e); err != nil {
+	if err != nil {
+		return t.failSync(c, e, k, err)
+	}
+	return nil
+}
+
+// from is the world number of the member that signals this PE in round r.
+func (t *Team) from(r int) int {
+	d := (1 << r) % t.Size
+	return t.PE((t.Me - d + t.Size) % t.Size)
+}
+
+func (t *Team) wait(e uint64, k Kind, r int) Wait {
+	return Wait{Team: t, Kind: k, Epoch: e, Round: r, From: t.from(r)}
+}
+
+// mismatch is what the sync loops return when the mismatch flag is set at
+// their end; failSync turns it into the error that names the kinds.
+type mismatch struct{ d diff }
+
+func (m *mismatch) Error() string { return "collectives: members called different collectives" }
+
+func (t *Team) syncComm(c Comm, e uint64, k Kind) error {
+	want := psyncWord(e, k)
+	send := want
+	var d diff
+	for r, dist := 0, 1; dist < t.Size; r, dist = r+1, dist*2 {
+		off := psyncOff(t.slot, r)
+		if err := c.Signal(t.PE((t.Me+dist)%t.Size), off, send); err != nil {
 			return err
 		}
-		from := t.PE((t.Me - d%t.Size + t.Size) % t.Size)
-		if err := c.WaitGE(off, e, Wait{Team: t, Epoch: e, Round: k, From: from}); err != nil {
+		if err := c.WaitGE(off, e<<epochShift, t.wait(e, k, r)); err != nil {
 			return err
 		}
+		if v := atomic.LoadUint64(localWord(c, off)); v != want && d.note(v, e, k, t.from(r)) {
+			send |= flagMismatch
+		}
+	}
+	if send&flagMismatch != 0 {
+		return &mismatch{d}
 	}
 	return nil
 }
@@ -185,62 +264,108 @@ func (t *Team) buildDirect(c Comm) {
 	t.direct, t.directState = rounds, directOn
 }
 
-// syncDirect is Sync's loop over load/store-reachable partners: the same
-// words, values and order as Comm.Signal / Comm.WaitGE.
-func (t *Team) syncDirect(c Comm, e uint64) error {
-	for k := range t.direct {
-		r := &t.direct[k]
-		memord.StoreRelease64(r.to, e)
-		done := false
-		for i := 0; i < directPolls; i++ {
-			if atomic.LoadUint64(r.mine) >= e {
-				done = true
-				break
-			}
+// syncDirect is syncComm over load/store-reachable partners: the same
+// words, values and order as Comm.Signal / Comm.WaitGE. Per round: one
+// release store, inline polls, and one compare of the word that ended them
+// with the expected word (only a different word takes the slow branch).
+func (t *Team) syncDirect(c Comm, e uint64, k Kind) error {
+	want := psyncWord(e, k)
+	base := e << epochShift
+	send := want
+	var d diff
+	for r := range t.direct {
+		dr := &t.direct[r]
+		memord.StoreRelease64(dr.to, send)
+		v := atomic.LoadUint64(dr.mine)
+		for i := 0; v < base && i < directPolls; i++ {
+			v = atomic.LoadUint64(dr.mine)
 		}
-		if !done {
-			d := 1 << k
-			from := t.PE((t.Me - d%t.Size + t.Size) % t.Size)
-			if err := c.WaitGE(psyncOff(t.slot, k), e, Wait{Team: t, Epoch: e, Round: k, From: from}); err != nil {
+		if v < base {
+			if err := c.WaitGE(psyncOff(t.slot, r), base, t.wait(e, k, r)); err != nil {
 				return err
 			}
+			v = atomic.LoadUint64(dr.mine)
+		}
+		if v != want && d.note(v, e, k, t.from(r)) {
+			send |= flagMismatch
 		}
 	}
+	if send&flagMismatch != 0 {
+		return &mismatch{d}
+	}
 	return nil
+}
+
+// diff is what a member learned in one sync about kinds other than its own:
+// the first partner seen with another kind, and whether any signal said so.
+type diff struct {
+	seen bool
+	pe   int // world number; valid when kind != KindNone
+	kind Kind
+}
+
+// note records the round's word v (not the word this PE expected) and
+// reports whether it shows a mismatch in sync e.
+func (d *diff) note(v, e uint64, k Kind, from int) bool {
+	if wordEpoch(v) != e {
+		return false // a partner one sync ahead: it found no mismatch in e
+	}
+	if wk := wordKind(v); wk != k && d.kind == KindNone {
+		d.pe, d.kind = from, wk
+	}
+	d.seen = true
+	return true
 }
 
 // Wait describes a barrier wait for diagnostics. It is a value, so passing
 // it costs nothing unless the wait fails and String formats it.
 type Wait struct {
 	Team        *Team
+	Kind        Kind
 	Epoch       uint64
 	Round, From int
 }
 
 func (w Wait) String() string {
-	return fmt.Sprintf("barrier #%d on %v, round %d: waiting for PE %d", w.Epoch, w.Team, w.Round, w.From)
+	return fmt.Sprintf("%v: sync #%d of %v, round %d: waiting for PE %d", w.Kind, w.Epoch, w.Team, w.Round, w.From)
 }
 
-// Barrier completes this PE's outstanding puts (Quiet) and then syncs:
-// on return every member's puts issued before the barrier are visible.
-func (t *Team) Barrier(c Comm) error {
-	if err := c.Quiet(); err != nil {
-		return err
+// Barrier is BarrierAs with KindBarrier.
+func (t *Team) Barrier(c Comm) error { return t.BarrierAs(c, KindBarrier) }
+
+// BarrierAs completes this PE's outstanding puts (Quiet) and then syncs as
+// part of collective k: on return every member's puts issued before the
+// barrier are visible. A failed Quiet leaves the team out of step (the
+// other members go on to the sync without this PE).
+func (t *Team) BarrierAs(c Comm, k Kind) error {
+	if t.broken != nil {
+		return t.outOfStep(c, k)
 	}
-	return t.Sync(c)
+	if err := c.Quiet(); err != nil {
+		return t.abort(k, err)
+	}
+	return t.SyncAs(c, k)
 }
 
-// Exchange gathers a small contribution from every member: each member
-// publishes in (the same length everywhere, at most MaxExchange bytes) and
-// gets everybody's contribution in team order. The scratch words are reused,
-// so a trailing sync keeps a fast member from overwriting its scratch while
-// a slow one is still reading it.
+// Exchange is ExchangeAs with KindExchange.
 func (t *Team) Exchange(c Comm, in []byte) ([][]byte, error) {
+	return t.ExchangeAs(c, KindExchange, in)
+}
+
+// ExchangeAs gathers a small contribution from every member, as part of
+// collective k: each member publishes in (the same length everywhere, at
+// most MaxExchange bytes) and gets everybody's contribution in team order.
+// The scratch words are reused, so a trailing sync keeps a fast member from
+// overwriting its scratch while a slow one is still reading it.
+func (t *Team) ExchangeAs(c Comm, k Kind, in []byte) ([][]byte, error) {
 	if len(in) > MaxExchange {
-		return nil, errs.New(errs.ErrInvalidArgument, c.MyPE(), "exchange", "%d bytes, at most %d", len(in), MaxExchange)
+		return nil, errs.New(errs.ErrInvalidArgument, c.MyPE(), k.String(), "exchange of %d bytes, at most %d", len(in), MaxExchange)
+	}
+	if t.broken != nil {
+		return nil, t.outOfStep(c, k)
 	}
 	copy(c.Local(scratchBase, len(in)), in)
-	if err := t.Barrier(c); err != nil {
+	if err := t.BarrierAs(c, k); err != nil {
 		return nil, err
 	}
 	out := make([][]byte, t.Size)
@@ -251,10 +376,10 @@ func (t *Team) Exchange(c Comm, in []byte) ([][]byte, error) {
 			continue
 		}
 		if err := c.Get(out[i], t.PE(i), scratchBase); err != nil {
-			return nil, err
+			return nil, t.abort(k, err)
 		}
 	}
-	if err := t.Sync(c); err != nil {
+	if err := t.SyncAs(c, k); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -291,7 +416,7 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 	putU64(buf[8:], uint64(start))
 	putU64(buf[16:], uint64(stride))
 	putU64(buf[24:], uint64(size))
-	all, err := parent.Exchange(c, buf[:])
+	all, err := parent.ExchangeAs(c, KindSplit, buf[:])
 	if err != nil {
 		return nil, err
 	}
@@ -326,19 +451,29 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 }
 
 // Destroy releases the team's psync slot on this PE and zeroes its words,
-// so the next team on the slot starts at epoch 0. This is safe once every
-// collective of the team has returned on this PE: each signal a member sends
-// to this PE in a sync is waited for by this PE in that same sync, so none
-// can still be in flight.
-func (t *Team) Destroy(c Comm, world *Team) {
+// so the next team on the slot starts at epoch 0. It is collective over the
+// team's members: a last sync (KindDestroy) checks that every member
+// destroys the team here, and afterwards no member signals this PE on the
+// slot again (each signal a member sends to this PE in a sync is waited for
+// by this PE in that same sync, so none can still be in flight). A team out
+// of step keeps its slot (a member may still signal into it) and Destroy
+// returns the out-of-step error. The world team's slot is never released.
+func (t *Team) Destroy(c Comm, world *Team) error {
 	if t.slot == 0 {
-		return
+		return nil
+	}
+	if t.slot < 0 {
+		return errs.New(errs.ErrInvalidArgument, c.MyPE(), KindDestroy.String(), "%v was already destroyed", t)
+	}
+	if err := t.SyncAs(c, KindDestroy); err != nil {
+		return err
 	}
 	for k := 0; k < MaxRounds; k++ {
 		putU64(c.Local(psyncOff(t.slot, k), 8), 0)
 	}
 	*world.freeSlots |= 1 << t.slot
 	t.slot = -1
+	return nil
 }
 
 func putU64(b []byte, v uint64) {

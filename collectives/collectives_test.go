@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"bytes"
+	stderrors "errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -639,24 +640,32 @@ func TestMaxTeams(t *testing.T) {
 }
 
 // TestWaitTimeout: a member that never arrives turns the others' sync into
-// ErrTimeout naming the barrier, the round and the PE waited for.
+// ErrTimeout naming the sync, the round, the PE waited for and the members
+// that have not arrived; the team is then out of step.
 func TestWaitTimeout(t *testing.T) {
 	w := newFakeWorld(2, testPolicy)
 	w.policy.Timeout = 50 * time.Millisecond
-	var syncErr error
+	var syncErr, again error
+	var broken error
 	err := localRun(2, func(me int) error {
 		if me == 1 {
 			return nil // never syncs
 		}
 		c := &fakeComm{w: w, me: me}
-		start := time.Now()
-		syncErr = World(c).Sync(c)
-		assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+		world := World(c)
+		syncErr = world.Sync(c)
+		again = world.Sync(c)
+		broken = world.Broken()
 		return nil
 	})
 	require.NoError(t, err)
 	require.ErrorIs(t, syncErr, errs.ErrTimeout)
-	assert.Contains(t, syncErr.Error(), "barrier #1 on team{start 0, stride 1, size 2}, round 0: waiting for PE 1")
+	assert.Contains(t, syncErr.Error(), "PE 0: Sync: PE 1 has not arrived at sync #1 of team world")
+	assert.Contains(t, syncErr.Error(), "Sync: sync #1 of team world, round 0: waiting for PE 1")
+	assert.Equal(t, syncErr, broken)
+	require.True(t, stderrors.Is(again, errs.ErrNotSymmetric), "%v", again)
+	assert.False(t, stderrors.Is(again, errs.ErrTimeout), "the later call did not time out itself")
+	assert.Contains(t, again.Error(), "PE 0: Sync: team world is out of step since sync #1 (Sync) failed: PE 0: Sync: PE 1 has not arrived")
 }
 
 // TestCommErrors: a transport error ends the collective with that error.

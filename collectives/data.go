@@ -12,53 +12,56 @@ import (
 // the result and source may be reused. Each starts with a sync, so no
 // member writes into a dest another member is still reading from a previous
 // collective, and ends with a barrier, so every put has landed everywhere.
+// Both carry the collective's kind (a member calling another collective is
+// found there), and a put or get that fails between them leaves the team
+// out of step (the other members go on to the closing barrier).
 
 // Broadcast copies root's source[0:n) (n elements of size sz) into dest on
 // every member, root included (Ref: OpenSHMEM 1.6 §9.9.7). Non-roots pull
 // from the root, spreading the copy work over the members.
 func Broadcast(c Comm, t *Team, dst, src uint64, nbytes int, root int) error {
-	if err := t.Sync(c); err != nil {
+	if err := t.SyncAs(c, KindBroadcast); err != nil {
 		return err
 	}
 	d := c.Local(dst, nbytes)
 	if t.Me == root {
 		copy(d, c.Local(src, nbytes))
 	} else if err := c.Get(d, t.PE(root), src); err != nil {
-		return err
+		return t.abort(KindBroadcast, err)
 	}
-	return t.Barrier(c)
+	return t.BarrierAs(c, KindBroadcast)
 }
 
 // FCollect concatenates every member's source[0:nbytes) into dest in team
 // order (Ref: OpenSHMEM 1.6 §9.9.9): member i's block lands at i*nbytes.
 func FCollect(c Comm, t *Team, dst, src uint64, nbytes int) error {
-	if err := t.Sync(c); err != nil {
+	if err := t.SyncAs(c, KindFCollect); err != nil {
 		return err
 	}
 	mine := c.Local(src, nbytes)
 	for k := 0; k < t.Size; k++ {
 		i := (t.Me + k) % t.Size // stagger so members do not all hit one PE first
 		if err := c.Put(t.PE(i), dst+uint64(t.Me*nbytes), mine); err != nil {
-			return err
+			return t.abort(KindFCollect, err)
 		}
 	}
-	return t.Barrier(c)
+	return t.BarrierAs(c, KindFCollect)
 }
 
 // AllToAll sends block j (nbytes each) of this member's source to member j,
 // where it lands at block Me of dest (Ref: OpenSHMEM 1.6 §9.9.10).
 func AllToAll(c Comm, t *Team, dst, src uint64, nbytes int) error {
-	if err := t.Sync(c); err != nil {
+	if err := t.SyncAs(c, KindAllToAll); err != nil {
 		return err
 	}
 	for k := 0; k < t.Size; k++ {
 		j := (t.Me + k) % t.Size
 		blk := c.Local(src+uint64(j*nbytes), nbytes)
 		if err := c.Put(t.PE(j), dst+uint64(t.Me*nbytes), blk); err != nil {
-			return err
+			return t.abort(KindAllToAll, err)
 		}
 	}
-	return t.Barrier(c)
+	return t.BarrierAs(c, KindAllToAll)
 }
 
 // Op is a reduction operator.
@@ -94,7 +97,7 @@ func (o Op) Bitwise() bool { return o == OpAnd || o == OpOr || o == OpXor }
 // puts). dest may be the same array as source: chunk i of any source is
 // read only by member i, before member i writes chunk i anywhere.
 func Reduce[T elem.Elem](c Comm, t *Team, op Op, dst, src uint64, n int) error {
-	if err := t.Sync(c); err != nil {
+	if err := t.SyncAs(c, KindReduce); err != nil {
 		return err
 	}
 	sz := elem.Size[T]()
@@ -108,7 +111,7 @@ func Reduce[T elem.Elem](c Comm, t *Team, op Op, dst, src uint64, n int) error {
 		for k := 1; k < t.Size; k++ {
 			i := (t.Me + k) % t.Size
 			if err := c.Get(elem.Bytes(tmp), t.PE(i), src+off); err != nil {
-				return err
+				return t.abort(KindReduce, err)
 			}
 			combine(op, acc, tmp)
 		}
@@ -116,11 +119,11 @@ func Reduce[T elem.Elem](c Comm, t *Team, op Op, dst, src uint64, n int) error {
 		for k := 0; k < t.Size; k++ {
 			i := (t.Me + k) % t.Size
 			if err := c.Put(t.PE(i), dst+off, b); err != nil {
-				return err
+				return t.abort(KindReduce, err)
 			}
 		}
 	}
-	return t.Barrier(c)
+	return t.BarrierAs(c, KindReduce)
 }
 
 // chunk splits n elements over size members, keeping chunks a multiple of

@@ -57,7 +57,8 @@ type fakeComm struct {
 	w       *fakeWorld
 	me      int
 	quiets  int
-	failPut error // when set, Put returns it
+	failPut error        // when set, Put returns it
+	policy  *spin.Policy // when set, WaitGE's instead of the world's
 }
 
 var _ Comm = (*fakeComm)(nil)
@@ -115,7 +116,11 @@ func (c *fakeComm) comm() Comm {
 func (c *fakeComm) WaitGE(off uint64, v uint64, why Wait) error {
 	c.w.waits.Add(1)
 	p := c.word(c.me, off)
-	ok, err := c.w.policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, nil)
+	policy := c.w.policy
+	if c.policy != nil {
+		policy = *c.policy
+	}
+	ok, err := policy.Until(func() bool { return atomic.LoadUint64(p) >= v }, nil)
 	if err != nil {
 		return errors.Wrap(err, why.String())
 	}

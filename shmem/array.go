@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/goshmem/goshmem/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	core "github.com/goshmem/goshmem/internal/runtime"
@@ -178,11 +179,19 @@ const (
 
 var heapOpNames = map[uint64]string{opAlloc: "Alloc", opFree: "Free", opAllocDevice: "AllocDevice"}
 
+// heapOpKinds is the collective kind each heap operation's syncs carry.
+var heapOpKinds = map[uint64]collectives.Kind{opAlloc: collectives.KindAlloc, opFree: collectives.KindFree,
+	opAllocDevice: collectives.KindAllocDevice}
+
 // heapCollective runs a collective heap operation: every PE publishes
 // (sequence, op, a, b), all compare, and only if every PE asked the same
 // thing does fn run (the same fn on every PE, deterministic allocator, so
 // offsets agree). A final sync orders fn's effects (zeroed memory) before
-// any peer's next access. The caller holds r.coll.
+// any peer's next access. The syncs carry the operation's kind, so a PE
+// calling another collective (or another heap operation) here is found by
+// every PE and leaves the world team out of step; arguments that differ
+// fail the same way everywhere and leave it usable. The caller holds
+// r.coll.
 func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error {
 	r.collSeq++
 	var in [32]byte
@@ -190,7 +199,8 @@ func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error 
 	binary.LittleEndian.PutUint64(in[8:], op)
 	binary.LittleEndian.PutUint64(in[16:], a)
 	binary.LittleEndian.PutUint64(in[24:], b)
-	all, err := r.world.Exchange(r, in[:])
+	kind := heapOpKinds[op]
+	all, err := r.world.ExchangeAs(r, kind, in[:])
 	if err != nil {
 		return err
 	}
@@ -212,7 +222,7 @@ func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error 
 			r.me, heapOpNames[op], "PE %d made %s, this PE made %s", pe, what(got), what(in[:]))
 	}
 	ferr := fn()
-	if err := r.world.Sync(r); err != nil {
+	if err := r.world.SyncAs(r, kind); err != nil {
 		return err
 	}
 	return ferr

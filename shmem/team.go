@@ -71,8 +71,11 @@ func (t Team) TranslatePE(pe int, dest Team) int {
 	return dst.Index(src.PE(pe))
 }
 
-// Destroy releases the team on this PE (collective over its members:
-// call it after the team's last collective). TeamWorld cannot be destroyed.
+// Destroy releases the team (collective over its members, after the team's
+// last collective: it ends with a sync that checks every member destroys
+// it). TeamWorld cannot be destroyed. A team out of step (see BarrierAll)
+// is not released: Destroy returns the error, and the handle stays valid so
+// later calls on it keep saying why.
 func (t Team) Destroy() error {
 	r, err := rt("Team.Destroy")
 	if err != nil {
@@ -87,7 +90,9 @@ func (t Team) Destroy() error {
 	if ct == r.world {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Team.Destroy", "TeamWorld cannot be destroyed")
 	}
-	ct.Destroy(r, r.world)
+	if err := ct.Destroy(r, r.world); err != nil {
+		return err
+	}
 	r.teamsMu.Lock()
 	delete(r.teams, t.id)
 	r.teamsMu.Unlock()
@@ -135,7 +140,7 @@ func TeamSplitStrided(parent Team, start, stride, size int) (Team, error) {
 		if err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me); err != nil {
 			return TeamInvalid, err
 		}
-		if err := ct.Sync(r); err != nil {
+		if err := ct.SyncAs(r, collectives.KindSplit); err != nil {
 			return TeamInvalid, err
 		}
 	}
@@ -165,6 +170,16 @@ const (
 // waits until every PE has entered the barrier: afterwards, every PE's puts
 // issued before the barrier are visible everywhere (Ref: OpenSHMEM 1.6
 // §9.9.3 shmem_barrier_all). A dissemination barrier over signal words.
+//
+// Every collective's signals say which collective the PE called, so PEs
+// that call different collectives at the same point (BarrierAll on one,
+// Alloc on another) all get ErrNotSymmetric naming the calls. After such a
+// failure, a timeout (ErrTimeout naming the PEs that did not arrive) or a
+// transport error inside a collective, the team is out of step: every later
+// collective on it returns ErrNotSymmetric saying so, with the first error
+// (the job must end; Finalize still runs and reports it). A collective whose
+// arguments differ across PEs (Alloc sizes, split arguments) fails the same
+// way on every PE and leaves the team usable.
 func BarrierAll() error {
 	r, err := rt("BarrierAll")
 	if err != nil {

@@ -205,6 +205,28 @@ func TestInitAsymmetric(t *testing.T) {
 	}
 }
 
+// TestOutOfStep: a job whose world team falls out of step (PE 0 calls
+// Alloc where the others call BarrierAll; PE 1 arrives at a barrier after
+// GOSHMEM_TIMEOUT) reports it on every PE, fails every later collective and
+// still finalizes: spmd -mode coll-mismatch / coll-timeout.
+func TestOutOfStep(t *testing.T) {
+	needMPI(t)
+	// The timeout must exceed the spread of the PEs' arrival at Init's own
+	// barrier on an oversubscribed machine.
+	env := map[string][]string{"coll-mismatch": nil, "coll-timeout": {"GOSHMEM_TIMEOUT=2s"}}
+	for _, mode := range []string{"coll-mismatch", "coll-timeout"} {
+		for _, np := range []int{2, 3, 4, 8} {
+			t.Run(fmt.Sprintf("%s/np%d", mode, np), func(t *testing.T) {
+				r := job(t, np, 60*time.Second, env[mode], "-mode", mode)
+				require.Equal(t, 0, r.code, "output:\n%s", r.out)
+				for pe := 0; pe < np; pe++ {
+					assert.Contains(t, r.out, fmt.Sprintf("%s: PE %d: ok", mode, pe))
+				}
+			})
+		}
+	}
+}
+
 // TestInitFinalizeTiming measures a 4-PE job that only calls Init and
 // Finalize (the target is <= 2 s wall). It reports and does not
 // assert the time: it depends on the machine and on MPI_Init.

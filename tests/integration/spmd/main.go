@@ -14,7 +14,8 @@
 // Modes (-mode) other than "checks" exist for the fault and timing tests:
 // initfin (Init + Finalize only, prints the time), fault-panic (PE 1 panics
 // while the others wait), fault-exit (PE 1 calls os.Exit(3) without
-// Finalize).
+// Finalize), coll-mismatch and coll-timeout (the world team falls out of
+// step: outofstep.go).
 package main
 
 import (
@@ -34,7 +35,7 @@ var (
 	runFlag   = flag.String("run", "", "regexp selecting the checks to run (empty: all)")
 	skipFlag  = flag.String("skip", "", "regexp of checks to skip")
 	listFlag  = flag.Bool("list", false, "list the checks and exit (no Init)")
-	modeFlag  = flag.String("mode", "checks", "checks | initfin | init-asym | fault-panic | fault-exit")
+	modeFlag  = flag.String("mode", "checks", "checks | initfin | init-asym | fault-panic | fault-exit | coll-mismatch | coll-timeout")
 	verbose   = flag.Bool("v", false, "PE 0 prints every check's result, not only failures")
 	heapFlag  = flag.Uint64("heap", 32<<20, "symmetric heap bytes per PE (WithSymmetricSize); 0 = GOSHMEM_SYMMETRIC_SIZE")
 	guardFlag = flag.Duration("guard", 60*time.Second,
@@ -78,6 +79,8 @@ func main() {
 		code = initAsym()
 	case "fault-panic", "fault-exit":
 		code = fault(*modeFlag)
+	case "coll-mismatch", "coll-timeout":
+		code = outOfStep(*modeFlag)
 	default:
 		fmt.Fprintf(os.Stderr, "spmd: unknown -mode %q\n", *modeFlag)
 		code = 2
