@@ -163,7 +163,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*r
 	}
 	r.world = collectives.World(r)
 	r.teams[1] = r.world
-	if err := r.world.Sync(r); err != nil {
+	if err := r.world.SyncAs(r, collectives.KindInit); err != nil {
 		c.Close()
 		return nil, errs.Wrap(err, r.me, "Init", "first barrier")
 	}
@@ -183,7 +183,9 @@ func (r *runtime) fence(q *quiet.Queue) error { return r.c.Fence(q) }
 // that never arrives makes Finalize return ErrTimeout naming the PEs that
 // did not enter Finalize; the runtime is then released without the
 // bootstrap's last barrier (which would wait for them forever), and the
-// program should exit non-zero, which ends the job.
+// program should exit non-zero, which ends the job. When the world team
+// is out of step (an earlier collective failed) Finalize reports it and
+// still finalizes when every PE gets there.
 func Finalize() error {
 	lifecycle.Lock()
 	defer lifecycle.Unlock()
@@ -197,7 +199,7 @@ func Finalize() error {
 	}
 	r.c.BeginFinalize()
 	r.coll.Lock()
-	berr := r.world.Barrier(r)
+	berr := r.world.BarrierAs(r, collectives.KindFinalize)
 	r.coll.Unlock()
 	if berr != nil {
 		errList = append(errList, r.finalizeError(berr))
@@ -205,16 +207,20 @@ func Finalize() error {
 	r.c.StopCXI()
 	r.c.EndFinalize()
 	current.Store(nil)
-	if berr == nil {
-		// The bootstrap barrier keeps every PE's mapping alive until all
-		// are past their last access (a peer may still read our barrier
-		// word).
-		if err := r.c.Boot.Barrier(); err != nil {
+	// The bootstrap barrier keeps every PE's mapping alive until all are
+	// past their last access (a peer may still read our barrier word). It
+	// is skipped when a PE never arrived (it would wait for it forever) and
+	// bounded by GOSHMEM_TIMEOUT otherwise; without it the bootstrap is
+	// not finalized either, and the program should exit non-zero.
+	done := berr == nil || !errors.Is(berr, errs.ErrTimeout)
+	if done {
+		if err := r.c.BootBarrier("Finalize"); err != nil {
 			errList = append(errList, err)
+			done = false
 		}
 	}
 	r.c.Close()
-	if berr == nil {
+	if done {
 		if err := r.c.Boot.Finalize(); err != nil {
 			errList = append(errList, err)
 		}
@@ -324,10 +330,17 @@ func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 		}
 		r.spinLook(&looks)
 		return atomic.LoadUint64(p) >= v
-	}, r.checkPeers)
+	}, func() error {
+		// A partner that has finalized will never answer (unless its
+		// signal landed just before it did: look once more).
+		if err := r.c.CheckPeersInCollective(why.From); err != nil && atomic.LoadUint64(p) < v {
+			return err
+		}
+		return nil
+	})
 	r.endSpin(&looks)
 	if err != nil {
-		return errors.Wrap(err, why.String())
+		return errs.Wrap(err, r.me, "wait", "%v", why)
 	}
 	if !ok {
 		return errs.New(errs.ErrTimeout, r.me, "wait", "%v: still waiting after GOSHMEM_TIMEOUT=%v", why, r.policy.Timeout)

@@ -735,3 +735,23 @@ func (r *Runtime) SetDeviceTeam(slot, start, stride, size, myIndex int) error {
 	return r.GPU.SetTeam(slot, cudatr.Team{Start: int32(start), Stride: int32(stride),
 		Size: int32(size), MyIndex: int32(myIndex), Slot: int32(slot)})
 }
+
+// BootBarrier is the bootstrap's barrier bounded by GOSHMEM_TIMEOUT (the
+// bootstrap's own barrier has no bound: past the timeout the call is left
+// behind and ErrTimeout returned; the job is then to end).
+func (r *Runtime) BootBarrier(op string) error {
+	if r.Policy.Timeout <= 0 {
+		return r.Boot.Barrier()
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Boot.Barrier() }()
+	t := time.NewTimer(r.Policy.Timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errs.Hint(errs.ErrTimeout, "every PE must call Finalize; exit non-zero to end the job", r.Me, op,
+			"the bootstrap's barrier did not complete within GOSHMEM_TIMEOUT=%v: a PE has not reached it", r.Policy.Timeout)
+	}
+}

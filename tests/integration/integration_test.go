@@ -218,6 +218,18 @@ func TestOutOfStep(t *testing.T) {
 		for _, np := range []int{2, 3, 4, 8} {
 			t.Run(fmt.Sprintf("%s/np%d", mode, np), func(t *testing.T) {
 				r := job(t, np, 60*time.Second, env[mode], "-mode", mode)
+				if mode == "coll-timeout" {
+					// PE 1 arrives later than GOSHMEM_TIMEOUT bounds the
+					// others' Finalize: they report and end the job (an exit
+					// without the bootstrap's finalize), so PE 1 may not get
+					// to print.
+					for pe := 0; pe < np; pe++ {
+						if pe != 1 {
+							assert.Contains(t, r.out, fmt.Sprintf("%s: PE %d: ok", mode, pe), "output:\n%s", r.out)
+						}
+					}
+					return
+				}
 				require.Equal(t, 0, r.code, "output:\n%s", r.out)
 				for pe := 0; pe < np; pe++ {
 					assert.Contains(t, r.out, fmt.Sprintf("%s: PE %d: ok", mode, pe))
