@@ -79,33 +79,39 @@ func (a Array[T]) Free() error {
 	}
 	r.coll.Lock()
 	defer r.coll.Unlock()
-	err = r.heapCollective(opFree, off, status, func() error {
-		switch status {
-		case 1:
-			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "the zero Array was never allocated")
-		case 2:
-			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "array belongs to an earlier Init")
-		case 3:
-			return errs.Hint(errs.ErrInvalidArgument, "free each array once", r.me, "Free",
-				"array of %d %s at heap offset %d was already freed", a.b.n, elem.Name[T](), a.b.off-heapOff)
-		}
-		if a.b.dev {
-			if _, err := r.galloc.Free(off - core.GPUControlBytes); err != nil {
-				return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
-			}
-			a.b.freed.Store(true)
-			return nil
-		}
-		if _, err := r.alloc.Free(off - heapOff); err != nil {
+	err = r.heapCollective(opFree, off, status, func() (uint64, error) {
+		return off, r.free(a.b, status, elem.Name[T]())
+	}, nil)
+	return err
+}
+
+// free is Free's local part, the same on every PE (status as Free
+// computed it: 1 zero Array, 2 earlier Init, 3 already freed).
+func (r *runtime) free(b *block, status uint64, typ string) error {
+	switch status {
+	case 1:
+		return errs.New(errs.ErrInvalidArgument, r.me, "Free", "the zero Array was never allocated")
+	case 2:
+		return errs.New(errs.ErrInvalidArgument, r.me, "Free", "array belongs to an earlier Init")
+	case 3:
+		return errs.Hint(errs.ErrInvalidArgument, "free each array once", r.me, "Free",
+			"array of %d %s at heap offset %d was already freed", b.n, typ, b.off-heapOff)
+	}
+	if b.dev {
+		if _, err := r.galloc.Free(b.off - core.GPUControlBytes); err != nil {
 			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
 		}
-		a.b.freed.Store(true)
-		if r.debug {
-			poison(r.local(off, int(a.b.bytes)))
-		}
+		b.freed.Store(true)
 		return nil
-	})
-	return err
+	}
+	if _, err := r.alloc.Free(b.off - heapOff); err != nil {
+		return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
+	}
+	b.freed.Store(true)
+	if r.debug {
+		poison(r.local(b.off, int(b.bytes)))
+	}
+	return nil
 }
 
 // poisonByte fills freed memory in debug mode, so a stale Local slice reads
@@ -140,13 +146,13 @@ func Alloc[T Elem](n int) (Array[T], error) {
 	r.coll.Lock()
 	defer r.coll.Unlock()
 	var out Array[T]
-	err = r.heapCollective(opAlloc, bytes, uint64(int64(n)), func() error {
+	err = r.heapCollective(opAlloc, bytes, uint64(int64(n)), func() (uint64, error) {
 		if n < 1 {
-			return errs.New(errs.ErrInvalidArgument, r.me, "Alloc", "n = %d elements of %s; must be in [1, %d]",
+			return 0, errs.New(errs.ErrInvalidArgument, r.me, "Alloc", "n = %d elements of %s; must be in [1, %d]",
 				n, elem.Name[T](), r.heapLen/sz)
 		}
 		if bytes == 0 || bytes > r.heapLen {
-			return errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_SYMMETRIC_SIZE", r.me, "Alloc",
+			return 0, errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_SYMMETRIC_SIZE", r.me, "Alloc",
 				"n = %d elements of %s is more than the whole heap (%d bytes, at most %d elements)",
 				n, elem.Name[T](), r.heapLen, r.heapLen/sz)
 		}
@@ -160,14 +166,14 @@ func Alloc[T Elem](n int) (Array[T], error) {
 		}
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "Alloc", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
+				return 0, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "Alloc", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
 			}
-			return errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "Alloc", "")
+			return 0, errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "Alloc", "allocator")
 		}
 		clear(r.local(heapOff+off, int(bytes)))
 		out = Array[T]{b: &block{off: heapOff + off, n: n, bytes: bytes, gen: r.gen}}
-		return nil
-	})
+		return out.b.off, nil
+	}, func() { _ = r.free(out.b, 0, elem.Name[T]()); out = Array[T]{} })
 	return out, err
 }
 
@@ -186,13 +192,16 @@ var heapOpKinds = map[uint64]collectives.Kind{opAlloc: collectives.KindAlloc, op
 // heapCollective runs a collective heap operation: every PE publishes
 // (sequence, op, a, b), all compare, and only if every PE asked the same
 // thing does fn run (the same fn on every PE, deterministic allocator, so
-// offsets agree). A final sync orders fn's effects (zeroed memory) before
-// any peer's next access. The syncs carry the operation's kind, so a PE
-// calling another collective (or another heap operation) here is found by
-// every PE and leaves the world team out of step; arguments that differ
-// fail the same way everywhere and leave it usable. The caller holds
-// r.coll.
-func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error {
+// offsets agree). fn returns the heap offset it allocated or freed; a
+// second exchange compares every PE's offset and outcome, so heaps that
+// diverged anyway fail the call on every PE (undo, when set, gives back
+// this PE's block) instead of letting puts land in the wrong place. That
+// exchange also orders fn's effects (zeroed memory) before any peer's
+// next access. The syncs carry the operation's kind, so a PE calling
+// another collective (or another heap operation) here is found by every
+// PE and leaves the world team out of step; arguments that differ fail
+// the same way everywhere and leave it usable. The caller holds r.coll.
+func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() (uint64, error), undo func()) error {
 	r.collSeq++
 	var in [32]byte
 	binary.LittleEndian.PutUint64(in[0:], r.collSeq)
@@ -221,9 +230,33 @@ func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() error) error 
 		return errs.Hint(errs.ErrNotSymmetric, "every PE must make the same Alloc/Free calls with the same sizes, in the same order",
 			r.me, heapOpNames[op], "PE %d made %s, this PE made %s", pe, what(got), what(in[:]))
 	}
-	ferr := fn()
-	if err := r.world.SyncAs(r, kind); err != nil {
-		return err
+	off, ferr := fn()
+	// [offset][0 = done, else the error's sentinel code + 1]
+	var res [16]byte
+	binary.LittleEndian.PutUint64(res[0:], off)
+	if ferr != nil {
+		binary.LittleEndian.PutUint64(res[0:], 0)
+		binary.LittleEndian.PutUint64(res[8:], uint64(errs.Code(ferr))+1)
+	}
+	outs, err := r.world.ExchangeAs(r, kind, res[:])
+	if err != nil {
+		return errors.Join(ferr, err)
+	}
+	outcome := func(x []byte) string {
+		if st := binary.LittleEndian.Uint64(x[8:]); st != 0 {
+			return sprintf("failed (%v)", errs.Sentinel(byte(st-1)))
+		}
+		return sprintf("returned heap offset %d", binary.LittleEndian.Uint64(x[0:]))
+	}
+	for pe, got := range outs {
+		if string(got) == string(res[:]) {
+			continue
+		}
+		if ferr == nil && undo != nil {
+			undo()
+		}
+		return errors.Join(ferr, errs.Hint(errs.ErrNotSymmetric, "end the job: every PE must run with the same settings and make the same heap calls",
+			r.me, heapOpNames[op], "the symmetric heaps diverged: call #%d %s here, %s on PE %d", r.collSeq, outcome(res[:]), outcome(got), pe))
 	}
 	return ferr
 }

@@ -62,31 +62,31 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 	defer r.coll.Unlock()
 	heapLen := r.galloc.Total()
 	var out Array[T]
-	err = r.heapCollective(opAllocDevice, bytes, uint64(int64(n)), func() error {
+	err = r.heapCollective(opAllocDevice, bytes, uint64(int64(n)), func() (uint64, error) {
 		if n < 1 {
-			return errs.New(errs.ErrInvalidArgument, r.me, "AllocDevice", "n = %d elements of %s; must be in [1, %d]",
+			return 0, errs.New(errs.ErrInvalidArgument, r.me, "AllocDevice", "n = %d elements of %s; must be in [1, %d]",
 				n, elem.Name[T](), heapLen/sz)
 		}
 		if bytes == 0 || bytes > heapLen {
-			return errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "AllocDevice",
+			return 0, errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "AllocDevice",
 				"n = %d elements of %s is more than the whole GPU heap (%d bytes, at most %d elements)",
 				n, elem.Name[T](), heapLen, heapLen/sz)
 		}
 		off, err := r.galloc.Alloc(bytes, gpuAlign)
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "AllocDevice", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
+				return 0, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "AllocDevice", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
 			}
-			return errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "AllocDevice", "allocator")
+			return 0, errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "AllocDevice", "allocator")
 		}
 		doff := core.GPUControlBytes + off
 		if err := r.c.GPU.Zero(doff, int(bytes)); err != nil {
 			_, _ = r.galloc.Free(off)
-			return errs.Wrap(err, r.me, "AllocDevice", "clearing %d bytes", bytes)
+			return 0, errs.Wrap(err, r.me, "AllocDevice", "clearing %d bytes", bytes)
 		}
 		out = Array[T]{b: &block{off: doff, n: n, bytes: bytes, gen: r.gen, dev: true}}
-		return nil
-	})
+		return doff, nil
+	}, func() { _ = r.free(out.b, 0, elem.Name[T]()); out = Array[T]{} })
 	return out, err
 }
 

@@ -82,11 +82,19 @@ func main() {
 	case "coll-mismatch", "coll-timeout":
 		code = outOfStep(*modeFlag)
 	default:
+		if m, ok := faultModes[*modeFlag]; ok {
+			code = m()
+			break
+		}
 		fmt.Fprintf(os.Stderr, "spmd: unknown -mode %q\n", *modeFlag)
 		code = 2
 	}
 	os.Exit(code)
 }
+
+// faultModes are the modes of builds with -tags goshmem_faults (fault
+// injection through the library's test hooks; faults.go).
+var faultModes = map[string]func() int{}
 
 func initOpts() []shmem.Option {
 	var opts []shmem.Option
