@@ -225,5 +225,5 @@ func SignalFetch(sig Array[uint64], idx int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return AtomicFetch(sig, idx, r.me)
+	return amo(nil, "SignalFetch", transport.AMOFetch, false, sig, idx, 0, 0, r.me)
 }
