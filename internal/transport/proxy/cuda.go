@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -170,6 +169,14 @@ type CUDAOptions struct {
 	// with DrainAll every try completed:
 	// bench/results/2026-11-30-040000-gpu-h200-mps-throttle).
 	DrainAll bool
+	// NormalPriority gives the worker's stream the default priority
+	// instead of the device's highest (GOSHMEM_PROXY_STREAM_PRIORITY=normal,
+	// a diagnostic).
+	NormalPriority bool
+	// CopyInline sends 8-byte inline puts as host-to-device copies (the
+	// copy engine) instead of stream memory writes
+	// (GOSHMEM_PROXY_INLINE=copy, a diagnostic).
+	CopyInline bool
 }
 
 // The kinds of backend call Timings reports.
@@ -243,7 +250,7 @@ func (b *CUDABackend) Timings() string {
 func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) {
 	var s cuda.Stream
 	var err error
-	if os.Getenv("GOSHMEM_PROXY_STREAM_PRIORITY") == "normal" { // diagnostic: the default priority
+	if o.NormalPriority {
 		s, err = gpu.Ctx.StreamCreate(cuda.StreamNonBlocking)
 	} else {
 		s, err = gpu.Ctx.StreamCreateWithPriority(cuda.StreamNonBlocking, cuda.StreamPriorityHighest)
@@ -263,9 +270,7 @@ func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) 
 			b.maxInFlight = DefaultDrainInFlight
 		}
 	}
-	// diagnostic: 8-byte inline puts as host-to-device copies (the copy
-	// engine) instead of stream memory writes
-	b.copyInline = os.Getenv("GOSHMEM_PROXY_INLINE") == "copy"
+	b.copyInline = o.CopyInline
 	if b.scratch, err = b.mem.Device(64); err != nil {
 		_ = s.Destroy()
 		return nil, err
