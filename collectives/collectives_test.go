@@ -3,6 +3,7 @@ package collectives
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -536,6 +537,9 @@ func TestSplitBadArgs(t *testing.T) {
 		{"last past the end", 1, 2, 3, "= 5 is outside the parent team's indices [0, 4)"},
 		{"negative stride past the start", 1, -1, 3, "= -1 is outside"},
 		{"stride 0", 0, 0, 2, "stride 0 with size 2"},
+		// (2^62+1 - 1) * 4 wraps to 0 in an int: the check must not see 1 + 0.
+		{"product overflows int", 1, 4, 1<<62 + 1, "= 18446744073709551617 is outside"},
+		{"negative product overflows int", 1, math.MinInt64, 3, "= -18446744073709551615 is outside"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

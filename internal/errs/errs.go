@@ -26,6 +26,8 @@ var (
 // New returns "goshmem: PE <pe>: <op>: <detail>: <sentinel>", matching
 // sentinel under errors.Is (the standard library's and cockroachdb's).
 // pe < 0 leaves the PE out. The sentinel's own "goshmem: " is not repeated.
+// A nil sentinel makes an error that matches none (a failure no caller
+// tells apart: a worker that panicked).
 func New(sentinel error, pe int, op string, format string, args ...any) error {
 	return errors.WithStackDepth(&peError{pe: pe, op: op, msg: fmt.Sprintf(format, args...), cause: sentinel}, 1)
 }
@@ -60,6 +62,9 @@ func (e *peError) Error() string {
 	}
 	if e.msg != "" {
 		parts = append(parts, e.msg)
+	}
+	if e.cause == nil {
+		return strings.Join(parts, ": ")
 	}
 	c := strings.TrimPrefix(e.cause.Error(), "goshmem: ")
 	if e.pe >= 0 {

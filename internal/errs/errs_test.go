@@ -90,6 +90,8 @@ func TestMessages(t *testing.T) {
 			"goshmem: PE 1: Init: ofi: Get: PE 0 did not answer: timed out"},
 		{"Wrap of another PE's error", Wrap(New(ErrTimeout, 0, "Get", "late"), 1, "Init", "ofi"),
 			"goshmem: PE 1: Init: ofi: PE 0: Get: late: timed out"},
+		{"New without a sentinel", New(nil, 4, "proxy", "worker %d panicked: %v", 1, "boom"),
+			"goshmem: PE 4: proxy: worker 1 panicked: boom"},
 		{"Mark keeps the message", Mark(cause, ErrNotSupported), cause.Error()},
 		{"Hint keeps the message", Hint(ErrTimeout, "raise GOSHMEM_TIMEOUT", 0, "Quiet", "2 operations"),
 			"goshmem: PE 0: Quiet: 2 operations: timed out"},
@@ -100,6 +102,9 @@ func TestMessages(t *testing.T) {
 		})
 	}
 	assert.NoError(t, Wrap(nil, 0, "Init", "x"), "Wrap(nil) is nil")
+	for _, s := range sentinels {
+		assert.False(t, stderrors.Is(New(nil, 0, "proxy", "closed"), s), "a nil sentinel matches none")
+	}
 }
 
 func TestHintsSurvive(t *testing.T) {

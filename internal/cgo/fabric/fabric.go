@@ -30,6 +30,8 @@ import (
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/errs"
 )
 
 // ErrNoProvider is returned by Open when no provider matches the request.
@@ -162,7 +164,7 @@ func open(prov string, extraCaps uint64) (*Endpoint, error) {
 	if rc != 0 {
 		err := errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)
 		if rc == -C.FI_ENODATA {
-			err = errors.Mark(errors.WithHint(err,
+			err = errs.Mark(errors.WithHint(err,
 				fmt.Sprintf("set GOSHMEM_OFI_PROVIDER to one of: %s", Providers())), ErrNoProvider)
 		}
 		return nil, err

@@ -252,7 +252,7 @@ func New(cfg Config) (*Transport, error) {
 			// the provider list as the hint.
 			return nil, errors.WithHint(errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %v", err), errors.FlattenHints(err))
 		}
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	t := &Transport{cfg: cfg, ep: ep}
 	t.main = &endpoint{t: t, ep: ep}
@@ -292,13 +292,13 @@ func New(cfg Config) (*Transport, error) {
 	// Staging arena: mmap'd so it never lives on the Go heap.
 	t.arena, err = unix.Mmap(-1, 0, maxOps*slotSize+numChunks*chunkSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: staging arena", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi: staging arena")
 	}
 	if t.stage, err = ep.Register(unsafe.Pointer(&t.arena[0]), uint64(len(t.arena)), fabric.AccessLocal, 2); err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: registering the staging arena", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi: registering the staging arena")
 	}
 	if t.heap, err = ep.Register(cfg.Region, cfg.RegionLen, fabric.AccessRemote|fabric.AccessLocal, 1); err != nil {
-		return nil, errors.WithHint(errors.Wrapf(err, "ofi: PE %d: registering the symmetric heap (%d bytes)", cfg.Me, cfg.RegionLen),
+		return nil, errors.WithHint(errs.Wrap(err, cfg.Me, "Init", "ofi: registering the symmetric heap (%d bytes)", cfg.RegionLen),
 			"lower GOSHMEM_SYMMETRIC_SIZE or raise the locked-memory limit (ulimit -l)")
 	}
 	t.ops = make([]op, maxOps)
@@ -314,7 +314,7 @@ func New(cfg Config) (*Transport, error) {
 	// Exchange: [key][region address][address length][address].
 	name, err := ep.Name()
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	if len(name) > addrMax {
 		return nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %s endpoint address is %d bytes; at most %d are exchanged", a.Provider, len(name), addrMax)
@@ -329,7 +329,7 @@ func New(cfg Config) (*Transport, error) {
 	}
 	all, err := cfg.Allgather(rec[:])
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: exchanging addresses and keys", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi: exchanging addresses and keys")
 	}
 	t.key = make([]uint64, cfg.NPEs)
 	t.raddr = make([]uint64, cfg.NPEs)
@@ -347,10 +347,10 @@ func New(cfg Config) (*Transport, error) {
 		t.names = append(t.names, r[24:24+len(name)])
 	}
 	if t.addr, err = ep.InsertAddrs(addrs, cfg.NPEs); err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	if err := ep.StartProgress(); err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	if err := t.probe(); err != nil {
 		return nil, err
@@ -469,7 +469,7 @@ func (t *Transport) NewQueue(name string) (*quiet.Queue, error) {
 	}
 	cep, err := t.ep.OpenCtx()
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: %s: opening its endpoint", t.cfg.Me, name)
+		return nil, errs.Wrap(err, t.cfg.Me, "CtxCreate", "ofi: %s: opening its endpoint", name)
 	}
 	e := &endpoint{t: t, ep: cep}
 	q := quiet.NewQueue(name+" (own ofi endpoint)", e.progress)
@@ -503,7 +503,7 @@ func (t *Transport) retire(c uint64, cerr *fabric.CQError) {
 	o := &t.ops[c-1]
 	var err error
 	if cerr != nil {
-		err = errors.Wrapf(cerr, "ofi: PE %d: %s to PE %d", t.cfg.Me, o.what, o.pe)
+		err = errs.Wrap(cerr, t.cfg.Me, o.what, "ofi: to PE %d", o.pe)
 		if lostPeer(cerr.Err) || (cerr.Err == fabric.Errno(unix.ECANCELED) && lostPeer(fabric.Errno(cerr.ProvErrno))) {
 			// The peer will never answer: the same sentinel as a wait that
 			// finds a node peer's process gone.
@@ -607,7 +607,7 @@ func (t *Transport) backoff(e *endpoint, i int, start *time.Time, pe int, what s
 			return errs.New(errs.ErrTimeout, t.cfg.Me, what, "PE %d did not answer within GOSHMEM_TIMEOUT=%v", pe, t.cfg.Timeout)
 		}
 		if err := t.check(i); err != nil {
-			return errors.Wrapf(err, "ofi: %s to PE %d", what, pe)
+			return errs.Wrap(err, t.cfg.Me, what, "ofi: to PE %d", pe)
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -734,7 +734,7 @@ func (t *Transport) postWrite(e *endpoint, pe int, what string, buf unsafe.Point
 // stopped draining its endpoint (Ref: fi_rma(3)).
 func (t *Transport) retry(e *endpoint, err error, i int, start *time.Time, pe int, what string) error {
 	if !errors.Is(err, fabric.EAGAIN) {
-		return errors.Wrapf(err, "ofi: PE %d: %s to PE %d", t.cfg.Me, what, pe)
+		return errs.Wrap(err, t.cfg.Me, what, "ofi: to PE %d", pe)
 	}
 	e.progress()
 	switch {
@@ -750,10 +750,10 @@ func (t *Transport) retry(e *endpoint, err error, i int, start *time.Time, pe in
 			*start = time.Now()
 		} else if el := time.Since(*start); el > limit {
 			return errs.Hint(errs.ErrTimeout, "check that PE "+strconv.Itoa(pe)+" is alive and reachable",
-				t.cfg.Me, what, "ofi: PE %d: the provider answered -FI_EAGAIN for %v (%d tries); the peer is gone or not draining its endpoint", pe, el.Round(time.Millisecond), i)
+				t.cfg.Me, what, "ofi: to PE %d: the provider answered -FI_EAGAIN for %v (%d tries); the peer is gone or not draining its endpoint", pe, el.Round(time.Millisecond), i)
 		}
 		if err := t.check(i); err != nil {
-			return errors.Wrapf(err, "ofi: %s to PE %d", what, pe)
+			return errs.Wrap(err, t.cfg.Me, what, "ofi: to PE %d", pe)
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -1099,7 +1099,7 @@ func (t *Transport) probe() error {
 				break
 			}
 			if !errors.Is(err, fabric.EAGAIN) {
-				err = errors.Wrapf(err, "ofi: reading from PE %d at %s", pe, e.ep.AddrString(t.names[pe]))
+				err = errs.Wrap(err, t.cfg.Me, "Init", "ofi: reading from PE %d at %s", pe, e.ep.AddrString(t.names[pe]))
 				break
 			}
 			if time.Now().After(deadline) {
@@ -1136,7 +1136,7 @@ func (t *Transport) probe() error {
 			break
 		}
 		if o.err != nil {
-			bad, fail = r.pe, errors.Wrapf(o.err, "ofi: PE %d at %s", r.pe, e.ep.AddrString(t.names[r.pe]))
+			bad, fail = r.pe, errs.Wrap(o.err, t.cfg.Me, "Init", "ofi: PE %d at %s", r.pe, e.ep.AddrString(t.names[r.pe]))
 			break
 		}
 		t.release1(uint64(r.id))
@@ -1150,11 +1150,11 @@ func (t *Transport) probe() error {
 	}
 	all, err := t.cfg.Allgather(rec[:])
 	if err != nil {
-		return errors.Wrapf(err, "ofi: PE %d: exchanging reachability", t.cfg.Me)
+		return errs.Wrap(err, t.cfg.Me, "Init", "ofi: exchanging reachability")
 	}
 	hint := "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; FI_TCP_IFACE selects the interface for tcp)"
 	if fail != nil {
-		return errors.WithHint(errors.Wrapf(fail, "ofi: PE %d cannot reach PE %d", t.cfg.Me, bad), hint)
+		return errors.WithHint(errs.Wrap(fail, t.cfg.Me, "Init", "ofi: cannot reach PE %d", bad), hint)
 	}
 	for pe := 0; pe < t.cfg.NPEs; pe++ {
 		r := all[pe*recLen : (pe+1)*recLen]

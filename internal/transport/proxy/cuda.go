@@ -282,7 +282,7 @@ func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) 
 		return nil, errors.Join(err, b.Close())
 	}
 	if err := s.Synchronize(); err != nil {
-		return nil, errors.Join(errors.Wrap(err, "goshmem: proxy: warming up the atomic kernels"), b.Close())
+		return nil, errors.Join(errs.Wrap(err, -1, "proxy", "warming up the atomic kernels"), b.Close())
 	}
 	return b, nil
 }
@@ -302,7 +302,7 @@ func primeAtomics(l atomicLauncher, s cuda.Stream, scratch uint64) error {
 	for _, width := range []int{4, 8} {
 		for _, op := range deviceAMO {
 			if err := l.AtomicAsync(s, op, width, cuda.DevicePtr(scratch), 0, 0, cuda.DevicePtr(scratch+8)); err != nil {
-				return errors.Wrapf(err, "goshmem: proxy: loading the %d-byte %v atomic kernel", width, op)
+				return errs.Wrap(err, -1, "proxy", "loading the %d-byte %v atomic kernel", width, op)
 			}
 		}
 	}
@@ -494,7 +494,7 @@ func (b *CUDABackend) PrepareHeap() error {
 	}
 	st, err := b.mem.Pinned(cudaStageBytes + 64)
 	if err != nil {
-		return errors.Wrap(err, "goshmem: proxy: staging buffer of the ofi backend")
+		return errs.Wrap(err, -1, "proxy", "staging buffer of the ofi backend")
 	}
 	b.stage, b.nstage = st, cudaStageBytes
 	return nil

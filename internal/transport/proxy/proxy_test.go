@@ -343,7 +343,7 @@ func TestDeadWorkerAndTimeout(t *testing.T) {
 		_, err := j.pes[0].G64(j.sym(0), 1)
 		assert.Equal(t, uint64(devhost.ErrProxyDead), trapCode(t, err))
 		assert.Less(t, time.Since(t0), 5*time.Second)
-		assert.Contains(t, j.proxies[0].Err().Error(), "proxy worker 0 was stopped")
+		assert.Contains(t, j.proxies[0].Err().Error(), "proxy: worker 0 was stopped")
 	})
 	t.Run("failing backend", func(t *testing.T) {
 		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16}, false)
