@@ -30,6 +30,16 @@
 // transfer, and its completions are read from its own queue. Ctx.Quiet
 // waits on that queue only; the PE-wide Quiet on all of them.
 //
+// Address (Ref: fi_getinfo(3) src_addr): fi_getinfo lists one entry per
+// address of each interface for tcp and sockets, in an order that may put
+// an IPv6 link-local address first, which a peer on another host cannot
+// reach. The endpoint binds the entry fabric.Pick chooses: on
+// Config.Iface (GOSHMEM_OFI_IFACE) when set, else an IPv4 address off
+// loopback first; loopback only when every peer is on this node; never an
+// IPv6 link-local one without a scope id (nor with one across nodes).
+// libfabric's own FI_TCP_IFACE / FI_SOCKETS_IFACE still narrow the list
+// before the choice.
+//
 // Fence (Ref: fi_msg(3) FI_FENCE; OpenSHMEM 1.6 §9.8.1): where the provider
 // offers FI_FENCE in its capabilities, Fence only marks the endpoint and
 // the next write or atomic posted there carries FI_FENCE (the provider
@@ -86,6 +96,14 @@ import (
 type Config struct {
 	// Provider is the libfabric provider ("tcp;ofi_rxm", "shm", "sockets").
 	Provider string
+	// Iface is the network interface whose address the peers reach this
+	// PE by (GOSHMEM_OFI_IFACE; "": auto, see fabric.Pick).
+	Iface string
+	// OneNode says every PE runs on this host, so a loopback address
+	// reaches them all. Without it the transport judges from Local: a PE
+	// not mapped here is on another node, and then loopback and IPv6
+	// link-local addresses are never bound.
+	OneNode  bool
 	Me, NPEs int
 	// Region is this PE's symmetric region (mmap'd, not the Go heap).
 	Region    unsafe.Pointer
@@ -125,6 +143,23 @@ const (
 	// when GOSHMEM_TIMEOUT is not set.
 	eagainLimit = 60 * time.Second
 )
+
+// remote reports whether some PE this transport reaches is on another
+// node (see OneNode).
+func (c *Config) remote() bool {
+	if c.OneNode {
+		return false
+	}
+	for pe := 0; pe < c.NPEs; pe++ {
+		if pe == c.Me || (c.Reach != nil && !c.Reach[pe]) {
+			continue
+		}
+		if pe >= len(c.Local) || c.Local[pe] == nil {
+			return true
+		}
+	}
+	return false
+}
 
 // op is one slot of the operation table.
 type op struct {
@@ -245,12 +280,19 @@ type Transport struct {
 // New opens the provider, registers the region and exchanges addresses and
 // keys with every PE (collective: every PE calls it).
 func New(cfg Config) (*Transport, error) {
-	ep, err := fabric.Open(cfg.Provider)
+	ep, err := fabric.OpenSelect(cfg.Provider, fabric.Select{Iface: cfg.Iface, Remote: cfg.remote()})
 	if err != nil {
-		if errors.Is(err, fabric.ErrNoProvider) {
+		switch {
+		case errors.Is(err, fabric.ErrNoProvider):
 			// The sentinel in the chain (stdlib errors.Is finds it too),
 			// the provider list as the hint.
 			return nil, errors.WithHint(errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %v", err), errors.FlattenHints(err))
+		case cfg.Iface != "" && errors.Is(err, errs.ErrInvalidArgument):
+			return nil, errors.WithHint(errs.Wrap(err, cfg.Me, "Init", "ofi: GOSHMEM_OFI_IFACE=%s", cfg.Iface),
+				"set GOSHMEM_OFI_IFACE to the interface the other nodes reach this host by, or leave it empty (auto)")
+		case errors.Is(err, errs.ErrNotSupported):
+			return nil, errors.WithHint(errs.Wrap(err, cfg.Me, "Init", "ofi: choosing an address (GOSHMEM_OFI_IFACE not set)"),
+				"set GOSHMEM_OFI_IFACE to the interface the other nodes reach this host by")
 		}
 		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
@@ -264,6 +306,9 @@ func New(cfg Config) (*Transport, error) {
 	}()
 	a := ep.Attr
 	t.name = fmt.Sprintf("ofi (%s on %s)", a.Provider, a.Domain)
+	if a.Source.IsValid() {
+		t.name = fmt.Sprintf("ofi (%s on %s, %s)", a.Provider, a.Domain, a.Source)
+	}
 	maxMsg := a.MaxMsgSize
 	if maxMsg == 0 {
 		maxMsg = ^uint64(0) // not reported: no limit below goshmem's own
@@ -1152,7 +1197,7 @@ func (t *Transport) probe() error {
 	if err != nil {
 		return errs.Wrap(err, t.cfg.Me, "Init", "ofi: exchanging reachability")
 	}
-	hint := "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; FI_TCP_IFACE selects the interface for tcp)"
+	hint := "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; GOSHMEM_OFI_IFACE selects the interface)"
 	if fail != nil {
 		return errors.WithHint(errs.Wrap(fail, t.cfg.Me, "Init", "ofi: cannot reach PE %d", bad), hint)
 	}

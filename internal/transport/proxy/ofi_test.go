@@ -57,7 +57,7 @@ func newOFIJob(t *testing.T, cfg proxy.Config, ly proxy.OFILayout, linkTimeout t
 		wg.Add(1)
 		go func(pe int) {
 			defer wg.Done()
-			j.trs[pe], newErrs[pe] = ofi.New(ofi.Config{Provider: "tcp;ofi_rxm", Me: pe, NPEs: npes,
+			j.trs[pe], newErrs[pe] = ofi.New(ofi.Config{Provider: "tcp;ofi_rxm", Me: pe, NPEs: npes, OneNode: true,
 				Region: unsafe.Pointer(&regions[pe][0]), RegionLen: uint64(len(regions[pe])),
 				Local: make([]unsafe.Pointer, npes), Allgather: boots[pe].Allgather, Timeout: 20 * time.Second})
 		}(pe)
