@@ -6,6 +6,9 @@
 // libfabric; the transport (internal/transport/ofi) builds goshmem's
 // semantics on it.
 //
+// fi_getinfo may offer one entry per address of each interface (tcp,
+// sockets); Open binds the one Pick chooses, never blindly the first.
+//
 // Errors come in libfabric's two tiers: a call returns a negative fi_errno
 // (an Errno here, EAGAIN included), and a failure found later surfaces as a
 // completion-queue error entry (CQReadErr).
