@@ -16,6 +16,7 @@ package collectives
 
 import (
 	"fmt"
+	"math/big"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/errs"
@@ -385,6 +386,16 @@ func (t *Team) ExchangeAs(c Comm, k Kind, in []byte) ([][]byte, error) {
 	return out, nil
 }
 
+// splitLast is the parent index of a split team's last member, start +
+// (size-1)*stride, computed exactly (the product of two ints may overflow
+// one, and a wrapped value could land inside the parent), and whether it
+// lies in [0, n). size >= 1.
+func splitLast(start, stride, size, n int) (*big.Int, bool) {
+	last := new(big.Int).Mul(big.NewInt(int64(size-1)), big.NewInt(int64(stride)))
+	last.Add(last, big.NewInt(int64(start)))
+	return last, last.Sign() >= 0 && last.Cmp(big.NewInt(int64(n))) < 0
+}
+
 // MaxExchange is the largest contribution to Exchange.
 const MaxExchange = ScratchSize
 
@@ -398,10 +409,9 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
 			"start %d, size %d: start must be in [0, %d) and size >= 1", start, size, parent.Size)
 	}
-	last := start + (size-1)*stride
-	if last < 0 || last >= parent.Size {
+	if last, ok := splitLast(start, stride, size, parent.Size); !ok {
 		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
-			"start %d + (size %d - 1) * stride %d = %d is outside the parent team's indices [0, %d)",
+			"start %d + (size %d - 1) * stride %d = %v is outside the parent team's indices [0, %d)",
 			start, size, stride, last, parent.Size)
 	}
 	if size > 1 && stride == 0 {

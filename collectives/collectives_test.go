@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stderrors "errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -96,24 +97,27 @@ func TestOpString(t *testing.T) {
 	assert.False(t, OpMax.Bitwise())
 }
 
-// TestSyncLateArrival: nobody leaves a sync before the last member arrives.
+// TestSyncLateArrival: nobody leaves a sync before the last member
+// arrives. The late member marks its arrival just before it enters (after
+// a sleep, so a sync that does not wait would be caught); every member must
+// see the mark once its sync returns.
 func TestSyncLateArrival(t *testing.T) {
 	const late = 30 * time.Millisecond
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			lateArrived := make([]time.Time, 1)
-			left := make([]time.Time, n)
+			var lateArrived atomic.Bool
+			sawMark := make([]bool, n)
 			spmd(t, n, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
 				if c.me == n-1 {
 					time.Sleep(late)
-					lateArrived[0] = time.Now()
+					lateArrived.Store(true)
 				}
 				err := world.Sync(c)
-				left[c.me] = time.Now()
+				sawMark[c.me] = lateArrived.Load()
 				return err
 			})
-			for pe, l := range left {
-				assert.False(t, l.Before(lateArrived[0]), "PE %d left the sync before PE %d arrived", pe, n-1)
+			for pe, saw := range sawMark {
+				assert.True(t, saw, "PE %d left the sync before PE %d arrived", pe, n-1)
 			}
 		})
 	}
@@ -537,6 +541,9 @@ func TestSplitBadArgs(t *testing.T) {
 		{"last past the end", 1, 2, 3, "= 5 is outside the parent team's indices [0, 4)"},
 		{"negative stride past the start", 1, -1, 3, "= -1 is outside"},
 		{"stride 0", 0, 0, 2, "stride 0 with size 2"},
+		// (2^62+1 - 1) * 4 wraps to 0 in an int: the check must not see 1 + 0.
+		{"product overflows int", 1, 4, 1<<62 + 1, "= 18446744073709551617 is outside"},
+		{"negative product overflows int", 1, math.MinInt64, 3, "= -18446744073709551615 is outside"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -797,19 +804,19 @@ func TestSyncDirectLate(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			w := newFakeWorld(n, testPolicy)
 			w.direct = true
-			var lateArrived atomic.Int64
-			left := make([]int64, n)
+			var lateArrived atomic.Bool
+			sawMark := make([]bool, n)
 			spmdIn(t, w, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
 				if c.me == n-1 {
 					time.Sleep(late)
-					lateArrived.Store(time.Now().UnixNano())
+					lateArrived.Store(true)
 				}
 				err := world.Sync(c.comm())
-				left[c.me] = time.Now().UnixNano()
+				sawMark[c.me] = lateArrived.Load()
 				return err
 			})
-			for pe, l := range left {
-				assert.GreaterOrEqual(t, l, lateArrived.Load(), "PE %d left before PE %d arrived", pe, n-1)
+			for pe, saw := range sawMark {
+				assert.True(t, saw, "PE %d left before PE %d arrived", pe, n-1)
 			}
 			assert.Positive(t, w.waits.Load(), "the late partner was waited for in WaitGE")
 		})

@@ -4,8 +4,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/goshmem/goshmem/internal/cgo/fabric"
 	"github.com/goshmem/goshmem/internal/errs"
 )
@@ -120,7 +118,7 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 			return false, err
 		}
 		if sl.set, err = r.eng.newSet(sl.trig, sl.comp, c.ops(s)); err != nil {
-			return false, errors.Wrapf(err, "PE %d: cxi: build the %s slot %d records", r.pe, c.name, s)
+			return false, errs.Wrap(err, r.pe, "cxi: arm", "build the %s slot %d records", c.name, s)
 		}
 	}
 	did := false
@@ -170,7 +168,7 @@ func (r *Rank) step(c *channel, s int, now time.Time) (bool, error) {
 	// the completion counter; no FI_FLUSH_WORK needed).
 	if sl.armed >= 0 && sl.fwd == c.triggers && sl.comp.Read() >= sl.cbase+c.expect {
 		if e := sl.comp.ReadErr(); e != 0 {
-			return did, errors.Newf("PE %d: cxi: %s slot %d instance %d: %d deferred writes failed", r.pe, c.name, s, sl.armed, e)
+			return did, errs.New(nil, r.pe, "cxi: retire", "%s slot %d instance %d: %d deferred writes failed", c.name, s, sl.armed, e)
 		}
 		// Every record ran: the trigger counter is at base + span (the
 		// forwards were clamped to the armed triggers; chain completions
@@ -272,7 +270,7 @@ func (r *Rank) arm(c *channel, s int, sl *slot, ops []op) error {
 		// reached: leave the counters alone (a reset could release them
 		// later) and serve the slot's instances by the fallback from now on.
 		sl.broken = true
-		return errors.Wrapf(err, "PE %d: cxi: arm %s slot %d instance %d", r.pe, c.name, s, inst)
+		return errs.Wrap(err, r.pe, "cxi: arm", "%s slot %d instance %d", c.name, s, inst)
 	}
 	sl.entries = len(ops)
 	r.armed += len(ops)
@@ -321,7 +319,7 @@ func (r *Rank) credits() bool {
 		err := r.link.postWrite(offScratchCredit, 8, p, amPeerOff(r.pe)+amCredit, fabric.FlagDelivery, func(err error) {
 			r.creditBusy = false
 			if err != nil {
-				r.fail(errors.Wrapf(err, "PE %d: cxi: credit write to rank %d", r.pe, p))
+				r.fail(errs.Wrap(err, r.pe, "cxi: credit write", "to rank %d", p))
 				return
 			}
 			sent.Store(cons)

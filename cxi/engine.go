@@ -103,7 +103,7 @@ func (l *link) hostWrite(src uintptr, n uint64, peer int, dst uintptr) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for !finished {
 		if l.poll() == 0 && time.Now().After(deadline) {
-			return errs.New(errs.ErrTimeout, peer, "cxi: host write", "%d B not delivered within 10s", n)
+			return errs.New(errs.ErrTimeout, -1, "cxi: host write", "%d B to rank %d not delivered within 10s", n, peer)
 		}
 	}
 	return werr
@@ -282,7 +282,7 @@ func openEndpoint(pe int, kind, prov string) (*fabric.Endpoint, string, error) {
 		}
 		ep, err := fabric.OpenTriggered(prov)
 		if err != nil {
-			return nil, "", errors.Wrapf(err, "PE %d: cxi: engine %q", pe, kind)
+			return nil, "", errs.Wrap(err, pe, "cxi: engine", "%q", kind)
 		}
 		return ep, EngineFabric, nil
 	case EngineSoftware:
@@ -291,7 +291,7 @@ func openEndpoint(pe int, kind, prov string) (*fabric.Endpoint, string, error) {
 		}
 		ep, err := fabric.Open(prov)
 		if err != nil {
-			return nil, "", errors.Wrapf(err, "PE %d: cxi: software engine", pe)
+			return nil, "", errs.Wrap(err, pe, "cxi: engine", "software")
 		}
 		return ep, EngineSoftware, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/cgo/fabric"
@@ -176,7 +175,7 @@ func NewRank(pe, n int, allgather func([]byte) ([]byte, error), cfg Config) (*Ra
 		if r != nil {
 			r.release()
 		}
-		return nil, errors.Wrapf(err, "PE %d: cxi: exchange endpoint names", pe)
+		return nil, errs.Wrap(err, pe, "cxi: exchange", "endpoint names")
 	}
 	if local != nil {
 		return nil, local
@@ -219,7 +218,7 @@ func Prepare(pe, n int, cfg Config) (*Rank, []byte, error) {
 	size := regionSize(n, cfg.AM)
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_SHARED)
 	if err != nil {
-		return nil, nil, errors.Wrapf(err, "PE %d: cxi: mmap %d B", pe, size)
+		return nil, nil, errs.Wrap(err, pe, "cxi: NewRank", "mmap %d B", size)
 	}
 	r.mem, r.base = mem, unsafe.Pointer(&mem[0])
 	word32(r.base, offVersion).Store(StateVersion)
@@ -264,7 +263,7 @@ func (r *Rank) record() ([]byte, error) {
 		return nil, err
 	}
 	if len(name) > nameMax {
-		return nil, errors.Newf("PE %d: cxi: endpoint name of %d B > %d", r.pe, len(name), nameMax)
+		return nil, errs.New(errs.ErrNotSupported, r.pe, "cxi: exchange", "endpoint name of %d B > %d", len(name), nameMax)
 	}
 	rec := make([]byte, RecordSize)
 	rec[recStatus] = 1
@@ -295,7 +294,7 @@ func (r *Rank) Connect(recs [][]byte) error {
 		nl := int(binary.LittleEndian.Uint16(b[recLen:]))
 		a, err := l.ep.InsertAddrs(b[recName:recName+nl], 1)
 		if err != nil {
-			return errors.Wrapf(err, "PE %d: cxi: address of rank %d", r.pe, p)
+			return errs.Wrap(err, r.pe, "cxi: exchange", "address of rank %d", p)
 		}
 		l.addrs[p] = a[0]
 		l.keys[p] = binary.LittleEndian.Uint64(b[recKey:])
@@ -320,7 +319,7 @@ func (r *Rank) openLocal() error {
 	}
 	l.mr, err = ep.Register(r.base, uint64(len(r.mem)), fabric.AccessRemote|fabric.AccessLocal, 0x6378)
 	if err != nil {
-		return errors.Wrapf(err, "PE %d: cxi: register the %d B region", r.pe, len(r.mem))
+		return errs.Wrap(err, r.pe, "cxi: NewRank", "register the %d B region", len(r.mem))
 	}
 	return nil
 }

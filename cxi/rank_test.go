@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -158,18 +159,20 @@ func TestBudgetInvalid(t *testing.T) {
 // A stopped monitor ends every wait with ErrTimeout through the
 // GPU-visible stop flag; a missing peer ends it at the deadline.
 func TestStoppedMonitorTimesOut(t *testing.T) {
+	// No deadline (Timeout 0): only the stop can end this barrier, which
+	// PE 1 never enters. The stop comes while PE 0 waits, or before it
+	// enters; either way the wait must end, saying why.
 	withRanks(t, 2, Config{Engine: EngineFabric, Provider: "sockets"}, func(r *Rank, b bootstrap.Bootstrap) error {
 		if r.PE() == 1 {
 			return nil // never enters the barrier
 		}
 		go func() { time.Sleep(30 * time.Millisecond); r.Stop() }()
-		start := time.Now()
 		err := r.Barrier()
 		if !errors.Is(err, errs.ErrTimeout) {
 			return errors.Newf("want ErrTimeout from a stopped monitor, got %v", err)
 		}
-		if d := time.Since(start); d > 5*time.Second {
-			return errors.Newf("the waiter took %v to notice the stop", d)
+		if !strings.Contains(err.Error(), "monitor stopped while waiting") {
+			return errors.Newf("the wait ended for another reason than the stop: %v", err)
 		}
 		return nil
 	})

@@ -3,7 +3,6 @@ package cxi
 import (
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/cgo/fabric"
@@ -38,7 +37,7 @@ func RawRearm(pe int, cfg Config, records, iters int) (reset, raised fabric.Rear
 	defer ep.Close()
 	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		return reset, raised, errors.Wrapf(err, "PE %d: cxi: RawRearm: mmap", pe)
+		return reset, raised, errs.Wrap(err, pe, "cxi: RawRearm", "mmap")
 	}
 	defer unix.Munmap(mem)
 	base := unsafe.Pointer(&mem[0])
@@ -82,10 +81,10 @@ func RawRearm(pe int, cfg Config, records, iters int) (reset, raised fabric.Rear
 	}
 	span := uint64(records)
 	if reset, err = ws.BenchRearm(span, cfg.Budget.CounterMax, true, iters); err != nil {
-		return reset, raised, errors.Wrapf(err, "PE %d: cxi: RawRearm (reset)", pe)
+		return reset, raised, errs.Wrap(err, pe, "cxi: RawRearm", "reset")
 	}
 	if raised, err = ws.BenchRearm(span, cfg.Budget.CounterMax, false, iters); err != nil {
-		return reset, raised, errors.Wrapf(err, "PE %d: cxi: RawRearm (raised thresholds)", pe)
+		return reset, raised, errs.Wrap(err, pe, "cxi: RawRearm", "raised thresholds")
 	}
 	return reset, raised, nil
 }

@@ -52,6 +52,79 @@ func (f *asyncTransport) post(q *quiet.Queue, delay time.Duration, err error) *o
 
 func (f *asyncTransport) wait() { f.wg.Wait() }
 
+// gated is a fake operation that completes only when released: by the test,
+// or by its queue's progress function, which quiet calls only while it
+// waits on that queue. So a test sees which queues a quiet waited on from
+// what happened, with no clock involved.
+type gated struct {
+	q    *quiet.Queue
+	done atomic.Bool
+	once sync.Once
+}
+
+// release completes the operation (once).
+func (g *gated) release() {
+	g.once.Do(func() {
+		g.done.Store(true)
+		g.q.Complete(1)
+	})
+}
+
+// gatedQueue is a queue whose progress function counts its calls and
+// releases every operation posted on it so far: its operations complete
+// only when a quiet waits on it.
+type gatedQueue struct {
+	*quiet.Queue
+	polls atomic.Int32
+	mu    sync.Mutex
+	ops   []*gated
+}
+
+func newGatedQueue(name string) *gatedQueue {
+	g := &gatedQueue{}
+	g.Queue = quiet.NewQueue(name, func() {
+		g.polls.Add(1)
+		g.mu.Lock()
+		ops := g.ops
+		g.mu.Unlock()
+		for _, o := range ops {
+			o.release()
+		}
+	})
+	return g
+}
+
+// post issues one operation that completes when a quiet polls the queue.
+func (g *gatedQueue) post() *gated {
+	o := &gated{q: g.Queue}
+	g.Issue(1)
+	g.mu.Lock()
+	g.ops = append(g.ops, o)
+	g.mu.Unlock()
+	return o
+}
+
+// gatedPE is pe with gated queues.
+type gatedPE struct {
+	qa, qb         *gatedQueue
+	ctxA, ctxB, pw *quiet.Scope
+}
+
+func newGatedPE() *gatedPE {
+	p := &gatedPE{
+		qa:   newGatedQueue("ctx A -> PE 1"),
+		qb:   newGatedQueue("ctx B -> PE 1"),
+		ctxA: quiet.NewScope("ctx A"),
+		ctxB: quiet.NewScope("ctx B"),
+		pw:   quiet.NewScope("PE-wide quiet"),
+	}
+	p.ctxA.Add(p.qa.Queue)
+	p.ctxB.Add(p.qb.Queue)
+	p.pw.Add(p.qa.Queue)
+	p.pw.Add(p.qb.Queue)
+	return p
+}
+
 // pe is one PE's completion model: two contexts with one queue each, and the
 // PE-wide scope over both.
 type pe struct {
@@ -109,73 +182,62 @@ func TestScopeAddRemoveQueues(t *testing.T) {
 
 // TestCtxQuietDoesNotWaitForOtherContext is the acceptance test of the
 // completion model: a context's quiet covers its own queues only, the
-// PE-wide quiet covers every context's.
+// PE-wide quiet covers every context's. Each queue's operation completes
+// only when a quiet polls that queue, so what completed, and which queues
+// were polled, say which ones each quiet waited on.
 func TestCtxQuietDoesNotWaitForOtherContext(t *testing.T) {
-	const slow = 200 * time.Millisecond
-	const fast = 2 * time.Millisecond
-	var f asyncTransport
-	defer f.wait()
-	p := newPE()
-
-	slowOp := f.post(p.qa, slow, nil)
-	fastOp := f.post(p.qb, fast, nil)
-	start := time.Now()
+	p := newGatedPE()
+	slowOp := p.qa.post()
+	fastOp := p.qb.post()
 
 	require.NoError(t, p.ctxB.Quiet(policy, nil))
-	ctxElapsed := time.Since(start)
 	assert.True(t, fastOp.done.Load(), "ctx B's own operation completed by its quiet")
-	assert.False(t, slowOp.done.Load(), "ctx B's quiet returned before ctx A's slow operation")
-	assert.Less(t, ctxElapsed, slow/2, "ctx B's quiet must not wait for ctx A")
+	assert.False(t, slowOp.done.Load(), "ctx B's quiet returned with ctx A's operation still pending")
+	assert.Zero(t, p.qa.polls.Load(), "ctx B's quiet never waited on ctx A's queue")
 
 	require.NoError(t, p.pw.Quiet(policy, nil))
-	peElapsed := time.Since(start)
 	assert.True(t, slowOp.done.Load(), "PE-wide quiet waited for ctx A's operation")
-	assert.GreaterOrEqual(t, peElapsed, slow)
+	assert.Positive(t, p.qa.polls.Load())
 	assert.Equal(t, uint64(0), p.qa.Pending())
 	assert.Equal(t, uint64(0), p.qb.Pending())
 }
 
 func TestQuietScopes(t *testing.T) {
-	const slow = 150 * time.Millisecond
 	tests := []struct {
-		name      string
-		scope     func(p *pe) *quiet.Scope
-		waitsSlow bool
+		name     string
+		scope    func(p *gatedPE) *quiet.Scope
+		waitsOnA bool
 	}{
-		{"ctx A (has the slow op)", func(p *pe) *quiet.Scope { return p.ctxA }, true},
-		{"ctx B (fast only)", func(p *pe) *quiet.Scope { return p.ctxB }, false},
-		{"PE-wide", func(p *pe) *quiet.Scope { return p.pw }, true},
+		{"ctx A (has A's op)", func(p *gatedPE) *quiet.Scope { return p.ctxA }, true},
+		{"ctx B (B's ops only)", func(p *gatedPE) *quiet.Scope { return p.ctxB }, false},
+		{"PE-wide", func(p *gatedPE) *quiet.Scope { return p.pw }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var f asyncTransport
-			defer f.wait()
-			p := newPE()
-			slowOp := f.post(p.qa, slow, nil)
+			p := newGatedPE()
+			aOp := p.qa.post()
 			for range 10 {
-				f.post(p.qb, time.Millisecond, nil)
+				p.qb.post()
 			}
-			start := time.Now()
 			require.NoError(t, tc.scope(p).Quiet(policy, nil))
-			el := time.Since(start)
-			assert.Equal(t, tc.waitsSlow, slowOp.done.Load())
-			if tc.waitsSlow {
-				assert.GreaterOrEqual(t, el, slow)
+			assert.Equal(t, tc.waitsOnA, aOp.done.Load(), "A's operation completed")
+			assert.Equal(t, tc.waitsOnA, p.qa.polls.Load() > 0, "the quiet waited on A's queue")
+			if tc.scope(p) != p.ctxA {
+				assert.Equal(t, uint64(0), p.qb.Pending(), "B's operations completed")
 			} else {
-				assert.Less(t, el, slow/2)
+				assert.Zero(t, p.qb.polls.Load(), "ctx A's quiet never waited on B's queue")
 			}
-			assert.Equal(t, uint64(0), p.qb.Pending(), "every scope here covers or does not need B")
 		})
 	}
 }
 
 // TestQuietSnapshot: operations issued after quiet took its snapshot are not
 // waited for, on the queue it is waiting on nor on a queue it has not
-// reached yet.
+// reached yet. The late operation is issued from A's progress function,
+// which quiet calls only once it waits on A, after its snapshot.
 func TestQuietSnapshot(t *testing.T) {
-	const first = 100 * time.Millisecond
-	const giveUp = 3 * time.Second
+	const giveUp = 30 * time.Second // a guard against a hang, not a measurement
 	tests := []struct {
 		name     string
 		lateOnQA bool
@@ -186,22 +248,35 @@ func TestQuietSnapshot(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := newPE()
-			var f asyncTransport // not waited for: the late op sleeps "forever"
-			early := f.post(p.qa, first, nil)
-			done := make(chan error, 1)
-			go func() { done <- p.pw.Quiet(policy, nil) }()
-			// Let quiet snapshot, then issue an operation that never completes.
-			time.Sleep(first / 4)
-			late := p.qb
+			var late, qb *quiet.Queue
+			var early atomic.Bool
+			var issued atomic.Bool
+			var qa *quiet.Queue
+			qa = quiet.NewQueue("ctx A -> PE 1", func() {
+				if issued.CompareAndSwap(false, true) {
+					late.Issue(1) // never completes
+					return
+				}
+				if !early.Swap(true) {
+					qa.Complete(1)
+				}
+			})
+			qb = quiet.NewQueue("ctx B -> PE 1", nil)
+			late = qb
 			if tc.lateOnQA {
-				late = p.qa
+				late = qa
 			}
-			late.Issue(1)
+			pw := quiet.NewScope("PE-wide quiet")
+			pw.Add(qa)
+			pw.Add(qb)
+			qa.Issue(1)
+			done := make(chan error, 1)
+			go func() { done <- pw.Quiet(policy, nil) }()
 			select {
 			case err := <-done:
 				require.NoError(t, err)
-				assert.True(t, early.done.Load())
+				assert.True(t, issued.Load(), "the late operation was issued while quiet waited")
+				assert.True(t, early.Load(), "the early operation completed")
 			case <-time.After(giveUp):
 				t.Fatal("quiet waited for an operation issued after its snapshot")
 			}
@@ -277,12 +352,11 @@ func TestQuietTimeout(t *testing.T) {
 	p.qa.Issue(3)
 	p.qa.Complete(1)
 	pol := policy
-	pol.Timeout = 30 * time.Millisecond
-	start := time.Now()
+	pol.Timeout = 30 * time.Millisecond // when the wait gives up is spin's (tested there with a fake clock)
 	err := p.pw.Quiet(pol, nil)
 	require.Error(t, err)
 	require.ErrorIs(t, err, errs.ErrTimeout)
-	assert.GreaterOrEqual(t, time.Since(start), pol.Timeout)
+	assert.Equal(t, uint64(2), p.qa.Pending(), "the timed-out operations are still pending")
 	msg := err.Error()
 	assert.Contains(t, msg, "PE-wide quiet")
 	assert.Contains(t, msg, `queue "ctx A -> PE 1"`)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/assert"
@@ -148,10 +147,7 @@ func TestRegionLazyCommit(t *testing.T) {
 		t.Skipf("skipping: %s is smaller than 4 GiB: %v", ShmDir, err)
 	}
 	name := testName(t)
-	start := time.Now()
 	r := createRegion(t, name, size)
-	created := time.Since(start)
-	assert.Less(t, created, 2*time.Second, "creating a sparse region is cheap")
 
 	path := filepath.Join(ShmDir, name)
 	var before, after unix.Stat_t
@@ -161,7 +157,7 @@ func TestRegionLazyCommit(t *testing.T) {
 
 	r.Bytes()[size/2] = 1 // touch one page in the middle
 	require.NoError(t, unix.Stat(path, &after))
-	t.Logf("4 GiB region: created in %v; st_blocks %d before, %d after touching one byte", created, before.Blocks, after.Blocks)
+	t.Logf("4 GiB region: st_blocks %d before, %d after touching one byte", before.Blocks, after.Blocks)
 	page := int64(unix.Getpagesize())
 	assert.Greater(t, after.Blocks, before.Blocks, "the touched page is committed")
 	assert.LessOrEqual(t, after.Blocks-before.Blocks, int64(2<<20/512), "at most one (huge) page committed")

@@ -89,6 +89,20 @@ var Table = []Var{
 		Help: "gpu (GPU threads store the doorbell to the NIC's UAR mapped into the GPU; mlx5 needs the NVIDIA driver's PeerMappingOverride=1) or cpu (CPU-assisted: GPU threads build WQEs and publish the doorbell record, a host thread rings the UAR; with GOSHMEM_IBGDA_NIC=soft it rings the emulated NIC's doorbell word, which alone drives it)"},
 	{Name: "GOSHMEM_IBGDA_QUEUES", Default: "host", kind: kindString,
 		Help: "GOSHMEM_IBGDA_NIC=mlx5: where the SQ and CQ rings and doorbell records live: host (rdma-core's verbs QP/CQ in host memory, mapped into the GPU) or gpu (GPU memory registered with the NIC by dma-buf as a devx umem, CQ/QP created by devx commands, NVSHMEM's nic_buf_on_gpumem; needs devx, rdma-core >= 42 and GOSHMEM_IBGDA_DOORBELL=gpu; never run on a ConnectX)"},
+	{Name: "GOSHMEM_PROXY_STREAM_PRIORITY", Default: "high", kind: kindString,
+		Help: "proxy (CUDA backend), diagnostic: priority of the workers' CUDA streams: high (the device's highest) or normal (the default priority)"},
+	{Name: "GOSHMEM_PROXY_INLINE", Default: "write", kind: kindString,
+		Help: "proxy (CUDA backend), diagnostic: how 8-byte inline puts reach the GPU heap: write (stream memory writes) or copy (host-to-device copies on the copy engine)"},
+	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
+		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
+}
+
+// Sanctioned lists the GOSHMEM_* variables that are not library settings
+// but are read by goshmem's build and test scripts (scripts/cuda.sh,
+// tests/hdr/run.sh, the Makefile); Unknown does not report them.
+var Sanctioned = []string{
+	"GOSHMEM_CUDA_FORCE",   // scripts/cuda.sh: reinstall the CUDA toolkit even when nvcc works
+	"GOSHMEM_REQUIRE_NVCC", // make hdrcheck / fatbins: fail instead of skipping without nvcc
 }
 
 // Setting is a parsed value and where it came from.

@@ -5,12 +5,13 @@ package errs
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cockroachdb/errors"
 )
 
 // The sentinels. Messages are package-prefixed; wrap them with the PE and
-// the argument at each boundary (see New).
+// the argument at each boundary (New; Wrap for other errors).
 var (
 	ErrNotInitialized  = errors.New("goshmem: not initialized")
 	ErrPEOutOfRange    = errors.New("goshmem: PE out of range")
@@ -22,15 +23,58 @@ var (
 	ErrTimeout         = errors.New("goshmem: timed out")
 )
 
-// New returns sentinel wrapped with "PE <pe>: <op>: <detail>"; the result
-// matches sentinel under errors.Is. pe < 0 leaves the PE out.
+// New returns "goshmem: PE <pe>: <op>: <detail>: <sentinel>", matching
+// sentinel under errors.Is (the standard library's and cockroachdb's).
+// pe < 0 leaves the PE out. The sentinel's own "goshmem: " is not repeated.
+// A nil sentinel makes an error that matches none (a failure no caller
+// tells apart: a worker that panicked).
 func New(sentinel error, pe int, op string, format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	if pe >= 0 {
-		return errors.Wrapf(sentinel, "PE %d: %s: %s", pe, op, msg)
-	}
-	return errors.Wrapf(sentinel, "%s: %s", op, msg)
+	return errors.WithStackDepth(&peError{pe: pe, op: op, msg: fmt.Sprintf(format, args...), cause: sentinel}, 1)
 }
+
+// Wrap is New for an error that is not a sentinel: "goshmem: PE <pe>:
+// <op>: <detail>: <err>", matching whatever err matches. nil stays nil.
+// err's own leading "goshmem: " (and "PE <pe>: " of the same PE) is not
+// repeated.
+func Wrap(err error, pe int, op string, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return errors.WithStackDepth(&peError{pe: pe, op: op, msg: fmt.Sprintf(format, args...), cause: err}, 1)
+}
+
+// peError is the one shape of goshmem's messages: the PE, the operation and
+// what was wrong, then the cause.
+type peError struct {
+	pe      int
+	op, msg string
+	cause   error
+}
+
+func (e *peError) Error() string {
+	parts := make([]string, 0, 5)
+	parts = append(parts, "goshmem")
+	if e.pe >= 0 {
+		parts = append(parts, fmt.Sprintf("PE %d", e.pe))
+	}
+	if e.op != "" {
+		parts = append(parts, e.op)
+	}
+	if e.msg != "" {
+		parts = append(parts, e.msg)
+	}
+	if e.cause == nil {
+		return strings.Join(parts, ": ")
+	}
+	c := strings.TrimPrefix(e.cause.Error(), "goshmem: ")
+	if e.pe >= 0 {
+		c = strings.TrimPrefix(c, fmt.Sprintf("PE %d: ", e.pe))
+	}
+	return strings.Join(append(parts, c), ": ")
+}
+
+// Unwrap reaches the sentinel or the wrapped error (and its hints).
+func (e *peError) Unwrap() error { return e.cause }
 
 // Hint is New plus a user-facing hint (errors.WithHint).
 func Hint(sentinel error, hint string, pe int, op string, format string, args ...any) error {
@@ -56,19 +100,6 @@ func (e *marked) Unwrap() error { return e.err }
 
 // Is is consulted by both errors.Is implementations.
 func (e *marked) Is(target error) bool { return target == e.sentinel }
-
-// Wrap wraps err with "PE <pe>: <op>: <detail>" (pe < 0 leaves the PE
-// out), keeping err's chain, sentinels and hints; nil stays nil.
-func Wrap(err error, pe int, op string, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	msg := fmt.Sprintf(format, args...)
-	if pe >= 0 {
-		return errors.Wrapf(err, "PE %d: %s: %s", pe, op, msg)
-	}
-	return errors.Wrapf(err, "%s: %s", op, msg)
-}
 
 // sentinels lists the sentinels by their code (Code, Sentinel): a failure
 // carried to other PEs in a bootstrap exchange keeps its sentinel.

@@ -109,6 +109,8 @@ func (b *ofiBackend) Setup() ([]byte, error) {
 	t, rec, err := ofi.Setup(ofi.Config{
 		Reach:     reach,
 		Provider:  r.Settings.String("GOSHMEM_OFI_PROVIDER"),
+		Iface:     r.Settings.String("GOSHMEM_OFI_IFACE"),
+		OneNode:   oneNode(r.Node),
 		Me:        r.Me,
 		NPEs:      r.NPEs,
 		Region:    unsafe.Pointer(unsafe.SliceData(own)),
@@ -158,4 +160,15 @@ func (b *ofiBackend) Close() error {
 		return nil
 	}
 	return b.t.Close()
+}
+
+// oneNode reports whether every PE runs on one node (a loopback address
+// then serves ofi).
+func oneNode(nodes []int) bool {
+	for _, n := range nodes {
+		if n != nodes[0] {
+			return false
+		}
+	}
+	return true
 }

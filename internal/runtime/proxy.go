@@ -247,10 +247,31 @@ func (b *proxyBackend) Close() error {
 }
 
 // proxyCUDAOptions: the CUDA backend's settings (GOSHMEM_TIMEOUT,
-// GOSHMEM_PROXY_INFLIGHT, GOSHMEM_PROXY_THROTTLE).
+// GOSHMEM_PROXY_INFLIGHT, GOSHMEM_PROXY_THROTTLE, and the diagnostics
+// GOSHMEM_PROXY_STREAM_PRIORITY and GOSHMEM_PROXY_INLINE).
 func (r *Runtime) proxyCUDAOptions() (proxy.CUDAOptions, error) {
-	return cudaOptions(r.Me, r.Policy.Timeout, r.Settings.String("GOSHMEM_PROXY_INFLIGHT"),
+	o, err := cudaOptions(r.Me, r.Policy.Timeout, r.Settings.String("GOSHMEM_PROXY_INFLIGHT"),
 		r.Settings.String("GOSHMEM_PROXY_THROTTLE"), r.GPU.SharesDevice())
+	if err != nil {
+		return o, err
+	}
+	switch p := r.Settings.String("GOSHMEM_PROXY_STREAM_PRIORITY"); p {
+	case "high":
+	case "normal":
+		o.NormalPriority = true
+	default:
+		return proxy.CUDAOptions{}, errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_PROXY_STREAM_PRIORITY=high or normal", r.Me, "Init",
+			"GOSHMEM_PROXY_STREAM_PRIORITY=%q (valid: high, normal)", p)
+	}
+	switch in := r.Settings.String("GOSHMEM_PROXY_INLINE"); in {
+	case "write":
+	case "copy":
+		o.CopyInline = true
+	default:
+		return proxy.CUDAOptions{}, errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_PROXY_INLINE=write or copy", r.Me, "Init",
+			"GOSHMEM_PROXY_INLINE=%q (valid: write, copy)", in)
+	}
+	return o, nil
 }
 
 // cudaOptions validates the CUDA backend's settings (sharesGPU: another

@@ -137,6 +137,9 @@ var symmetricSettings = []string{
 func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime, error) {
 	r := &Runtime{Boot: boot, Me: boot.Rank(), NPEs: boot.Size(), Node: boot.Node(), Settings: settings,
 		declined: map[string]error{}, jobCXI: cfg.CXI}
+	if r.Me == 0 {
+		env.WarnUnknown(os.Stderr, os.Environ())
+	}
 	if err := r.agree(cfg); err != nil {
 		return nil, err
 	}

@@ -44,23 +44,29 @@ func Yield() {
 // path (about every millisecond once sleeping) and may end the wait with an
 // error (a dead peer, an asynchronous failure).
 func (p Policy) Until(done func() bool, check func() error) (ok bool, err error) {
+	return p.until(time.Now, done, check)
+}
+
+// until is Until reading the time from now (tests pass a fake clock, so
+// they check which look at the clock ends a wait, not how long it took).
+func (p Policy) until(now func() time.Time, done func() bool, check func() error) (ok bool, err error) {
 	var start time.Time
 	if p.Timeout > 0 {
 		// The deadline holds in the spin phase too: a done that is not a
 		// plain load (an ofi poll and a yield per look) can make 65536
 		// spins last a minute.
-		start = time.Now()
+		start = now()
 	}
 	for i := 0; i < p.Spins; i++ {
 		if done() {
 			return true, nil
 		}
-		if p.Timeout > 0 && i&255 == 255 && time.Since(start) > p.Timeout {
+		if p.Timeout > 0 && i&255 == 255 && now().Sub(start) > p.Timeout {
 			return done(), nil
 		}
 	}
 	if start.IsZero() && check != nil {
-		start = time.Now()
+		start = now()
 	}
 	sleep := time.Microsecond
 	lastCheck := start
@@ -77,12 +83,12 @@ func (p Policy) Until(done func() bool, check func() error) (ok bool, err error)
 			}
 		}
 		if n&63 == 0 || n >= p.Yields {
-			now := time.Now()
-			if p.Timeout > 0 && now.Sub(start) > p.Timeout {
+			t := now()
+			if p.Timeout > 0 && t.Sub(start) > p.Timeout {
 				return done(), nil
 			}
-			if check != nil && now.Sub(lastCheck) > time.Millisecond {
-				lastCheck = now
+			if check != nil && t.Sub(lastCheck) > time.Millisecond {
+				lastCheck = t
 				if err := check(); err != nil {
 					return false, err
 				}

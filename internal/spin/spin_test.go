@@ -31,19 +31,30 @@ func TestFor(t *testing.T) {
 	}
 }
 
+// clock is a fake time source for until: every reading advances it by
+// step, so a test decides how much time each look at the clock takes and
+// checks which look ends a wait, never how long the wait took.
+type clock struct {
+	t    time.Time
+	step time.Duration
+}
+
+func (c *clock) now() time.Time { c.t = c.t.Add(c.step); return c.t }
+
 func TestUntil(t *testing.T) {
-	quick := Policy{Spins: 8, Yields: 4, MaxSleep: 100 * time.Microsecond}
+	quick := Policy{Spins: 8, Yields: 4, MaxSleep: time.Microsecond}
 	tests := []struct {
 		name      string
 		policy    Policy
-		doneAfter int32 // done() turns true on this call (0 = never)
+		step      time.Duration // the fake clock's advance per reading
+		doneAfter int32         // done() turns true on this call (0 = never)
 		check     func(calls *atomic.Int32) func() error
 		wantOK    bool
 		wantErr   bool
 		minCalls  int32
 		maxCalls  int32
-		minTime   time.Duration
-		maxTime   time.Duration
+		// minElapsed: the fake time that passed before the wait ended
+		minElapsed time.Duration
 	}{
 		{name: "done at once", policy: quick, doneAfter: 1, wantOK: true, minCalls: 1, maxCalls: 1},
 		{name: "done at once, zero policy", policy: Policy{}, doneAfter: 1, wantOK: true, minCalls: 1, maxCalls: 1},
@@ -51,15 +62,22 @@ func TestUntil(t *testing.T) {
 		{name: "done while yielding", policy: quick, doneAfter: 11, wantOK: true, minCalls: 11, maxCalls: 11},
 		{name: "done while sleeping", policy: quick, doneAfter: 40, wantOK: true, minCalls: 40, maxCalls: 40},
 		{
-			name: "times out", policy: Policy{Spins: 8, Yields: 4, MaxSleep: 100 * time.Microsecond, Timeout: 20 * time.Millisecond},
-			wantOK: false, minTime: 20 * time.Millisecond, maxTime: 2 * time.Second,
+			name: "times out once the clock passes the timeout", step: time.Millisecond,
+			policy: Policy{Spins: 8, Yields: 4, MaxSleep: time.Microsecond, Timeout: 20 * time.Millisecond},
+			wantOK: false, minElapsed: 20 * time.Millisecond,
 		},
 		{
-			name: "done on the last look at the deadline", policy: Policy{Spins: 1, Timeout: time.Millisecond, MaxSleep: 2 * time.Millisecond},
-			doneAfter: -1, wantOK: true,
+			name: "a clock that does not pass the timeout never ends the wait", step: 0,
+			policy:    Policy{Spins: 8, Yields: 4, MaxSleep: time.Microsecond, Timeout: time.Nanosecond},
+			doneAfter: 500, wantOK: true, minCalls: 500, maxCalls: 500,
 		},
 		{
-			name: "check error ends the wait", policy: quick,
+			name: "done on the last look at the deadline", step: 100 * time.Microsecond,
+			policy:    Policy{Spins: 1, Timeout: time.Millisecond, MaxSleep: time.Microsecond},
+			doneAfter: -1, wantOK: true, minElapsed: time.Millisecond,
+		},
+		{
+			name: "check error ends the wait", policy: quick, step: 400 * time.Microsecond,
 			check: func(calls *atomic.Int32) func() error {
 				return func() error {
 					if calls.Add(1) == 3 {
@@ -68,26 +86,24 @@ func TestUntil(t *testing.T) {
 					return nil
 				}
 			},
-			wantErr: true, minTime: 2 * time.Millisecond, maxTime: 2 * time.Second,
+			wantErr: true, minElapsed: 3 * time.Millisecond,
 		},
 		{
-			name: "check nil keeps waiting", policy: quick, doneAfter: 200,
+			name: "check nil keeps waiting", policy: quick, doneAfter: 200, step: time.Millisecond,
 			check:  func(calls *atomic.Int32) func() error { return func() error { calls.Add(1); return nil } },
 			wantOK: true, minCalls: 200, maxCalls: 200,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			c := &clock{t: time.Unix(1000, 0), step: tc.step}
+			t0 := c.t
 			var calls, checks atomic.Int32
-			var deadline time.Time
 			done := func() bool {
 				n := calls.Add(1)
 				if tc.doneAfter == -1 {
 					// True only once the deadline has passed: the final look.
-					if deadline.IsZero() {
-						deadline = time.Now().Add(tc.policy.Timeout)
-					}
-					return time.Now().After(deadline)
+					return c.t.Sub(t0) > tc.policy.Timeout
 				}
 				return tc.doneAfter > 0 && n >= tc.doneAfter
 			}
@@ -95,9 +111,7 @@ func TestUntil(t *testing.T) {
 			if tc.check != nil {
 				check = tc.check(&checks)
 			}
-			start := time.Now()
-			ok, err := tc.policy.Until(done, check)
-			el := time.Since(start)
+			ok, err := tc.policy.until(c.now, done, check)
 			if tc.wantErr {
 				require.Error(t, err)
 				assert.EqualError(t, err, "peer died")
@@ -113,25 +127,31 @@ func TestUntil(t *testing.T) {
 			if tc.maxCalls > 0 {
 				assert.LessOrEqual(t, calls.Load(), tc.maxCalls)
 			}
-			assert.GreaterOrEqual(t, el, tc.minTime)
-			if tc.maxTime > 0 {
-				assert.Less(t, el, tc.maxTime)
-			}
+			assert.GreaterOrEqual(t, c.t.Sub(t0), tc.minElapsed, "the wait ended before the clock said so")
 		})
 	}
 }
 
-// TestUntilChecksRarely: check is rate-limited to about once a millisecond,
-// so a wait of ~50 ms calls it at most ~50 times however often done runs.
+// TestUntilChecksRarely: check is rate-limited to once per millisecond of
+// the clock, however often done runs.
 func TestUntilChecksRarely(t *testing.T) {
 	var checks, polls atomic.Int32
-	p := Policy{Spins: 1, Yields: 0, MaxSleep: 10 * time.Microsecond, Timeout: 50 * time.Millisecond}
-	ok, err := p.Until(func() bool { polls.Add(1); return false }, func() error { checks.Add(1); return nil })
+	c := &clock{t: time.Unix(1000, 0), step: 100 * time.Microsecond}
+	var at []time.Time
+	p := Policy{Spins: 1, Yields: 0, MaxSleep: time.Microsecond, Timeout: 50 * time.Millisecond}
+	ok, err := p.until(c.now, func() bool { polls.Add(1); return false }, func() error {
+		checks.Add(1)
+		at = append(at, c.t)
+		return nil
+	})
 	require.NoError(t, err)
 	assert.False(t, ok)
-	assert.LessOrEqual(t, checks.Load(), int32(55))
+	assert.LessOrEqual(t, checks.Load(), int32(50), "at most one check per millisecond of 50")
 	assert.Positive(t, checks.Load())
 	assert.Greater(t, polls.Load(), checks.Load(), "done is polled more often than check")
+	for i := 1; i < len(at); i++ {
+		assert.Greater(t, at[i].Sub(at[i-1]), time.Millisecond, "checks %d and %d", i-1, i)
+	}
 }
 
 // TestUntilOtherGoroutine: the usual use, a flag set by another goroutine.
@@ -154,12 +174,15 @@ func TestYield(t *testing.T) {
 }
 
 // TestUntilDeadlineWhileSpinning: a slow done (an ofi poll and a yield per
-// look) still ends at the timeout, not after all the spins.
+// look, here 100 us of the clock each) still ends at the timeout, after a
+// few hundred looks, not after all 65536 spins.
 func TestUntilDeadlineWhileSpinning(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
 	p := Policy{Spins: 1 << 16, Yields: 16, MaxSleep: 50 * time.Microsecond, Timeout: 30 * time.Millisecond}
-	t0 := time.Now()
-	ok, err := p.Until(func() bool { time.Sleep(100 * time.Microsecond); return false }, nil)
+	var looks int
+	ok, err := p.until(c.now, func() bool { looks++; c.t = c.t.Add(100 * time.Microsecond); return false }, nil)
 	require.NoError(t, err)
 	assert.False(t, ok)
-	assert.Less(t, time.Since(t0), 2*time.Second, "65536 spins of >= 100 us would take >= 6.5 s")
+	// 30 ms of 100 us looks is 300; the clock is read every 256 spins.
+	assert.LessOrEqual(t, looks, 300+256+1, "the deadline is checked while spinning")
 }

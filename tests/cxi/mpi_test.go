@@ -33,12 +33,18 @@ func TestCXIAcrossProcesses(t *testing.T) {
 	out, err := exec.Command(goCmd, "build", "-o", bin, "./spmd").CombinedOutput()
 	require.NoError(t, err, "go build ./spmd:\n%s", out)
 
+	// The device header's barriers record arrivals on a board every PE
+	// maps (both run on this host): after each barrier, every PE's
+	// arrival must be there.
+	board := filepath.Join(t.TempDir(), "board")
+	require.NoError(t, os.WriteFile(board, make([]byte, 4096), 0o600))
+
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpirun, "--oversubscribe", "-np", "2", bin)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		"FI_SOCKETS_PE_WAITTIME=0", "GOSHMEM_CXI_ENGINE=fabric", "GOSHMEM_CXI_PROVIDER=sockets",
-		"GOSHMEM_TIMEOUT=", "GOSHMEM_DEBUG=", "GOSHMEM_GPU=off")
+		"GOSHMEM_TIMEOUT=", "GOSHMEM_DEBUG=", "GOSHMEM_GPU=off", "CXI_SPMD_BOARD="+board)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

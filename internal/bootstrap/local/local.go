@@ -23,6 +23,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/errs"
 )
 
 // ErrAborted is matched (errors.Is) by the error that collectives return on
@@ -348,7 +349,7 @@ func (r *round) complete() {
 // does not return.
 func (p *pe) Abort(code int, msg string) {
 	j := p.j
-	err := errors.Mark(errors.Newf("job aborted by PE %d (code %d): %s", p.rank, code, msg), ErrAborted)
+	err := errs.Mark(errors.Newf("job aborted by PE %d (code %d): %s", p.rank, code, msg), ErrAborted)
 	j.mu.Lock()
 	if j.aborted == nil {
 		j.aborted = err

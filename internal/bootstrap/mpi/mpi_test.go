@@ -82,9 +82,8 @@ func isLauncherVar(k string) bool {
 }
 
 type result struct {
-	out     string // stdout and stderr, interleaved
-	code    int    // exit status; -1 if killed
-	elapsed time.Duration
+	out  string // stdout and stderr, interleaved
+	code int    // exit status; -1 if killed
 }
 
 // run starts argv with a deadline, ending it with SIGTERM (which mpirun
@@ -102,7 +101,7 @@ func run(t *testing.T, timeout time.Duration, argv ...string) result {
 	cmd.Stderr = &buf
 	start := time.Now()
 	err := cmd.Run()
-	res := result{out: buf.String(), elapsed: time.Since(start)}
+	res := result{out: buf.String()}
 	if ctx.Err() != nil {
 		t.Fatalf("%s still running after %v; output:\n%s", strings.Join(argv, " "), timeout, res.out)
 	}
@@ -111,7 +110,7 @@ func run(t *testing.T, timeout time.Duration, argv ...string) result {
 	} else {
 		require.NoError(t, err, "starting %s", argv[0])
 	}
-	t.Logf("%s: exit %d after %v", strings.Join(argv, " "), res.code, res.elapsed.Round(time.Millisecond))
+	t.Logf("%s: exit %d after %v", strings.Join(argv, " "), res.code, time.Since(start).Round(time.Millisecond))
 	return res
 }
 
@@ -217,7 +216,8 @@ func TestMPIFinalizeTwice(t *testing.T) {
 }
 
 // TestMPIFault: rank 2 panics after the first barrier while ranks 0, 1, 3
-// block in the second. mpirun must end the whole job, non-zero, promptly.
+// block in the second. mpirun must end the whole job, non-zero, by itself
+// (run fails the test if the job is still running at its deadline).
 // What OpenMPI 4.1 prints (Go exits 2 after a panic):
 //
 //	mpirun detected that one or more processes exited with non-zero status, thus causing
@@ -228,7 +228,6 @@ func TestMPIFinalizeTwice(t *testing.T) {
 func TestMPIFault(t *testing.T) {
 	res := mpirun(t, 15*time.Second, 4, "panic")
 	assert.NotEqual(t, 0, res.code, res.out)
-	assert.Less(t, res.elapsed, 15*time.Second)
 	assert.Contains(t, res.out, "panic: probe: PE 2 panics on purpose", res.out)
 	assert.Regexp(t, regexp.MustCompile(`Process name: \[\[\d+,\d+\],2\]\s+Exit code:\s+2`), res.out)
 	assert.NotContains(t, res.out, "PE 0: done")
@@ -240,7 +239,6 @@ func TestMPIFault(t *testing.T) {
 func TestMPIAbort(t *testing.T) {
 	res := mpirun(t, 15*time.Second, 4, "abort")
 	assert.Equal(t, 3, res.code, res.out)
-	assert.Less(t, res.elapsed, 15*time.Second)
 	assert.Contains(t, res.out, "goshmem: PE 2: boom\n")
 	// OpenMPI's own MPI_ABORT help text names the rank too, but its
 	// show_help relay is itself racy under load ("ORTE_ERROR_LOG: Data

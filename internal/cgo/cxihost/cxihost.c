@@ -82,7 +82,7 @@ void cxih_triggers(int64_t count, cxih_result_t *res)
     res->done = (uint64_t)count;
 }
 
-void cxih_check(int iters, uint64_t skew_ns, int am, cxih_result_t *res)
+void cxih_check(int iters, uint64_t skew_ns, int am, uint64_t *board, cxih_result_t *res)
 {
     begin(res);
     goshmemi_cxi_state_t *cx = goshmemi_cxi();
@@ -93,11 +93,19 @@ void cxih_check(int iters, uint64_t skew_ns, int am, cxih_result_t *res)
             struct timespec ts = {(time_t)(skew_ns / 1000000000ull), (long)(skew_ns % 1000000000ull)};
             nanosleep(&ts, NULL);
         }
+        __atomic_store_n(&board[pe * CXIH_BOARD_STRIDE], (uint64_t)i + 1, __ATOMIC_RELEASE);
         uint64_t t0 = now_ns();
         int rc = goshmemx_cxi_barrier();
         if (rc != GOSHMEMX_CXI_OK) { res->rc = rc; return; }
         uint64_t dt = now_ns() - t0;
-        if (i % n != pe) sample(res, dt); /* a peer slept: this barrier must have waited */
+        if (i % n != pe) sample(res, dt);
+        for (int q = 0; q < n; q++) {
+            uint64_t seen = __atomic_load_n(&board[q * CXIH_BOARD_STRIDE], __ATOMIC_ACQUIRE);
+            if (seen < (uint64_t)i + 1) {
+                if (res->early++ == 0) { res->early_iter = i; res->early_pe = q; res->early_seen = seen; }
+                break;
+            }
+        }
         res->done++;
     }
     if (am <= 0 || cx->am_off == 0) return;

@@ -21,13 +21,23 @@ import (
 
 // Result is what one call reports (cxih_result_t).
 type Result struct {
-	RC           int // GOSHMEMX_CXI_* (0: OK, 1: timed out / monitor stopped)
+	RC           int // GOSHMEMX_CXI_* (0: OK, 1: timed out / monitor stopped); -1: Check's board is too short
 	Done         uint64
 	Total        time.Duration
 	Max, Min     time.Duration
 	AMGot, AMBad uint64
 	Sink         float64
+	// Early counts the barriers of Check that returned before some PE had
+	// stored its arrival on the board; EarlyIter, EarlyPE and EarlySeen
+	// describe the first (barrier, PE, its board value then).
+	Early              uint64
+	EarlyIter, EarlyPE int
+	EarlySeen          uint64
 }
+
+// BoardStride is the distance in uint64 words between two PEs' slots of
+// Check's board (one 64-byte line each).
+const BoardStride = C.CXIH_BOARD_STRIDE
 
 func conv(r *C.cxih_result_t) Result {
 	mn := time.Duration(r.min_ns)
@@ -35,7 +45,8 @@ func conv(r *C.cxih_result_t) Result {
 		mn = 0
 	}
 	return Result{RC: int(r.rc), Done: uint64(r.done), Total: time.Duration(r.total_ns), Max: time.Duration(r.max_ns),
-		Min: mn, AMGot: uint64(r.am_got), AMBad: uint64(r.am_bad), Sink: float64(r.sink)}
+		Min: mn, AMGot: uint64(r.am_got), AMBad: uint64(r.am_bad), Sink: float64(r.sink),
+		Early: uint64(r.early), EarlyIter: int(r.early_iter), EarlyPE: int(r.early_pe), EarlySeen: uint64(r.early_seen)}
 }
 
 // Thread is a "GPU thread" bound to one PE's CXI state. Its methods must
@@ -83,11 +94,19 @@ func (t *Thread) Triggers(count int64) Result {
 	return conv(&r)
 }
 
-// Check runs iters barriers where PE i mod n sleeps skew before barrier i
-// (Min: the shortest barrier this PE waited through while a peer slept),
-// then am active messages to every PE with contents and order checked.
-func (t *Thread) Check(iters int, skew time.Duration, am int) Result {
+// Check runs iters barriers, each PE storing its arrival number on board
+// (memory every PE of the job maps, n*BoardStride words, zeroed before the
+// first call) before it enters and reading every PE's after the barrier
+// returns: Result.Early counts barriers that returned before some PE
+// arrived. PE i mod n sleeps skew before its store for barrier i, so a
+// barrier that does not wait is caught. Then am active messages to every
+// PE with contents and order checked. board is C or mmap'd memory.
+func (t *Thread) Check(iters int, skew time.Duration, am int, board []uint64) Result {
 	var r C.cxih_result_t
-	C.cxih_check(C.int(iters), C.uint64_t(skew), C.int(am), &r)
+	if len(board) < t.n*BoardStride {
+		r.rc = C.int(-1)
+		return conv(&r)
+	}
+	C.cxih_check(C.int(iters), C.uint64_t(skew), C.int(am), (*C.uint64_t)(unsafe.Pointer(&board[0])), &r)
 	return conv(&r)
 }

@@ -13,6 +13,12 @@ typedef struct cxih_result {
     uint64_t min_ns;
     uint64_t am_got, am_bad;
     double sink;         /* compute result (keeps the work alive) */
+    /* cxih_check: barriers after which some peer's arrival number on the
+     * board was below the barrier's (the barrier returned before that peer
+     * entered it), and the first such: barrier, peer, number seen. */
+    uint64_t early;
+    int early_iter, early_pe;
+    uint64_t early_seen;
 } cxih_result_t;
 
 /* Makes cxi (a goshmemi_cxi_state_t, host address) the calling thread's
@@ -33,9 +39,14 @@ void cxih_barriers(int64_t count, cxih_result_t *res);
  * trigger's only GPU-side instruction) to the state's bench_doorbell. */
 void cxih_triggers(int64_t count, cxih_result_t *res);
 
-/* Cross-process check: `iters` barriers where PE (i mod n) sleeps
- * `skew_ns` before entering barrier i (every other PE's barrier i must then
- * last about that long: max_ns/min_ns report the shortest such barrier in
- * min_ns), then `am` active messages to every PE (contents and order checked). */
-void cxih_check(int iters, uint64_t skew_ns, int am, cxih_result_t *res);
+/* Cross-process check: `iters` barriers; before entering barrier i each PE
+ * stores i+1 in its slot of `board` (memory every PE of the job maps: slot
+ * q at board[q * CXIH_BOARD_STRIDE], release), and after the barrier returns
+ * reads every slot (acquire): a slot below i+1 means the barrier returned
+ * before that PE arrived (counted in early). PE (i mod n) sleeps `skew_ns`
+ * before its store, so a barrier that does not wait is caught. min_ns and
+ * max_ns report the barriers a peer slept through (informational). Then
+ * `am` active messages to every PE (contents and order checked). */
+#define CXIH_BOARD_STRIDE 8 /* uint64_t words: one 64-byte line per PE */
+void cxih_check(int iters, uint64_t skew_ns, int am, uint64_t *board, cxih_result_t *res);
 #endif

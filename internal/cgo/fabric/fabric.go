@@ -6,6 +6,9 @@
 // libfabric; the transport (internal/transport/ofi) builds goshmem's
 // semantics on it.
 //
+// fi_getinfo may offer one entry per address of each interface (tcp,
+// sockets); Open binds the one Pick chooses, never blindly the first.
+//
 // Errors come in libfabric's two tiers: a call returns a negative fi_errno
 // (an Errno here, EAGAIN included), and a failure found later surfaces as a
 // completion-queue error entry (CQReadErr).
@@ -25,11 +28,15 @@ import "C"
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/errs"
 )
 
 // ErrNoProvider is returned by Open when no provider matches the request.
@@ -107,6 +114,9 @@ type Attr struct {
 	MRMode, MRKeySize        uint64
 	DataProgress             int
 	Atomic                   bool
+	// Source is the IP address the endpoint is bound to (Pick); invalid
+	// for providers that address otherwise.
+	Source netip.Addr
 	// MaxOrderWAWSize is the largest write for which the provider keeps
 	// write-after-write data order (ep_attr max_order_waw_size; Ref:
 	// fi_endpoint(3)): with OrderWAW in MsgOrder, writes and atomic writes
@@ -139,35 +149,58 @@ func Providers() string {
 }
 
 // Open opens an endpoint on provider prov ("tcp;ofi_rxm"; "" = libfabric's
-// choice), asking for atomics first and settling for RMA without them.
-func Open(prov string) (*Endpoint, error) { return open(prov, 0) }
+// choice), asking for atomics first and settling for RMA without them. It
+// binds the address Pick chooses with the zero Select.
+func Open(prov string) (*Endpoint, error) { return open(prov, 0, Select{}) }
 
-// open is Open asking for extraCaps as well (FI_TRIGGER: OpenTriggered).
-func open(prov string, extraCaps uint64) (*Endpoint, error) {
+// OpenSelect is Open binding the address Pick chooses under s (an
+// interface, whether peers are on other nodes).
+func OpenSelect(prov string, s Select) (*Endpoint, error) { return open(prov, 0, s) }
+
+// open is OpenSelect asking for extraCaps as well (FI_TRIGGER: OpenTriggered).
+func open(prov string, extraCaps uint64, s Select) (*Endpoint, error) {
 	cprov := C.CString(prov)
 	defer C.free(unsafe.Pointer(cprov))
 	var (
 		f     *C.goshmemi_fab
 		a     C.goshmemi_fab_attr
 		where [64]C.char
+		list  *C.struct_fi_info
 	)
 	// Atomics and FI_FENCE where the provider has them; each is optional
 	// (fi_getinfo answers -FI_ENODATA when a capability is missing).
 	var rc C.int
 	for _, want := range []C.int{C.GOSHMEMI_WANT_ATOMIC | C.GOSHMEMI_WANT_FENCE, C.GOSHMEMI_WANT_ATOMIC, C.GOSHMEMI_WANT_FENCE, 0} {
-		if rc = C.goshmemi_fab_open_caps(cprov, want, C.uint64_t(extraCaps), &f, &a, &where[0], C.size_t(len(where))); rc != -C.FI_ENODATA {
+		if rc = C.goshmemi_fab_getinfo(cprov, want, C.uint64_t(extraCaps), &list); rc != -C.FI_ENODATA {
 			break
 		}
 	}
 	if rc != 0 {
-		err := errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)
+		err := errors.Wrapf(Errno(-rc), "fabric: fi_getinfo for provider %q", prov)
 		if rc == -C.FI_ENODATA {
-			err = errors.Mark(errors.WithHint(err,
+			err = errs.Mark(errors.WithHint(err,
 				fmt.Sprintf("set GOSHMEM_OFI_PROVIDER to one of: %s", Providers())), ErrNoProvider)
 		}
 		return nil, err
 	}
+	defer C.fi_freeinfo(list)
+	var (
+		infos []*C.struct_fi_info
+		cands []Candidate
+	)
+	for i := list; i != nil; i = i.next {
+		infos = append(infos, i)
+		cands = append(cands, candidate(i))
+	}
+	pick, err := Pick(cands, hostInterfaces(), s)
+	if err != nil {
+		return nil, errors.Wrapf(err, "fabric: provider %q", prov)
+	}
+	if rc = C.goshmemi_fab_open_info(infos[pick], &f, &a, &where[0], C.size_t(len(where))); rc != 0 {
+		return nil, errors.Wrapf(Errno(-rc), "fabric: %s for provider %q", C.GoString(&where[0]), prov)
+	}
 	return &Endpoint{f: f, Attr: Attr{
+		Source:       cands[pick].Addr,
 		Provider:     C.GoString(&a.prov[0]),
 		Fabric:       C.GoString(&a.fabric[0]),
 		Domain:       C.GoString(&a.domain[0]),
@@ -182,6 +215,44 @@ func open(prov string, extraCaps uint64) (*Endpoint, error) {
 
 		MaxOrderWAWSize: uint64(a.max_order_waw_size),
 	}}, nil
+}
+
+// candidate describes one fi_getinfo entry for Pick.
+func candidate(i *C.struct_fi_info) Candidate {
+	var c Candidate
+	if i.domain_attr != nil && i.domain_attr.name != nil {
+		c.Domain = C.GoString(i.domain_attr.name)
+	}
+	switch i.addr_format {
+	case C.FI_SOCKADDR, C.FI_SOCKADDR_IN, C.FI_SOCKADDR_IN6:
+		if i.src_addr != nil && i.src_addrlen > 0 {
+			c.Addr = sockaddrAddr(C.GoBytes(i.src_addr, C.int(i.src_addrlen)))
+		}
+	}
+	return c
+}
+
+// hostInterfaces lists this host's network interfaces and their addresses
+// (none where the OS will not say).
+func hostInterfaces() []Interface {
+	nifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	out := make([]Interface, 0, len(nifs))
+	for _, n := range nifs {
+		f := Interface{Name: n.Name}
+		addrs, _ := n.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(ipn.IP); ok {
+					f.Addrs = append(f.Addrs, ip.Unmap())
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Close releases the endpoint and everything opened with it (close MRs first).

@@ -55,20 +55,38 @@ int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, gos
 }
 
 // goshmemi_fab_open_caps is goshmemi_fab_open asking for extra_caps too
-// (FI_TRIGGER for deferred work, see trigger.h).
+// (FI_TRIGGER for deferred work, see trigger.h); it takes the first entry.
 int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_caps, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
+	struct fi_info *list = NULL;
+	int rc = goshmemi_fab_getinfo(prov, want_atomic, extra_caps, &list);
+	if (rc) {
+		snprintf(where, wherelen, "fi_getinfo");
+		return rc;
+	}
+	rc = goshmemi_fab_open_info(list, out, attr, where, wherelen);
+	fi_freeinfo(list);
+	return rc;
+}
+
+int goshmemi_fab_getinfo(const char *prov, int want_atomic, uint64_t extra_caps, struct fi_info **list) {
+	struct fi_info *h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
+	if (!h) return -FI_ENOMEM;
+	int rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, list);
+	fi_freeinfo(h);
+	return rc;
+}
+
+int goshmemi_fab_open_info(const struct fi_info *chosen, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
 	goshmemi_fab *f = calloc(1, sizeof *f);
-	struct fi_info *h = NULL;
 	int rc;
 	if (!f) return -FI_ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->ctx_lock, NULL);
 	f->linger_ns = GOSHMEMI_LINGER_NS;
-	h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
-	if (!h) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_allocinfo"); goto fail; }
-	rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &f->info);
-	fi_freeinfo(h);
-	if (rc) FAIL("fi_getinfo");
+	// fi_dupinfo copies one entry (its next is NULL): the endpoint binds
+	// the chosen entry's source address, not the list's first.
+	f->info = fi_dupinfo(chosen);
+	if (!f->info) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_dupinfo"); goto fail; }
 	if ((rc = fi_fabric(f->info->fabric_attr, &f->fabric, NULL))) FAIL("fi_fabric");
 	if ((rc = fi_domain(f->fabric, f->info, &f->domain, NULL))) FAIL("fi_domain");
 	struct fi_av_attr av = { .type = FI_AV_TABLE };

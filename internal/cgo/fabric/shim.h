@@ -100,6 +100,12 @@ typedef struct goshmemi_fab_attr {
 #define GOSHMEMI_WANT_FENCE 2
 int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
 int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_caps, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
+// goshmemi_fab_getinfo lists what fi_getinfo offers for goshmem's hints
+// (free with fi_freeinfo): for tcp and sockets one entry per address of
+// each interface. goshmemi_fab_open_info opens an endpoint on one entry of
+// such a list (the caller picks which source address it binds).
+int goshmemi_fab_getinfo(const char *prov, int want_atomic, uint64_t extra_caps, struct fi_info **list);
+int goshmemi_fab_open_info(const struct fi_info *chosen, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
 int goshmemi_fab_providers(char *buf, size_t len);
 void goshmemi_fab_close(goshmemi_fab *f);
 int goshmemi_fab_getname(goshmemi_fab *f, void *buf, size_t *len);

@@ -47,7 +47,7 @@ var ErrNoDeferredWork = errors.New("fabric: provider does not implement deferred
 // (a deferred FI_OP_CNTR_ADD, released by a host fi_cntr_add) must run.
 // Otherwise the error matches ErrNoDeferredWork and errs.ErrNotSupported.
 func OpenTriggered(prov string) (*Endpoint, error) {
-	e, err := open(prov, CapTrigger)
+	e, err := open(prov, CapTrigger, Select{})
 	if err != nil {
 		if errors.Is(err, ErrNoProvider) {
 			return nil, noDeferred(prov, err)

@@ -85,7 +85,7 @@ func Setup(me, npes, localRank int, heapSize uint64, libcuda string) (*Transport
 	h, err := t.Ctx.IpcGetMemHandle(t.own)
 	if err != nil {
 		t.Close()
-		return nil, nil, errors.Wrapf(errs.Mark(err, errs.ErrNotSupported), "goshmem: PE %d: Init: IPC handle of the GPU heap", t.me)
+		return nil, nil, errs.Mark(errs.Wrap(err, t.me, "Init", "IPC handle of the GPU heap"), errs.ErrNotSupported)
 	}
 	rec[recStatus] = 1
 	copy(rec[recHandle:], h[:])
@@ -120,7 +120,7 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 			copy(h[:], r[recHandle:])
 			p, err := t.Ctx.IpcOpenMemHandle(h, cuda.IpcMemLazyEnablePeerAccess)
 			if err != nil {
-				return errors.Wrapf(err, "goshmem: PE %d: Init: mapping the GPU heap of PE %d (GPU %s) into GPU %s", t.me, pe, t.busIDs[pe], t.BusID)
+				return errs.Wrap(err, t.me, "Init", "mapping the GPU heap of PE %d (GPU %s) into GPU %s", pe, t.busIDs[pe], t.BusID)
 			}
 			t.peers[pe], t.opened[pe] = p, true
 		}
@@ -148,7 +148,7 @@ func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport
 		}
 		local = t.Connect(recs, boot.Node())
 	} else if local == nil {
-		local = errors.Wrap(err, "goshmem: Init: exchanging GPU heap handles")
+		local = errs.Wrap(err, boot.Rank(), "Init", "exchanging GPU heap handles")
 	}
 	var ok [1]byte
 	if local == nil {
@@ -185,7 +185,7 @@ func trimZero(b []byte) []byte {
 // allocates the heap. Errors match ErrNotSupported.
 func (t *Transport) setupLocal(localRank int, libcuda string) error {
 	notSupported := func(err error, what string) error {
-		return errors.Wrapf(errs.Mark(err, errs.ErrNotSupported), "goshmem: PE %d: Init: %s", t.me, what)
+		return errs.Mark(errs.Wrap(err, t.me, "Init", "%s", what), errs.ErrNotSupported)
 	}
 	if err := cuda.LoadLibrary(libcuda); err != nil {
 		return notSupported(err, "no GPU")
@@ -236,7 +236,7 @@ func (t *Transport) writeState() error {
 	t.img.Teams[0] = Team{Start: 0, Stride: 1, Size: int32(t.npes), MyIndex: int32(t.me), Slot: 0}
 	var err error
 	if t.state, err = t.Ctx.MemAlloc(StateSize); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Init: device state", t.me)
+		return errs.Wrap(err, t.me, "Init", "device state")
 	}
 	return t.syncState()
 }
@@ -392,7 +392,7 @@ func (t *Transport) Put(_ *quiet.Queue, pe int, off uint64, src []byte) error {
 	for done := 0; done < len(src); {
 		n := copy(stage, src[done:])
 		if err := t.Ctx.MemcpyHtoD(t.peers[pe]+cuda.DevicePtr(off)+cuda.DevicePtr(done), t.stage, n); err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: Put to the GPU heap of PE %d", t.me, pe)
+			return errs.Wrap(err, t.me, "Put", "the GPU heap of PE %d", pe)
 		}
 		done += n
 	}
@@ -423,7 +423,7 @@ func (t *Transport) Get(_ *quiet.Queue, dst []byte, pe int, off uint64) error {
 		return nil
 	}
 	if err := t.Ctx.MemcpyDtoH(unsafe.Pointer(&dst[0]), t.peers[pe]+cuda.DevicePtr(off), len(dst)); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: Get from the GPU heap of PE %d", t.me, pe)
+		return errs.Wrap(err, t.me, "Get", "the GPU heap of PE %d", pe)
 	}
 	return nil
 }
@@ -457,7 +457,7 @@ func (t *Transport) Atomic(_ *quiet.Queue, op transport.AMO, width int, pe int, 
 		return 0, err
 	}
 	if err := t.Stream.Synchronize(); err != nil {
-		return 0, errors.Wrapf(err, "goshmem: PE %d: %v on the GPU heap of PE %d", t.me, op, pe)
+		return 0, errs.Wrap(err, t.me, "atomic", "%v on the GPU heap of PE %d", op, pe)
 	}
 	if width == 4 {
 		return uint64(*(*uint32)(t.amoOut)), nil
@@ -471,7 +471,7 @@ func (t *Transport) ensureAMO() error {
 	}
 	m, err := t.Ctx.ModuleLoadData([]byte(amoPTX()))
 	if err != nil {
-		return errors.Wrap(err, "goshmem: loading the host-atomics PTX module")
+		return errs.Wrap(err, t.me, "atomic", "loading the host-atomics PTX module")
 	}
 	for w, width := range []int{32, 64} {
 		for op := transport.AMOFetch; op <= transport.AMOXor; op++ {

@@ -3,9 +3,8 @@ package cudatr
 import (
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/transport"
 )
 
@@ -60,8 +59,11 @@ type HeapRegion struct {
 
 // HeapRegion returns PE pe's heap (reachable from this GPU) as a region.
 func (t *Transport) HeapRegion(pe int) (HeapRegion, error) {
-	if pe < 0 || pe >= t.npes || t.peers[pe] == 0 {
-		return HeapRegion{}, errors.Newf("goshmem: PE %d: the GPU heap of PE %d is not reachable from this GPU", t.me, pe)
+	if pe < 0 || pe >= t.npes {
+		return HeapRegion{}, errs.New(errs.ErrPEOutOfRange, t.me, "soft NIC", "PE %d not in [0, %d)", pe, t.npes)
+	}
+	if t.peers[pe] == 0 {
+		return HeapRegion{}, errs.New(errs.ErrNotSupported, t.me, "soft NIC", "the GPU heap of PE %d is not reachable from this GPU", pe)
 	}
 	return HeapRegion{t: t, pe: pe}, nil
 }
@@ -72,7 +74,7 @@ func (t *Transport) ensureCopy() error {
 	}
 	m, err := t.Ctx.ModuleLoadData([]byte(copyPTX))
 	if err != nil {
-		return errors.Wrap(err, "goshmem: loading the soft NIC's copy PTX module")
+		return errs.Wrap(err, t.me, "soft NIC", "loading the copy PTX module")
 	}
 	f, err := m.Function("goshmemi_host_copy")
 	if err != nil {
@@ -110,7 +112,7 @@ func (h HeapRegion) ReadAt(dst []byte, off uint64) error {
 	for done := 0; done < len(dst); {
 		n := min(len(dst)-done, nicStageBytes)
 		if err := t.copyDev(t.nicStageD, t.peers[h.pe]+cuda.DevicePtr(off)+cuda.DevicePtr(done), n); err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: soft NIC read from the GPU heap of PE %d", t.me, h.pe)
+			return errs.Wrap(err, t.me, "soft NIC", "read from the GPU heap of PE %d", h.pe)
 		}
 		copy(dst[done:done+n], stage)
 		done += n
@@ -130,7 +132,7 @@ func (h HeapRegion) WriteAt(src []byte, off uint64) error {
 	for done := 0; done < len(src); {
 		n := copy(stage, src[done:])
 		if err := t.copyDev(t.peers[h.pe]+cuda.DevicePtr(off)+cuda.DevicePtr(done), t.nicStageD, n); err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: soft NIC write to the GPU heap of PE %d", t.me, h.pe)
+			return errs.Wrap(err, t.me, "soft NIC", "write to the GPU heap of PE %d", h.pe)
 		}
 		done += n
 	}
@@ -162,13 +164,13 @@ func (t *Transport) PrimeSoftNIC() error {
 	}
 	t.mu.Unlock()
 	if err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: priming the soft NIC's copy kernel", t.me)
+		return errs.Wrap(err, t.me, "Init", "priming the soft NIC's copy kernel")
 	}
 	if _, err := t.Atomic(nil, transport.AMOCompareSwap, 8, t.me, 0, 0, 0); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: priming the soft NIC's compare-swap kernel", t.me)
+		return errs.Wrap(err, t.me, "Init", "priming the soft NIC's compare-swap kernel")
 	}
 	if _, err := t.Atomic(nil, transport.AMOAdd, 8, t.me, 0, 0, 0); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: priming the soft NIC's fetch-add kernel", t.me)
+		return errs.Wrap(err, t.me, "Init", "priming the soft NIC's fetch-add kernel")
 	}
 	return nil
 }

@@ -30,6 +30,16 @@
 // transfer, and its completions are read from its own queue. Ctx.Quiet
 // waits on that queue only; the PE-wide Quiet on all of them.
 //
+// Address (Ref: fi_getinfo(3) src_addr): fi_getinfo lists one entry per
+// address of each interface for tcp and sockets, in an order that may put
+// an IPv6 link-local address first, which a peer on another host cannot
+// reach. The endpoint binds the entry fabric.Pick chooses: on
+// Config.Iface (GOSHMEM_OFI_IFACE) when set, else an IPv4 address off
+// loopback first; loopback only when every peer is on this node; never an
+// IPv6 link-local one without a scope id (nor with one across nodes).
+// libfabric's own FI_TCP_IFACE / FI_SOCKETS_IFACE still narrow the list
+// before the choice.
+//
 // Fence (Ref: fi_msg(3) FI_FENCE; OpenSHMEM 1.6 §9.8.1): where the provider
 // offers FI_FENCE in its capabilities, Fence only marks the endpoint and
 // the next write or atomic posted there carries FI_FENCE (the provider
@@ -86,6 +96,14 @@ import (
 type Config struct {
 	// Provider is the libfabric provider ("tcp;ofi_rxm", "shm", "sockets").
 	Provider string
+	// Iface is the network interface whose address the peers reach this
+	// PE by (GOSHMEM_OFI_IFACE; "": auto, see fabric.Pick).
+	Iface string
+	// OneNode says every PE runs on this host, so a loopback address
+	// reaches them all. Without it the transport judges from Local: a PE
+	// not mapped here is on another node, and then loopback and IPv6
+	// link-local addresses are never bound.
+	OneNode  bool
 	Me, NPEs int
 	// Region is this PE's symmetric region (mmap'd, not the Go heap).
 	Region    unsafe.Pointer
@@ -125,6 +143,23 @@ const (
 	// when GOSHMEM_TIMEOUT is not set.
 	eagainLimit = 60 * time.Second
 )
+
+// remote reports whether some PE this transport reaches is on another
+// node (see OneNode).
+func (c *Config) remote() bool {
+	if c.OneNode {
+		return false
+	}
+	for pe := 0; pe < c.NPEs; pe++ {
+		if pe == c.Me || (c.Reach != nil && !c.Reach[pe]) {
+			continue
+		}
+		if pe >= len(c.Local) || c.Local[pe] == nil {
+			return true
+		}
+	}
+	return false
+}
 
 // op is one slot of the operation table.
 type op struct {
@@ -255,7 +290,7 @@ func New(cfg Config) (*Transport, error) {
 	all, err := cfg.Allgather(rec)
 	if err != nil {
 		t.release()
-		return nil, errors.Wrapf(err, "ofi: PE %d: exchanging addresses and keys", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "ofi: exchanging addresses and keys")
 	}
 	recs := make([][]byte, cfg.NPEs)
 	for pe := range recs {
@@ -279,7 +314,7 @@ func New(cfg Config) (*Transport, error) {
 			}
 		}
 	} else if cerr == nil {
-		cerr = errors.Wrapf(err, "ofi: PE %d: exchanging reachability", cfg.Me)
+		cerr = errs.Wrap(err, cfg.Me, "Init", "ofi: exchanging reachability")
 	}
 	if cerr != nil {
 		t.release()
@@ -292,14 +327,21 @@ func New(cfg Config) (*Transport, error) {
 // arena: local work only. It returns this PE's record for the exchange
 // (memory key, region address, endpoint address) that Connect consumes.
 func Setup(cfg Config) (*Transport, []byte, error) {
-	ep, err := fabric.Open(cfg.Provider)
+	ep, err := fabric.OpenSelect(cfg.Provider, fabric.Select{Iface: cfg.Iface, Remote: cfg.remote()})
 	if err != nil {
-		if errors.Is(err, fabric.ErrNoProvider) {
+		switch {
+		case errors.Is(err, fabric.ErrNoProvider):
 			// The sentinel in the chain (stdlib errors.Is finds it too),
 			// the provider list as the hint.
 			return nil, nil, errors.WithHint(errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %v", err), errors.FlattenHints(err))
+		case cfg.Iface != "" && errors.Is(err, errs.ErrInvalidArgument):
+			return nil, nil, errors.WithHint(errs.Wrap(err, cfg.Me, "Init", "ofi: GOSHMEM_OFI_IFACE=%s", cfg.Iface),
+				"set GOSHMEM_OFI_IFACE to the interface the other nodes reach this host by, or leave it empty (auto)")
+		case errors.Is(err, errs.ErrNotSupported):
+			return nil, nil, errors.WithHint(errs.Wrap(err, cfg.Me, "Init", "ofi: choosing an address (GOSHMEM_OFI_IFACE not set)"),
+				"set GOSHMEM_OFI_IFACE to the interface the other nodes reach this host by")
 		}
-		return nil, nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	t := &Transport{cfg: cfg, ep: ep}
 	t.main = &endpoint{t: t, ep: ep}
@@ -311,6 +353,9 @@ func Setup(cfg Config) (*Transport, []byte, error) {
 	}()
 	a := ep.Attr
 	t.name = fmt.Sprintf("ofi (%s on %s)", a.Provider, a.Domain)
+	if a.Source.IsValid() {
+		t.name = fmt.Sprintf("ofi (%s on %s, %s)", a.Provider, a.Domain, a.Source)
+	}
 	maxMsg := a.MaxMsgSize
 	if maxMsg == 0 {
 		maxMsg = ^uint64(0) // not reported: no limit below goshmem's own
@@ -339,13 +384,13 @@ func Setup(cfg Config) (*Transport, []byte, error) {
 	// Staging arena: mmap'd so it never lives on the Go heap.
 	t.arena, err = unix.Mmap(-1, 0, maxOps*slotSize+numChunks*chunkSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return nil, nil, errors.Wrapf(err, "ofi: PE %d: staging arena", cfg.Me)
+		return nil, nil, errs.Wrap(err, cfg.Me, "Init", "ofi: staging arena")
 	}
 	if t.stage, err = ep.Register(unsafe.Pointer(&t.arena[0]), uint64(len(t.arena)), fabric.AccessLocal, 2); err != nil {
-		return nil, nil, errors.Wrapf(err, "ofi: PE %d: registering the staging arena", cfg.Me)
+		return nil, nil, errs.Wrap(err, cfg.Me, "Init", "ofi: registering the staging arena")
 	}
 	if t.heap, err = ep.Register(cfg.Region, cfg.RegionLen, fabric.AccessRemote|fabric.AccessLocal, 1); err != nil {
-		return nil, nil, errors.WithHint(errors.Wrapf(err, "ofi: PE %d: registering the symmetric heap (%d bytes)", cfg.Me, cfg.RegionLen),
+		return nil, nil, errors.WithHint(errs.Wrap(err, cfg.Me, "Init", "ofi: registering the symmetric heap (%d bytes)", cfg.RegionLen),
 			"lower GOSHMEM_SYMMETRIC_SIZE or raise the locked-memory limit (ulimit -l)")
 	}
 	t.ops = make([]op, maxOps)
@@ -361,7 +406,7 @@ func Setup(cfg Config) (*Transport, []byte, error) {
 	// Exchange: [key][region address][address length][address].
 	name, err := ep.Name()
 	if err != nil {
-		return nil, nil, errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return nil, nil, errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	if len(name) > addrMax {
 		return nil, nil, errs.New(errs.ErrNotSupported, cfg.Me, "Init", "ofi: %s endpoint address is %d bytes; at most %d are exchanged", a.Provider, len(name), addrMax)
@@ -409,10 +454,10 @@ func (t *Transport) Connect(recs [][]byte) error {
 	}
 	var err error
 	if t.addr, err = ep.InsertAddrs(addrs, cfg.NPEs); err != nil {
-		return errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	if err := ep.StartProgress(); err != nil {
-		return errors.Wrapf(err, "ofi: PE %d", cfg.Me)
+		return errs.Wrap(err, cfg.Me, "Init", "ofi")
 	}
 	return t.probe()
 }
@@ -527,7 +572,7 @@ func (t *Transport) NewQueue(name string) (*quiet.Queue, error) {
 	}
 	cep, err := t.ep.OpenCtx()
 	if err != nil {
-		return nil, errors.Wrapf(err, "ofi: PE %d: %s: opening its endpoint", t.cfg.Me, name)
+		return nil, errs.Wrap(err, t.cfg.Me, "CtxCreate", "ofi: %s: opening its endpoint", name)
 	}
 	e := &endpoint{t: t, ep: cep}
 	q := quiet.NewQueue(name+" (own ofi endpoint)", e.progress)
@@ -561,7 +606,7 @@ func (t *Transport) retire(c uint64, cerr *fabric.CQError) {
 	o := &t.ops[c-1]
 	var err error
 	if cerr != nil {
-		err = errors.Wrapf(cerr, "ofi: PE %d: %s to PE %d", t.cfg.Me, o.what, o.pe)
+		err = errs.Wrap(cerr, t.cfg.Me, o.what, "ofi: to PE %d", o.pe)
 		if lostPeer(cerr.Err) || (cerr.Err == fabric.Errno(unix.ECANCELED) && lostPeer(fabric.Errno(cerr.ProvErrno))) {
 			// The peer will never answer: the same sentinel as a wait that
 			// finds a node peer's process gone.
@@ -665,7 +710,7 @@ func (t *Transport) backoff(e *endpoint, i int, start *time.Time, pe int, what s
 			return errs.New(errs.ErrTimeout, t.cfg.Me, what, "PE %d did not answer within GOSHMEM_TIMEOUT=%v", pe, t.cfg.Timeout)
 		}
 		if err := t.check(i); err != nil {
-			return errors.Wrapf(err, "ofi: %s to PE %d", what, pe)
+			return errs.Wrap(err, t.cfg.Me, what, "ofi: to PE %d", pe)
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -792,7 +837,7 @@ func (t *Transport) postWrite(e *endpoint, pe int, what string, buf unsafe.Point
 // stopped draining its endpoint (Ref: fi_rma(3)).
 func (t *Transport) retry(e *endpoint, err error, i int, start *time.Time, pe int, what string) error {
 	if !errors.Is(err, fabric.EAGAIN) {
-		return errors.Wrapf(err, "ofi: PE %d: %s to PE %d", t.cfg.Me, what, pe)
+		return errs.Wrap(err, t.cfg.Me, what, "ofi: to PE %d", pe)
 	}
 	e.progress()
 	switch {
@@ -808,10 +853,10 @@ func (t *Transport) retry(e *endpoint, err error, i int, start *time.Time, pe in
 			*start = time.Now()
 		} else if el := time.Since(*start); el > limit {
 			return errs.Hint(errs.ErrTimeout, "check that PE "+strconv.Itoa(pe)+" is alive and reachable",
-				t.cfg.Me, what, "ofi: PE %d: the provider answered -FI_EAGAIN for %v (%d tries); the peer is gone or not draining its endpoint", pe, el.Round(time.Millisecond), i)
+				t.cfg.Me, what, "ofi: to PE %d: the provider answered -FI_EAGAIN for %v (%d tries); the peer is gone or not draining its endpoint", pe, el.Round(time.Millisecond), i)
 		}
 		if err := t.check(i); err != nil {
-			return errors.Wrapf(err, "ofi: %s to PE %d", what, pe)
+			return errs.Wrap(err, t.cfg.Me, what, "ofi: to PE %d", pe)
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -1156,7 +1201,7 @@ func (t *Transport) probe() error {
 				break
 			}
 			if !errors.Is(err, fabric.EAGAIN) {
-				err = errors.Wrapf(err, "ofi: reading from PE %d at %s", pe, e.ep.AddrString(t.names[pe]))
+				err = errs.Wrap(err, t.cfg.Me, "Init", "ofi: reading from PE %d at %s", pe, e.ep.AddrString(t.names[pe]))
 				break
 			}
 			if time.Now().After(deadline) {
@@ -1193,18 +1238,18 @@ func (t *Transport) probe() error {
 			break
 		}
 		if o.err != nil {
-			bad, fail = r.pe, errors.Wrapf(o.err, "ofi: PE %d at %s", r.pe, e.ep.AddrString(t.names[r.pe]))
+			bad, fail = r.pe, errs.Wrap(o.err, t.cfg.Me, "Init", "ofi: PE %d at %s", r.pe, e.ep.AddrString(t.names[r.pe]))
 			break
 		}
 		t.release1(uint64(r.id))
 	}
 	if fail != nil {
-		return errors.WithHint(errors.Wrapf(fail, "ofi: PE %d cannot reach PE %d", t.cfg.Me, bad), reachHint)
+		return errors.WithHint(errs.Wrap(fail, t.cfg.Me, "Init", "ofi: cannot reach PE %d", bad), reachHint)
 	}
 	return nil
 }
 
-const reachHint = "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; FI_TCP_IFACE selects the interface for tcp)"
+const reachHint = "check that every PE's host is reachable from the others on the provider's interface (firewall, routes; GOSHMEM_OFI_IFACE selects the interface)"
 
 // Ptr implements transport.Transport: a peer mapped on this node stays
 // load/store reachable even when ofi carries its RMA.

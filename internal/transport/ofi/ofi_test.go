@@ -53,7 +53,7 @@ func jobCfg(t *testing.T, n int, prov string, rlen int, edit func(pe int, c *Con
 		go func(pe int) {
 			defer wg.Done()
 			c := Config{
-				Provider: prov, Me: pe, NPEs: n,
+				Provider: prov, Me: pe, NPEs: n, OneNode: true,
 				Region: unsafe.Pointer(&regions[pe][0]), RegionLen: uint64(rlen),
 				Local: make([]unsafe.Pointer, n), Allgather: boots[pe].Allgather,
 			}
@@ -94,6 +94,70 @@ func TestUnknownProvider(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, errs.ErrNotSupported))
 	assert.Contains(t, err.Error(), "PE 0")
+}
+
+// TestIface: GOSHMEM_OFI_IFACE binds the endpoint to that interface's
+// address, and a bad one fails every PE's Init naming the PE, the
+// variable and the interfaces there are.
+func TestIface(t *testing.T) {
+	trs, regions, errsOut := jobCfg(t, 2, "tcp;ofi_rxm", 1<<16, func(_ int, c *Config) { c.Iface = "lo" })
+	for pe, err := range errsOut {
+		require.NoError(t, err, "PE %d", pe)
+	}
+	for pe, tr := range trs {
+		assert.Contains(t, tr.Name(), "on lo, 127.0.0.1", "PE %d", pe)
+	}
+	q := quiet.NewQueue("iface", trs[0].Progress)
+	require.NoError(t, trs[0].Put(q, 1, 8, []byte{7}))
+	quietQ(t, trs[0], q)
+	assert.Equal(t, byte(7), regions[1][8], "the peers reach each other over lo")
+
+	tests := []struct {
+		name string
+		edit func(pe int, c *Config)
+		is   error
+		want []string
+	}{
+		{"no such interface", func(_ int, c *Config) { c.Iface = "goshmem-no-if" }, errs.ErrInvalidArgument,
+			[]string{"GOSHMEM_OFI_IFACE=goshmem-no-if", `interface "goshmem-no-if" does not exist`, "lo (127.0.0.1"}},
+		{"loopback with a peer on another node", func(_ int, c *Config) { c.Iface, c.OneNode = "lo", false }, errs.ErrInvalidArgument,
+			[]string{"GOSHMEM_OFI_IFACE=lo", "loopback, and some peer is on another node"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, errsOut := jobCfg(t, 2, "tcp;ofi_rxm", 1<<16, tc.edit)
+			for pe, err := range errsOut {
+				require.Error(t, err, "PE %d", pe)
+				assert.True(t, errors.Is(err, tc.is), "PE %d: %v", pe, err)
+				assert.Contains(t, err.Error(), fmt.Sprintf("goshmem: PE %d: Init: ofi: ", pe))
+				for _, s := range tc.want {
+					assert.Contains(t, err.Error(), s, "PE %d", pe)
+				}
+				assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_OFI_IFACE")
+			}
+		})
+	}
+}
+
+func TestConfigRemote(t *testing.T) {
+	mapped := unsafe.Pointer(new(byte))
+	tests := []struct {
+		name string
+		c    Config
+		want bool
+	}{
+		{"every peer mapped", Config{Me: 0, NPEs: 3, Local: []unsafe.Pointer{mapped, mapped, mapped}}, false},
+		{"one peer not mapped", Config{Me: 0, NPEs: 3, Local: []unsafe.Pointer{mapped, nil, mapped}}, true},
+		{"only this PE unmapped", Config{Me: 1, NPEs: 2, Local: []unsafe.Pointer{mapped, nil}}, false},
+		{"the unmapped peer is not reached", Config{Me: 0, NPEs: 3, Local: []unsafe.Pointer{mapped, nil, mapped},
+			Reach: []bool{false, false, true}}, false},
+		{"no Local", Config{Me: 0, NPEs: 2}, true},
+		{"OneNode", Config{Me: 0, NPEs: 2, OneNode: true}, false},
+		{"alone", Config{Me: 0, NPEs: 1}, false},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, tc.c.remote(), tc.name)
+	}
 }
 
 func TestRMA(t *testing.T) {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -163,6 +162,14 @@ type CUDAOptions struct {
 	// other process's streams for good (docs/proxy.md, "One GPU shared
 	// under MPS").
 	DrainAll bool
+	// NormalPriority gives the worker's stream the default priority
+	// instead of the device's highest (GOSHMEM_PROXY_STREAM_PRIORITY=normal,
+	// a diagnostic).
+	NormalPriority bool
+	// CopyInline sends 8-byte inline puts as host-to-device copies (the
+	// copy engine) instead of stream memory writes
+	// (GOSHMEM_PROXY_INLINE=copy, a diagnostic).
+	CopyInline bool
 }
 
 // The kinds of backend call Timings reports.
@@ -236,7 +243,7 @@ func (b *CUDABackend) Timings() string {
 func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) {
 	var s cuda.Stream
 	var err error
-	if os.Getenv("GOSHMEM_PROXY_STREAM_PRIORITY") == "normal" { // diagnostic: the default priority
+	if o.NormalPriority {
 		s, err = gpu.Ctx.StreamCreate(cuda.StreamNonBlocking)
 	} else {
 		s, err = gpu.Ctx.StreamCreateWithPriority(cuda.StreamNonBlocking, cuda.StreamPriorityHighest)
@@ -256,9 +263,7 @@ func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) 
 			b.maxInFlight = DefaultDrainInFlight
 		}
 	}
-	// diagnostic: 8-byte inline puts as host-to-device copies (the copy
-	// engine) instead of stream memory writes
-	b.copyInline = os.Getenv("GOSHMEM_PROXY_INLINE") == "copy"
+	b.copyInline = o.CopyInline
 	if b.scratch, err = b.mem.Device(64); err != nil {
 		_ = s.Destroy()
 		return nil, err
@@ -270,7 +275,7 @@ func NewCUDABackend(gpu *cudatr.Transport, o CUDAOptions) (*CUDABackend, error) 
 		return nil, errors.Join(err, b.Close())
 	}
 	if err := s.Synchronize(); err != nil {
-		return nil, errors.Join(errors.Wrap(err, "goshmem: proxy: warming up the atomic kernels"), b.Close())
+		return nil, errors.Join(errs.Wrap(err, -1, "proxy", "warming up the atomic kernels"), b.Close())
 	}
 	return b, nil
 }
@@ -290,7 +295,7 @@ func primeAtomics(l atomicLauncher, s cuda.Stream, scratch uint64) error {
 	for _, width := range []int{4, 8} {
 		for _, op := range deviceAMO {
 			if err := l.AtomicAsync(s, op, width, cuda.DevicePtr(scratch), 0, 0, cuda.DevicePtr(scratch+8)); err != nil {
-				return errors.Wrapf(err, "goshmem: proxy: loading the %d-byte %v atomic kernel", width, op)
+				return errs.Wrap(err, -1, "proxy", "loading the %d-byte %v atomic kernel", width, op)
 			}
 		}
 	}
@@ -482,7 +487,7 @@ func (b *CUDABackend) PrepareHeap() error {
 	}
 	st, err := b.mem.Pinned(cudaStageBytes + 64)
 	if err != nil {
-		return errors.Wrap(err, "goshmem: proxy: staging buffer of the ofi backend")
+		return errs.Wrap(err, -1, "proxy", "staging buffer of the ofi backend")
 	}
 	b.stage, b.nstage = st, cudaStageBytes
 	return nil

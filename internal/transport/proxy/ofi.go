@@ -94,11 +94,11 @@ func DefaultOFILayout(npes, lanes int) OFILayout {
 func (l OFILayout) Validate() error {
 	switch {
 	case l.NPEs < 1 || l.Lanes < 1:
-		return errors.Newf("proxy: ofi layout: %d PEs, %d lanes; both must be >= 1", l.NPEs, l.Lanes)
+		return errs.New(errs.ErrInvalidArgument, -1, "proxy", "ofi layout: %d PEs, %d lanes; both must be >= 1", l.NPEs, l.Lanes)
 	case l.Slots < 2 || l.Slots > 1<<16:
-		return errors.Newf("proxy: ofi layout: %d slots per lane; must be in [2, 65536]", l.Slots)
+		return errs.New(errs.ErrInvalidArgument, -1, "proxy", "ofi layout: %d slots per lane; must be in [2, 65536]", l.Slots)
 	case l.Payload < 64 || l.Payload > 1<<20 || l.Payload%64 != 0:
-		return errors.Newf("proxy: ofi layout: payload %d bytes; must be a multiple of 64 in [64, 1 MiB]", l.Payload)
+		return errs.New(errs.ErrInvalidArgument, -1, "proxy", "ofi layout: payload %d bytes; must be a multiple of 64 in [64, 1 MiB]", l.Payload)
 	}
 	return nil
 }
@@ -236,7 +236,7 @@ func NewOFILink(cfg OFIConfig) (*OFILink, error) {
 		return nil, err
 	}
 	if cfg.Me < 0 || cfg.Me >= cfg.Layout.NPEs || cfg.Tr == nil || cfg.Area == nil {
-		return nil, errors.Newf("proxy: ofi link: PE %d of %d, transport %v, area %p", cfg.Me, cfg.Layout.NPEs, cfg.Tr, cfg.Area)
+		return nil, errs.New(errs.ErrInvalidArgument, -1, "proxy", "ofi link: PE %d of %d, transport %v, area %p", cfg.Me, cfg.Layout.NPEs, cfg.Tr, cfg.Area)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 60 * time.Second
@@ -396,22 +396,22 @@ func (l *OFILink) apply(q *quiet.Queue, heap Heap, ln *inLane, head uint64, buf 
 			replied = true
 		}
 		if err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: proxy ofi server: request %d of PE %d worker %d", c.Me, s, ln.src, ln.w)
+			return errs.Wrap(err, c.Me, "proxy ofi server", "request %d of PE %d worker %d", s, ln.src, ln.w)
 		}
 		l.served.Add(1)
 	}
 	if stored {
 		if err := heap.Sync(); err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: proxy ofi server: applying PE %d's puts", c.Me, ln.src)
+			return errs.Wrap(err, c.Me, "proxy ofi server", "applying PE %d's puts", ln.src)
 		}
 	}
 	if replied {
 		if err := c.Tr.Fence(q); err != nil {
-			return errors.Wrapf(err, "goshmem: PE %d: proxy ofi server: replies to PE %d", c.Me, ln.src)
+			return errs.Wrap(err, c.Me, "proxy ofi server", "replies to PE %d", ln.src)
 		}
 	}
 	if _, err := c.Tr.Atomic(q, transport.AMOSet, 8, ln.src, c.Off+ly.outbox(c.Me, ln.w)+oboxAck, head, 0); err != nil {
-		return errors.Wrapf(err, "goshmem: PE %d: proxy ofi server: acknowledging PE %d's requests", c.Me, ln.src)
+		return errs.Wrap(err, c.Me, "proxy ofi server", "acknowledging PE %d's requests", ln.src)
 	}
 	ln.consumed = head
 	return nil
@@ -499,7 +499,7 @@ type OFIBackend struct {
 // Close is the backend's), far selects the PEs served here (nil: all).
 func (l *OFILink) Backend(w int, heap Heap, near Backend, far func(pe int) bool) (*OFIBackend, error) {
 	if w < 0 || w >= l.cfg.Layout.Lanes {
-		return nil, errors.Newf("goshmem: PE %d: proxy worker %d has no ofi lane (the layout has %d lanes per PE)", l.cfg.Me, w, l.cfg.Layout.Lanes)
+		return nil, errs.New(errs.ErrInvalidArgument, l.cfg.Me, "proxy", "worker %d has no ofi lane (the layout has %d lanes per PE)", w, l.cfg.Layout.Lanes)
 	}
 	if far == nil {
 		far = func(int) bool { return true }

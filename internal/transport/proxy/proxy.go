@@ -233,10 +233,10 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, mem: mem}
 	var err error
 	if p.state, err = mem.Device(StateSize); err != nil {
-		return nil, errors.Wrapf(err, "goshmem: PE %d: proxy state", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "proxy state")
 	}
 	if p.status, err = mem.Pinned(statusSize + 8*MaxRings); err != nil {
-		return nil, errors.Wrapf(err, "goshmem: PE %d: proxy status block", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "proxy status block")
 	}
 	nr := cfg.Rings + cfg.Contexts - 1
 	log2 := uint(0)
@@ -258,12 +258,12 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 		}
 		r := &ring{idx: i, ctx: ctx, worker: worker, log2: log2}
 		if r.slots, err = mem.Pinned(cfg.Slots * slotSize); err != nil {
-			return nil, errors.Wrapf(err, "goshmem: PE %d: proxy ring %d (%d slots)", cfg.Me, i, cfg.Slots)
+			return nil, errs.Wrap(err, cfg.Me, "Init", "proxy ring %d (%d slots)", i, cfg.Slots)
 		}
 		// replies live in device memory: only the worker's stream (the
 		// value and ticket) and the GPU (polls, ack) touch them
 		if r.replies, err = mem.Device(cfg.Slots * replySize); err != nil {
-			return nil, errors.Wrapf(err, "goshmem: PE %d: proxy ring %d replies", cfg.Me, i)
+			return nil, errs.Wrap(err, cfg.Me, "Init", "proxy ring %d replies", i)
 		}
 		r.tail = p.status.Add(uintptr(statusSize + 8*i))
 		r.done = p.state.Add(uintptr(offRings + ringSize*i + ringOffDone))
@@ -285,7 +285,7 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 	}
 	img := stateImage(p.status.Dev, uint64(cfg.Timeout.Nanoseconds()), confs, first, count)
 	if err := mem.Write(p.state.Dev, img); err != nil {
-		return nil, errors.Wrapf(err, "goshmem: PE %d: writing the proxy state", cfg.Me)
+		return nil, errs.Wrap(err, cfg.Me, "Init", "writing the proxy state")
 	}
 	return p, nil
 }
@@ -407,7 +407,7 @@ func (w *worker) servedDrain() bool {
 // execute, where the backend has such a wait (a CUDA stream: Sync).
 func (w *worker) syncBackend() error {
 	if s, ok := w.be.(interface{ Sync() error }); ok {
-		return errors.Wrapf(s.Sync(), "goshmem: PE %d: proxy worker %d: Drain", w.p.cfg.Me, w.id)
+		return errs.Wrap(s.Sync(), w.p.cfg.Me, "proxy", "worker %d: Drain", w.id)
 	}
 	return nil
 }
@@ -417,7 +417,7 @@ func (w *worker) syncBackend() error {
 func (p *Proxy) Close() error {
 	p.stop.Store(true)
 	p.wg.Wait()
-	p.setDead(-1, errors.Newf("goshmem: PE %d: proxy closed", p.cfg.Me), deadClosed)
+	p.setDead(-1, errs.New(nil, p.cfg.Me, "proxy", "closed"), deadClosed)
 	var errList []error
 	for i := len(p.closers) - 1; i >= 0; i-- {
 		errList = append(errList, p.closers[i]())
@@ -483,7 +483,7 @@ func (p *Proxy) reject(r *ring, t uint64, d Desc, why string) {
 // rejectRemote records a request the target's proxy rejected (t: the
 // ticket the worker was serving when it learned of it).
 func (p *Proxy) rejectRemote(r *ring, t uint64, rj *RemoteRejection) {
-	err := errors.Wrapf(rj, "goshmem: PE %d: proxy ring %d (context %d), found at ticket %d", p.cfg.Me, r.idx, r.ctx, t)
+	err := errs.Wrap(rj, p.cfg.Me, "proxy", "ring %d (context %d), found at ticket %d", r.idx, r.ctx, t)
 	p.errMu.Lock()
 	if r.rejects == 0 {
 		p.rejects = append(p.rejects, err)
@@ -583,7 +583,7 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 	}
 	be, err := newBackend(w.id)
 	if err != nil {
-		ready <- errors.Wrapf(err, "goshmem: PE %d: proxy worker %d", w.p.cfg.Me, w.id)
+		ready <- errs.Wrap(err, w.p.cfg.Me, "proxy", "worker %d", w.id)
 		return
 	}
 	w.be = be
@@ -591,13 +591,13 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 	defer func() { _ = be.Close() }()
 	defer func() {
 		if v := recover(); v != nil {
-			w.p.setDead(w.id, errors.Newf("goshmem: PE %d: proxy worker %d panicked: %v", w.p.cfg.Me, w.id, v), deadPanic)
+			w.p.setDead(w.id, errs.New(nil, w.p.cfg.Me, "proxy", "worker %d panicked: %v", w.id, v), deadPanic)
 		}
 	}()
 	idleSince := time.Time{}
 	for !w.p.stop.Load() {
 		if w.kill.Load() {
-			w.p.setDead(w.id, errors.Newf("goshmem: PE %d: proxy worker %d was stopped", w.p.cfg.Me, w.id), deadKilled)
+			w.p.setDead(w.id, errs.New(nil, w.p.cfg.Me, "proxy", "worker %d was stopped", w.id), deadKilled)
 			return
 		}
 		n := 0
@@ -642,7 +642,7 @@ func (w *worker) run(newBackend func(int) (Backend, error), ready chan<- error) 
 // backendFailed stops the proxy for a backend call that failed: the
 // error, with the rings' state (what the device waits were waiting for).
 func (w *worker) backendFailed(err error) {
-	w.p.setDead(w.id, errors.Wrapf(err, "%s", w.p.State()), deadBackend)
+	w.p.setDead(w.id, errs.Wrap(err, w.p.cfg.Me, "proxy", "worker %d: %s", w.id, w.p.State()), deadBackend)
 }
 
 func (r *ring) slot(t uint64) (w0, w1 *uint64, data Ptr) {

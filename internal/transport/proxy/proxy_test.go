@@ -339,11 +339,9 @@ func TestDeadWorkerAndTimeout(t *testing.T) {
 		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16}, true)
 		j.proxies[0].KillWorker(0)
 		require.Eventually(t, func() bool { return j.proxies[0].Err() != nil }, 5*time.Second, time.Millisecond)
-		t0 := time.Now()
 		_, err := j.pes[0].G64(j.sym(0), 1)
 		assert.Equal(t, uint64(devhost.ErrProxyDead), trapCode(t, err))
-		assert.Less(t, time.Since(t0), 5*time.Second)
-		assert.Contains(t, j.proxies[0].Err().Error(), "proxy worker 0 was stopped")
+		assert.Contains(t, j.proxies[0].Err().Error(), "proxy: worker 0 was stopped")
 	})
 	t.Run("failing backend", func(t *testing.T) {
 		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16}, false)
@@ -359,11 +357,9 @@ func TestDeadWorkerAndTimeout(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16, Timeout: 200 * time.Millisecond}, false)
 		require.NoError(t, j.pes[0].P64(j.sym(0), 1, 1))
-		t0 := time.Now()
 		err := j.pes[0].Quiet(-1)
 		assert.Equal(t, uint64(devhost.ErrProxyTimeout), trapCode(t, err))
-		assert.GreaterOrEqual(t, time.Since(t0), 200*time.Millisecond)
-		assert.Less(t, time.Since(t0), 5*time.Second)
+		assert.Equal(t, uint64(0), j.u64(1, 0), "no worker ran: the put is still unserved when the wait gives up")
 	})
 }
 

@@ -372,6 +372,8 @@ func errCollArgs(t *T) {
 func errTimeout(t *T) {
 	d, err := time.ParseDuration(os.Getenv("GOSHMEM_TIMEOUT"))
 	t.Must("parse GOSHMEM_TIMEOUT", err)
+	// When a wait gives up is internal/spin's (tested with a fake clock);
+	// here the outcome: the error names the wait and the setting.
 	w, err := shmem.Alloc[int64](2)
 	t.Must("Alloc", err)
 	defer func() { t.OK("Free", w.Free()) }()
@@ -379,13 +381,8 @@ func errTimeout(t *T) {
 	t.Must("Alloc", err)
 	defer func() { t.OK("Free", sig.Free()) }()
 	w.Local()[1] = 3
-	t0 := time.Now()
 	err = shmem.WaitUntil(w, 1, shmem.CmpEQ, 7)
-	el := time.Since(t0)
-	t.Is("WaitUntil that nobody satisfies", err, shmem.ErrTimeout, pe(t), "WaitUntil", "a[1] == 7", "GOSHMEM_TIMEOUT", "still 3")
-	if el < d || el > d+5*time.Second {
-		t.Errorf("WaitUntil returned after %v with GOSHMEM_TIMEOUT=%v", el, d)
-	}
+	t.Is("WaitUntil that nobody satisfies", err, shmem.ErrTimeout, pe(t), "WaitUntil", "a[1] == 7", "GOSHMEM_TIMEOUT="+d.String(), "still 3")
 	_, err = shmem.SignalWaitUntil(sig, 0, shmem.CmpGE, 1)
 	t.Is("SignalWaitUntil that nobody satisfies", err, shmem.ErrTimeout, pe(t), ">= 1")
 	if errors.Is(err, shmem.ErrInvalidArgument) {

@@ -1,0 +1,130 @@
+package errs
+
+import (
+	stderrors "errors"
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var allSentinels = []error{
+	ErrNotInitialized, ErrPEOutOfRange, ErrOutOfBounds, ErrHeapExhausted,
+	ErrNotSymmetric, ErrInvalidArgument, ErrNotSupported, ErrTimeout,
+}
+
+// TestStdlibIs: the standard library's errors.Is (and cockroachdb's) finds
+// the sentinel of every constructor, also through fmt.Errorf("%w"),
+// errors.Join and cockroachdb's wrappers; and no other sentinel.
+func TestStdlibIs(t *testing.T) {
+	cause := errors.New("fabric: fi_read: connection refused")
+	foreign := errors.New("symmetric: heap exhausted")
+	ctors := map[string]func(sentinel error) error{
+		"New":  func(s error) error { return New(s, 3, "Put", "offset %d", 8) },
+		"Hint": func(s error) error { return Hint(s, "raise it", 3, "Put", "offset %d", 8) },
+		"Mark": func(s error) error { return Mark(cause, s) },
+		"Mark of Wrap": func(s error) error {
+			return Mark(Wrap(cause, 3, "Init", "ofi"), s)
+		},
+		"Wrap of New": func(s error) error { return Wrap(New(s, 3, "Get", "x"), 3, "Init", "ofi") },
+		"Mark of cockroachdb Mark": func(s error) error {
+			return Mark(errors.Mark(foreign, s), s)
+		},
+	}
+	wraps := map[string]func(error) error{
+		"bare":              func(e error) error { return e },
+		"fmt %w":            func(e error) error { return fmt.Errorf("outer: %w", e) },
+		"fmt %w twice":      func(e error) error { return fmt.Errorf("a: %w", fmt.Errorf("b: %w", e)) },
+		"errors.Join first": func(e error) error { return stderrors.Join(e, cause) },
+		"errors.Join last":  func(e error) error { return stderrors.Join(cause, e) },
+		"cockroach Wrap":    func(e error) error { return errors.Wrap(e, "goshmem: Init") },
+		"cockroach WithHint": func(e error) error {
+			return errors.WithHint(e, "hint")
+		},
+		"Join inside %w": func(e error) error { return fmt.Errorf("x: %w", stderrors.Join(cause, e)) },
+	}
+	for cn, ctor := range ctors {
+		for wn, wrap := range wraps {
+			for _, s := range allSentinels {
+				t.Run(cn+"/"+wn+"/"+s.Error(), func(t *testing.T) {
+					err := wrap(ctor(s))
+					require.True(t, stderrors.Is(err, s), "standard errors.Is: %v", err)
+					require.True(t, errors.Is(err, s), "cockroachdb errors.Is: %v", err)
+					for _, other := range allSentinels {
+						if other != s {
+							assert.False(t, stderrors.Is(err, other), "%v matches %v", err, other)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCockroachMarkAlone documents why Mark exists: cockroachdb's
+// errors.Mark is invisible to the standard library's errors.Is.
+func TestCockroachMarkAlone(t *testing.T) {
+	err := errors.Mark(errors.New("x"), ErrTimeout)
+	assert.True(t, errors.Is(err, ErrTimeout))
+	assert.False(t, stderrors.Is(err, ErrTimeout), "if this starts to hold, errs.Mark could be cockroachdb's")
+}
+
+func TestMessages(t *testing.T) {
+	cause := errors.New("cuda: cuMemcpy: CUDA_ERROR_ILLEGAL_ADDRESS (700)")
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"New", New(ErrPEOutOfRange, 2, "Put", "pe %d not in [0, %d)", 7, 4),
+			"goshmem: PE 2: Put: pe 7 not in [0, 4): PE out of range"},
+		{"New without a PE", New(ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q", "x"),
+			`goshmem: Init: GOSHMEM_BOOTSTRAP="x": invalid argument`},
+		{"New without a detail", New(ErrNotInitialized, 0, "Barrier", ""),
+			"goshmem: PE 0: Barrier: not initialized"},
+		{"Wrap", Wrap(cause, 1, "Get", "from the GPU heap of PE %d", 0),
+			"goshmem: PE 1: Get: from the GPU heap of PE 0: cuda: cuMemcpy: CUDA_ERROR_ILLEGAL_ADDRESS (700)"},
+		{"Wrap of the same PE's error", Wrap(New(ErrTimeout, 1, "Get", "PE 0 did not answer"), 1, "Init", "ofi"),
+			"goshmem: PE 1: Init: ofi: Get: PE 0 did not answer: timed out"},
+		{"Wrap of another PE's error", Wrap(New(ErrTimeout, 0, "Get", "late"), 1, "Init", "ofi"),
+			"goshmem: PE 1: Init: ofi: PE 0: Get: late: timed out"},
+		{"New without a sentinel", New(nil, 4, "proxy", "worker %d panicked: %v", 1, "boom"),
+			"goshmem: PE 4: proxy: worker 1 panicked: boom"},
+		{"Mark keeps the message", Mark(cause, ErrNotSupported), cause.Error()},
+		{"Hint keeps the message", Hint(ErrTimeout, "raise GOSHMEM_TIMEOUT", 0, "Quiet", "2 operations"),
+			"goshmem: PE 0: Quiet: 2 operations: timed out"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.err.Error())
+		})
+	}
+	assert.NoError(t, Wrap(nil, 0, "Init", "x"), "Wrap(nil) is nil")
+	for _, s := range allSentinels {
+		assert.False(t, stderrors.Is(New(nil, 0, "proxy", "closed"), s), "a nil sentinel matches none")
+	}
+}
+
+func TestHintsSurvive(t *testing.T) {
+	inner := errors.WithHint(errors.New("fabric: no provider"), "set GOSHMEM_OFI_PROVIDER")
+	err := Mark(Wrap(inner, 0, "Init", "ofi"), ErrNotSupported)
+	err = Hint(ErrInvalidArgument, "outer hint", 0, "Init", "%v", err)
+	assert.Equal(t, []string{"outer hint"}, errors.GetAllHints(err))
+	err2 := errors.WithHint(Mark(Wrap(inner, 0, "Init", "ofi"), ErrNotSupported), "second")
+	assert.Equal(t, []string{"set GOSHMEM_OFI_PROVIDER", "second"}, errors.GetAllHints(err2))
+	assert.Contains(t, fmt.Sprintf("%+v", New(ErrTimeout, 0, "Quiet", "x")), "errs_test.go", "the stack points at the caller")
+}
+
+// Every sentinel survives a trip through its code (a failure another PE
+// reports in a bootstrap exchange keeps its sentinel).
+func TestCode(t *testing.T) {
+	for _, s := range allSentinels {
+		err := Wrap(New(s, 3, "Init", "x"), 3, "Init", "y")
+		assert.Same(t, s, Sentinel(Code(err)), "%v", s)
+	}
+	assert.Zero(t, Code(New(nil, 0, "op", "no sentinel")))
+	assert.Nil(t, Sentinel(0))
+	assert.Nil(t, Sentinel(200))
+}
