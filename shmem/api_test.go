@@ -18,9 +18,7 @@ func TestInitFinalize(t *testing.T) {
 	assert.Equal(t, -1, shmem.MyPE(), "before Init")
 	assert.Equal(t, -1, shmem.NPEs())
 	for round := range 3 { // Init/Finalize repeat in one process for the 1-PE bootstrap
-		t0 := time.Now()
 		require.NoError(t, shmem.Init(shmem.WithSymmetricSize(testHeap)), "round %d", round)
-		assert.Less(t, time.Since(t0), 2*time.Second, "a 1-PE Init is quick")
 		assert.Equal(t, 0, shmem.MyPE())
 		assert.Equal(t, 1, shmem.NPEs())
 		assert.True(t, shmem.TeamWorld.Valid())
@@ -279,9 +277,7 @@ func TestWaitAndTest(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, ok)
 			if tc.want {
-				t0 := time.Now()
 				require.NoError(t, shmem.WaitUntil(a, 2, tc.cmp, tc.v), "already true")
-				assert.Less(t, time.Since(t0), 50*time.Millisecond)
 			}
 		})
 	}

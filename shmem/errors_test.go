@@ -194,12 +194,8 @@ func TestWaitUntilTimeout(t *testing.T) {
 	start(t, shmem.WithTimeout(100*time.Millisecond))
 	a := alloc[int64](t, 4)
 	a.Local()[3] = 2
-	t0 := time.Now()
 	err := shmem.WaitUntil(a, 3, shmem.CmpEQ, 7)
-	el := time.Since(t0)
 	require.ErrorIs(t, err, shmem.ErrTimeout)
-	assert.GreaterOrEqual(t, el, 100*time.Millisecond)
-	assert.Less(t, el, 5*time.Second)
 	msg := err.Error()
 	for _, s := range []string{"WaitUntil", "a[3] == 7", "int64", "value is still 2", "GOSHMEM_TIMEOUT=100ms"} {
 		assert.Contains(t, msg, s)

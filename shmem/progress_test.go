@@ -25,7 +25,11 @@ func TestWaitUntilDrivesOFIProgress(t *testing.T) {
 
 	set := make(chan error, 1)
 	go func() {
-		time.Sleep(20 * time.Millisecond) // the wait below spins by then
+		// Set the flag once the wait below holds the endpoint (spins on
+		// it), or after a bound: the assertions then say what went wrong.
+		for i := 0; i < 5000 && !shmem.OFISpinning(); i++ {
+			time.Sleep(time.Millisecond)
+		}
 		set <- shmem.AtomicSet(flag, 0, 7, 0)
 	}()
 	require.NoError(t, shmem.WaitUntil(flag, 0, shmem.CmpEQ, 7))
@@ -34,10 +38,15 @@ func TestWaitUntilDrivesOFIProgress(t *testing.T) {
 	assert.Greater(t, d1, d0, "the waiting thread drove the endpoint (the progress thread stayed off)")
 	assert.False(t, shmem.OFISpinning(), "WaitUntil released its claim when it returned")
 	// The wait released its claim: the progress thread drives the endpoint
-	// again (1 ms rounds) while this PE is away from goshmem.
-	time.Sleep(30 * time.Millisecond)
-	_, r2, _, _ := shmem.OFIProgressStats()
-	assert.GreaterOrEqual(t, r2-r1, uint64(5), "the progress thread took the endpoint back when the wait returned")
+	// again while this PE is away from goshmem: its rounds count up.
+	for i := 0; ; i++ {
+		_, r2, _, _ := shmem.OFIProgressStats()
+		if r2-r1 >= 5 {
+			break
+		}
+		require.Less(t, i, 10000, "the progress thread never took the endpoint back (%d rounds)", r2-r1)
+		time.Sleep(time.Millisecond)
+	}
 
 	// The barrier's wait (WaitGE) drives it too; Quiet completes the set.
 	require.NoError(t, shmem.AtomicSet(flag, 0, 9, 0))
