@@ -120,8 +120,9 @@ func ParseRegionHandle(b []byte) (RegionHandle, error) {
 // goes through the owner's fd: keep the region's fd open (do not call
 // CloseHandle) until every peer has mapped it.
 //
-// Errors: size 0 → ErrInvalidSize; a size larger than the whole tmpfs, or a
-// tmpfs with no room for the region's inode → ErrShmCapacity (with a hint).
+// Errors: size 0, or one above math.MaxInt → ErrInvalidSize; a size
+// larger than the whole tmpfs, or a tmpfs with no room left for one page or
+// an inode → ErrShmCapacity (with a hint).
 func CreateAnon(size uint64) (*Region, error) {
 	return createAnon(ShmDir, size, true)
 }
@@ -176,7 +177,7 @@ func createAnon(dir string, size uint64, tmpfile bool) (*Region, error) {
 		return fail(err)
 	}
 	h := RegionHandle{PID: os.Getpid(), FD: fd, Dev: st.Dev, Ino: st.Ino, Size: size}
-	return &Region{size: size, mem: mem, fd: fd, handle: h, unlinked: true}, nil
+	return &Region{size: size, mem: mem, fd: fd, handle: h}, nil
 }
 
 // createUnlinked creates a fresh file in dir and removes its name at once,
@@ -249,7 +250,7 @@ func OpenHandle(h RegionHandle, size uint64) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Region{size: size, mem: mem, fd: -1, handle: h, unlinked: true}, nil
+	return &Region{size: size, mem: mem, fd: -1, handle: h}, nil
 }
 
 // ownerGone says why /proc/<pid>/fd/<fd> does not exist.

@@ -109,10 +109,8 @@ func TestCreateAnonOpenHandle(t *testing.T) {
 			assert.Equal(t, os.Getpid(), h.PID)
 			assert.GreaterOrEqual(t, h.FD, 0)
 			assert.Equal(t, uint64(size), h.Size)
-			assert.Equal(t, "", r.Name())
 			assert.Equal(t, uint64(size), r.Size())
 			require.Len(t, r.Bytes(), size)
-			assert.NoError(t, r.Unlink(), "Unlink of an unnamed region is a no-op")
 
 			// The file has no name in /dev/shm, and the kernel says so.
 			assert.Empty(t, shmEntriesFor(t, h.Ino, os.Getpid()))
@@ -160,6 +158,7 @@ func TestOpenHandleErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrRegionSize)
 	assert.Contains(t, err.Error(), "65536")
 	assert.Contains(t, err.Error(), "131072")
+	assert.Contains(t, err.Error(), h.Path())
 	assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_SYMMETRIC_SIZE")
 
 	_, err = OpenHandle(h, 0)
@@ -181,11 +180,6 @@ func TestOpenHandleErrors(t *testing.T) {
 	_, err = OpenHandle(wrong, 64*kib)
 	require.ErrorIs(t, err, ErrRegionNotFound)
 	assert.Contains(t, err.Error(), fmt.Sprintf("process %d has no fd %d", os.Getpid(), 1<<20))
-
-	_, err = CreateAnon(0)
-	require.ErrorIs(t, err, ErrInvalidSize)
-	_, err = CreateAnon(1 << 62)
-	require.ErrorIs(t, err, ErrShmCapacity)
 }
 
 // TestAnonAcrossProcesses: a child maps this process's region and stores
@@ -245,12 +239,14 @@ func TestAnonOwnerKilled(t *testing.T) {
 	assert.Contains(t, err.Error(), strconv.Itoa(o2.handle.PID))
 }
 
-// TestAnonLazyCommit: an unnamed region is as sparse as a named one (no
-// MAP_NORESERVE needed: tmpfs files are not charged at mmap time).
+// TestAnonLazyCommit: a region is sparse, ftruncate reserves its length
+// and a page is committed on first touch (no MAP_NORESERVE needed: tmpfs
+// files are not charged at mmap time).
 func TestAnonLazyCommit(t *testing.T) {
 	requireShm(t)
 	const size = 4 << 30
-	if err := checkShm(size, false); err != nil {
+	if err := checkShmIn(ShmDir, size, false); err != nil {
+		// A tmpfs smaller than 4 GiB is a property of this machine, not a bug.
 		t.Skipf("skipping: %s is smaller than 4 GiB: %v", ShmDir, err)
 	}
 	r, err := CreateAnon(size)
@@ -264,4 +260,5 @@ func TestAnonLazyCommit(t *testing.T) {
 	require.NoError(t, unix.Fstat(r.Handle().FD, &after))
 	assert.Greater(t, after.Blocks, before.Blocks, "the touched page is committed")
 	assert.LessOrEqual(t, after.Blocks, int64(2<<20/512), "at most one (huge) page committed")
+	assert.GreaterOrEqual(t, after.Blocks*512, int64(unix.Getpagesize()), "st_blocks counts 512-byte blocks")
 }

@@ -31,10 +31,6 @@
 // limit at mmap time, so MAP_NORESERVE is not needed (it only affects
 // private mappings).
 //
-// [CreateRegion] and [OpenRegion] are the named variant: a file
-// /dev/shm/<name> that the caller unlinks once every PE has opened it; a
-// process killed before that leaves the file behind.
-//
 // Symmetric allocation is a collective: every PE calls Alloc and Free in
 // the same order with the same arguments. Each PE runs its own [Allocator]
 // over [0, GOSHMEM_SYMMETRIC_SIZE), and because the allocator is

@@ -18,17 +18,15 @@ var (
 	// live block (double free included).
 	ErrNotAllocated = errors.New("symmetric: offset not allocated")
 
-	// ErrInvalidName: a region name that is not a single file name.
-	ErrInvalidName = errors.New("symmetric: invalid region name")
-	// ErrRegionExists: CreateRegion found the name already taken.
-	ErrRegionExists = errors.New("symmetric: region already exists")
-	// ErrRegionNotFound: OpenRegion found no region of that name, or
-	// OpenHandle found the owner exited or its fd closed or reused.
+	// ErrRegionNotFound: OpenHandle found that the owner has exited, or
+	// that its fd is closed or holds another file (a reused pid or fd).
 	ErrRegionNotFound = errors.New("symmetric: region not found")
-	// ErrRegionSize: OpenRegion or OpenHandle found a region of another size.
+	// ErrRegionSize: OpenHandle was given a size other than the handle's,
+	// or found a file of another length.
 	ErrRegionSize = errors.New("symmetric: region size mismatch")
-	// ErrShmCapacity: /dev/shm is too small or too full for the request.
-	// CheckCapacity's error also matches errs.ErrHeapExhausted.
+	// ErrShmCapacity: /dev/shm is too small or too full for the request
+	// (CreateAnon, CheckFree, CheckCapacity). CheckFree's and
+	// CheckCapacity's errors also match errs.ErrHeapExhausted.
 	ErrShmCapacity = errors.New("symmetric: shared memory capacity exceeded")
 	// ErrInvalidHandle: ParseRegionHandle was given a malformed record.
 	ErrInvalidHandle = errors.New("symmetric: invalid region handle")

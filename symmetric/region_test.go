@@ -3,10 +3,11 @@
 package symmetric
 
 import (
+	"fmt"
+	"math"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/assert"
@@ -23,37 +24,43 @@ func requireShm(t *testing.T) {
 	require.True(t, fi.IsDir())
 }
 
-// createRegion creates a region and registers its cleanup.
-func createRegion(t *testing.T, name string, size uint64) *Region {
+// newRegion creates an unnamed region of size bytes and closes it when t
+// ends.
+func newRegion(t *testing.T, size uint64) *Region {
 	t.Helper()
-	r, err := CreateRegion(name, size)
+	r, err := CreateAnon(size)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		assert.NoError(t, r.Close())
-		assert.NoError(t, r.Unlink())
-	})
+	t.Cleanup(func() { assert.NoError(t, r.Close()) })
 	return r
 }
 
-func TestRegionCreateOpenShare(t *testing.T) {
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(ents)
+}
+
+func TestRegionShare(t *testing.T) {
 	requireShm(t)
-	name := testName(t)
 	const size = 1 << 20
-	r := createRegion(t, name, size)
-	assert.Equal(t, name, r.Name())
+	r := newRegion(t, size)
 	assert.Equal(t, uint64(size), r.Size())
 	require.Len(t, r.Bytes(), size)
 	assert.NotZero(t, r.Base())
+	assert.Equal(t, uintptr(unsafe.Pointer(&r.Bytes()[0])), r.Base())
 	assert.Zero(t, r.Base()%uintptr(unix.Getpagesize()), "mappings are page aligned")
 
-	fi, err := os.Stat(filepath.Join(ShmDir, name))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	assert.Equal(t, int64(size), fi.Size())
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(r.Handle().FD, &st))
+	assert.Equal(t, uint32(0o600), st.Mode&0o777)
+	assert.Equal(t, int64(size), st.Size)
 
-	o, err := OpenRegion(name, size)
+	o, err := OpenHandle(r.Handle(), size)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, o.Close()) }()
+	assert.Equal(t, uint64(size), o.Size())
 	assert.NotEqual(t, r.Base(), o.Base(), "a second mapping sits elsewhere")
 
 	// Writes through one mapping are visible through the other.
@@ -71,123 +78,95 @@ func TestRegionCreateOpenShare(t *testing.T) {
 	assert.Equal(t, "hello", string(r.Bytes()[100:105]))
 }
 
-func TestRegionUnlinkKeepsMapping(t *testing.T) {
+// TestRegionSizeErrors: sizes CreateAnon (both ways of making the file) and
+// OpenHandle refuse, with nothing left behind.
+func TestRegionSizeErrors(t *testing.T) {
 	requireShm(t)
-	name := testName(t)
-	r, err := CreateRegion(name, 64*kib)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, r.Close()) }()
-	o, err := OpenRegion(name, 64*kib)
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, o.Close()) }()
-
-	require.NoError(t, r.Unlink())
-	require.NoError(t, r.Unlink(), "second Unlink is a no-op")
-	_, err = os.Stat(filepath.Join(ShmDir, name))
-	require.True(t, os.IsNotExist(err), "name is gone")
-
-	r.Bytes()[123] = 42
-	assert.Equal(t, byte(42), o.Bytes()[123], "mappings still share memory")
-
-	_, err = OpenRegion(name, 64*kib)
-	require.ErrorIs(t, err, ErrRegionNotFound)
-	assert.Contains(t, err.Error(), name)
-}
-
-func TestRegionErrors(t *testing.T) {
-	requireShm(t)
-	name := testName(t)
-	createRegion(t, name, 64*kib)
-
-	_, err := CreateRegion(name, 64*kib)
-	require.ErrorIs(t, err, ErrRegionExists)
-	assert.Contains(t, err.Error(), filepath.Join(ShmDir, name))
-	assert.NotEmpty(t, errors.FlattenHints(err))
-
-	_, err = OpenRegion(name, 128*kib)
-	require.ErrorIs(t, err, ErrRegionSize)
-	assert.Contains(t, err.Error(), "65536")
-	assert.Contains(t, err.Error(), "131072")
-	assert.Contains(t, err.Error(), name)
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(ShmDir, &st))
+	fsSize := st.Blocks * uint64(st.Frsize) // 0: no size limit
 
 	tests := []struct {
 		name    string
-		region  string
 		size    uint64
 		wantErr error
+		want    string
 	}{
-		{"empty name", "", kib, ErrInvalidName},
-		{"slash", "a/b", kib, ErrInvalidName},
-		{"dotdot", "..", kib, ErrInvalidName},
-		{"too long", strings.Repeat("x", 256), kib, ErrInvalidName},
-		{"zero size", testName(t), 0, ErrInvalidSize},
-		{"larger than tmpfs", testName(t), 1 << 62, ErrShmCapacity},
+		{"zero", 0, ErrInvalidSize, "size 0 is not in [1, 9223372036854775807]"},
+		{"above MaxInt", math.MaxInt + 1, ErrInvalidSize, "size 9223372036854775808 is not in [1, "},
+		{"one byte larger than the tmpfs", fsSize + 1, ErrShmCapacity, "exceeds the size of /dev/shm"},
+		{"far larger than the tmpfs", 1 << 62, ErrShmCapacity, "reserving 4611686018427387904 bytes exceeds"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := CreateRegion(tc.region, tc.size)
-			require.ErrorIs(t, err, tc.wantErr)
-			assert.Nil(t, r)
-			if tc.wantErr != ErrInvalidName {
-				_, statErr := os.Stat(filepath.Join(ShmDir, tc.region))
-				assert.Error(t, statErr, "nothing left behind")
-			}
-		})
+	for _, tmpfile := range []bool{true, false} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s/tmpfile=%v", tc.name, tmpfile), func(t *testing.T) {
+				if tc.wantErr == ErrShmCapacity && st.Blocks == 0 {
+					t.Skipf("skipping: %s has no size limit", ShmDir)
+				}
+				fds := openFDs(t)
+				r, err := createAnon(ShmDir, tc.size, tmpfile)
+				require.ErrorIs(t, err, tc.wantErr)
+				assert.Nil(t, r)
+				assert.Contains(t, err.Error(), tc.want)
+				if tc.wantErr == ErrShmCapacity {
+					assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_SYMMETRIC_SIZE")
+				}
+				assert.Empty(t, shmEntriesFor(t, 0, os.Getpid()), "no file left behind")
+				assert.Equal(t, fds, openFDs(t), "no fd left open")
+			})
+		}
 	}
-	_, err = OpenRegion(testName(t), kib)
-	require.ErrorIs(t, err, ErrRegionNotFound)
+
+	r := newRegion(t, 64*kib)
+	for _, size := range []uint64{0, math.MaxInt + 1} {
+		_, err := OpenHandle(r.Handle(), size)
+		require.ErrorIs(t, err, ErrInvalidSize, "OpenHandle of size %d", size)
+		assert.Contains(t, err.Error(), r.Handle().Path())
+	}
 }
 
-func TestRegionLazyCommit(t *testing.T) {
+func TestCheckShmIn(t *testing.T) {
 	requireShm(t)
-	const size = 4 << 30
-	require.NoError(t, checkShm(0, false))
-	if err := checkShm(size, false); err != nil {
-		// A tmpfs smaller than 4 GiB is a property of this machine, not a bug.
-		t.Skipf("skipping: %s is smaller than 4 GiB: %v", ShmDir, err)
-	}
-	name := testName(t)
-	r := createRegion(t, name, size)
+	require.NoError(t, checkShmIn(ShmDir, 0, false))
+	err := checkShmIn("/nonexistent-goshmem-test", 1, false)
+	require.ErrorIs(t, err, unix.ENOENT)
+	assert.Contains(t, errors.FlattenHints(err), "tmpfs")
 
-	path := filepath.Join(ShmDir, name)
-	var before, after unix.Stat_t
-	require.NoError(t, unix.Stat(path, &before))
-	assert.Equal(t, int64(size), before.Size)
-	assert.LessOrEqual(t, before.Blocks, int64(8), "nothing committed yet (512-byte blocks)")
-
-	r.Bytes()[size/2] = 1 // touch one page in the middle
-	require.NoError(t, unix.Stat(path, &after))
-	t.Logf("4 GiB region: st_blocks %d before, %d after touching one byte", before.Blocks, after.Blocks)
-	page := int64(unix.Getpagesize())
-	assert.Greater(t, after.Blocks, before.Blocks, "the touched page is committed")
-	assert.LessOrEqual(t, after.Blocks-before.Blocks, int64(2<<20/512), "at most one (huge) page committed")
-	assert.GreaterOrEqual(t, (after.Blocks-before.Blocks)*512, page)
-}
-
-func TestCheckShm(t *testing.T) {
-	requireShm(t)
 	var st unix.Statfs_t
 	require.NoError(t, unix.Statfs(ShmDir, &st))
 	if st.Blocks == 0 {
 		t.Skipf("skipping: %s has no size limit", ShmDir)
 	}
 	fsSize := st.Blocks * uint64(st.Frsize)
-	assert.NoError(t, checkShm(fsSize, false), "exactly the tmpfs size is allowed")
-	err := checkShm(fsSize+1, false)
+	assert.NoError(t, checkShmIn(ShmDir, fsSize, false), "exactly the tmpfs size is allowed")
+	err = checkShmIn(ShmDir, fsSize+1, false)
 	require.ErrorIs(t, err, ErrShmCapacity)
 	assert.Contains(t, err.Error(), "/dev/shm")
 	assert.Contains(t, errors.FlattenHints(err), "GOSHMEM_SYMMETRIC_SIZE")
 }
 
+// TestRegionCloseTwice: Close is idempotent for the owner's region and a
+// peer's mapping; afterwards Bytes and Base are empty, Size stays, and the
+// owner's fd is closed with it.
 func TestRegionCloseTwice(t *testing.T) {
 	requireShm(t)
-	name := testName(t)
-	r, err := CreateRegion(name, 8*kib)
+	r, err := CreateAnon(8 * kib)
 	require.NoError(t, err)
-	require.NoError(t, r.Unlink())
-	require.NoError(t, r.Close())
-	require.NoError(t, r.Close())
-	assert.Nil(t, r.Bytes())
-	assert.Zero(t, r.Base())
-	assert.Equal(t, uint64(8*kib), r.Size())
+	h := r.Handle()
+	o, err := OpenHandle(h, 8*kib)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		r    *Region
+	}{{"peer", o}, {"owner", r}} {
+		require.NoError(t, tc.r.Close(), tc.name)
+		require.NoError(t, tc.r.Close(), "%s: second Close", tc.name)
+		assert.Nil(t, tc.r.Bytes(), tc.name)
+		assert.Zero(t, tc.r.Base(), tc.name)
+		assert.Equal(t, uint64(8*kib), tc.r.Size(), tc.name)
+		assert.Equal(t, h, tc.r.Handle(), tc.name)
+		assert.NoError(t, tc.r.CloseHandle(), "%s: CloseHandle after Close is a no-op", tc.name)
+	}
+	_, err = OpenHandle(h, 8*kib)
+	require.ErrorIs(t, err, ErrRegionNotFound, "Close closed the owner's fd")
 }
