@@ -3,11 +3,11 @@ package shmem_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/internal/testutil"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -26,9 +26,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	// Leak check: Init unlinks its region names once mapped, so nothing of
-	// this process may remain in /dev/shm.
-	if leaked, _ := filepath.Glob(fmt.Sprintf("/dev/shm/goshmem-%d-*", os.Getpid())); len(leaked) > 0 {
+	// Leak check: after Finalize nothing of this process refers to
+	// /dev/shm (no heap region's descriptor or mapping is left).
+	if leaked := testutil.ShmLeaks("/dev/shm"); len(leaked) > 0 {
 		fmt.Fprintf(os.Stderr, "leaked shared-memory regions: %v\n", leaked)
 		code = 1
 	}
