@@ -1,0 +1,57 @@
+package runtime
+
+import (
+	stderrors "errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// Config.Local (a bad GOSHMEM_* value found before the bootstrap) on one
+// PE fails New on every PE, each naming that PE, matching its sentinel
+// and carrying its hint.
+func TestNewLocalFailureOnOnePE(t *testing.T) {
+	const n = 3
+	boots, err := local.NewJob(n)
+	require.NoError(t, err)
+	settings, err := env.Read(func(name string) (string, bool) {
+		if name == "GOSHMEM_GPU" {
+			return "off", true
+		}
+		return "", false
+	})
+	require.NoError(t, err)
+	bad := errs.Mark(errors.WithHint(errors.New(`env: GOSHMEM_DEBUG="2": not a boolean`), "debug checks"), errs.ErrInvalidArgument)
+	errList := make([]error, n)
+	var wg sync.WaitGroup
+	for pe := 0; pe < n; pe++ {
+		wg.Add(1)
+		go func(pe int) {
+			defer wg.Done()
+			cfg := Config{HeapSize: 1 << 20}
+			if pe == 1 {
+				cfg.Local = bad
+			}
+			r, err := New(boots[pe], settings, cfg)
+			if r != nil {
+				r.Close()
+			}
+			errList[pe] = err
+		}(pe)
+	}
+	wg.Wait()
+	for pe, err := range errList {
+		require.Error(t, err, "PE %d", pe)
+		assert.True(t, stderrors.Is(err, errs.ErrInvalidArgument), "PE %d: %v", pe, err)
+		assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: Init: ", pe))
+		assert.Contains(t, err.Error(), `PE 1: Init: environment: env: GOSHMEM_DEBUG="2"`, "PE %d", pe)
+	}
+}
