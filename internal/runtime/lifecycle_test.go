@@ -15,6 +15,21 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
+// A failure carried by an exchange keeps its sentinel, its text and its
+// hints on every other PE.
+func TestFailureCarriesHints(t *testing.T) {
+	err := errs.Hint(errs.ErrHeapExhausted, "lower GOSHMEM_SYMMETRIC_SIZE", 3, "Init", "no room")
+	err = errors.WithHint(err, "or enlarge /dev/shm")
+	st, body, ok := decodeStatuses(encodeStatuses([]*entry{{err: err, st: stFailed}}), 1)
+	require.True(t, ok)
+	require.Equal(t, stFailed, st[0])
+	f := newFailure(3, "symmetric heap", body[0])
+	assert.Equal(t, "PE 3: symmetric heap: "+err.Error(), f.text)
+	assert.Equal(t, errs.ErrHeapExhausted, f.sentinel)
+	assert.Equal(t, []string{"lower GOSHMEM_SYMMETRIC_SIZE", "or enlarge /dev/shm"}, f.hints)
+	assert.Equal(t, err.Error(), errText(body[0]))
+}
+
 // Config.Local (a bad GOSHMEM_* value found before the bootstrap) on one
 // PE fails New on every PE, each naming that PE, matching its sentinel
 // and carrying its hint.
@@ -53,5 +68,6 @@ func TestNewLocalFailureOnOnePE(t *testing.T) {
 		assert.True(t, stderrors.Is(err, errs.ErrInvalidArgument), "PE %d: %v", pe, err)
 		assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: Init: ", pe))
 		assert.Contains(t, err.Error(), `PE 1: Init: environment: env: GOSHMEM_DEBUG="2"`, "PE %d", pe)
+		assert.Contains(t, errors.GetAllHints(err), "debug checks", "PE %d", pe)
 	}
 }
