@@ -135,7 +135,7 @@ func Init(opts ...Option) error {
 			name = "auto"
 		}
 		if boot, err = core.ChooseBootstrap(name); err != nil {
-			return errors.Join(envErr, err)
+			return joinErrors(envErr, err)
 		}
 	}
 	r, err := newRuntime(boot, settings, cfg, envErr)
@@ -257,7 +257,32 @@ func Finalize() error {
 			errList = append(errList, err)
 		}
 	}
-	return errors.Join(errList...)
+	return joinErrors(errList...)
+}
+
+// joinErrors joins the errors that are not nil, keeping their hints
+// (cockroachdb's errors.Join hides them from GetAllHints): one error comes
+// back as it is.
+func joinErrors(list ...error) error {
+	var errList []error
+	for _, err := range list {
+		if err != nil {
+			errList = append(errList, err)
+		}
+	}
+	if len(errList) <= 1 {
+		if len(errList) == 0 {
+			return nil
+		}
+		return errList[0]
+	}
+	err := errors.Join(errList...)
+	for _, e := range errList {
+		for _, h := range errors.GetAllHints(e) {
+			err = errors.WithHint(err, h)
+		}
+	}
+	return err
 }
 
 // finalizeError is Finalize's barrier error, naming the PEs that have not
