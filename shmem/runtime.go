@@ -112,17 +112,33 @@ func Init(opts ...Option) error {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	settings, err := env.Read(nil)
-	if err != nil {
-		return markErr(err, errs.ErrInvalidArgument)
-	}
-	boot := cfg.boot
-	if boot == nil {
-		if boot, err = core.ChooseBootstrap(settings.String("GOSHMEM_BOOTSTRAP")); err != nil {
-			return err
+	settings, envErr := env.Read(nil)
+	if envErr != nil {
+		// A bad value on one PE must fail Init on every PE, not leave the
+		// others in the bootstrap waiting for a PE that never joins: go on
+		// with the bad values at their defaults, and Init's first exchange
+		// carries the error.
+		envErr = markErr(envErr, errs.ErrInvalidArgument)
+		if settings = validSettings(); settings == nil {
+			return envErr
 		}
 	}
-	r, err := newRuntime(boot, settings, cfg)
+	var err error
+	boot := cfg.boot
+	if boot == nil {
+		name := settings.String("GOSHMEM_BOOTSTRAP")
+		if err := core.CheckBootstrap(name); err != nil {
+			// Like a bad value: the launcher's PEs fail together.
+			if envErr == nil {
+				envErr = err
+			}
+			name = "auto"
+		}
+		if boot, err = core.ChooseBootstrap(name); err != nil {
+			return joinErrors(envErr, err)
+		}
+	}
+	r, err := newRuntime(boot, settings, cfg, envErr)
 	if err != nil {
 		if cfg.boot == nil {
 			_ = boot.Finalize()
@@ -136,8 +152,30 @@ func Init(opts ...Option) error {
 	return nil
 }
 
-func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config) (*runtime, error) {
-	c, err := core.New(boot, settings, core.Config{HeapSize: cfg.heapSize, Timeout: cfg.timeout, Debug: cfg.debug, CXI: cfg.cxi})
+// validSettings reads the environment with every variable whose value
+// does not parse at its default (nil if that fails too).
+func validSettings() env.Settings {
+	s, err := env.Read(func(name string) (string, bool) {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			return "", false
+		}
+		_, bad := env.Read(func(n string) (string, bool) {
+			if n == name {
+				return v, true
+			}
+			return "", false
+		})
+		return v, bad == nil
+	})
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, local error) (*runtime, error) {
+	c, err := core.New(boot, settings, core.Config{HeapSize: cfg.heapSize, Timeout: cfg.timeout, Debug: cfg.debug, CXI: cfg.cxi, Local: local})
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +263,32 @@ func Finalize() error {
 			errList = append(errList, err)
 		}
 	}
-	return errors.Join(errList...)
+	return joinErrors(errList...)
+}
+
+// joinErrors joins the errors that are not nil, keeping their hints
+// (cockroachdb's errors.Join hides them from GetAllHints): one error comes
+// back as it is.
+func joinErrors(list ...error) error {
+	var errList []error
+	for _, err := range list {
+		if err != nil {
+			errList = append(errList, err)
+		}
+	}
+	if len(errList) <= 1 {
+		if len(errList) == 0 {
+			return nil
+		}
+		return errList[0]
+	}
+	err := errors.Join(errList...)
+	for _, e := range errList {
+		for _, h := range errors.GetAllHints(e) {
+			err = errors.WithHint(err, h)
+		}
+	}
+	return err
 }
 
 // finalizeError is Finalize's barrier error, naming the PEs that have not

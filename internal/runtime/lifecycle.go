@@ -156,9 +156,13 @@ func encodeStatuses(es []*entry) []byte {
 	for _, e := range es {
 		body := e.rec
 		if e.st == stFailed || e.st == stDeclined {
-			// The sentinel's code, then the text: other PEs' errors match
-			// the failing PE's sentinel too.
+			// The sentinel's code, the text, then each hint after a NUL:
+			// other PEs' errors match the failing PE's sentinel and carry
+			// its hints too.
 			body = append([]byte{errs.Code(e.err)}, e.err.Error()...)
+			for _, h := range errors.GetAllHints(e.err) {
+				body = append(append(body, 0), h...)
+			}
 		}
 		b = append(b, e.st)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
@@ -324,22 +328,26 @@ func status(err error, ok byte) byte {
 type failure struct {
 	text     string // "PE 3: ofi: <its error>"
 	sentinel error
+	hints    []string
 }
 
 func newFailure(pe int, what string, body []byte) failure {
 	f := failure{text: fmt.Sprintf("PE %d: %s: %s", pe, what, errText(body))}
 	if len(body) > 0 {
 		f.sentinel = errs.Sentinel(body[0])
+		f.hints = strings.Split(string(body[1:]), "\x00")[1:]
 	}
 	return f
 }
 
-// errText is the text of a failure's body (after the sentinel's code).
+// errText is the text of a failure's body (after the sentinel's code,
+// before the hints).
 func errText(body []byte) string {
 	if len(body) == 0 {
 		return ""
 	}
-	return string(body[1:])
+	text, _, _ := strings.Cut(string(body[1:]), "\x00")
+	return text
 }
 
 // initFailed is Init's error on every PE after an exchange reported
@@ -352,16 +360,32 @@ func (r *Runtime) initFailed(phase string, failures []failure, own error) error 
 		texts[i] = f.text
 	}
 	msg := strings.Join(texts, "; ")
+	var err error
 	if own != nil {
 		if len(failures) == 1 {
 			return own
 		}
-		return errs.Wrap(own, r.Me, "Init", "%s failed on %d PEs (%s); this PE's error", phase, len(failures), msg)
+		err = errs.Wrap(own, r.Me, "Init", "%s failed on %d PEs (%s); this PE's error", phase, len(failures), msg)
+	} else {
+		sentinel := failures[0].sentinel
+		if sentinel == nil {
+			sentinel = errs.ErrInvalidArgument
+		}
+		err = errs.Hint(sentinel, "see the failing PEs' errors; every PE's Init fails with them",
+			r.Me, "Init", "%s failed on another PE: %s", phase, msg)
 	}
-	sentinel := failures[0].sentinel
-	if sentinel == nil {
-		sentinel = errs.ErrInvalidArgument
+	// The failing PEs' hints, each once.
+	seen := map[string]bool{}
+	for _, h := range errors.GetAllHints(err) {
+		seen[h] = true
 	}
-	return errs.Hint(sentinel, "see the failing PEs' errors; every PE's Init fails with them",
-		r.Me, "Init", "%s failed on another PE: %s", phase, msg)
+	for _, f := range failures {
+		for _, h := range f.hints {
+			if !seen[h] {
+				seen[h] = true
+				err = errors.WithHint(err, h)
+			}
+		}
+	}
+	return err
 }

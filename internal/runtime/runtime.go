@@ -71,6 +71,10 @@ type Config struct {
 	Timeout  time.Duration
 	Debug    *bool
 	CXI      *cxi.Config
+	// Local is a failure this PE found before the bootstrap (a GOSHMEM_*
+	// value that does not parse): Init's first exchange carries it, so
+	// every PE's Init fails naming this PE.
+	Local error
 }
 
 // Runtime is one PE's job: bootstrap, heaps, per-peer transports and the
@@ -209,8 +213,8 @@ func (r *Runtime) agree(cfg Config) error {
 	if cfg.Debug != nil {
 		r.Debug = *cfg.Debug
 	}
-	var local error
-	if heap <= HeapOff {
+	local := errs.Wrap(cfg.Local, r.Me, "Init", "environment")
+	if local == nil && heap <= HeapOff {
 		local = errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("set GOSHMEM_SYMMETRIC_SIZE above %d bytes", HeapOff),
 			r.Me, "Init", "symmetric heap of %d bytes leaves no room for the user heap: goshmem reserves the first %d bytes", heap, HeapOff)
 	}
@@ -694,18 +698,27 @@ func (r *Runtime) Agree(step string, err error) error {
 
 var mpiUsed atomic.Bool
 
+// CheckBootstrap reports whether name is a GOSHMEM_BOOTSTRAP value.
+func CheckBootstrap(name string) error {
+	switch name {
+	case "auto", "mpi", "single":
+		return nil
+	}
+	return errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi or single", name)
+}
+
 // ChooseBootstrap picks the bootstrap for GOSHMEM_BOOTSTRAP: auto (MPI
 // under an MPI launcher, else a 1-PE job), mpi, or single.
 func ChooseBootstrap(name string) (bootstrap.Bootstrap, error) {
+	if err := CheckBootstrap(name); err != nil {
+		return nil, err
+	}
 	useMPI := false
 	switch name {
 	case "auto":
 		useMPI = mpiboot.UnderLauncher()
 	case "mpi":
 		useMPI = true
-	case "single":
-	default:
-		return nil, errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi or single", name)
 	}
 	if !useMPI {
 		job, err := local.NewJob(1, local.ExitOnAbort())

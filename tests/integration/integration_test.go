@@ -1,8 +1,9 @@
 // Package integration runs goshmem's multi-PE integration suite: the SPMD
 // program in ./spmd, built once, run under mpirun with 1, 2, 4 and 8 PEs,
 // with GOSHMEM_DEBUG=1 and GOSHMEM_TIMEOUT, plus fault injection (a PE
-// that panics or exits without Finalize while the others wait on it) and
-// the Init+Finalize wall time of a 4-PE job.
+// that panics or exits without Finalize while the others wait on it; Init
+// and Finalize under faults: lifecycle_test.go) and the Init+Finalize wall
+// time of a 4-PE job.
 //
 // The tests skip, saying so, when mpirun is not installed. They run the
 // jobs one after another (8 PEs on a 2-core machine are already
@@ -13,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,37 +78,82 @@ type result struct {
 // variables, and kills the whole process group at the deadline.
 func job(t *testing.T, np int, limit time.Duration, env []string, args ...string) result {
 	t.Helper()
+	return launch{np: np, env: env, args: args}.run(t, limit)
+}
+
+// launch is one job: the spmd program under mpirun (np PEs; 0: started
+// directly), optionally under a wrapper command.
+type launch struct {
+	np   int
+	env  []string
+	args []string
+	// wrap, when set, is the command the mpirun command line is appended
+	// to (a shell script that sets up a mount namespace).
+	wrap []string
+	// line, when set, is called with each output line as it arrives.
+	line func(string)
+}
+
+// run runs l and kills its whole process group at the deadline (a job
+// still running then fails the test).
+func (l launch) run(t *testing.T, limit time.Duration) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	var cmd *exec.Cmd
-	if np == 0 {
-		cmd = exec.CommandContext(ctx, spmdBin, args...)
-	} else {
-		cmd = exec.CommandContext(ctx, mpirun, append([]string{"--oversubscribe", "-np", fmt.Sprint(np), spmdBin}, args...)...)
+	argv := append([]string{spmdBin}, l.args...)
+	if l.np != 0 {
+		argv = append([]string{mpirun, "--oversubscribe", "-np", fmt.Sprint(l.np)}, argv...)
 	}
+	argv = append(append([]string(nil), l.wrap...), argv...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		// Do not inherit a caller's goshmem settings.
 		"GOSHMEM_DEBUG=", "GOSHMEM_TIMEOUT=", "GOSHMEM_SYMMETRIC_SIZE=", "GOSHMEM_INFO=")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(cmd.Env, l.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	var w io.Writer = &buf
+	if l.line != nil {
+		w = &lineWriter{buf: &buf, fn: l.line}
+	}
+	// One writer for both: exec calls it from one goroutine at a time.
+	cmd.Stdout, cmd.Stderr = w, w
 	start := time.Now()
 	err := cmd.Run()
 	r := result{out: buf.String(), wall: time.Since(start)}
 	if ctx.Err() != nil {
-		t.Fatalf("np %d %v: still running after %v (killed); output:\n%s", np, args, limit, r.out)
+		t.Fatalf("np %d %v: still running after %v (killed); output:\n%s", l.np, l.args, limit, r.out)
 	}
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			r.code = ee.ExitCode()
 		} else {
-			t.Fatalf("np %d %v: %v", np, args, err)
+			t.Fatalf("np %d %v: %v", l.np, l.args, err)
 		}
 	}
 	return r
+}
+
+// lineWriter keeps the output and calls fn with each complete line.
+type lineWriter struct {
+	buf     *bytes.Buffer
+	partial []byte
+	fn      func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.fn(string(w.partial[:i]))
+		w.partial = w.partial[i+1:]
+	}
 }
 
 var summaryRE = regexp.MustCompile(`spmd: np (\d+): (\d+) passed, (\d+) failed, (\d+) skipped`)

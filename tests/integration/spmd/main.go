@@ -15,7 +15,9 @@
 // initfin (Init + Finalize only, prints the time), fault-panic (PE 1 panics
 // while the others wait), fault-exit (PE 1 calls os.Exit(3) without
 // Finalize), coll-mismatch and coll-timeout (the world team falls out of
-// step: outofstep.go).
+// step: outofstep.go), init-report (Init under per-rank faults, every PE
+// prints its outcome) and finalize-skip (PE 1 never calls Finalize):
+// initfault.go; builds with -tags goshmem_faults add faults.go's modes.
 package main
 
 import (
@@ -35,7 +37,7 @@ var (
 	runFlag   = flag.String("run", "", "regexp selecting the checks to run (empty: all)")
 	skipFlag  = flag.String("skip", "", "regexp of checks to skip")
 	listFlag  = flag.Bool("list", false, "list the checks and exit (no Init)")
-	modeFlag  = flag.String("mode", "checks", "checks | initfin | init-asym | fault-panic | fault-exit | coll-mismatch | coll-timeout")
+	modeFlag  = flag.String("mode", "checks", "checks | initfin | init-asym | fault-panic | fault-exit | coll-mismatch | coll-timeout | init-report | finalize-skip")
 	verbose   = flag.Bool("v", false, "PE 0 prints every check's result, not only failures")
 	heapFlag  = flag.Uint64("heap", 32<<20, "symmetric heap bytes per PE (WithSymmetricSize); 0 = GOSHMEM_SYMMETRIC_SIZE")
 	guardFlag = flag.Duration("guard", 60*time.Second,
@@ -62,6 +64,10 @@ func registerMin(name string, min int, fn func(*T)) {
 
 func main() {
 	flag.Parse()
+	if err := applyRankEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "spmd: %v\n", err)
+		os.Exit(2)
+	}
 	registerAll()
 	if *listFlag {
 		for _, c := range registry {
@@ -81,6 +87,10 @@ func main() {
 		code = fault(*modeFlag)
 	case "coll-mismatch", "coll-timeout":
 		code = outOfStep(*modeFlag)
+	case "init-report":
+		code = initReport()
+	case "finalize-skip":
+		code = finalizeSkip()
 	default:
 		if m, ok := faultModes[*modeFlag]; ok {
 			code = m()
