@@ -24,7 +24,7 @@ func TestFailureCarriesHints(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, stFailed, st[0])
 	f := newFailure(3, "symmetric heap", body[0])
-	assert.Equal(t, "PE 3: symmetric heap: "+err.Error(), f.text)
+	assert.Equal(t, "PE 3: Init: no room (symmetric heap)", f.text, "said once: the PE, the sentinel")
 	assert.Equal(t, errs.ErrHeapExhausted, f.sentinel)
 	assert.Equal(t, []string{"lower GOSHMEM_SYMMETRIC_SIZE", "or enlarge /dev/shm"}, f.hints)
 	assert.Equal(t, err.Error(), errText(body[0]))

@@ -120,7 +120,7 @@ func (b *ofiBackend) Setup() ([]byte, error) {
 		Check:     r.CheckPeers,
 	})
 	if err != nil {
-		return nil, errs.Wrap(err, r.Me, "Init", "ofi transport")
+		return nil, err // ofi's errors name the PE, Init and ofi
 	}
 	b.t = t
 	return rec, nil

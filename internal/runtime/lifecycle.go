@@ -332,11 +332,22 @@ type failure struct {
 }
 
 func newFailure(pe int, what string, body []byte) failure {
-	f := failure{text: fmt.Sprintf("PE %d: %s: %s", pe, what, errText(body))}
+	text := errText(body)
+	var f failure
 	if len(body) > 0 {
 		f.sentinel = errs.Sentinel(body[0])
 		f.hints = strings.Split(string(body[1:]), "\x00")[1:]
 	}
+	if f.sentinel != nil {
+		// The error made from it here ends with the sentinel's text.
+		text = strings.TrimSuffix(text, ": "+strings.TrimPrefix(f.sentinel.Error(), "goshmem: "))
+	}
+	// The failing PE's own "goshmem: PE <pe>: " prefix is said once.
+	text = strings.TrimPrefix(strings.TrimPrefix(text, "goshmem: "), fmt.Sprintf("PE %d: ", pe))
+	if !strings.HasPrefix(text, "Init: ") {
+		text = "Init: " + text
+	}
+	f.text = fmt.Sprintf("PE %d: %s (%s)", pe, text, what)
 	return f
 }
 

@@ -101,7 +101,7 @@ func TestPhaseLocalFailureFailsEveryPE(t *testing.T) {
 				assert.Contains(t, err.Error(), fmt.Sprintf("PE %d", bad))
 				assert.Contains(t, err.Error(), "no such device")
 				if pe != bad {
-					assert.Contains(t, err.Error(), fmt.Sprintf("test phase failed on another PE: PE %d: second:", bad))
+					assert.Contains(t, err.Error(), fmt.Sprintf("test phase failed on another PE: PE %d: Init: no such device (second)", bad))
 				}
 			}
 			for _, f := range fakes {
@@ -123,8 +123,8 @@ func TestPhaseConnectFailures(t *testing.T) {
 	for pe, err := range got {
 		require.Error(t, err)
 		assert.True(t, stderrors.Is(err, errs.ErrTimeout), "PE %d: %v", pe, err)
-		assert.Contains(t, err.Error(), "PE 1: x:")
-		assert.Contains(t, err.Error(), "PE 3: x:")
+		assert.Contains(t, err.Error(), "PE 1: Init: PE 2 does not answer (x)")
+		assert.Contains(t, err.Error(), "PE 3: Init: PE 0 does not answer (x)")
 	}
 }
 

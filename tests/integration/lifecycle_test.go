@@ -160,7 +160,7 @@ func TestInitLocalFailure(t *testing.T) {
 			func(pe, np int) []string {
 				w := []string{fmt.Sprintf("host transports failed on %d PEs", np)}
 				for k := 0; k < np; k++ {
-					w = append(w, fmt.Sprintf(`PE %d: shm: PE %d: Init: GOSHMEM_TRANSPORT="bogus" is not a transport`, k, k))
+					w = append(w, fmt.Sprintf(`PE %d: Init: GOSHMEM_TRANSPORT="bogus" is not a transport (shm)`, k))
 				}
 				return w
 			}, "use GOSHMEM_TRANSPORT=auto, shm or ofi"},
@@ -168,7 +168,7 @@ func TestInitLocalFailure(t *testing.T) {
 			func(pe, np int) []string {
 				w := []string{`PE 1: Init: environment: env: GOSHMEM_DEBUG="2": not a boolean`}
 				if pe != 1 {
-					w = append(w, "settings failed on another PE: PE 1: settings: ")
+					w = append(w, "settings failed on another PE: PE 1: Init: ", "(settings)")
 				}
 				return w
 			}, "debug checks"},
@@ -180,7 +180,7 @@ func TestInitLocalFailure(t *testing.T) {
 			func(pe, np int) []string {
 				w := []string{"PE 1: Init: ofi", `fi_getinfo for provider "tcp;ofi_rxm"`}
 				if pe != 1 {
-					w = append(w, "host transports failed on another PE: PE 1: ofi: ")
+					w = append(w, "host transports failed on another PE: PE 1: Init: ofi", "(ofi)")
 				}
 				return w
 			}, "set GOSHMEM_OFI_PROVIDER to one of"},
@@ -188,7 +188,7 @@ func TestInitLocalFailure(t *testing.T) {
 			func(pe, np int) []string {
 				w := []string{"PE 1: Init: symmetric heap of 33554432 bytes", "file too large"}
 				if pe != 1 {
-					w = append(w, "symmetric heap failed on another PE: PE 1: symmetric heap: ")
+					w = append(w, "symmetric heap failed on another PE: PE 1: Init: symmetric heap of ", "(symmetric heap)")
 				}
 				return w
 			}, "lower GOSHMEM_SYMMETRIC_SIZE"},
@@ -198,7 +198,7 @@ func TestInitLocalFailure(t *testing.T) {
 			func(pe, np int) []string {
 				w := []string{`PE 1: Init: no GPU: cuda: Load: cannot dlopen "/nonexistent/libcuda.so.1"`}
 				if pe != 1 {
-					w = append(w, "PE 1: GPU heap: ")
+					w = append(w, "(GPU heap)")
 				}
 				return w
 			}, ""},
