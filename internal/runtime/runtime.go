@@ -698,10 +698,19 @@ func (r *Runtime) Agree(step string, err error) error {
 
 var mpiUsed atomic.Bool
 
-// CheckBootstrap reports whether name is a GOSHMEM_BOOTSTRAP value.
+// CheckBootstrap reports whether name is a GOSHMEM_BOOTSTRAP value that
+// fits how the process was started.
 func CheckBootstrap(name string) error {
 	switch name {
-	case "auto", "mpi", "single":
+	case "auto", "mpi":
+		return nil
+	case "single":
+		// A 1-PE job inside a launched job of several ranks would leave
+		// the others waiting for this one.
+		if n := mpiboot.LauncherSize(); n > 1 {
+			return errs.Hint(errs.ErrInvalidArgument, "unset GOSHMEM_BOOTSTRAP (auto) or set it alike on every rank",
+				-1, "Init", "GOSHMEM_BOOTSTRAP=single in a job of %d ranks started by a launcher", n)
+		}
 		return nil
 	}
 	return errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi or single", name)

@@ -176,6 +176,10 @@ func TestInitLocalFailure(t *testing.T) {
 			func(pe, np int) []string {
 				return []string{`PE 1: Init: environment: Init: GOSHMEM_BOOTSTRAP="bogus"; want auto, mpi or single`}
 			}, ""},
+		{"bootstrap-single-on-one", nil, "1:GOSHMEM_BOOTSTRAP=single", "ErrInvalidArgument",
+			func(pe, np int) []string {
+				return []string{fmt.Sprintf(`PE 1: Init: environment: Init: GOSHMEM_BOOTSTRAP=single in a job of %d ranks started by a launcher`, np)}
+			}, "unset GOSHMEM_BOOTSTRAP"},
 		{"ofi-provider-hidden-on-one", []string{"GOSHMEM_TRANSPORT=ofi"}, "1:FI_PROVIDER=shm", "ErrNotSupported",
 			func(pe, np int) []string {
 				w := []string{"PE 1: Init: ofi", `fi_getinfo for provider "tcp;ofi_rxm"`}

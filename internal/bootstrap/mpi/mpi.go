@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -49,6 +50,17 @@ func UnderLauncher() bool {
 		}
 	}
 	return false
+}
+
+// LauncherSize is the job size a launcher announced in the environment
+// (OMPI_COMM_WORLD_SIZE, PMI_SIZE), 0 when none did.
+func LauncherSize() int {
+	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
+		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // abortWait is how long Abort waits for the MPI goroutine to take its
