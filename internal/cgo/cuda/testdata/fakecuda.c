@@ -15,6 +15,12 @@
  * does not compile PTX; any other entry fails the load with
  * CUDA_ERROR_NOT_SUPPORTED.
  *
+ * Device memory is a shared memory file per allocation (memfd), so that a
+ * CUDA IPC handle opens in another process as on a GPU: the opener maps the
+ * owner's file through /proc/<pid>/fd (at another address). In the owner's
+ * own process the handle opens at the allocation's own address (the real
+ * driver refuses that; goshmem's in-process tests rely on it).
+ *
  * Environment: FAKECUDA_DEVICES (default 2), FAKECUDA_INIT (cuInit's
  * result, default 0), FAKECUDA_LEAKS (a path prefix: the fake keeps
  * <prefix>.<pid> holding its live objects, one "name count" line each,
@@ -22,11 +28,14 @@
  * released; a Go program exits without running C destructors, hence no
  * report at exit). Not thread-safe beyond what the tests need.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -147,6 +156,7 @@ static const struct {
 	{101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
 	{201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
 	{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+	{400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
 	{301, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
 	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
 	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
@@ -308,17 +318,66 @@ EXPORT CUresult cuMemAlloc(unsigned int *p, unsigned int n)
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* A device allocation (fd >= 0) or another process's allocation mapped
+ * by cuIpcOpenMemHandle (fd < 0). */
+struct devmap {
+	uintptr_t p;
+	size_t n;
+	int fd;
+	struct devmap *next;
+};
+static struct devmap *devmaps;
+static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void devmap_add(uintptr_t p, size_t n, int fd)
+{
+	struct devmap *d = malloc(sizeof *d);
+	d->p = p, d->n = n, d->fd = fd;
+	pthread_mutex_lock(&dev_mu);
+	d->next = devmaps;
+	devmaps = d;
+	pthread_mutex_unlock(&dev_mu);
+}
+
+/* The entry at p of the kind asked for (owned: an allocation), unlinked
+ * when take; NULL when there is none. */
+static struct devmap *devmap_find(uintptr_t p, int owned, int take, struct devmap *copy)
+{
+	struct devmap **pp, *d = NULL;
+	pthread_mutex_lock(&dev_mu);
+	for (pp = &devmaps; *pp; pp = &(*pp)->next)
+		if ((*pp)->p == p && ((*pp)->fd >= 0) == owned) {
+			d = *pp;
+			*copy = *d;
+			if (take)
+				*pp = d->next;
+			break;
+		}
+	pthread_mutex_unlock(&dev_mu);
+	if (d && take)
+		free(d);
+	return d ? copy : NULL;
+}
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	void *m;
+	int fd;
 	NEED_CTX();
 	if (n == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (n > ((size_t)1 << 40))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	m = aligned_alloc(256, (n + 255) & ~(size_t)255);
-	if (!m)
+	n = (n + 4095) & ~(size_t)4095;
+	fd = memfd_create("fakecuda", MFD_CLOEXEC);
+	if (fd < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (ftruncate(fd, (off_t)n) != 0 ||
+	    (m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	devmap_add((uintptr_t)m, n, fd);
 	*p = (CUdeviceptr)(uintptr_t)m;
 	live_add(L_DEVMEM, 1);
 	return CUDA_SUCCESS;
@@ -326,10 +385,15 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	struct devmap d;
 	NEED_CTX();
-	if (p)
-		live_add(L_DEVMEM, -1);
-	free((void *)(uintptr_t)p);
+	if (!p)
+		return CUDA_SUCCESS;
+	if (!devmap_find((uintptr_t)p, 1, 1, &d))
+		return CUDA_ERROR_INVALID_VALUE;
+	munmap((void *)d.p, d.n);
+	close(d.fd);
+	live_add(L_DEVMEM, -1);
 	return CUDA_SUCCESS;
 }
 
@@ -447,30 +511,63 @@ EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevic
 	return CUDA_SUCCESS;
 }
 
+/* Handle: "FAKEIPC", then the owner's address, pid, descriptor and size. */
 EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
+	struct devmap d;
+	int pid = (int)getpid();
+	uint64_t n;
 	NEED_CTX();
+	if (!devmap_find((uintptr_t)p, 1, 0, &d))
+		return CUDA_ERROR_INVALID_VALUE;
+	n = d.n;
 	memset(h, 0, sizeof *h);
 	memcpy(h->reserved, "FAKEIPC", 7);
 	memcpy(h->reserved + 8, &p, sizeof p);
+	memcpy(h->reserved + 16, &pid, 4);
+	memcpy(h->reserved + 20, &d.fd, 4);
+	memcpy(h->reserved + 24, &n, 8);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
+	int pid, fd;
+	uint64_t n;
+	char path[64];
+	void *m;
 	NEED_CTX();
 	if (memcmp(h.reserved, "FAKEIPC", 7) != 0 || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(p, h.reserved + 8, sizeof *p);
+	memcpy(&pid, h.reserved + 16, 4);
+	memcpy(&fd, h.reserved + 20, 4);
+	memcpy(&n, h.reserved + 24, 8);
+	if (pid == (int)getpid()) {
+		memcpy(p, h.reserved + 8, sizeof *p);
+	} else {
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return CUDA_ERROR_INVALID_HANDLE;
+		m = mmap(NULL, (size_t)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		devmap_add((uintptr_t)m, (size_t)n, -1);
+		*p = (CUdeviceptr)(uintptr_t)m;
+	}
 	live_add(L_IPC, 1);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 {
+	struct devmap d;
 	NEED_CTX();
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (devmap_find((uintptr_t)p, 0, 1, &d))
+		munmap((void *)d.p, d.n);
 	live_add(L_IPC, -1);
 	return CUDA_SUCCESS;
 }
