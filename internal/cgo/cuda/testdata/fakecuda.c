@@ -132,7 +132,7 @@ EXPORT CUresult cuInit(unsigned int flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (r && atoi(r) != 0)
 		return (CUresult)atoi(r);
-	ndev = d ? atoi(d) : 2;
+	ndev = d && *d ? atoi(d) : 2; /* set but empty: the default */
 	if (ndev > MAXDEV)
 		ndev = MAXDEV;
 	return CUDA_SUCCESS;
