@@ -14,7 +14,7 @@
 // Modes (-mode) other than "checks" exist for the fault and timing tests:
 // initfin (Init + Finalize only, prints the time), fault-panic (PE 1 panics
 // while the others wait), fault-exit (PE 1 calls os.Exit(3) without
-// Finalize).
+// Finalize), and the gpu-* modes of gpu.go.
 package main
 
 import (
@@ -79,6 +79,10 @@ func main() {
 	case "fault-panic", "fault-exit":
 		code = fault(*modeFlag)
 	default:
+		if m, ok := gpuModes[*modeFlag]; ok {
+			code = m()
+			break
+		}
 		fmt.Fprintf(os.Stderr, "spmd: unknown -mode %q\n", *modeFlag)
 		code = 2
 	}
