@@ -55,6 +55,14 @@ var fakeCases = map[string]struct {
 	"ibgda-soft-1":      {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
 	"ibgda-soft-2":      {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
 	"ibgda-soft-2-cpu":  {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
+	"proxy-one-pe-fails": {nil, func(t *testing.T) {
+		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_INFLIGHT": "0"},
+			`GOSHMEM_PROXY_INFLIGHT="0"; must be auto or a number of chains in [1, 1048576]`)
+	}},
+	"ibgda-soft-one-pe-fails": {nil, func(t *testing.T) {
+		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "soft", "GOSHMEM_IBGDA_GID_INDEX": "x"},
+			`GOSHMEM_IBGDA_GID_INDEX="x"; want a GID table index in [0, 255]`)
+	}},
 }
 
 // fakeCaseEnv names the case a child process runs.
@@ -497,6 +505,33 @@ func gpuSoftNIC(t *testing.T, n int, bell string) {
 		assert.Contains(t, p.info, "device API to other PEs over IBGDA, queues in host-pinned memory")
 		if bell == "cpu" {
 			assert.Contains(t, p.info, "CPU-assisted doorbells")
+		}
+	}
+}
+
+// A GPU remote path that fails on PE 1 only (a setting read by that
+// backend alone, bad on PE 1): every PE's Init fails in that phase naming
+// PE 1, and every PE closes what the earlier phases and its own remote
+// backend had made (the GPU heap, the other PEs' proxy rings or soft NIC).
+func gpuRemoteOnePEFails(t *testing.T, bad map[string]string, want string) {
+	base := map[string]string{"GOSHMEM_GPU": "on"}
+	for k := range bad {
+		if k == "GOSHMEM_GPU_TRANSPORT" || k == "GOSHMEM_IBGDA_NIC" {
+			base[k] = bad[k]
+		}
+	}
+	got := fakeJob(t, 3, base, func(pe int) map[string]string {
+		if pe == 1 {
+			return bad
+		}
+		return nil
+	}, nil)
+	for i, p := range got {
+		require.Error(t, p.err, "PE %d", i)
+		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
+		assert.Contains(t, p.err.Error(), "PE 1: Init: "+want, "PE %d", i)
+		if i != 1 {
+			assert.Contains(t, p.err.Error(), "GPU remote path failed on another PE: PE 1: ", "PE %d", i)
 		}
 	}
 }
