@@ -183,8 +183,8 @@ func fakeJob(t *testing.T, n int, base map[string]string, extra func(pe int) map
 // heapTraffic is AllocDevice's and the host API's use of the GPU heap on
 // every PE: an allocation at the same offset everywhere, a put to the next
 // PE, a fetch-add and a compare-swap on PE 0's words (the fake runs the
-// host-atomics PTX kernels), each checked after a barrier, then
-// Synchronize (every backend's Drain) and the Free.
+// host-atomics PTX kernels), each checked after a barrier, then the
+// default launch stream, Synchronize (every backend's Drain) and the Free.
 func heapTraffic(r *Runtime) error {
 	off, err := r.GAlloc.Alloc(256, GPUAlign)
 	if err != nil {
@@ -226,6 +226,10 @@ func heapTraffic(r *Runtime) error {
 		if v := binary.LittleEndian.Uint32(got[16:]); v < 1 || v > uint32(r.NPEs) {
 			return fmt.Errorf("PE 0: compare-swap word is %d, want one PE's number + 1 in [1, %d]", v, r.NPEs)
 		}
+	}
+	// The launch stream a program's first Launch makes: Close releases it.
+	if _, err := r.DefaultStream(); err != nil {
+		return err
 	}
 	if err := r.Synchronize(nil, "Synchronize"); err != nil {
 		return err
