@@ -100,7 +100,13 @@ func (b *gpuBackend) Close() error {
 	}
 	t := b.t
 	b.t = nil
-	return t.Close()
+	// The launch stream (DefaultStream) belongs to this context.
+	var serr error
+	if g := &b.r.gpuState; g.stream != nil {
+		serr = g.stream.Destroy()
+		g.stream = nil
+	}
+	return errors.Join(serr, t.Close())
 }
 
 // gpuRemoteBackends is the phase after the GPU heap: how kernels reach

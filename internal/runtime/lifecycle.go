@@ -256,7 +256,7 @@ func (r *Runtime) runPhase(phase string, bs []Backend) error {
 					reason := e.err
 					if e.st != stDeclined {
 						reason = errs.Hint(errs.ErrNotSupported, fmt.Sprintf("every PE needs it; see PE %d's reason", declinedOn),
-							r.Me, "Init", "%s is off: PE %d: %s", e.b.Name(), declinedOn, errText(bodies[declinedOn][i]))
+							r.Me, "Init", "%s is off: %s", e.b.Name(), newFailure(declinedOn, e.b.Name(), bodies[declinedOn][i]).text)
 					}
 					r.declined[e.b.Name()] = reason
 				}

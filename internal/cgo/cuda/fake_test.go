@@ -3,8 +3,6 @@ package cuda
 import (
 	"encoding/binary"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -17,25 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // buildFake compiles testdata/fakecuda.c into a shared library and returns
-// its path. Skips when there is no C compiler (cgo needs one anyway).
-func buildFake(t *testing.T) string {
-	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "gcc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler %q to build the fake libcuda: %v", cc, err)
-	}
-	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-I.",
-		"-o", lib, filepath.Join("testdata", "fakecuda.c")).CombinedOutput()
-	require.NoError(t, err, "building the fake libcuda: %s", out)
-	return lib
-}
+// its path (testutil.FakeCUDA, which the runtime's tests share).
+func buildFake(t *testing.T) string { return testutil.FakeCUDA(t) }
 
 // loadFake loads the fake through GOSHMEM_LIBCUDA, as a user would.
 func loadFake(t *testing.T, lib string) {

@@ -528,6 +528,10 @@ func (t *Transport) Close() error {
 	if t.nicStage != nil {
 		errList = append(errList, t.Ctx.MemFreeHost(t.nicStage))
 	}
+	// The host stream goes after every kernel that ran on it (the atomics,
+	// the soft NIC's copies) and before the context.
+	errList = append(errList, t.Stream.Destroy())
+	t.Stream = cuda.Stream{}
 	if t.state != 0 {
 		errList = append(errList, t.Ctx.MemFree(t.state))
 	}

@@ -17,7 +17,8 @@
 // Finalize), coll-mismatch and coll-timeout (the world team falls out of
 // step: outofstep.go), init-report (Init under per-rank faults, every PE
 // prints its outcome) and finalize-skip (PE 1 never calls Finalize):
-// initfault.go; builds with -tags goshmem_faults add faults.go's modes.
+// initfault.go; the gpu-* modes of gpu.go; builds with -tags
+// goshmem_faults add faults.go's modes.
 package main
 
 import (
@@ -92,6 +93,10 @@ func main() {
 	case "finalize-skip":
 		code = finalizeSkip()
 	default:
+		if m, ok := gpuModes[*modeFlag]; ok {
+			code = m()
+			break
+		}
 		if m, ok := faultModes[*modeFlag]; ok {
 			code = m()
 			break

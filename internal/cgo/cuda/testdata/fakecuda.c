@@ -8,13 +8,35 @@
  * CUDA_ERROR_INVALID_CONTEXT when none is current, so the tests catch a
  * call made without setting the context on the calling thread.
  *
+ * A PTX module (text starting with ".version") loads when every .entry in
+ * it is one of goshmem's own host-side kernels (the host atomics of
+ * internal/transport/cuda/amo_ptx.go and the soft NIC's copy kernel of
+ * region.go): the fake runs each as the C function its PTX describes. It
+ * does not compile PTX; any other entry fails the load with
+ * CUDA_ERROR_NOT_SUPPORTED.
+ *
+ * Device memory is a shared memory file per allocation (memfd), so that a
+ * CUDA IPC handle opens in another process as on a GPU: the opener maps the
+ * owner's file through /proc/<pid>/fd (at another address). In the owner's
+ * own process the handle opens at the allocation's own address (the real
+ * driver refuses that; goshmem's in-process tests rely on it).
+ *
  * Environment: FAKECUDA_DEVICES (default 2), FAKECUDA_INIT (cuInit's
- * result, default 0). Not thread-safe beyond what the tests need.
+ * result, default 0), FAKECUDA_LEAKS (a path prefix: the fake keeps
+ * <prefix>.<pid> holding its live objects, one "name count" line each,
+ * rewritten at every change, so a test can check that everything was
+ * released; a Go program exits without running C destructors, hence no
+ * report at exit). Not thread-safe beyond what the tests need.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "driver.h"
 
@@ -29,6 +51,7 @@ struct CUctx_st {
 };
 struct CUmod_st {
 	int magic;
+	unsigned long long ptx; /* PTX module: bit i = ptxfuncs[i] is in it */
 };
 struct CUfunc_st {
 	const char *name;
@@ -46,6 +69,54 @@ static __thread CUcontext cur;
 static unsigned long long device_state; /* __constant__ goshmemi_device_state stand-in */
 static struct CUfunc_st funcs[] = {{"fake_pack"}, {"fake_fault"}, {"empty"}};
 
+/* goshmem's PTX kernels the fake runs (see ptx_run): the soft NIC's copy,
+ * then goshmemi_host_amo_<op>_<width> in transport.AMO order, 32 then 64. */
+static const char *amo_ops[] = {"fetch", "set", "swap", "compare_swap", "fetch_add", "fetch_and", "fetch_or", "fetch_xor"};
+#define NAMO (sizeof amo_ops / sizeof amo_ops[0])
+#define NPTX (1 + 2 * NAMO)
+static struct CUfunc_st ptxfuncs[NPTX];
+static char ptxnames[NPTX][48];
+static pthread_once_t ptx_once = PTHREAD_ONCE_INIT;
+
+static void ptx_names(void)
+{
+	size_t i;
+	snprintf(ptxnames[0], sizeof ptxnames[0], "goshmemi_host_copy");
+	for (i = 0; i < 2 * NAMO; i++)
+		snprintf(ptxnames[1 + i], sizeof ptxnames[0], "goshmemi_host_amo_%s_%d", amo_ops[i % NAMO], i < NAMO ? 32 : 64);
+	for (i = 0; i < NPTX; i++)
+		ptxfuncs[i].name = ptxnames[i];
+}
+
+/* Live objects, for FAKECUDA_LEAKS. */
+enum { L_DEVMEM, L_HOSTMEM, L_HOSTREG, L_STREAM, L_EVENT, L_MODULE, L_IPC, L_CTXREF, NLIVE };
+static const char *live_names[NLIVE] = {"device_allocs", "host_allocs", "host_registrations", "streams",
+					"events", "modules", "ipc_mappings", "primary_ctx_refs"};
+static long live[NLIVE];
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void live_add(int kind, long d)
+{
+	const char *prefix = getenv("FAKECUDA_LEAKS");
+	char path[4096], tmp[4200];
+	FILE *f;
+	int i;
+	pthread_mutex_lock(&live_mu);
+	live[kind] += d;
+	if (prefix && *prefix) {
+		snprintf(path, sizeof path, "%s.%d", prefix, (int)getpid());
+		snprintf(tmp, sizeof tmp, "%s.tmp", path);
+		f = fopen(tmp, "w");
+		if (f) {
+			for (i = 0; i < NLIVE; i++)
+				fprintf(f, "%s %ld\n", live_names[i], live[i]);
+			if (fclose(f) == 0)
+				rename(tmp, path);
+		}
+	}
+	pthread_mutex_unlock(&live_mu);
+}
+
 #define NEED_CTX()                                  \
 	do {                                        \
 		if (ndev < 0)                       \
@@ -61,7 +132,7 @@ EXPORT CUresult cuInit(unsigned int flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (r && atoi(r) != 0)
 		return (CUresult)atoi(r);
-	ndev = d ? atoi(d) : 2;
+	ndev = d && *d ? atoi(d) : 2; /* set but empty: the default */
 	if (ndev > MAXDEV)
 		ndev = MAXDEV;
 	return CUDA_SUCCESS;
@@ -84,6 +155,8 @@ static const struct {
 	{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
 	{101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
 	{201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+	{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+	{400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
 	{301, "CUDA_ERROR_FILE_NOT_FOUND", "file not found"},
 	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
 	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
@@ -182,6 +255,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 	CHECK_DEV(d);
 	ctxs[d].dev = d;
 	__atomic_add_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST);
+	live_add(L_CTXREF, 1);
 	*c = &ctxs[d];
 	return CUDA_SUCCESS;
 }
@@ -189,8 +263,11 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
 	CHECK_DEV(d);
-	if (__atomic_sub_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST) < 0)
+	if (__atomic_sub_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST) < 0) {
+		__atomic_add_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST);
 		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	live_add(L_CTXREF, -1);
 	return CUDA_SUCCESS;
 }
 
@@ -241,25 +318,82 @@ EXPORT CUresult cuMemAlloc(unsigned int *p, unsigned int n)
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* A device allocation (fd >= 0) or another process's allocation mapped
+ * by cuIpcOpenMemHandle (fd < 0). */
+struct devmap {
+	uintptr_t p;
+	size_t n;
+	int fd;
+	struct devmap *next;
+};
+static struct devmap *devmaps;
+static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void devmap_add(uintptr_t p, size_t n, int fd)
+{
+	struct devmap *d = malloc(sizeof *d);
+	d->p = p, d->n = n, d->fd = fd;
+	pthread_mutex_lock(&dev_mu);
+	d->next = devmaps;
+	devmaps = d;
+	pthread_mutex_unlock(&dev_mu);
+}
+
+/* The entry at p of the kind asked for (owned: an allocation), unlinked
+ * when take; NULL when there is none. */
+static struct devmap *devmap_find(uintptr_t p, int owned, int take, struct devmap *copy)
+{
+	struct devmap **pp, *d = NULL;
+	pthread_mutex_lock(&dev_mu);
+	for (pp = &devmaps; *pp; pp = &(*pp)->next)
+		if ((*pp)->p == p && ((*pp)->fd >= 0) == owned) {
+			d = *pp;
+			*copy = *d;
+			if (take)
+				*pp = d->next;
+			break;
+		}
+	pthread_mutex_unlock(&dev_mu);
+	if (d && take)
+		free(d);
+	return d ? copy : NULL;
+}
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	void *m;
+	int fd;
 	NEED_CTX();
 	if (n == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (n > ((size_t)1 << 40))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	m = aligned_alloc(256, (n + 255) & ~(size_t)255);
-	if (!m)
+	n = (n + 4095) & ~(size_t)4095;
+	fd = memfd_create("fakecuda", MFD_CLOEXEC);
+	if (fd < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (ftruncate(fd, (off_t)n) != 0 ||
+	    (m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	devmap_add((uintptr_t)m, n, fd);
 	*p = (CUdeviceptr)(uintptr_t)m;
+	live_add(L_DEVMEM, 1);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	struct devmap d;
 	NEED_CTX();
-	free((void *)(uintptr_t)p);
+	if (!p)
+		return CUDA_SUCCESS;
+	if (!devmap_find((uintptr_t)p, 1, 1, &d))
+		return CUDA_ERROR_INVALID_VALUE;
+	munmap((void *)d.p, d.n);
+	close(d.fd);
+	live_add(L_DEVMEM, -1);
 	return CUDA_SUCCESS;
 }
 
@@ -314,12 +448,17 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 	if (flags & ~0x7u)
 		return CUDA_ERROR_INVALID_VALUE;
 	*p = calloc(1, n);
-	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	if (!*p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	live_add(L_HOSTMEM, 1);
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
 	NEED_CTX();
+	if (p)
+		live_add(L_HOSTMEM, -1);
 	free(p);
 	return CUDA_SUCCESS;
 }
@@ -336,13 +475,19 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned i
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 {
 	NEED_CTX();
-	return (p && n && !(flags & ~0xfu)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p || !n || (flags & ~0xfu))
+		return CUDA_ERROR_INVALID_VALUE;
+	live_add(L_HOSTREG, 1);
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemHostUnregister(void *p)
 {
 	NEED_CTX();
-	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	live_add(L_HOSTREG, -1);
+	return CUDA_SUCCESS;
 }
 
 /* The fake platform has no dma-buf support (as a driver without it says). */
@@ -366,37 +511,103 @@ EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevic
 	return CUDA_SUCCESS;
 }
 
+/* Handle: "FAKEIPC", then the owner's address, pid, descriptor and size. */
 EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
+	struct devmap d;
+	int pid = (int)getpid();
+	uint64_t n;
 	NEED_CTX();
+	if (!devmap_find((uintptr_t)p, 1, 0, &d))
+		return CUDA_ERROR_INVALID_VALUE;
+	n = d.n;
 	memset(h, 0, sizeof *h);
 	memcpy(h->reserved, "FAKEIPC", 7);
 	memcpy(h->reserved + 8, &p, sizeof p);
+	memcpy(h->reserved + 16, &pid, 4);
+	memcpy(h->reserved + 20, &d.fd, 4);
+	memcpy(h->reserved + 24, &n, 8);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
+	int pid, fd;
+	uint64_t n;
+	char path[64];
+	void *m;
 	NEED_CTX();
 	if (memcmp(h.reserved, "FAKEIPC", 7) != 0 || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(p, h.reserved + 8, sizeof *p);
+	memcpy(&pid, h.reserved + 16, 4);
+	memcpy(&fd, h.reserved + 20, 4);
+	memcpy(&n, h.reserved + 24, 8);
+	if (pid == (int)getpid()) {
+		memcpy(p, h.reserved + 8, sizeof *p);
+	} else {
+		snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, fd);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return CUDA_ERROR_INVALID_HANDLE;
+		m = mmap(NULL, (size_t)n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (m == MAP_FAILED)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		devmap_add((uintptr_t)m, (size_t)n, -1);
+		*p = (CUdeviceptr)(uintptr_t)m;
+	}
+	live_add(L_IPC, 1);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 {
+	struct devmap d;
 	NEED_CTX();
-	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (devmap_find((uintptr_t)p, 0, 1, &d))
+		munmap((void *)d.p, d.n);
+	live_add(L_IPC, -1);
+	return CUDA_SUCCESS;
+}
+
+/* The goshmem kernels a PTX image declares (bit i: ptxfuncs[i]), or
+ * CUDA_ERROR_NOT_SUPPORTED for an entry the fake cannot run. */
+static CUresult ptx_scan(const char *img, unsigned long long *mask)
+{
+	const char *p = img;
+	size_t i, n;
+	pthread_once(&ptx_once, ptx_names);
+	*mask = 0;
+	while ((p = strstr(p, ".entry ")) != NULL) {
+		p += 7;
+		n = strcspn(p, "( \t\n");
+		for (i = 0; i < NPTX; i++)
+			if (strlen(ptxnames[i]) == n && strncmp(p, ptxnames[i], n) == 0)
+				break;
+		if (i == NPTX)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		*mask |= 1ULL << i;
+	}
+	return *mask ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
 }
 
 EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
+	unsigned long long mask = 0;
 	NEED_CTX();
-	if (!image || strncmp(image, "FAKEMODULE", 10) != 0)
+	if (image && strncmp(image, ".version", 8) == 0) {
+		CUresult r = ptx_scan(image, &mask);
+		if (r != CUDA_SUCCESS)
+			return r;
+	} else if (!image || strncmp(image, "FAKEMODULE", 10) != 0) {
 		return CUDA_ERROR_INVALID_IMAGE;
+	}
 	*m = malloc(sizeof **m);
 	(*m)->magic = 0x6d6f64;
+	(*m)->ptx = mask;
+	live_add(L_MODULE, 1);
 	return CUDA_SUCCESS;
 }
 
@@ -420,6 +631,7 @@ EXPORT CUresult cuModuleUnload(CUmodule m)
 		return CUDA_ERROR_INVALID_HANDLE;
 	m->magic = 0;
 	free(m);
+	live_add(L_MODULE, -1);
 	return CUDA_SUCCESS;
 }
 
@@ -429,6 +641,14 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 	NEED_CTX();
 	if (!m || m->magic != 0x6d6f64)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (m->ptx) {
+		for (i = 0; i < NPTX; i++)
+			if ((m->ptx >> i & 1) && strcmp(ptxnames[i], name) == 0) {
+				*f = &ptxfuncs[i];
+				return CUDA_SUCCESS;
+			}
+		return CUDA_ERROR_NOT_FOUND;
+	}
 	for (i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
 		if (strcmp(funcs[i].name, name) == 0) {
 			*f = &funcs[i];
@@ -442,12 +662,56 @@ EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *n, CUmodule m, cons
 	NEED_CTX();
 	if (!m || m->magic != 0x6d6f64)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (strcmp(name, "goshmemi_device_state") != 0)
+	if (m->ptx || strcmp(name, "goshmemi_device_state") != 0)
 		return CUDA_ERROR_NOT_FOUND;
 	if (p)
 		*p = (CUdeviceptr)(uintptr_t)&device_state;
 	if (n)
 		*n = sizeof device_state;
+	return CUDA_SUCCESS;
+}
+
+/* goshmemi_host_copy(dst, src, n): copy n bytes, then membar.sys.
+ * goshmemi_host_amo_<op>_<w>(a, v, c, out): atom.global.sys.<op> on the
+ * w-bit word at a (v and c truncated to w bits), the old value to out. */
+static CUresult ptx_run(size_t k, void **kp)
+{
+	uint64_t a[4];
+	int i;
+	if (!kp)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < (k == 0 ? 3 : 4); i++)
+		memcpy(&a[i], kp[i], 8);
+	if (k == 0) {
+		memmove((void *)(uintptr_t)a[0], (const void *)(uintptr_t)a[1], (size_t)a[2]);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		return CUDA_SUCCESS;
+	}
+	k--;
+#define AMO(T)                                                                          \
+	do {                                                                            \
+		T *w = (T *)(uintptr_t)a[0], v = (T)a[1], c = (T)a[2], old = 0;        \
+		switch (k % NAMO) {                                                     \
+		case 0: old = __atomic_fetch_or(w, 0, __ATOMIC_SEQ_CST); break;        \
+		case 1:                                                                 \
+		case 2: old = __atomic_exchange_n(w, v, __ATOMIC_SEQ_CST); break;      \
+		case 3:                                                                 \
+			old = c;                                                        \
+			__atomic_compare_exchange_n(w, &old, v, 0, __ATOMIC_SEQ_CST,    \
+						    __ATOMIC_SEQ_CST);                  \
+			break;                                                          \
+		case 4: old = __atomic_fetch_add(w, v, __ATOMIC_SEQ_CST); break;       \
+		case 5: old = __atomic_fetch_and(w, v, __ATOMIC_SEQ_CST); break;       \
+		case 6: old = __atomic_fetch_or(w, v, __ATOMIC_SEQ_CST); break;        \
+		case 7: old = __atomic_fetch_xor(w, v, __ATOMIC_SEQ_CST); break;       \
+		}                                                                       \
+		*(T *)(uintptr_t)a[3] = old;                                            \
+	} while (0)
+	if (k < NAMO)
+		AMO(uint32_t);
+	else
+		AMO(uint64_t);
+#undef AMO
 	return CUDA_SUCCESS;
 }
 
@@ -463,6 +727,8 @@ static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 	NEED_CTX();
 	if (!gx || !gy || !gz || !bx || !by || !bz)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f >= &ptxfuncs[0] && f < &ptxfuncs[NPTX])
+		return ptx_run((size_t)(f - ptxfuncs), kp);
 	if (f == &funcs[0]) {
 		uint64_t *out, bad = 0;
 		uint32_t e;
@@ -532,6 +798,7 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 	if (flags & ~1u)
 		return CUDA_ERROR_INVALID_VALUE;
 	*s = calloc(1, sizeof **s);
+	live_add(L_STREAM, 1);
 	return CUDA_SUCCESS;
 }
 
@@ -551,6 +818,8 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
 	NEED_CTX();
+	if (s)
+		live_add(L_STREAM, -1);
 	free(s);
 	return CUDA_SUCCESS;
 }
@@ -561,6 +830,7 @@ EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
 	if (flags & ~0xfu)
 		return CUDA_ERROR_INVALID_VALUE;
 	*e = calloc(1, sizeof **e);
+	live_add(L_EVENT, 1);
 	return CUDA_SUCCESS;
 }
 
@@ -590,6 +860,8 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 EXPORT CUresult cuEventDestroy_v2(CUevent e)
 {
 	NEED_CTX();
+	if (e)
+		live_add(L_EVENT, -1);
 	free(e);
 	return CUDA_SUCCESS;
 }

@@ -1,0 +1,541 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	stderrors "errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/testutil"
+	"github.com/goshmem/goshmem/internal/transport"
+)
+
+// The GPU backends through Init's lifecycle on the fake CUDA driver
+// (internal/cgo/cuda/testdata/fakecuda.c): N PEs as goroutines of one
+// process, each with its own Runtime over a local bootstrap. The driver is
+// loaded once per process and the fake reads FAKECUDA_* at cuInit, so each
+// case runs in a process of its own: TestGPUFake runs this test binary
+// again for one case (TestGPUFakeCase), with the case's environment and
+// FAKECUDA_LEAKS set, and the case ends by checking that the fake holds no
+// live object (every backend closed what it made).
+
+// fakeCases maps a case name to its environment and its body.
+var fakeCases = map[string]struct {
+	env []string
+	run func(t *testing.T)
+}{
+	"on-1":              {nil, func(t *testing.T) { gpuOn(t, 1) }},
+	"on-2":              {nil, func(t *testing.T) { gpuOn(t, 2) }},
+	"on-3":              {nil, func(t *testing.T) { gpuOn(t, 3) }},
+	"on-4":              {nil, func(t *testing.T) { gpuOn(t, 4) }},
+	"auto-no-device":    {[]string{"FAKECUDA_INIT=100"}, gpuAutoNoDevice},
+	"on-no-device":      {[]string{"FAKECUDA_INIT=100"}, gpuOnNoDevice},
+	"auto-one-pe-fails": {nil, func(t *testing.T) { gpuOnePEFails(t, "auto") }},
+	"on-one-pe-fails":   {nil, func(t *testing.T) { gpuOnePEFails(t, "on") }},
+	"on-heap-refused":   {nil, gpuHeapRefused},
+	"on-heap-too-small": {nil, gpuHeapTooSmall},
+	"proxy-2":           {nil, func(t *testing.T) { gpuProxy(t, 2) }},
+	"proxy-3":           {nil, func(t *testing.T) { gpuProxy(t, 3) }},
+	"ibgda-soft-1":      {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
+	"ibgda-soft-2":      {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
+	"ibgda-soft-2-cpu":  {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
+	"proxy-one-pe-fails": {nil, func(t *testing.T) {
+		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_INFLIGHT": "0"},
+			`GOSHMEM_PROXY_INFLIGHT="0"; must be auto or a number of chains in [1, 1048576]`)
+	}},
+	"ibgda-soft-one-pe-fails": {nil, func(t *testing.T) {
+		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "soft", "GOSHMEM_IBGDA_GID_INDEX": "x"},
+			`GOSHMEM_IBGDA_GID_INDEX="x"; want a GID table index in [0, 255]`)
+	}},
+}
+
+// fakeCaseEnv names the case a child process runs.
+const fakeCaseEnv = "GOSHMEM_TEST_FAKE_GPU_CASE"
+
+func TestGPUFake(t *testing.T) {
+	if os.Getenv(fakeCaseEnv) != "" {
+		t.Skip("a child process runs only TestGPUFakeCase")
+	}
+	lib := testutil.FakeCUDA(t)
+	names := make([]string, 0, len(fakeCases))
+	for n := range fakeCases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestGPUFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
+					cmd.Env = append(cmd.Env, kv)
+				}
+			}
+			cmd.Env = append(cmd.Env, fakeCaseEnv+"="+name, "GOSHMEM_LIBCUDA="+lib, "FAKECUDA_LEAKS="+filepath.Join(t.TempDir(), "live"))
+			cmd.Env = append(cmd.Env, fakeCases[name].env...)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, ctx.Err(), "case %s did not end; output:\n%s", name, out)
+			require.NoError(t, err, "case %s; output:\n%s", name, out)
+			require.Contains(t, string(out), "--- PASS: TestGPUFakeCase", "the case did not run; output:\n%s", out)
+		})
+	}
+}
+
+// TestGPUFakeCase is one case of TestGPUFake, in a process of its own.
+func TestGPUFakeCase(t *testing.T) {
+	name := os.Getenv(fakeCaseEnv)
+	if name == "" {
+		t.Skip("run by TestGPUFake in a process of its own")
+	}
+	c, ok := fakeCases[name]
+	require.True(t, ok, "no case %q", name)
+	c.run(t)
+	if t.Failed() {
+		return
+	}
+	live, ok := testutil.FakeCUDALive(t, os.Getenv("FAKECUDA_LEAKS"), os.Getpid())
+	if !ok {
+		return // no object was ever made
+	}
+	for k, n := range live {
+		assert.Zero(t, n, "the fake driver still holds %d %s after every Runtime closed", n, k)
+	}
+}
+
+// pe is one PE's outcome of a fake job.
+type pe struct {
+	err      error // New's
+	info     string
+	gpuErr   error
+	backends []string
+	dev      int
+	devName  string
+	busID    string
+	remote   []int
+	work     error // work's (nil when New failed)
+}
+
+// fakeJob runs New on n PEs with the settings base plus the PE's own
+// (extra(pe), may be nil), then work on every PE whose New succeeded, then
+// Close. The GPU heap is small (the fake's device memory is host memory).
+func fakeJob(t *testing.T, n int, base map[string]string, extra func(pe int) map[string]string, work func(r *Runtime) error) []pe {
+	t.Helper()
+	settings := make([]env.Settings, n)
+	for i := range settings {
+		vals := map[string]string{"GOSHMEM_LIBCUDA": os.Getenv("GOSHMEM_LIBCUDA"), "GOSHMEM_DEVICE_HEAP_SIZE": "4M"}
+		for k, v := range base {
+			vals[k] = v
+		}
+		if extra != nil {
+			for k, v := range extra(i) {
+				vals[k] = v
+			}
+		}
+		var err error
+		settings[i], err = env.Read(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+		require.NoError(t, err)
+	}
+	out := make([]pe, n)
+	// local.Run: a PE whose work fails early ends the others' collectives
+	// (with an error naming it) instead of leaving them in a barrier.
+	_ = local.Run(n, func(b bootstrap.Bootstrap) error {
+		p := &out[b.Rank()]
+		r, err := New(b, settings[b.Rank()], Config{HeapSize: 8 << 20})
+		if err != nil {
+			p.err = err
+			return nil
+		}
+		defer r.Close()
+		var buf bytes.Buffer
+		r.Info(&buf)
+		p.info, p.gpuErr = buf.String(), r.GPUErr
+		for _, be := range r.Backends() {
+			p.backends = append(p.backends, be.Name())
+		}
+		if g := r.GPU; g != nil {
+			p.dev, p.devName, p.busID, p.remote = int(g.Dev), g.DevName, g.BusID, g.RemotePEs()
+		}
+		if work != nil {
+			p.work = work(r)
+		}
+		return p.work
+	})
+	return out
+}
+
+// heapTraffic is AllocDevice's and the host API's use of the GPU heap on
+// every PE: an allocation at the same offset everywhere, a put to the next
+// PE, a fetch-add and a compare-swap on PE 0's words (the fake runs the
+// host-atomics PTX kernels), each checked after a barrier, then the
+// default launch stream, Synchronize (every backend's Drain) and the Free.
+func heapTraffic(r *Runtime) error {
+	off, err := r.GAlloc.Alloc(256, GPUAlign)
+	if err != nil {
+		return err
+	}
+	doff := GPUControlBytes + off
+	g := r.GPU
+	if err := g.Zero(doff, 256); err != nil {
+		return err
+	}
+	if err := r.Boot.Barrier(); err != nil {
+		return err
+	}
+	next, prev := (r.Me+1)%r.NPEs, (r.Me+r.NPEs-1)%r.NPEs
+	if err := g.Put(nil, next, doff, binary.LittleEndian.AppendUint64(nil, uint64(100+r.Me))); err != nil {
+		return err
+	}
+	if _, err := g.Atomic(nil, transport.AMOAdd, 8, 0, doff+8, 1, 0); err != nil {
+		return err
+	}
+	if _, err := g.Atomic(nil, transport.AMOCompareSwap, 4, 0, doff+16, uint64(r.Me+1), 0); err != nil {
+		return err
+	}
+	if err := r.Boot.Barrier(); err != nil {
+		return err
+	}
+	got := make([]byte, 24)
+	if err := g.Get(nil, got, r.Me, doff); err != nil {
+		return err
+	}
+	if v := binary.LittleEndian.Uint64(got); v != uint64(100+prev) {
+		return fmt.Errorf("PE %d: word put by PE %d is %d, want %d", r.Me, prev, v, 100+prev)
+	}
+	if r.Me == 0 {
+		if v := binary.LittleEndian.Uint64(got[8:]); v != uint64(r.NPEs) {
+			return fmt.Errorf("PE 0: fetch-add counter is %d after %d PEs added 1", v, r.NPEs)
+		}
+		// One PE's compare-swap from 0 won; the others saw its value.
+		if v := binary.LittleEndian.Uint32(got[16:]); v < 1 || v > uint32(r.NPEs) {
+			return fmt.Errorf("PE 0: compare-swap word is %d, want one PE's number + 1 in [1, %d]", v, r.NPEs)
+		}
+	}
+	// The launch stream a program's first Launch makes: Close releases it.
+	if _, err := r.DefaultStream(); err != nil {
+		return err
+	}
+	if err := r.Synchronize(nil, "Synchronize"); err != nil {
+		return err
+	}
+	if err := r.Boot.Barrier(); err != nil {
+		return err
+	}
+	_, err = r.GAlloc.Free(off)
+	return err
+}
+
+// GOSHMEM_GPU=on with a fake device per PE (two fake GPUs: PE k uses GPU
+// k%2): Init succeeds, the GPU heap is a backend with its GOSHMEM_INFO
+// line, every PE reaches every other by load/store, and the heap carries
+// puts and atomics.
+func gpuOn(t *testing.T, n int) {
+	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on"}, nil, heapTraffic)
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d: GPU heap traffic", i)
+		assert.NoError(t, p.gpuErr, "PE %d", i)
+		assert.Equal(t, i%2, p.dev, "PE %d: GPU by node-local rank", i)
+		assert.Equal(t, fmt.Sprintf("Fake H200 #%d", i%2), p.devName)
+		assert.Equal(t, fmt.Sprintf("0000:%02X:00.0", 0x18+i%2), p.busID)
+		assert.Contains(t, p.backends, "GPU heap", "PE %d", i)
+		assert.Empty(t, p.remote, "PE %d: every PE is reached by load/store", i)
+		how := "cuda (IPC/NVLink)"
+		if n == 1 {
+			how = "cuda (same GPU)"
+		}
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0); kernels reach PEs %v by load/store (%s)\n",
+			i, i%2, i%2, 0x18+i%2, all, how))
+		assert.NotContains(t, p.info, "GPU heap off")
+	}
+}
+
+// GOSHMEM_GPU=auto and no device (cuInit says CUDA_ERROR_NO_DEVICE): Init
+// succeeds without a GPU heap, and what needs it fails with
+// ErrNotSupported carrying the driver's reason.
+func gpuAutoNoDevice(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "auto"}, nil, func(r *Runtime) error {
+		if r.GPU != nil || r.GAlloc != nil {
+			return fmt.Errorf("PE %d: a GPU heap without a device", r.Me)
+		}
+		err := r.NeedGPU("AllocDevice")
+		if !stderrors.Is(err, errs.ErrNotSupported) {
+			return fmt.Errorf("PE %d: NeedGPU: %v, want ErrNotSupported", r.Me, err)
+		}
+		if err := r.Synchronize(nil, "Synchronize"); !stderrors.Is(err, errs.ErrNotSupported) {
+			return fmt.Errorf("PE %d: Synchronize without a GPU: %v, want ErrNotSupported", r.Me, err)
+		}
+		return nil
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work)
+		require.Error(t, p.gpuErr, "PE %d", i)
+		assert.True(t, stderrors.Is(p.gpuErr, errs.ErrNotSupported), "PE %d: %v", i, p.gpuErr)
+		assert.Contains(t, p.gpuErr.Error(), fmt.Sprintf("PE %d: Init: no GPU", i))
+		assert.Contains(t, p.gpuErr.Error(), "CUDA_ERROR_NO_DEVICE (100)")
+		assert.NotContains(t, p.backends, "GPU heap")
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU heap off: ", i))
+	}
+}
+
+// GOSHMEM_GPU=on and no device: every PE's Init fails, naming each PE
+// (each has no GPU) and matching ErrNotSupported.
+func gpuOnNoDevice(t *testing.T) {
+	got := fakeJob(t, 3, map[string]string{"GOSHMEM_GPU": "on"}, nil, nil)
+	for i, p := range got {
+		require.Error(t, p.err, "PE %d", i)
+		assert.True(t, stderrors.Is(p.err, errs.ErrNotSupported), "PE %d: %v", i, p.err)
+		msg := p.err.Error()
+		assert.Contains(t, msg, "GPU heap failed on 3 PEs")
+		for j := 0; j < 3; j++ {
+			assert.Contains(t, msg, fmt.Sprintf("PE %d: Init: no GPU", j), "PE %d's error", i)
+		}
+		assert.Contains(t, msg, "CUDA_ERROR_NO_DEVICE")
+	}
+}
+
+// One PE without a usable driver (PE 1's GOSHMEM_LIBCUDA names no
+// library; in one process the others have loaded the fake, and a second
+// library is refused: either way PE 1 has no GPU). Under auto every PE's
+// Init succeeds without a GPU heap, the others' reason naming PE 1, and
+// the PEs that had set one up released it; under on every PE's Init fails
+// naming PE 1.
+func gpuOnePEFails(t *testing.T, mode string) {
+	missing := filepath.Join(t.TempDir(), "libcuda-missing.so")
+	extra := func(pe int) map[string]string {
+		if pe == 1 {
+			return map[string]string{"GOSHMEM_LIBCUDA": missing}
+		}
+		return nil
+	}
+	got := fakeJob(t, 3, map[string]string{"GOSHMEM_GPU": mode}, extra, func(r *Runtime) error {
+		if r.GPU != nil {
+			return fmt.Errorf("PE %d: a GPU heap although PE 1 has none", r.Me)
+		}
+		return nil
+	})
+	for i, p := range got {
+		if mode == "on" {
+			require.Error(t, p.err, "PE %d", i)
+			assert.True(t, stderrors.Is(p.err, errs.ErrNotSupported), "PE %d: %v", i, p.err)
+			assert.Contains(t, p.err.Error(), "PE 1: Init: no GPU", "PE %d", i)
+			if i != 1 {
+				assert.Contains(t, p.err.Error(), "GPU heap failed on another PE: PE 1: Init: no GPU", "PE %d", i)
+			}
+			continue
+		}
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work)
+		require.Error(t, p.gpuErr, "PE %d", i)
+		assert.True(t, stderrors.Is(p.gpuErr, errs.ErrNotSupported), "PE %d: %v", i, p.gpuErr)
+		if i == 1 {
+			assert.Contains(t, p.gpuErr.Error(), "PE 1: Init: no GPU")
+		} else {
+			assert.Contains(t, p.gpuErr.Error(), fmt.Sprintf("PE %d: Init: GPU heap is off: PE 1: Init: no GPU", i))
+		}
+		assert.NotContains(t, p.backends, "GPU heap")
+	}
+}
+
+// A heap the fake refuses (more than its 1 TiB): under on every PE's Init
+// fails; the PE's own error says to lower GOSHMEM_DEVICE_HEAP_SIZE.
+func gpuHeapRefused(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_SIZE": "2T"}, nil, nil)
+	for i, p := range got {
+		require.Error(t, p.err, "PE %d", i)
+		assert.True(t, stderrors.Is(p.err, errs.ErrNotSupported), "PE %d: %v", i, p.err)
+		assert.Contains(t, p.err.Error(), "GPU heap of 2199023255552 bytes on GPU")
+		assert.Contains(t, p.err.Error(), "CUDA_ERROR_OUT_OF_MEMORY")
+		assert.Contains(t, errors.FlattenHints(p.err), "lower GOSHMEM_DEVICE_HEAP_SIZE")
+	}
+}
+
+// A heap no larger than the control area fails Init on every PE, under
+// auto too (a setting error is not a missing GPU).
+func gpuHeapTooSmall(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "auto", "GOSHMEM_DEVICE_HEAP_SIZE": "64K"}, nil, nil)
+	for i, p := range got {
+		require.Error(t, p.err, "PE %d", i)
+		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
+		assert.Contains(t, p.err.Error(), fmt.Sprintf("GOSHMEM_DEVICE_HEAP_SIZE=65536 bytes; must exceed the %d-byte control area", GPUControlBytes))
+	}
+}
+
+// GOSHMEM_GPU_TRANSPORT=proxy: every other PE is reached through this
+// PE's proxy workers (heap_base 0 in the device state); the workers start
+// at Connect, Synchronize drains them, and Close stops them.
+func gpuProxy(t *testing.T, n int) {
+	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_WORKERS": "2"}, nil,
+		func(r *Runtime) error {
+			if r.proxy == nil {
+				return fmt.Errorf("PE %d: no GPU proxy", r.Me)
+			}
+			if err := heapTraffic(r); err != nil {
+				return err
+			}
+			if err := r.Diagnose(); err != nil {
+				return fmt.Errorf("PE %d: Diagnose of a healthy job: %v", r.Me, err)
+			}
+			return nil
+		})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+		var others []int
+		for j := 0; j < n; j++ {
+			if j != i {
+				others = append(others, j)
+			}
+		}
+		assert.Equal(t, others, p.remote, "PE %d: PEs the device reaches through the proxy", i)
+		assert.Equal(t, []string{"symmetric heap", "shm", "GPU heap", "GPU proxy"}, p.backends)
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU proxy: kernels reach PEs %v through the ", i, others))
+	}
+}
+
+// nicRegions moves data the way the soft NIC does (cudatr.HeapRegion: the
+// copy kernel through the mapped staging buffer, the host-atomics kernels):
+// a write into the next PE's heap, read back by its owner, and a fetch-add
+// on PE 0's word.
+func nicRegions(r *Runtime) error {
+	off, err := r.GAlloc.Alloc(64, GPUAlign)
+	if err != nil {
+		return err
+	}
+	doff := GPUControlBytes + off
+	if err := r.GPU.Zero(doff, 64); err != nil {
+		return err
+	}
+	if err := r.Boot.Barrier(); err != nil {
+		return err
+	}
+	next, prev := (r.Me+1)%r.NPEs, (r.Me+r.NPEs-1)%r.NPEs
+	hn, err := r.GPU.HeapRegion(next)
+	if err != nil {
+		return err
+	}
+	msg := []byte(fmt.Sprintf("from PE %d", r.Me))
+	if err := hn.WriteAt(msg, doff); err != nil {
+		return err
+	}
+	h0, err := r.GPU.HeapRegion(0)
+	if err != nil {
+		return err
+	}
+	if _, err := h0.Atomic8(doff+32, false, 5, 0); err != nil {
+		return err
+	}
+	if err := r.Boot.Barrier(); err != nil {
+		return err
+	}
+	own, err := r.GPU.HeapRegion(r.Me)
+	if err != nil {
+		return err
+	}
+	got := make([]byte, 40)
+	if err := own.ReadAt(got, doff); err != nil {
+		return err
+	}
+	if want := fmt.Sprintf("from PE %d", prev); string(got[:len(want)]) != want {
+		return fmt.Errorf("PE %d: soft NIC region read %q, want %q", r.Me, got[:len(want)], want)
+	}
+	if r.Me == 0 {
+		if v := binary.LittleEndian.Uint64(got[32:]); v != uint64(5*r.NPEs) {
+			return fmt.Errorf("PE 0: soft NIC fetch-add word is %d, want %d", v, 5*r.NPEs)
+		}
+	}
+	if err := r.Boot.Barrier(); err != nil {
+		return err
+	}
+	_, err = r.GAlloc.Free(off)
+	return err
+}
+
+// GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft: the soft NIC (an
+// emulation) starts with QPs to every other PE (none on 1 PE), primes its
+// copy and atomic kernels (run by the fake), Synchronize drains it, and
+// Close stops it before the GPU heap goes.
+func gpuSoftNIC(t *testing.T, n int, bell string) {
+	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_TRANSPORT": "ibgda", "GOSHMEM_IBGDA_NIC": "soft",
+		"GOSHMEM_IBGDA_DOORBELL": bell}, nil,
+		func(r *Runtime) error {
+			if r.softNIC == nil {
+				return fmt.Errorf("PE %d: no soft NIC", r.Me)
+			}
+			if err := heapTraffic(r); err != nil {
+				return err
+			}
+			if err := nicRegions(r); err != nil {
+				return err
+			}
+			if err := r.Diagnose(); err != nil {
+				return fmt.Errorf("PE %d: Diagnose of an idle soft NIC: %v", r.Me, err)
+			}
+			return nil
+		})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+		var others []int
+		for j := 0; j < n; j++ {
+			if j != i {
+				others = append(others, j)
+			}
+		}
+		assert.Equal(t, others, p.remote, "PE %d: PEs the device reaches over IBGDA", i)
+		assert.Equal(t, []string{"symmetric heap", "shm", "GPU heap", "IBGDA"}, p.backends)
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU transport ibgda: soft NIC (EMULATION", i))
+		assert.Contains(t, p.info, "device API to other PEs over IBGDA, queues in host-pinned memory")
+		if bell == "cpu" {
+			assert.Contains(t, p.info, "CPU-assisted doorbells")
+		}
+	}
+}
+
+// A GPU remote path that fails on PE 1 only (a setting read by that
+// backend alone, bad on PE 1): every PE's Init fails in that phase naming
+// PE 1, and every PE closes what the earlier phases and its own remote
+// backend had made (the GPU heap, the other PEs' proxy rings or soft NIC).
+func gpuRemoteOnePEFails(t *testing.T, bad map[string]string, want string) {
+	base := map[string]string{"GOSHMEM_GPU": "on"}
+	for k := range bad {
+		if k == "GOSHMEM_GPU_TRANSPORT" || k == "GOSHMEM_IBGDA_NIC" {
+			base[k] = bad[k]
+		}
+	}
+	got := fakeJob(t, 3, base, func(pe int) map[string]string {
+		if pe == 1 {
+			return bad
+		}
+		return nil
+	}, nil)
+	for i, p := range got {
+		require.Error(t, p.err, "PE %d", i)
+		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
+		assert.Contains(t, p.err.Error(), "PE 1: Init: "+want, "PE %d", i)
+		if i != 1 {
+			assert.Contains(t, p.err.Error(), "GPU remote path failed on another PE: PE 1: ", "PE %d", i)
+		}
+	}
+}

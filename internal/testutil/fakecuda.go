@@ -1,0 +1,59 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FakeCUDA compiles the fake CUDA driver (internal/cgo/cuda/testdata/
+// fakecuda.c, "device memory" in host memory) into a shared library in a
+// temporary directory and returns its path, for GOSHMEM_LIBCUDA. The fake's
+// own environment (FAKECUDA_DEVICES, FAKECUDA_INIT, FAKECUDA_LEAKS) is
+// described at the top of the C file. It skips when there is no C compiler
+// $CC (gcc by default); cgo needs one anyway.
+func FakeCUDA(t testing.TB) string {
+	t.Helper()
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("no C compiler %q to build the fake libcuda: %v", cc, err)
+	}
+	_, self, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(self), "..", "cgo", "cuda")
+	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
+	out, err := exec.Command(cc, "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Werror", "-I", dir,
+		"-o", lib, filepath.Join(dir, "testdata", "fakecuda.c")).CombinedOutput()
+	require.NoError(t, err, "building the fake libcuda: %s", out)
+	return lib
+}
+
+// FakeCUDALive reads the live-object counts the fake keeps under
+// FAKECUDA_LEAKS=prefix for process pid ("device_allocs", "streams" ...).
+// ok is false when that process never created or released an object.
+func FakeCUDALive(t testing.TB, prefix string, pid int) (live map[string]int64, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("%s.%d", prefix, pid))
+	if os.IsNotExist(err) {
+		return nil, false
+	}
+	require.NoError(t, err)
+	live = map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		require.Len(t, f, 2, "line %q of the fake's live counts", line)
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		require.NoError(t, err)
+		live[f[0]] = n
+	}
+	return live, true
+}
