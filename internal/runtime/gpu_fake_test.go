@@ -402,12 +402,7 @@ func gpuProxy(t *testing.T, n int) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d: New", i)
 		require.NoError(t, p.work, "PE %d", i)
-		var others []int
-		for j := 0; j < n; j++ {
-			if j != i {
-				others = append(others, j)
-			}
-		}
+		others := otherPEs(i, n)
 		assert.Equal(t, others, p.remote, "PE %d: PEs the device reaches through the proxy", i)
 		assert.Equal(t, []string{"symmetric heap", "shm", "GPU heap", "GPU proxy"}, p.backends)
 		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU proxy: kernels reach PEs %v through the ", i, others))
@@ -497,12 +492,7 @@ func gpuSoftNIC(t *testing.T, n int, bell string) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d: New", i)
 		require.NoError(t, p.work, "PE %d", i)
-		var others []int
-		for j := 0; j < n; j++ {
-			if j != i {
-				others = append(others, j)
-			}
-		}
+		others := otherPEs(i, n)
 		assert.Equal(t, others, p.remote, "PE %d: PEs the device reaches over IBGDA", i)
 		assert.Equal(t, []string{"symmetric heap", "shm", "GPU heap", "IBGDA"}, p.backends)
 		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU transport ibgda: soft NIC (EMULATION", i))
@@ -538,4 +528,15 @@ func gpuRemoteOnePEFails(t *testing.T, bad map[string]string, want string) {
 			assert.Contains(t, p.err.Error(), "GPU remote path failed on another PE: PE 1: ", "PE %d", i)
 		}
 	}
+}
+
+// otherPEs is every PE of n but i, in order.
+func otherPEs(i, n int) []int {
+	var o []int
+	for j := 0; j < n; j++ {
+		if j != i {
+			o = append(o, j)
+		}
+	}
+	return o
 }

@@ -255,23 +255,26 @@ func (r *Runtime) proxyCUDAOptions() (proxy.CUDAOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	switch p := r.Settings.String("GOSHMEM_PROXY_STREAM_PRIORITY"); p {
-	case "high":
-	case "normal":
-		o.NormalPriority = true
-	default:
-		return proxy.CUDAOptions{}, errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_PROXY_STREAM_PRIORITY=high or normal", r.Me, "Init",
-			"GOSHMEM_PROXY_STREAM_PRIORITY=%q (valid: high, normal)", p)
+	if o.NormalPriority, err = r.twoWay("GOSHMEM_PROXY_STREAM_PRIORITY", "high", "normal"); err != nil {
+		return proxy.CUDAOptions{}, err
 	}
-	switch in := r.Settings.String("GOSHMEM_PROXY_INLINE"); in {
-	case "write":
-	case "copy":
-		o.CopyInline = true
-	default:
-		return proxy.CUDAOptions{}, errs.Hint(errs.ErrInvalidArgument, "use GOSHMEM_PROXY_INLINE=write or copy", r.Me, "Init",
-			"GOSHMEM_PROXY_INLINE=%q (valid: write, copy)", in)
+	if o.CopyInline, err = r.twoWay("GOSHMEM_PROXY_INLINE", "write", "copy"); err != nil {
+		return proxy.CUDAOptions{}, err
 	}
 	return o, nil
+}
+
+// twoWay reads a setting with two values: false for off, true for on.
+func (r *Runtime) twoWay(name, off, on string) (bool, error) {
+	switch v := r.Settings.String(name); v {
+	case off:
+		return false, nil
+	case on:
+		return true, nil
+	default:
+		return false, errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("use %s=%s or %s", name, off, on), r.Me, "Init",
+			"%s=%q (valid: %s, %s)", name, v, off, on)
+	}
 }
 
 // cudaOptions validates the CUDA backend's settings (sharesGPU: another

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
 )
@@ -39,5 +40,33 @@ func TestCUDAOptions(t *testing.T) {
 		_, err = cudaOptions(1, 0, bad, "auto", false)
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), `PE 1: Init: GOSHMEM_PROXY_INFLIGHT="`+bad+`"; must be auto or a number of chains in [1, 1048576]`)
+	}
+}
+
+// The proxy's two diagnostics take one of two values; anything else names
+// the PE, the setting and both values.
+func TestTwoWaySettings(t *testing.T) {
+	for _, tc := range []struct {
+		val  string
+		want bool
+		bad  bool
+	}{{"high", false, false}, {"normal", true, false}, {"low", false, true}} {
+		s, err := env.Read(func(k string) (string, bool) {
+			if k == "GOSHMEM_PROXY_STREAM_PRIORITY" {
+				return tc.val, true
+			}
+			return "", false
+		})
+		require.NoError(t, err)
+		r := &Runtime{Me: 2, Settings: s}
+		on, err := r.twoWay("GOSHMEM_PROXY_STREAM_PRIORITY", "high", "normal")
+		if tc.bad {
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, errs.ErrInvalidArgument))
+			assert.Contains(t, err.Error(), `PE 2: Init: GOSHMEM_PROXY_STREAM_PRIORITY="low" (valid: high, normal)`)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, on, tc.val)
 	}
 }
