@@ -3,6 +3,7 @@ package shmem
 import (
 	"encoding/binary"
 	"math"
+	"math/big"
 	"sync/atomic"
 	"unsafe"
 
@@ -271,14 +272,19 @@ func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, er
 		return 0, errs.New(errs.ErrPEOutOfRange, r.me, op, "pe = %d; must be in [0, %d)", pe, r.npes)
 	}
 	if idx < 0 || n < 0 || idx > a.b.n || n > a.b.n-idx {
-		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "index %d, length %d on PE %d: elements [%d, %d) are outside the array's [0, %d)",
-			idx, n, pe, idx, idx+n, a.b.n)
+		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "index %d, length %d on PE %d: elements [%d, %s) are outside the array's [0, %d)",
+			idx, n, pe, idx, exactSum(idx, n), a.b.n)
 	}
 	if a.b.dev && !r.c.GPU.Reachable(pe) {
 		return 0, errs.Hint(errs.ErrNotSupported, "GPU arrays are reachable from the PEs of one node", r.me, op,
 			"the GPU heap of PE %d is not mapped on this PE (another node)", pe)
 	}
 	return a.b.off + uint64(idx)*uint64(elem.Size[T]()), nil
+}
+
+// exactSum is idx+n in decimal, without int overflow (error texts only).
+func exactSum(idx, n int) string {
+	return new(big.Int).Add(big.NewInt(int64(idx)), big.NewInt(int64(n))).String()
 }
 
 func badArray[T Elem](r *runtime, a Array[T], op string) error {

@@ -2,6 +2,7 @@ package shmem_test
 
 import (
 	stderrors "errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -57,6 +58,8 @@ func TestBadInput(t *testing.T) {
 		{"Put past the end", func() error { return shmem.Put(a, 2, []int32{1, 2, 3}, 0) }, shmem.ErrOutOfBounds, nil,
 			[]string{"index 2, length 3", "[2, 5)", "[0, 4)"}, ""},
 		{"Put negative index", func() error { return shmem.Put(a, -1, []int32{1}, 0) }, shmem.ErrOutOfBounds, nil, []string{"index -1"}, ""},
+		{"Get range past MaxInt", func() error { _, err := shmem.G(a, math.MaxInt, 0); return err }, shmem.ErrOutOfBounds, nil,
+			[]string{"elements [9223372036854775807, 9223372036854775808)"}, ""},
 		{"SignalFetch past the end", func() error { _, err := shmem.SignalFetch(sig, 9); return err }, shmem.ErrOutOfBounds, nil,
 			[]string{"PE 0: SignalFetch", "index 9"}, ""},
 		{"Get too long", func() error { return shmem.Get(make([]int32, 5), a, 0, 0) }, shmem.ErrOutOfBounds, nil, []string{"[0, 5)", "[0, 4)"}, ""},
