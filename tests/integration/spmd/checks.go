@@ -2,6 +2,11 @@ package main
 
 // registerAll lists every check in the order it runs. Names are
 // "area/what[/type]"; select with -run.
+// moreChecks are the registrations of the check files that add themselves
+// (func init() { moreChecks = append(moreChecks, registerX) }); they run in
+// file-name order, the same on every PE.
+var moreChecks []func()
+
 func registerAll() {
 	register("lifecycle/init-twice", checkInitTwice)
 
@@ -65,4 +70,7 @@ func registerAll() {
 
 	// Last: fills the heap (and, under GOSHMEM_DEBUG=1, leaves it quarantined).
 	register("alloc/exhaust", allocExhaust)
+	for _, more := range moreChecks {
+		more()
+	}
 }
