@@ -1,12 +1,12 @@
 package main
 
-// registerAll lists every check in the order it runs. Names are
-// "area/what[/type]"; select with -run.
 // moreChecks are the registrations of the check files that add themselves
 // (func init() { moreChecks = append(moreChecks, registerX) }); they run in
 // file-name order, the same on every PE.
 var moreChecks []func()
 
+// registerAll lists every check in the order it runs. Names are
+// "area/what[/type]"; select with -run.
 func registerAll() {
 	register("lifecycle/init-twice", checkInitTwice)
 
