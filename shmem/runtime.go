@@ -194,8 +194,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		nextTID: 2,
 	}
 	r.all = quiet.NewScope("PE-wide quiet")
-	r.dflt, err = r.newCtx("default context")
-	if err = c.Agree("default context", err); err != nil {
+	if r.dflt, err = r.newCtx("default context"); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
 	"github.com/goshmem/goshmem/internal/transport/shm"
+	"github.com/goshmem/goshmem/quiet"
 )
 
 // shmBackend is the host transport between the PEs of one node: loads,
@@ -18,6 +19,10 @@ import (
 type shmBackend struct{ r *Runtime }
 
 func (b *shmBackend) Name() string { return "shm" }
+
+// DecidesFromAgreedState: shm's choices depend on the agreed settings and
+// the node map alone.
+func (b *shmBackend) DecidesFromAgreedState() {}
 
 // Setup checks GOSHMEM_TRANSPORT and points every peer at shm.
 func (b *shmBackend) Setup() ([]byte, error) {
@@ -30,6 +35,7 @@ func (b *shmBackend) Setup() ([]byte, error) {
 			r.Me, "Init", "GOSHMEM_TRANSPORT=%q is not a transport", want)
 	}
 	r.shm = shm.New(r.heap.bases)
+	r.firstQ = quiet.NewQueue("default context", nil)
 	r.Tr = make([]transport.Transport, r.NPEs)
 	for pe := range r.Tr {
 		if r.heap.bases[pe] == nil && want == "shm" {
@@ -133,7 +139,11 @@ func (b *ofiBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	r := b.r
-	r.ofi = b.t
+	q, err := b.t.NewQueue("default context")
+	if err != nil {
+		return nil, false, err
+	}
+	r.ofi, r.firstQ = b.t, q
 	for pe := range r.Tr {
 		if pe == r.Me && b.all || b.carries(pe) {
 			r.Tr[pe] = b.t

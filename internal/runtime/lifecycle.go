@@ -58,6 +58,13 @@ type Backend interface {
 // mapped it.
 type Agreed interface{ Agreed() }
 
+// agreedState is implemented by a backend whose Setup and Connect decide
+// from what every PE already agreed on (the settings, the node map,
+// earlier phases), so every PE reaches the same outcome without an
+// exchange: a phase of such backends alone makes no exchange (the shm
+// transport on one node).
+type agreedState interface{ DecidesFromAgreedState() }
+
 // declined marks a Setup error that turns a backend off everywhere.
 type declined struct{ error }
 
@@ -193,6 +200,12 @@ func decodeStatuses(p []byte, n int) (st []byte, body [][]byte, ok bool) {
 // appended to r.backends (closed by Close, in reverse); declined ones are
 // closed and reported through declined(b).
 func (r *Runtime) runPhase(phase string, bs []Backend) error {
+	if len(bs) == 0 {
+		return nil // every PE has the same (empty) phase: nothing to agree on
+	}
+	if r.localPhase(bs) {
+		return r.runLocal(bs)
+	}
 	es := make([]*entry, len(bs))
 	for i, b := range bs {
 		e := &entry{b: b}
@@ -310,6 +323,36 @@ func (r *Runtime) runPhase(phase string, bs []Backend) error {
 			r.backends = append(r.backends, e.b)
 		}
 	}
+	return nil
+}
+
+// localPhase reports whether every backend of the phase decides from the
+// agreed state (no exchange needed).
+func (r *Runtime) localPhase(bs []Backend) bool {
+	for _, b := range bs {
+		if _, ok := b.(agreedState); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// runLocal takes an agreed-state phase through Setup and one Connect on
+// this PE alone; every PE gets the same outcome.
+func (r *Runtime) runLocal(bs []Backend) error {
+	for i, b := range bs {
+		_, err := b.Setup()
+		if err == nil {
+			_, _, err = b.Connect(0, nil)
+		}
+		if err != nil {
+			for j := i; j >= 0; j-- {
+				_ = bs[j].Close()
+			}
+			return err
+		}
+	}
+	r.backends = append(r.backends, bs...)
 	return nil
 }
 

@@ -99,12 +99,13 @@ type Runtime struct {
 	GPUErr error
 	GAlloc *symmetric.Allocator
 
-	heap  *heapBackend
-	shm   *shm.Transport
-	ofi   *ofi.Transport
-	pids  []int
-	cpus  int
-	claim int // looks of a wait that claim the ofi endpoint (SpinLook)
+	heap   *heapBackend
+	firstQ *quiet.Queue // the default context's queue until NewQueue hands it out
+	shm    *shm.Transport
+	ofi    *ofi.Transport
+	pids   []int
+	cpus   int
+	claim  int // looks of a wait that claim the ofi endpoint (SpinLook)
 
 	proxy       *proxy.Proxy
 	proxyCUDA   proxy.CUDAOptions
@@ -505,8 +506,14 @@ func (r *Runtime) StoreLoadBarrier() { r.shm.Quiet() }
 // NewQueue makes a context's completion queue: on ofi its own endpoint
 // and completion queue (its quiet reads its own acknowledgements, and the
 // primary endpoint, where the peers' operations arrive, is left to the
-// progress thread and to the spinning waits).
+// progress thread and to the spinning waits). The first call returns the
+// default context's queue, made in the host transports phase (so a
+// failure to make it is agreed there, like any other).
 func (r *Runtime) NewQueue(name string) (*quiet.Queue, error) {
+	if q := r.firstQ; q != nil {
+		r.firstQ = nil
+		return q, nil
+	}
 	if r.ofi != nil {
 		return r.ofi.NewQueue(name)
 	}
@@ -668,32 +675,6 @@ func popcount(b []byte) int {
 		n += bits.OnesCount8(x)
 	}
 	return n
-}
-
-// Agree is one guarded exchange of a local outcome after Init's phases
-// (the API's own setup, such as the default context's queue): every PE
-// calls it, and every PE returns an error naming the PEs whose err was
-// not nil.
-func (r *Runtime) Agree(step string, err error) error {
-	e := &entry{err: err, st: status(err, stDone)}
-	all, xerr := r.exchange(step, encodeStatuses([]*entry{e}))
-	if xerr != nil {
-		return xerr
-	}
-	var failures []failure
-	for pe, p := range all {
-		st, body, ok := decodeStatuses(p, 1)
-		if !ok {
-			return errs.New(errs.ErrNotSymmetric, r.Me, "Init", "%s: PE %d sent a malformed record", step, pe)
-		}
-		if st[0] == stFailed || st[0] == stDeclined {
-			failures = append(failures, newFailure(pe, step, body[0]))
-		}
-	}
-	if len(failures) > 0 {
-		return r.initFailed(step, failures, err)
-	}
-	return nil
 }
 
 var mpiUsed atomic.Bool
