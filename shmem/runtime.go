@@ -258,7 +258,7 @@ func Finalize() error {
 	}
 	r.c.Close()
 	if done {
-		if err := r.c.Boot.Finalize(); err != nil {
+		if err := r.c.BootFinalize("Finalize"); err != nil {
 			errList = append(errList, err)
 		}
 	}

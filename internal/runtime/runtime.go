@@ -746,11 +746,23 @@ func (r *Runtime) SetDeviceTeam(slot, start, stride, size, myIndex int) error {
 // bootstrap's own barrier has no bound: past the timeout the call is left
 // behind and ErrTimeout returned; the job is then to end).
 func (r *Runtime) BootBarrier(op string) error {
+	return r.bounded(op, "barrier", r.Boot.Barrier)
+}
+
+// BootFinalize is the bootstrap's Finalize bounded by GOSHMEM_TIMEOUT:
+// MPI_Finalize is collective, and a PE that ended without it (after its
+// own Finalize timed out) would leave this one in it forever.
+func (r *Runtime) BootFinalize(op string) error {
+	return r.bounded(op, "finalize", r.Boot.Finalize)
+}
+
+// bounded runs a bootstrap call under GOSHMEM_TIMEOUT (none without one).
+func (r *Runtime) bounded(op, what string, call func() error) error {
 	if r.Policy.Timeout <= 0 {
-		return r.Boot.Barrier()
+		return call()
 	}
 	done := make(chan error, 1)
-	go func() { done <- r.Boot.Barrier() }()
+	go func() { done <- call() }()
 	t := time.NewTimer(r.Policy.Timeout)
 	defer t.Stop()
 	select {
@@ -758,6 +770,6 @@ func (r *Runtime) BootBarrier(op string) error {
 		return err
 	case <-t.C:
 		return errs.Hint(errs.ErrTimeout, "every PE must call Finalize; exit non-zero to end the job", r.Me, op,
-			"the bootstrap's barrier did not complete within GOSHMEM_TIMEOUT=%v: a PE has not reached it", r.Policy.Timeout)
+			"the bootstrap's %s did not complete within GOSHMEM_TIMEOUT=%v: a PE has not reached it", what, r.Policy.Timeout)
 	}
 }

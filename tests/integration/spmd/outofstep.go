@@ -85,8 +85,10 @@ func outOfStep(mode string) int {
 		t.Errorf("still initialized after Finalize")
 	}
 	if t.fails > 0 {
+		exitSync()
 		return 1
 	}
 	fmt.Printf("%s: PE %d: ok: %v\n", mode, me, first)
+	exitSync()
 	return 0
 }
