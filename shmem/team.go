@@ -93,8 +93,9 @@ func (t Team) TranslatePE(pe int, dest Team) int {
 // it). The team's contexts (NewTeamCtx) are quieted and destroyed first,
 // private ones included: afterwards they report TeamInvalid and every call
 // on them fails (Ref: OpenSHMEM 1.6 §9.4.8 shmem_team_destroy: it destroys
-// the team's shareable contexts). TeamInvalid.Destroy() does nothing and
-// returns nil, even before Init (ibid.). The predefined teams (TeamWorld,
+// the team's shareable contexts); as with Ctx.Destroy, no goroutine may be
+// using them at the time. TeamInvalid.Destroy() does nothing and returns
+// nil, even before Init (ibid.). The predefined teams (TeamWorld,
 // TeamShared, TeamNode) cannot be destroyed. A team out of step (see
 // BarrierAll) is not released: Destroy returns the error, and the handle
 // and its contexts stay valid so later calls on it keep saying why.
