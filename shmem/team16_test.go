@@ -338,3 +338,28 @@ func TestTeamCtxConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestTeams16NotInitialized: the new calls before Init (and after
+// Finalize) fail with ErrNotInitialized, or answer as for no team.
+func TestTeams16NotInitialized(t *testing.T) {
+	check := func(t *testing.T) {
+		_, _, err := shmem.TeamSplit2D(shmem.TeamWorld, 1)
+		require.ErrorIs(t, err, shmem.ErrNotInitialized)
+		assert.Contains(t, hints(err), "Init")
+		_, err = shmem.TeamSplitStrided(shmem.TeamWorld, 0, 1, 1, shmem.WithTeamConfig(shmem.TeamConfig{NumContexts: 1}))
+		require.ErrorIs(t, err, shmem.ErrNotInitialized)
+		_, err = shmem.NewTeamCtx(shmem.TeamNode)
+		require.ErrorIs(t, err, shmem.ErrNotInitialized)
+		for _, tm := range []shmem.Team{shmem.TeamShared, shmem.TeamNode} {
+			assert.False(t, tm.Valid())
+			assert.Equal(t, -1, tm.MyPE())
+			assert.Equal(t, -1, tm.NPEs())
+			assert.Equal(t, shmem.TeamConfig{}, tm.Config())
+			require.ErrorIs(t, tm.Destroy(), shmem.ErrNotInitialized)
+		}
+	}
+	t.Run("before Init", check)
+	require.NoError(t, shmem.Init(shmem.WithSymmetricSize(testHeap)))
+	require.NoError(t, shmem.Finalize())
+	t.Run("after Finalize", check)
+}
