@@ -75,8 +75,12 @@ const (
 
 func psyncOff(slot, round int) uint64 { return uint64(psyncBase + slot*slotSize + round*lineSize) }
 
-// Team is a set of world PEs {Start + i*Stride : 0 <= i < Size}. A Team
-// value is owned by one PE (it carries that PE's barrier epoch).
+// Team is a set of world PEs {Start + i*Stride : 0 <= i < Size}, or, for a
+// team whose members are not evenly strided in the world (a node's PEs
+// under an irregular placement, and teams split from it), an explicit list
+// of members in team order (Strided reports which; PE and Index answer for
+// both). A Team value is owned by one PE (it carries that PE's barrier
+// epoch).
 //
 // A team whose collective failed in a way that may leave its members at
 // different points (a timeout, a transport error, members calling different
@@ -87,7 +91,11 @@ func psyncOff(slot, round int) uint64 { return uint64(psyncBase + slot*slotSize 
 // member with nothing synchronized half-way (arguments that differ, found by
 // the exchange every member reads alike) leaves the team usable.
 type Team struct {
+	// Start and Stride describe a strided team; a listed team has
+	// Start = PE(0) and Stride 0.
 	Start, Stride, Size int
+	// pes, when not nil, lists the members' world numbers in team order.
+	pes []int
 	// Me is this PE's index in the team.
 	Me   int
 	slot int
@@ -136,10 +144,23 @@ func (t *Team) Slot() int { return t.slot }
 func (t *Team) Epoch() uint64 { return t.epoch }
 
 // PE is the world number of team member i.
-func (t *Team) PE(i int) int { return t.Start + i*t.Stride }
+func (t *Team) PE(i int) int {
+	if t.pes != nil {
+		return t.pes[i]
+	}
+	return t.Start + i*t.Stride
+}
 
 // Index returns the team index of world PE pe, or -1.
 func (t *Team) Index(pe int) int {
+	if t.pes != nil {
+		for i, p := range t.pes {
+			if p == pe {
+				return i
+			}
+		}
+		return -1
+	}
 	d := pe - t.Start
 	if t.Stride == 0 {
 		if d == 0 {
@@ -158,6 +179,9 @@ func (t *Team) Index(pe int) int {
 func (t *Team) String() string {
 	if t.freeSlots != nil {
 		return "team world"
+	}
+	if t.pes != nil {
+		return fmt.Sprintf("team{size %d, PEs %v}", t.Size, t.pes)
 	}
 	return fmt.Sprintf("team{start %d, stride %d, size %d}", t.Start, t.Stride, t.Size)
 }
@@ -404,6 +428,14 @@ const MaxExchange = ScratchSize
 // that are not in the new team get nil and no error. world is the world
 // team (it holds the slot bitmap).
 func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) {
+	return SplitConfig(c, world, parent, start, stride, size, 0)
+}
+
+// SplitConfig is Split with the new team's configuration cfg (an opaque
+// value of the caller's): every member of the new team must pass the same
+// cfg; parent PEs outside it may pass anything. A difference fails the
+// split with ErrNotSymmetric on every parent member.
+func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint64) (*Team, error) {
 	me := c.MyPE()
 	if size < 1 || start < 0 || start >= parent.Size {
 		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
@@ -421,16 +453,18 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 	// Agree on a psync slot free on every parent member (a conservative
 	// intersection: members of the new team are among them). Also check
 	// that every member passed the same arguments.
-	var buf [32]byte
+	var buf [40]byte
 	putU64(buf[0:], *world.freeSlots)
 	putU64(buf[8:], uint64(start))
 	putU64(buf[16:], uint64(stride))
 	putU64(buf[24:], uint64(size))
+	putU64(buf[32:], cfg)
 	all, err := parent.ExchangeAs(c, KindSplit, buf[:])
 	if err != nil {
 		return nil, err
 	}
 	free := ^uint64(0)
+	head := -1 // the parent index of the new team's first member's entry
 	for i, b := range all {
 		free &= getU64(b[0:])
 		if getU64(b[8:]) != uint64(start) || getU64(b[16:]) != uint64(stride) || getU64(b[24:]) != uint64(size) {
@@ -438,24 +472,27 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 				"PE %d passed (start %d, stride %d, size %d), this PE passed (%d, %d, %d)",
 				parent.PE(i), int64(getU64(b[8:])), int64(getU64(b[16:])), int64(getU64(b[24:])), start, stride, size)
 		}
+		if memberOf(i, start, stride, size) < 0 {
+			continue
+		}
+		if head < 0 {
+			head = i
+		}
+		if got, want := getU64(b[32:]), getU64(all[head][32:]); got != want {
+			return nil, errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
+				"members of the new team passed different team configurations: PE %d passed %d, PE %d passed %d",
+				parent.PE(head), want, parent.PE(i), got)
+		}
 	}
-	if free == 0 {
-		return nil, errs.Hint(errs.ErrInvalidArgument, "destroy teams that are no longer used",
-			me, "TeamSplitStrided", "all %d team slots are in use", MaxTeams)
+	slots, err := takeSlots(me, "TeamSplitStrided", free, 1)
+	if err != nil {
+		return nil, err
 	}
-	slot := 0
-	for free&(1<<slot) == 0 {
-		slot++
-	}
-	t := &Team{Start: parent.PE(start), Stride: stride * parent.Stride, Size: size, slot: slot}
-	if size == 1 {
-		t.Stride = 1
-	}
-	t.Me = t.Index(me)
-	if t.Me < 0 {
+	t := parent.sub(start, stride, size, slots[0], me)
+	if t == nil {
 		return nil, nil
 	}
-	*world.freeSlots &^= 1 << slot
+	*world.freeSlots &^= 1 << t.slot
 	// The slot's psync words are zero: fresh, or zeroed by Destroy.
 	return t, nil
 }

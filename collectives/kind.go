@@ -26,6 +26,7 @@ const (
 	KindDestroy
 	KindInit
 	KindFinalize
+	KindSplit2D
 	kindCount
 )
 
@@ -45,6 +46,7 @@ var kindNames = [...]string{
 	KindDestroy:     "Team.Destroy",
 	KindInit:        "Init",
 	KindFinalize:    "Finalize",
+	KindSplit2D:     "TeamSplit2D",
 }
 
 func (k Kind) String() string {

@@ -51,7 +51,7 @@ func fromBits[T Elem](b uint64) T {
 
 // amo runs one atomic on context c. intOnly rejects floating-point T.
 func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T], idx int, v, cmp T, pe int) (T, error) {
-	r, c, err := c.use(name)
+	r, c, err := c.use(name, &pe)
 	if err != nil {
 		return 0, err
 	}

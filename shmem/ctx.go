@@ -4,30 +4,41 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/goshmem/goshmem/collectives"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/quiet"
 )
 
 var sprintf = fmt.Sprintf
 
-// Ctx is a communication context (Ref: OpenSHMEM 1.6 §9.4): an independent
+// Ctx is a communication context (Ref: OpenSHMEM 1.6 §9.5): an independent
 // stream of RMA, atomic and signal operations with its own completion scope.
 // Ctx.Quiet waits only for this context's operations, so a thread's latency-
 // sensitive traffic need not wait behind another context's bulk transfers;
 // the PE-wide Quiet and Fence cover every context. A nil *Ctx in the ...Ctx
-// calls means the default context.
+// calls means the default context. A context belongs to a team (Team):
+// NewCtx's and the default context's is TeamWorld; on a context made by
+// NewTeamCtx every PE number passed to a ...Ctx call is a number in that
+// team.
 type Ctx struct {
 	r         *runtime
 	id        int
 	q         *quiet.Queue
 	scope     *quiet.Scope
 	destroyed atomic.Bool
+	// team is the context's team; ct its members when PE numbers are
+	// team-relative (nil: world numbers, no translation).
+	team Team
+	ct   *collectives.Team
+	opts ctxOpts
 }
 
-// CtxOption configures NewCtx (reserved; none yet).
+// CtxOption configures NewCtx and NewTeamCtx: CtxPrivate, CtxSerialized,
+// CtxNoStore.
 type CtxOption func(*Ctx)
 
-// NewCtx creates a context on this PE (not collective).
+// NewCtx creates a context on this PE (not collective), on TeamWorld
+// (Ref: OpenSHMEM 1.6 §9.5.1 shmem_ctx_create).
 func NewCtx(opts ...CtxOption) (*Ctx, error) {
 	r, err := rt("NewCtx")
 	if err != nil {
@@ -55,14 +66,18 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Ctx{r: r, id: id, q: q, scope: quiet.NewScope(name)}
+	c := &Ctx{r: r, id: id, q: q, scope: quiet.NewScope(name), team: TeamWorld}
 	c.scope.Add(c.q)
 	r.all.Add(c.q)
 	return c, nil
 }
 
-// use resolves c (nil = default) against the live runtime.
-func (c *Ctx) use(op string) (*runtime, *Ctx, error) {
+// use resolves c (nil = default) against the live runtime. Every ...Ctx
+// call that targets a PE passes its PE argument as pe: on a team context
+// use checks it against the team and rewrites it to the world number, so
+// the rest of the call (span, trFor, the transport) sees world numbers
+// only. Calls without a target PE (Quiet, Fence) pass nil.
+func (c *Ctx) use(op string, pe *int) (*runtime, *Ctx, error) {
 	r := current.Load()
 	if r == nil {
 		return nil, nil, errs.Hint(errs.ErrNotInitialized, "call shmem.Init first (and not after Finalize)", -1, op, "goshmem is not initialized")
@@ -76,6 +91,11 @@ func (c *Ctx) use(op string) (*runtime, *Ctx, error) {
 	if c.destroyed.Load() {
 		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "context %d was destroyed", c.id)
 	}
+	if c.ct != nil && pe != nil {
+		if err := c.teamPE(r, op, pe); err != nil {
+			return nil, nil, err
+		}
+	}
 	return r, c, nil
 }
 
@@ -86,7 +106,7 @@ func (c *Ctx) use(op string) (*runtime, *Ctx, error) {
 // operations are not waited for. Asynchronous failures of this context are
 // returned here.
 func (c *Ctx) Quiet() error {
-	r, c, err := c.use("Ctx.Quiet")
+	r, c, err := c.use("Ctx.Quiet", nil)
 	if err != nil {
 		return err
 	}
@@ -100,7 +120,7 @@ func (c *Ctx) Quiet() error {
 // it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_ctx_fence). It does not wait for
 // completion.
 func (c *Ctx) Fence() error {
-	r, c, err := c.use("Ctx.Fence")
+	r, c, err := c.use("Ctx.Fence", nil)
 	if err != nil {
 		return err
 	}
@@ -110,7 +130,7 @@ func (c *Ctx) Fence() error {
 // Destroy quiets the context and releases it; using it afterwards is an
 // error. The default context cannot be destroyed.
 func (c *Ctx) Destroy() error {
-	r, c, err := c.use("Ctx.Destroy")
+	r, c, err := c.use("Ctx.Destroy", nil)
 	if err != nil {
 		return err
 	}
@@ -118,11 +138,9 @@ func (c *Ctx) Destroy() error {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "the default context cannot be destroyed")
 	}
 	qerr := c.scope.Quiet(r.policy, r.checkPeers)
-	if c.destroyed.Swap(true) {
+	if !r.closeCtx(c) {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "context %d was already destroyed", c.id)
 	}
-	r.all.Remove(c.q)
-	r.c.CloseQueue(c.q)
 	return qerr
 }
 

@@ -35,6 +35,27 @@
 // Ctx.Quiet waits for that context only. The PE-wide Quiet and Fence cover
 // every context.
 //
+// # Teams and contexts (OpenSHMEM 1.6 §9.4, §9.5)
+//
+// A Team is a set of PEs numbered 0..NPEs()-1 that run collectives
+// together. TeamWorld is every PE; TeamShared (the PEs whose heaps this PE
+// can load and store) and TeamNode (the PEs of its node) are both the node's
+// PEs in world order, one team under two handles, since every node peer's
+// heap is mapped whichever transport carries RMA. TeamSplitStrided and
+// TeamSplit2D (a grid's rows and columns, one exchange over the parent) make
+// more, collectively over the parent; WithTeamConfig records a TeamConfig
+// that Config reads back. Team.Destroy is collective over the team and
+// destroys the team's contexts; TeamInvalid.Destroy does nothing. A PE
+// holds at most 64 teams at once (the predefined three take two slots,
+// TeamSplit2D two more).
+//
+// NewTeamCtx makes a context on a team: every PE number passed to a ...Ctx
+// call on it is a number in that team (ErrPEOutOfRange outside it), turned
+// into the world number once per call. Ctx.Team reports the team: TeamWorld
+// for the default context (a nil *Ctx) and NewCtx's, TeamInvalid once the
+// context is destroyed. CtxPrivate, CtxSerialized and CtxNoStore are
+// accepted as hints and change nothing.
+//
 // On the shm transport (all PEs on one node, the default) data moves with
 // plain loads and stores into peers' mappings of the heap, so operations
 // complete when they return and Quiet costs one store-load barrier; the

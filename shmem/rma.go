@@ -15,7 +15,7 @@ func Put[T Elem](dst Array[T], dstIdx int, src []T, pe int) error {
 
 // PutCtx is Put on context c (nil: the default context).
 func PutCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
-	r, c, err := c.use("Put")
+	r, c, err := c.use("Put", &pe)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func PutNBI[T Elem](dst Array[T], dstIdx int, src []T, pe int) error {
 
 // PutNBICtx is PutNBI on context c.
 func PutNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
-	r, c, err := c.use("PutNBI")
+	r, c, err := c.use("PutNBI", &pe)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func Get[T Elem](dst []T, src Array[T], srcIdx int, pe int) error {
 
 // GetCtx is Get on context c.
 func GetCtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
-	r, c, err := c.use("Get")
+	r, c, err := c.use("Get", &pe)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func GetNBI[T Elem](dst []T, src Array[T], srcIdx int, pe int) error {
 
 // GetNBICtx is GetNBI on context c.
 func GetNBICtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
-	r, c, err := c.use("GetNBI")
+	r, c, err := c.use("GetNBI", &pe)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func P[T Elem](dst Array[T], idx int, v T, pe int) error {
 
 // PCtx is P on context c.
 func PCtx[T Elem](c *Ctx, dst Array[T], idx int, v T, pe int) error {
-	r, c, err := c.use("P")
+	r, c, err := c.use("P", &pe)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func G[T Elem](src Array[T], idx int, pe int) (T, error) {
 
 // GCtx is G on context c.
 func GCtx[T Elem](c *Ctx, src Array[T], idx int, pe int) (T, error) {
-	r, c, err := c.use("G")
+	r, c, err := c.use("G", &pe)
 	if err != nil {
 		return 0, err
 	}

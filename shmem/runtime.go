@@ -62,7 +62,7 @@ type runtime struct {
 	coll    sync.Mutex
 	world   *collectives.Team
 	teamsMu sync.RWMutex
-	teams   map[int32]*collectives.Team
+	teams   map[int32]*teamEntry
 	nextTID int32
 	collSeq uint64
 
@@ -190,8 +190,8 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		alloc:   c.Alloc,
 		galloc:  c.GAlloc,
 		tr:      c.Tr,
-		teams:   map[int32]*collectives.Team{},
-		nextTID: 2,
+		teams:   map[int32]*teamEntry{},
+		nextTID: firstTeamID,
 	}
 	r.all = quiet.NewScope("PE-wide quiet")
 	if r.dflt, err = r.newCtx("default context"); err != nil {
@@ -199,7 +199,11 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		return nil, err
 	}
 	r.world = collectives.World(r)
-	r.teams[1] = r.world
+	r.teams[TeamWorld.id] = &teamEntry{ct: r.world}
+	if err := r.predefinedTeams(); err != nil {
+		c.Close()
+		return nil, err
+	}
 	if err := r.world.SyncAs(r, collectives.KindInit); err != nil {
 		c.Close()
 		return nil, errs.Wrap(err, r.me, "Init", "first barrier")

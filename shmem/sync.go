@@ -178,7 +178,7 @@ func PutSignal[T Elem](dst Array[T], dstIdx int, src []T, sig Array[uint64], sig
 
 // PutSignalCtx is PutSignal on context c.
 func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
-	r, c, err := c.use("PutSignal")
+	r, c, err := c.use("PutSignal", &pe)
 	if err != nil {
 		return err
 	}

@@ -8,16 +8,33 @@ import (
 )
 
 // Team is a set of PEs that run collectives together (Ref: OpenSHMEM 1.6
-// §9.4 teams). A Team value is a handle local to this PE. TeamWorld holds
-// every PE; TeamSplitStrided makes others. The zero Team is TeamInvalid.
+// §9.4 teams). A Team value is a handle local to this PE. TeamWorld,
+// TeamShared and TeamNode are predefined; TeamSplitStrided and TeamSplit2D
+// make others. The zero Team is TeamInvalid.
 type Team struct{ id int32 }
 
 var (
 	// TeamWorld is every PE of the job, numbered as MyPE.
 	TeamWorld = Team{id: 1}
+	// TeamShared is the PEs whose symmetric heaps this PE can load and
+	// store (SHMEM_TEAM_SHARED): the PEs of its node, numbered in world
+	// order. Every node peer's heap is mapped at Init whichever transport
+	// carries RMA (GOSHMEM_TRANSPORT=ofi included), so TeamShared has the
+	// members of TeamNode; the two handles name one team (collectives on
+	// either are collectives on the same team). Each node has its own.
+	TeamShared = Team{id: 2}
+	// TeamNode is the PEs of this PE's node, numbered in world order
+	// (NVSHMEM's NVSHMEMX_TEAM_NODE). When the node's PEs are not evenly
+	// strided in the world the team is held as a list of its members;
+	// host collectives work alike, but it has no DeviceID.
+	TeamNode = Team{id: 3}
 	// TeamInvalid is returned to PEs that are not members of a new team.
 	TeamInvalid = Team{}
 )
+
+// firstTeamID is the id of the first team a split makes (after the
+// predefined ones).
+const firstTeamID = 4
 
 // Valid reports whether t is a team this PE belongs to.
 func (t Team) Valid() bool {
@@ -40,7 +57,7 @@ func (t Team) MyPE() int {
 // device slot (only the first 32 slots are published to the GPU).
 func (t Team) DeviceID() int {
 	if r := current.Load(); r != nil && r.c.GPU != nil {
-		if ct := r.teamOf(t); ct != nil && ct.Slot() < core.MaxDeviceTeams {
+		if ct := r.teamOf(t); ct != nil && ct.Strided() && ct.Slot() < core.MaxDeviceTeams {
 			return ct.Slot()
 		}
 	}
@@ -73,10 +90,19 @@ func (t Team) TranslatePE(pe int, dest Team) int {
 
 // Destroy releases the team (collective over its members, after the team's
 // last collective: it ends with a sync that checks every member destroys
-// it). TeamWorld cannot be destroyed. A team out of step (see BarrierAll)
-// is not released: Destroy returns the error, and the handle stays valid so
-// later calls on it keep saying why.
+// it). The team's contexts (NewTeamCtx) are quieted and destroyed first,
+// private ones included: afterwards they report TeamInvalid and every call
+// on them fails (Ref: OpenSHMEM 1.6 §9.4.8 shmem_team_destroy: it destroys
+// the team's shareable contexts); as with Ctx.Destroy, no goroutine may be
+// using them at the time. TeamInvalid.Destroy() does nothing and returns
+// nil, even before Init (ibid.). The predefined teams (TeamWorld,
+// TeamShared, TeamNode) cannot be destroyed. A team out of step (see
+// BarrierAll) is not released: Destroy returns the error, and the handle
+// and its contexts stay valid so later calls on it keep saying why.
 func (t Team) Destroy() error {
+	if t == TeamInvalid {
+		return nil
+	}
 	r, err := rt("Team.Destroy")
 	if err != nil {
 		return err
@@ -87,22 +113,30 @@ func (t Team) Destroy() error {
 	if err != nil {
 		return err
 	}
-	if ct == r.world {
-		return errs.New(errs.ErrInvalidArgument, r.me, "Team.Destroy", "TeamWorld cannot be destroyed")
+	if t.id < firstTeamID {
+		return errs.New(errs.ErrInvalidArgument, r.me, "Team.Destroy", "%s cannot be destroyed (a predefined team)", t.name())
 	}
+	r.teamsMu.RLock()
+	e := r.teams[t.id]
+	r.teamsMu.RUnlock()
+	qerr := r.quietTeamCtxs(e)
 	if err := ct.Destroy(r, r.world); err != nil {
-		return err
+		return joinErrors(qerr, err)
 	}
 	r.teamsMu.Lock()
 	delete(r.teams, t.id)
 	r.teamsMu.Unlock()
-	return nil
+	r.closeTeamCtxs(e)
+	return qerr
 }
 
 func (r *runtime) teamOf(t Team) *collectives.Team {
 	r.teamsMu.RLock()
 	defer r.teamsMu.RUnlock()
-	return r.teams[t.id]
+	if e := r.teams[t.id]; e != nil {
+		return e.ct
+	}
+	return nil
 }
 
 func (r *runtime) team(t Team, op string) (*collectives.Team, error) {
@@ -118,8 +152,15 @@ func (r *runtime) team(t Team, op string) (*collectives.Team, error) {
 // collective over parent: every parent member calls it with the same
 // arguments. Members get the new team; other parent PEs get TeamInvalid and
 // a nil error (Ref: OpenSHMEM 1.6 §9.4.6 shmem_team_split_strided).
-func TeamSplitStrided(parent Team, start, stride, size int) (Team, error) {
+// WithTeamConfig sets the new team's Config; the new team's members must
+// pass the same configuration (else every parent member gets
+// ErrNotSymmetric).
+func TeamSplitStrided(parent Team, start, stride, size int, opts ...TeamOption) (Team, error) {
 	r, err := rt("TeamSplitStrided")
+	if err != nil {
+		return TeamInvalid, err
+	}
+	cfg, err := teamConfig(r, "TeamSplitStrided", opts)
 	if err != nil {
 		return TeamInvalid, err
 	}
@@ -129,27 +170,38 @@ func TeamSplitStrided(parent Team, start, stride, size int) (Team, error) {
 	if err != nil {
 		return TeamInvalid, err
 	}
-	ct, err := collectives.Split(r, r.world, pt, start, stride, size)
+	ct, err := collectives.SplitConfig(r, r.world, pt, start, stride, size, cfg.word())
 	if err != nil || ct == nil {
 		return TeamInvalid, err
 	}
-	if r.c.GPU != nil {
-		// Publish the team to kernels (device team id = its psync slot),
-		// then sync the members so none runs a device barrier on the slot
-		// before every member has zeroed its psync words.
-		if err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me); err != nil {
-			return TeamInvalid, err
-		}
-		if err := ct.SyncAs(r, collectives.KindSplit); err != nil {
-			return TeamInvalid, err
-		}
+	if err := r.publishTeam(ct, collectives.KindSplit); err != nil {
+		return TeamInvalid, err
 	}
+	return r.registerTeam(ct, cfg), nil
+}
+
+// publishTeam gives kernels a team this PE just joined (under r.coll):
+// with a GPU heap, a strided team's device id is its psync slot. The
+// members then sync (as part of collective k) so none runs a device
+// barrier on the slot before every member has zeroed its psync words.
+func (r *runtime) publishTeam(ct *collectives.Team, k collectives.Kind) error {
+	if r.c.GPU == nil || !ct.Strided() {
+		return nil
+	}
+	if err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me); err != nil {
+		return err
+	}
+	return ct.SyncAs(r, k)
+}
+
+// registerTeam returns a new handle for ct.
+func (r *runtime) registerTeam(ct *collectives.Team, cfg TeamConfig) Team {
 	r.teamsMu.Lock()
+	defer r.teamsMu.Unlock()
 	id := r.nextTID
 	r.nextTID++
-	r.teams[id] = ct
-	r.teamsMu.Unlock()
-	return Team{id: id}, nil
+	r.teams[id] = &teamEntry{ct: ct, cfg: cfg}
+	return Team{id: id}
 }
 
 // Op is a reduction operator for Reduce.
