@@ -305,19 +305,23 @@ func checkStrided(r *runtime, op string, blocks bool, sym string, n, pe, idx, st
 		}
 		return nil
 	}
-	count := sprintf("n = %d", nb)
-	if blocks {
-		count = sprintf("blockSize = %d, nBlocks = %d", bs, nb)
-	}
 	if !fits(idx, stride, bs, nb, n) {
 		return errs.New(errs.ErrOutOfBounds, r.me, op, "%sIdx = %d, %sStride = %d, %s reach %s indices %s on PE %d, outside the array's [0, %d)",
-			sym, idx, sym, stride, count, sym, reached(idx, stride, bs, nb), pe, n)
+			sym, idx, sym, stride, counts(blocks, bs, nb), sym, reached(idx, stride, bs, nb), pe, n)
 	}
 	if !fits(0, lstride, bs, nb, local) {
 		return errs.New(errs.ErrOutOfBounds, r.me, op, "%sStride = %d, %s reach %s indices %s, outside %s's [0, %d)",
-			loc, lstride, count, loc, reached(0, lstride, bs, nb), loc, local)
+			loc, lstride, counts(blocks, bs, nb), loc, reached(0, lstride, bs, nb), loc, local)
 	}
 	return nil
+}
+
+// counts names the count arguments in a range error.
+func counts(blocks bool, bs, nb int) string {
+	if blocks {
+		return sprintf("blockSize = %d, nBlocks = %d", bs, nb)
+	}
+	return sprintf("n = %d", nb)
 }
 
 // fits reports whether nb >= 1 blocks of bs >= 1 elements, block k from

@@ -398,3 +398,29 @@ func TestRMA16NotInitialized(t *testing.T) {
 		assert.Contains(t, err.Error(), strings.TrimSuffix(name, "Ctx"), name)
 	}
 }
+
+// TestStridedAllocatesNothing: the strided calls, the NBI atomics and the
+// signal calls allocate nothing on shm (hot paths).
+func TestStridedAllocatesNothing(t *testing.T) {
+	start(t)
+	a := alloc[int64](t, 4096)
+	sig := alloc[uint64](t, 1)
+	local := make([]int64, 4096)
+	var fetch int64
+	for name, call := range map[string]func() error{
+		"IPut":              func() error { return shmem.IPut(a, 0, 2, local, 2, 2048, 0) },
+		"IGet":              func() error { return shmem.IGet(local, 2, a, 1, 2, 2000, 0) },
+		"IBPut":             func() error { return shmem.IBPut(a, 0, 8, local, 4, 4, 500, 0) },
+		"IBGet":             func() error { return shmem.IBGet(local, 8, a, 0, 4, 4, 500, 0) },
+		"AtomicFetchAddNBI": func() error { return shmem.AtomicFetchAddNBI(&fetch, a, 0, 1, 0) },
+		"SignalUpdate":      func() error { return shmem.SignalUpdate(sig, 0, 1, shmem.SignalAdd, 0) },
+		"PutSignalNBI":      func() error { return shmem.PutSignalNBI(a, 0, local[:64], sig, 0, 1, shmem.SignalAdd, 0) },
+	} {
+		var err error
+		allocs := testing.AllocsPerRun(20, func() { err = call() })
+		require.NoError(t, err, name)
+		assert.Zero(t, allocs, "%s allocates", name)
+	}
+	require.NoError(t, sig.Free())
+	require.NoError(t, a.Free())
+}
