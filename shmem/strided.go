@@ -28,7 +28,8 @@ import (
 //
 // Completion is that of Put and Get: IPut and IBPut return when src may be
 // reused, and the data is visible at pe after Quiet (or a barrier), ordered
-// by Fence like a put; IGet and IBGet return with dst filled. On the shm
+// by Fence like a put; IGet and IBGet return with dst filled. Data that is
+// contiguous on both sides is one Put or Get. Otherwise, on the shm
 // transport the elements are copied one by one straight into (or out of)
 // the peer's mapping; over ofi, contiguous runs travel as one transfer and
 // scattered elements as one operation each (IGet and IBGet then complete
@@ -101,17 +102,18 @@ func stridedPut[T Elem](c *Ctx, op string, dst Array[T], dstIdx, dstStride int, 
 		return nil
 	}
 	sz := elem.Size[T]()
+	t := r.trFor(dst.b, pe)
+	at := func(k int) uint64 { return base + uint64(dstIdx+k*dstStride)*uint64(sz) }
+	if nb == 1 || (dstStride == bs && srcStride == bs) {
+		// One contiguous run on both sides: one Put (a memmove on shm).
+		return t.Put(c.q, pe, at(0), elem.Bytes(src[:bs*nb]))
+	}
 	if p := r.direct(dst.b, pe); p != nil {
 		copyBlocks(unsafe.Add(p, dstIdx*sz), dstStride*sz, unsafe.Pointer(&src[0]), srcStride*sz, bs*sz, nb, sz)
 		return nil
 	}
-	t := r.trFor(dst.b, pe)
-	at := func(k int) uint64 { return base + uint64(dstIdx+k*dstStride)*uint64(sz) }
 	block := func(k int) []byte { return elem.Bytes(src[k*srcStride : k*srcStride+bs]) }
 	switch {
-	case nb == 1 || (dstStride == bs && srcStride == bs):
-		// One contiguous run on both sides.
-		return t.Put(c.q, pe, at(0), elem.Bytes(src[:bs*nb]))
 	case dstStride == 0:
 		// Every block lands on the same elements; the last remains.
 		return t.Put(c.q, pe, at(nb-1), block(nb-1))
@@ -162,17 +164,18 @@ func stridedGet[T Elem](c *Ctx, op string, dst []T, dstStride int, src Array[T],
 		return nil
 	}
 	sz := elem.Size[T]()
+	t := r.trFor(src.b, pe)
+	at := func(k int) int { return srcIdx + k*srcStride }
+	off := func(i int) uint64 { return base + uint64(i)*uint64(sz) }
+	if nb == 1 || (dstStride == bs && srcStride == bs) {
+		// One contiguous run on both sides: one Get (a memmove on shm).
+		return t.Get(c.q, elem.Bytes(dst[:bs*nb]), pe, off(at(0)))
+	}
 	if p := r.direct(src.b, pe); p != nil {
 		copyBlocks(unsafe.Pointer(&dst[0]), dstStride*sz, unsafe.Add(p, srcIdx*sz), srcStride*sz, bs*sz, nb, sz)
 		return nil
 	}
-	t := r.trFor(src.b, pe)
-	at := func(k int) int { return srcIdx + k*srcStride }
-	off := func(i int) uint64 { return base + uint64(i)*uint64(sz) }
 	block := func(k int) []byte { return elem.Bytes(dst[k*dstStride : k*dstStride+bs]) }
-	if nb == 1 || (dstStride == bs && srcStride == bs) {
-		return t.Get(c.q, elem.Bytes(dst[:bs*nb]), pe, off(at(0)))
-	}
 	if dstStride == 0 {
 		return t.Get(c.q, block(nb-1), pe, off(at(nb-1)))
 	}
