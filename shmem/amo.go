@@ -15,9 +15,15 @@ import (
 // from any PE. Widths: 32- and 64-bit integers use the processor's atomic
 // instructions; 8- and 16-bit integers use a compare-and-swap loop on the
 // aligned 32-bit word containing them (atomic, never torn, neighbours
-// untouched). Floating-point elements support only AtomicFetch, AtomicSet
-// and AtomicSwap (as OpenSHMEM's standard AMOs); the arithmetic and bitwise
-// atomics on them return ErrInvalidArgument (also matching ErrNotSupported).
+// untouched). The arithmetic, compare-and-swap and bitwise atomics take
+// Integer element types only (OpenSHMEM's standard and bitwise AMO types),
+// so AtomicAdd on a float64 array does not compile; AtomicFetch, AtomicSet
+// and AtomicSwap (the extended AMOs) take every Elem, floating point
+// included (Ref: OpenSHMEM 1.6 §9.7, Tables 10-12).
+
+// Integer is the element types of the integer-only atomics: every Elem but
+// float32 and float64 (and types defined on them).
+type Integer = elem.Integer
 
 func toBits[T Elem](v T) uint64 {
 	p := unsafe.Pointer(&v)
@@ -69,57 +75,57 @@ func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T]
 }
 
 // AtomicFetchAdd adds v to a[idx] on pe and returns the old value.
-func AtomicFetchAdd[T Elem](a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchAdd[T Integer](a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(nil, "AtomicFetchAdd", transport.AMOAdd, true, a, idx, v, 0, pe)
 }
 
 // AtomicFetchAddCtx is AtomicFetchAdd on context c.
-func AtomicFetchAddCtx[T Elem](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchAddCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(c, "AtomicFetchAdd", transport.AMOAdd, true, a, idx, v, 0, pe)
 }
 
 // AtomicAdd adds v to a[idx] on pe.
-func AtomicAdd[T Elem](a Array[T], idx int, v T, pe int) error {
+func AtomicAdd[T Integer](a Array[T], idx int, v T, pe int) error {
 	_, err := amo(nil, "AtomicAdd", transport.AMOAdd, true, a, idx, v, 0, pe)
 	return err
 }
 
 // AtomicAddCtx is AtomicAdd on context c.
-func AtomicAddCtx[T Elem](c *Ctx, a Array[T], idx int, v T, pe int) error {
+func AtomicAddCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) error {
 	_, err := amo(c, "AtomicAdd", transport.AMOAdd, true, a, idx, v, 0, pe)
 	return err
 }
 
 // AtomicFetchInc adds 1 to a[idx] on pe and returns the old value.
-func AtomicFetchInc[T Elem](a Array[T], idx int, pe int) (T, error) {
+func AtomicFetchInc[T Integer](a Array[T], idx int, pe int) (T, error) {
 	return amo(nil, "AtomicFetchInc", transport.AMOAdd, true, a, idx, 1, 0, pe)
 }
 
 // AtomicFetchIncCtx is AtomicFetchInc on context c.
-func AtomicFetchIncCtx[T Elem](c *Ctx, a Array[T], idx int, pe int) (T, error) {
+func AtomicFetchIncCtx[T Integer](c *Ctx, a Array[T], idx int, pe int) (T, error) {
 	return amo(c, "AtomicFetchInc", transport.AMOAdd, true, a, idx, 1, 0, pe)
 }
 
 // AtomicInc adds 1 to a[idx] on pe.
-func AtomicInc[T Elem](a Array[T], idx int, pe int) error {
+func AtomicInc[T Integer](a Array[T], idx int, pe int) error {
 	_, err := amo(nil, "AtomicInc", transport.AMOAdd, true, a, idx, 1, 0, pe)
 	return err
 }
 
 // AtomicIncCtx is AtomicInc on context c.
-func AtomicIncCtx[T Elem](c *Ctx, a Array[T], idx int, pe int) error {
+func AtomicIncCtx[T Integer](c *Ctx, a Array[T], idx int, pe int) error {
 	_, err := amo(c, "AtomicInc", transport.AMOAdd, true, a, idx, 1, 0, pe)
 	return err
 }
 
 // AtomicCompareSwap stores v into a[idx] on pe if it equals cond, and
 // returns the old value either way (Ref: OpenSHMEM 1.6 §9.7.4).
-func AtomicCompareSwap[T Elem](a Array[T], idx int, cond, v T, pe int) (T, error) {
+func AtomicCompareSwap[T Integer](a Array[T], idx int, cond, v T, pe int) (T, error) {
 	return amo(nil, "AtomicCompareSwap", transport.AMOCompareSwap, true, a, idx, v, cond, pe)
 }
 
 // AtomicCompareSwapCtx is AtomicCompareSwap on context c.
-func AtomicCompareSwapCtx[T Elem](c *Ctx, a Array[T], idx int, cond, v T, pe int) (T, error) {
+func AtomicCompareSwapCtx[T Integer](c *Ctx, a Array[T], idx int, cond, v T, pe int) (T, error) {
 	return amo(c, "AtomicCompareSwap", transport.AMOCompareSwap, true, a, idx, v, cond, pe)
 }
 
@@ -157,49 +163,68 @@ func AtomicSetCtx[T Elem](c *Ctx, a Array[T], idx int, v T, pe int) error {
 }
 
 // AtomicFetchAnd ands v into a[idx] on pe and returns the old value.
-func AtomicFetchAnd[T Elem](a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchAnd[T Integer](a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(nil, "AtomicFetchAnd", transport.AMOAnd, true, a, idx, v, 0, pe)
 }
 
 // AtomicFetchAndCtx is AtomicFetchAnd on context c.
-func AtomicFetchAndCtx[T Elem](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchAndCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(c, "AtomicFetchAnd", transport.AMOAnd, true, a, idx, v, 0, pe)
 }
 
 // AtomicFetchOr ors v into a[idx] on pe and returns the old value.
-func AtomicFetchOr[T Elem](a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchOr[T Integer](a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(nil, "AtomicFetchOr", transport.AMOOr, true, a, idx, v, 0, pe)
 }
 
 // AtomicFetchOrCtx is AtomicFetchOr on context c.
-func AtomicFetchOrCtx[T Elem](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchOrCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(c, "AtomicFetchOr", transport.AMOOr, true, a, idx, v, 0, pe)
 }
 
 // AtomicFetchXor xors v into a[idx] on pe and returns the old value.
-func AtomicFetchXor[T Elem](a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchXor[T Integer](a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(nil, "AtomicFetchXor", transport.AMOXor, true, a, idx, v, 0, pe)
 }
 
 // AtomicFetchXorCtx is AtomicFetchXor on context c.
-func AtomicFetchXorCtx[T Elem](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
+func AtomicFetchXorCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) (T, error) {
 	return amo(c, "AtomicFetchXor", transport.AMOXor, true, a, idx, v, 0, pe)
 }
 
-// AtomicAnd, AtomicOr and AtomicXor are the non-fetching forms.
-func AtomicAnd[T Elem](a Array[T], idx int, v T, pe int) error {
+// AtomicAnd ands v into a[idx] on pe (the non-fetching form of
+// AtomicFetchAnd; likewise AtomicOr and AtomicXor).
+func AtomicAnd[T Integer](a Array[T], idx int, v T, pe int) error {
 	_, err := amo(nil, "AtomicAnd", transport.AMOAnd, true, a, idx, v, 0, pe)
 	return err
 }
 
+// AtomicAndCtx is AtomicAnd on context c.
+func AtomicAndCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) error {
+	_, err := amo(c, "AtomicAnd", transport.AMOAnd, true, a, idx, v, 0, pe)
+	return err
+}
+
 // AtomicOr ors v into a[idx] on pe.
-func AtomicOr[T Elem](a Array[T], idx int, v T, pe int) error {
+func AtomicOr[T Integer](a Array[T], idx int, v T, pe int) error {
 	_, err := amo(nil, "AtomicOr", transport.AMOOr, true, a, idx, v, 0, pe)
 	return err
 }
 
 // AtomicXor xors v into a[idx] on pe.
-func AtomicXor[T Elem](a Array[T], idx int, v T, pe int) error {
+func AtomicXor[T Integer](a Array[T], idx int, v T, pe int) error {
 	_, err := amo(nil, "AtomicXor", transport.AMOXor, true, a, idx, v, 0, pe)
+	return err
+}
+
+// AtomicOrCtx is AtomicOr on context c.
+func AtomicOrCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) error {
+	_, err := amo(c, "AtomicOr", transport.AMOOr, true, a, idx, v, 0, pe)
+	return err
+}
+
+// AtomicXorCtx is AtomicXor on context c.
+func AtomicXorCtx[T Integer](c *Ctx, a Array[T], idx int, v T, pe int) error {
+	_, err := amo(c, "AtomicXor", transport.AMOXor, true, a, idx, v, 0, pe)
 	return err
 }

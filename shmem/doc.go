@@ -31,6 +31,21 @@
 //     (release on the sender, acquire in the wait).
 //   - WaitUntil and TestCmp read with acquire order.
 //
+// The OpenSHMEM 1.6 strided, non-blocking-atomic and signal calls:
+//
+//	call          returns when                  complete at the target   ordered by
+//	IPut, IBPut   src may be reused             after Quiet / barrier    Fence (like Put)
+//	IGet, IBGet   dst holds the data            -                        -
+//	Atomic...NBI  the atomic is issued          after Quiet; *fetch too  Fence (like the blocking form)
+//	PutSignalNBI  issued; src busy until Quiet  after Quiet              Fence; the signal after the data
+//	SignalUpdate  issued                        after Quiet              Fence (an atomic)
+//
+// (goshmem stores an NBI atomic's *fetch before returning; Quiet, Ctx.Quiet
+// of its context or BarrierAll is still what a portable program waits for.)
+// All of them, like Put and Get, may be called from several goroutines at
+// once, on one context or on several; concurrent transfers to the same
+// elements race as plain puts do.
+//
 // Contexts (Ctx) split a PE's operations into independent completion scopes:
 // Ctx.Quiet waits for that context only. The PE-wide Quiet and Fence cover
 // every context.

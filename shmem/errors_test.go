@@ -74,10 +74,6 @@ func TestBadInput(t *testing.T) {
 		{"AllToAll n too big", func() error { return shmem.AllToAll(shmem.TeamWorld, a, a, 5) }, shmem.ErrOutOfBounds, nil, nil, ""},
 		{"Reduce n too big", func() error { return shmem.Reduce(shmem.TeamWorld, shmem.OpSum, a, a, 5) }, shmem.ErrOutOfBounds, nil, nil, ""},
 		// types and operators
-		{"AtomicFetchAdd float64", func() error { _, err := shmem.AtomicFetchAdd(f, 0, 1.5, 0); return err },
-			shmem.ErrInvalidArgument, shmem.ErrNotSupported, []string{"float64", "integer types only"}, "AtomicFetch/AtomicSet/AtomicSwap"},
-		{"AtomicFetchXor float64", func() error { _, err := shmem.AtomicFetchXor(f, 0, 1, 0); return err },
-			shmem.ErrInvalidArgument, shmem.ErrNotSupported, nil, ""},
 		{"Reduce xor float64", func() error { return shmem.Reduce(shmem.TeamWorld, shmem.OpXor, f, f, 2) },
 			shmem.ErrInvalidArgument, nil, []string{"bitwise", "float64"}, "OpSum"},
 		{"Reduce bad op", func() error { return shmem.Reduce(shmem.TeamWorld, shmem.Op(42), a, a, 1) },

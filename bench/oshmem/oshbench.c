@@ -19,6 +19,8 @@
  * ~20 ns, included), median and p99 over the iterations after the warm-up.
  * put_bw times whole windows (W putmem_nbi + one quiet): iters = windows,
  * median_us/p99_us = time of one window, bw_GBs = W*size / median window time.
+ * iput_bw/iget_bw likewise, with windows of 16 shmem_long_iput (+ quiet) or
+ * shmem_long_iget at stride 2.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <shmem.h>
@@ -279,6 +281,51 @@ static void bench_put_bw(size_t size) {
     }
 }
 
+/* iput_bw / iget_bw (goshmem-perf's rows of the same name): size bytes of
+ * long at stride 2 on both sides (tst = sst = 2), PE 0 to or from PE 1,
+ * timed per window of ISTRIDE_WINDOW calls (iput: then one quiet); the
+ * buffers span 2*size bytes, so sizes go up to min(1 MiB, maxsize/2). */
+#define ISTRIDE_WINDOW 16
+#define ISTRIDE_MAX (1u << 20)
+#define ISTRIDE_STRIDE 2
+
+static void istrided_window(int put, size_t n) {
+    for (int k = 0; k < ISTRIDE_WINDOW; k++) {
+        if (put) shmem_long_iput((long *)dbuf, (const long *)sbuf, ISTRIDE_STRIDE, ISTRIDE_STRIDE, n, 1);
+        else shmem_long_iget((long *)sbuf, (const long *)dbuf, ISTRIDE_STRIDE, ISTRIDE_STRIDE, n, 1);
+    }
+    if (put) shmem_quiet();
+}
+
+static void bench_istrided_bw(int put, size_t size) {
+    size_t n = size / sizeof(long);
+    shmem_barrier_all();
+    long nwin = 0;
+    if (me == 0) {
+        for (int r = 0; r < 2; r++) istrided_window(put, n);
+        uint64_t start = now_ns();
+        while (nwin < BW_MAX_WINDOWS && nwin < samples_cap) {
+            uint64_t t0 = now_ns();
+            istrided_window(put, n);
+            uint64_t t1 = now_ns();
+            samples[nwin++] = t1 - t0;
+            if (t1 - start >= BW_TARGET_NS && nwin >= 10) break;
+        }
+    }
+    shmem_barrier_all();
+    if (put && me == 1 && ((long *)dbuf)[ISTRIDE_STRIDE * (n - 1)] != 0x0101010101010101L)
+        fprintf(stderr, "oshbench: iput_bw %zu: data did not arrive at PE 1\n", size);
+    double med, p99;
+    if (me == 0) {
+        stats(nwin, &med, &p99);
+        double bw = (double)size * ISTRIDE_WINDOW / (med * 1e3);
+        char note[96];
+        snprintf(note, sizeof note, "per-window W=%d, stride %d, 8 B elements (us per window)",
+                 ISTRIDE_WINDOW, ISTRIDE_STRIDE);
+        emit(put ? "iput_bw" : "iget_bw", size, nwin, med, p99, bw, note);
+    }
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(const char *argv0) {
@@ -387,6 +434,8 @@ int main(int argc, char **argv) {
     bench_amo_fadd();
     bench_barrier();
     for (size_t s = 4096; s <= opt_maxsize; s <<= 1) bench_put_bw(s);
+    for (size_t s = 4096; s <= ISTRIDE_MAX && 2 * s <= opt_maxsize; s <<= 1) bench_istrided_bw(1, s);
+    for (size_t s = 4096; s <= ISTRIDE_MAX && 2 * s <= opt_maxsize; s <<= 1) bench_istrided_bw(0, s);
 
     shmem_barrier_all();
     if (!opt_data_seg) {

@@ -65,7 +65,7 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	heap := fs.Uint64("heap", 0, "symmetric heap bytes per PE (0: enough for -maxsize, unless GOSHMEM_SYMMETRIC_SIZE is set)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]\n"+
-			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw alloc_free\n")
+			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw iput_bw iget_bw alloc_free\n")
 		fs.PrintDefaults()
 	}
 	re, err := parseFlags(fs, args, only)
@@ -233,6 +233,8 @@ func (h *host) run(stdout, stderr io.Writer) (err error) {
 		{"amo_fadd", h.amoFadd},
 		{"barrier", h.barrier},
 		{"put_bw", func() error { return h.eachSize(max(4096, h.o.minSize), h.putBW) }},
+		{"iput_bw", func() error { return h.stridedBW(true) }},
+		{"iget_bw", func() error { return h.stridedBW(false) }},
 		{"alloc_free", h.allocFree},
 	}
 	for _, s := range steps {

@@ -54,7 +54,9 @@ func (r Row) Series() string {
 
 // IsBandwidth reports whether the row is compared by bandwidth (higher is
 // better) rather than by time (lower is better).
-func (r Row) IsBandwidth() bool { return r.Name == "put_bw" }
+func (r Row) IsBandwidth() bool {
+	return r.Name == "put_bw" || r.Name == "iput_bw" || r.Name == "iget_bw"
+}
 
 // round4 keeps JSON short: 0.1 ns resolution on microseconds.
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -19,6 +19,8 @@ var descriptions = map[string]string{
 	"amo_fadd":             "AtomicFetchAdd int64 (shmem_long_atomic_fetch_add)",
 	"barrier":              "BarrierAll, PE 0's time (shmem_barrier_all)",
 	"put_bw":               "window of 64 PutNBI + one Quiet; latency = one window; GB/s = 1e9 B/s",
+	"iput_bw":              "window of 16 IPut int64 at stride 2 (dst and src) + one Quiet (shmem_long_iput); GB/s of elements moved",
+	"iget_bw":              "window of 16 IGet int64 at stride 2 (dst and src) (shmem_long_iget); GB/s of elements moved",
 	"alloc_free":           "Alloc[byte] 1 MiB + Free, collective, PE 0's time",
 	"launch":               "device mode: host cost of one launch of an empty kernel (bursts of 128, queue never full)",
 	"launch_b2b":           "device mode: back-to-back launches of an empty kernel (bounded by the GPU retiring them)",

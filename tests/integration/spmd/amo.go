@@ -47,7 +47,7 @@ func isPermutation[V shmem.Elem](t *T, what string, olds []V, m int) {
 
 // fetchAddOnPE0: every PE does amoK AtomicFetchAdd(1) on a counter on PE 0
 // at once; the final value is exact and the old values are a permutation.
-func fetchAddOnPE0[V shmem.Elem](t *T) {
+func fetchAddOnPE0[V shmem.Integer](t *T) {
 	me, n := t.me, t.n
 	c, err := shmem.Alloc[V](1)
 	t.Must("Alloc", err)

@@ -59,7 +59,6 @@ func registerAll() {
 
 	register("err/pe-out-of-range", errPERange)
 	register("err/out-of-bounds", errBounds)
-	register("err/atomic-on-float", errAmoFloat)
 	register("err/alloc-bad-size", errAllocBad)
 	registerMin("err/not-symmetric", 2, errNotSymmetric)
 	register("err/double-free", errDoubleFree)

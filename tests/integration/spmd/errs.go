@@ -141,44 +141,6 @@ func errBounds(t *T) {
 	usable(t, "out of bounds")
 }
 
-// errAmoFloat: arithmetic and bitwise atomics on floating point are
-// ErrInvalidArgument (and ErrNotSupported) and change nothing.
-func errAmoFloat(t *T) {
-	f64, err := shmem.Alloc[float64](1)
-	t.Must("Alloc", err)
-	defer func() { t.OK("Free", f64.Free()) }()
-	f32, err := shmem.Alloc[float32](1)
-	t.Must("Alloc", err)
-	defer func() { t.OK("Free", f32.Free()) }()
-	me := t.me
-	f64.Local()[0], f32.Local()[0] = 1.5, 2.5
-	t.Must("BarrierAll", shmem.BarrierAll())
-	both := func(what string, err error, contains ...string) {
-		t.Is(what, err, shmem.ErrInvalidArgument, append([]string{pe(t)}, contains...)...)
-		t.Is(what+" (ErrNotSupported too)", err, shmem.ErrNotSupported)
-	}
-	_, err = shmem.AtomicFetchAdd(f64, 0, 1, me)
-	both("AtomicFetchAdd on float64", err, "float64", "AtomicFetchAdd")
-	both("AtomicAdd on float32", shmem.AtomicAdd(f32, 0, 1, me), "float32")
-	both("AtomicInc on float64", shmem.AtomicInc(f64, 0, me))
-	_, err = shmem.AtomicFetchInc(f32, 0, me)
-	both("AtomicFetchInc on float32", err)
-	_, err = shmem.AtomicCompareSwap(f64, 0, 1.5, 3, me)
-	both("AtomicCompareSwap on float64", err)
-	_, err = shmem.AtomicFetchAnd(f32, 0, 1, me)
-	both("AtomicFetchAnd on float32", err)
-	_, err = shmem.AtomicFetchOr(f64, 0, 1, me)
-	both("AtomicFetchOr on float64", err)
-	_, err = shmem.AtomicFetchXor(f64, 0, 1, me)
-	both("AtomicFetchXor on float64", err)
-	both("AtomicAnd on float32", shmem.AtomicAnd(f32, 0, 1, me))
-	both("AtomicOr on float32", shmem.AtomicOr(f32, 0, 1, me))
-	both("AtomicXor on float64", shmem.AtomicXor(f64, 0, 1, me))
-	Eq(t, "float64 unchanged", f64.Local()[0], 1.5)
-	Eq(t, "float32 unchanged", f32.Local()[0], float32(2.5))
-	usable(t, "atomic on float")
-}
-
 // errAllocBad: Alloc of 0, negative, more than the heap, or an overflowing
 // byte count: the exact sentinel on every PE, nothing allocated.
 func errAllocBad(t *T) {
