@@ -402,7 +402,9 @@ func TestWaitSetTimeout(t *testing.T) {
 	}{
 		{"WaitUntilAll", func() error { return shmem.WaitUntilAll(a, 1, 4, nil, shmem.CmpEQ, 7) },
 			[]string{"PE 0: WaitUntilAll", "all of a[1:5] == 7 (int64)", "a[2] = 2, a[4] = 3", "GOSHMEM_TIMEOUT=30ms"}},
-		{"WaitUntilAll skip", func() error { return shmem.WaitUntilAll(a, 0, 6, []bool{false, false, true, false, false, false}, shmem.CmpEQ, 7) },
+		{"WaitUntilAll skip", func() error {
+			return shmem.WaitUntilAll(a, 0, 6, []bool{false, false, true, false, false, false}, shmem.CmpEQ, 7)
+		},
 			[]string{"all of a[0:6] == 7 (int64, 1 of 6 skipped)", "still unsatisfied: a[4] = 3"}},
 		{"WaitUntilAllVector", func() error {
 			return shmem.WaitUntilAllVector(a, 0, 3, nil, shmem.CmpGE, []int64{7, 8, 2})
