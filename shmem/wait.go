@@ -9,28 +9,27 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
-// The multi-element waits and tests (Ref: OpenSHMEM 1.6 §9.10
-// shmem_wait_until_{all,any,some}[_vector], shmem_test_{all,any,some}[_vector]).
-//
-// Each works on this PE's elements a[idx : idx+n], the wait set. Element i
-// of the set is a[idx+i]; skip[i] true excludes it (skip nil excludes
-// none; otherwise len(skip) must be n), and every index the calls return
-// is such an i, in [0, n). The plain forms compare every element with one
-// value v; the Vector forms compare element i with vals[i] (len(vals) must
-// be n). Every element is read with an acquire load, as by WaitUntil: data
-// a peer wrote before the element (ordered by Fence, Quiet or PutSignal)
-// is visible once the call has seen the element satisfy its comparison.
-// The waits spin, yield, then sleep, drive the ofi transport while they
-// spin, notice peers that ended, and fail with ErrTimeout after
-// GOSHMEM_TIMEOUT naming the call, the range, the comparison and the values
-// still seen. GPU arrays (AllocDevice) are polled element by element with
-// device-to-host copies. The calls are safe from several goroutines at once.
+// The multi-element waits and tests: WaitUntilAll's comment states what
+// they share (the wait set, skip, ordering, progress, timeout).
 
-// WaitUntilAll blocks until every element of the wait set a[idx : idx+n]
-// (less the skipped ones) has satisfied (a[idx+i] cmp v). Each element is
-// waited for in turn and not looked at again once it satisfied. An empty
-// wait set (n == 0 or every element skipped) returns at once.
-// Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all.
+// WaitUntilAll blocks until every element of the wait set has satisfied
+// (a[idx+i] cmp v), each element waited for in turn and not looked at
+// again once it satisfied; an empty wait set returns at once.
+//
+// What every multi-element wait and test shares: the wait set is this
+// PE's a[idx : idx+n]; its element i is a[idx+i], skip[i] true excludes
+// it (skip nil excludes none; otherwise len(skip) must be n), and every
+// index the calls return is such an i, in [0, n). The plain forms compare
+// with one value v, the Vector forms element i with vals[i] (len(vals)
+// must be n). Each element is read with an acquire load, as by WaitUntil:
+// data a peer wrote before the element (ordered by Fence, Quiet or
+// PutSignal) is visible once the call saw the element satisfy. The waits
+// spin, yield, then sleep, drive the ofi transport while they spin, end
+// with the error when a peer has failed, and with ErrTimeout after
+// GOSHMEM_TIMEOUT naming the call, the range, the comparison and the
+// values still unsatisfied. GPU arrays (AllocDevice) are polled element by
+// element with device-to-host copies. The calls are safe from several
+// goroutines at once. Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all.
 func WaitUntilAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) error {
 	s, err := newWaitSet(a, "WaitUntilAll", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
@@ -41,7 +40,8 @@ func WaitUntilAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) err
 
 // WaitUntilAllVector is WaitUntilAll with one comparison value per element:
 // it waits until (a[idx+i] cmp vals[i]) has held for every element i of
-// the wait set. Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all_vector.
+// the wait set (see WaitUntilAll for what the calls share).
+// Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all_vector.
 func WaitUntilAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) error {
 	s, err := newWaitSet(a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
@@ -51,7 +51,7 @@ func WaitUntilAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, va
 }
 
 // WaitUntilAny blocks until some element i of the wait set a[idx : idx+n]
-// satisfies (a[idx+i] cmp v) and returns i. With several satisfied, which
+// (see WaitUntilAll for the wait set, skip, ordering and timeout) satisfies (a[idx+i] cmp v) and returns i. With several satisfied, which
 // one is returned is unspecified and not always the lowest: each call
 // starts looking at a random element, so a caller that loops over
 // WaitUntilAny is handed every satisfied element eventually. An empty
