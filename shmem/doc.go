@@ -29,7 +29,11 @@
 //   - PutSignal delivers the data before the signal: a PE that observes the
 //     signal with SignalWaitUntil or WaitUntil also observes the data
 //     (release on the sender, acquire in the wait).
-//   - WaitUntil and TestCmp read with acquire order.
+//   - WaitUntil and TestCmp read with acquire order; so do the waits and
+//     tests on many elements (WaitUntilAll/Any/Some, TestAll/Any/Some and
+//     their Vector forms, OpenSHMEM 1.6 §9.10), over a[idx:idx+n] less a
+//     skip mask; WaitUntilAny and TestAny start at a random element, so a
+//     loop over them is handed every satisfied index.
 //
 // The OpenSHMEM 1.6 strided, non-blocking-atomic and signal calls:
 //
