@@ -327,7 +327,7 @@ var heapOpWhat = map[uint64]func(a, b uint64) string{
 		case 3:
 			return "of a freed lock"
 		case lockFreeBusy:
-			return sprintf("of the lock at heap offset %d, which this PE holds or is queued for", a-heapOff)
+			return sprintf("of the lock at heap offset %d while holding it or queued for it", a-heapOff)
 		}
 		return sprintf("of the lock at heap offset %d", a-heapOff)
 	},

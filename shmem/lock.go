@@ -236,6 +236,9 @@ func (l *Lock) await(r *runtime, word int, op string) (uint64, error) {
 		last := "unknown"
 		if t, err := r.tr[l.home].Atomic(r.dflt.q, transport.AMOFetch, 8, l.home, l.off(lockTail), 0, 0); err == nil && t != 0 {
 			last = sprintf("PE %d", int(t)-1)
+			if int(t)-1 == r.me {
+				last += " (this PE)"
+			}
 		}
 		if word == lockGranted {
 			return 0, errs.Hint(errs.ErrTimeout, "the holder must call Clear; this PE stays queued: Set again to keep waiting", r.me, op,
