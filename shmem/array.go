@@ -2,7 +2,6 @@ package shmem
 
 import (
 	"encoding/binary"
-	"math"
 	"math/big"
 	"sync/atomic"
 	"unsafe"
@@ -13,7 +12,6 @@ import (
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	core "github.com/goshmem/goshmem/internal/runtime"
-	"github.com/goshmem/goshmem/symmetric"
 )
 
 // Elem is every type a symmetric array may hold.
@@ -75,6 +73,8 @@ func (a Array[T]) Free() error {
 		status = 2
 	case a.b.freed.Load():
 		status = 3
+	case a.b.bytes == 0:
+		// zero-length (Alloc(0)): offset 0, which no heap block has
 	default:
 		off = a.b.off
 	}
@@ -97,6 +97,10 @@ func (r *runtime) free(b *block, status uint64, typ string) error {
 	case 3:
 		return errs.Hint(errs.ErrInvalidArgument, "free each array once", r.me, "Free",
 			"array of %d %s at heap offset %d was already freed", b.n, typ, b.off-heapOff)
+	}
+	if b.bytes == 0 { // zero-length: no heap block
+		b.freed.Store(true)
+		return nil
 	}
 	if b.dev {
 		if _, err := r.galloc.Free(b.off - core.GPUControlBytes); err != nil {
@@ -129,9 +133,11 @@ func poison(b []byte) {
 // every PE. It is collective: every PE calls it with the same n, in the same
 // order. The memory is zeroed, and the call ends with a barrier, so peers
 // may write into the new array as soon as it returns on their side
-// (Ref: OpenSHMEM 1.6 §9.3.1 shmem_malloc).
+// (Ref: OpenSHMEM 1.6 §9.3.1 shmem_malloc). Alloc(0) is a valid
+// zero-length allocation: an Array of Len 0 that takes no heap space and
+// that Free accepts.
 //
-// Errors: n < 1 → ErrInvalidArgument; more than the heap holds →
+// Errors: n < 0 → ErrInvalidArgument; more than the heap holds →
 // ErrHeapExhausted (hint: raise GOSHMEM_SYMMETRIC_SIZE); PEs asking
 // different sizes → ErrNotSymmetric on every PE, nothing allocated.
 func Alloc[T Elem](n int) (Array[T], error) {
@@ -139,56 +145,31 @@ func Alloc[T Elem](n int) (Array[T], error) {
 	if err != nil {
 		return Array[T]{}, err
 	}
-	sz := uint64(elem.Size[T]())
-	var bytes uint64
-	if n > 0 && uint64(n) <= math.MaxInt64/sz {
-		bytes = uint64(n) * sz
-	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	var out Array[T]
-	err = r.heapCollective(opAlloc, bytes, uint64(int64(n)), func() (uint64, error) {
-		if n < 1 {
-			return 0, errs.New(errs.ErrInvalidArgument, r.me, "Alloc", "n = %d elements of %s; must be in [1, %d]",
-				n, elem.Name[T](), r.heapLen/sz)
-		}
-		if bytes == 0 || bytes > r.heapLen {
-			return 0, errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_SYMMETRIC_SIZE", r.me, "Alloc",
-				"n = %d elements of %s is more than the whole heap (%d bytes, at most %d elements)",
-				n, elem.Name[T](), r.heapLen, r.heapLen/sz)
-		}
-		off, err := r.alloc.Alloc(bytes, heapAlign)
-		if err != nil && r.debug && errors.Is(err, symmetric.ErrHeapExhausted) && r.alloc.Release() > 0 {
-			// Debug mode quarantines freed blocks (so stale slices read
-			// poison, not new data); give them back before failing. Every
-			// PE runs the same allocator sequence, so all release together.
-			// Freed Arrays stay detected by their handle either way.
-			off, err = r.alloc.Alloc(bytes, heapAlign)
-		}
-		if err != nil {
-			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return 0, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "Alloc", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
-			}
-			return 0, errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "Alloc", "allocator")
-		}
-		clear(r.local(heapOff+off, int(bytes)))
-		out = Array[T]{b: &block{off: heapOff + off, n: n, bytes: bytes, gen: r.gen}}
-		return out.b.off, nil
-	}, func() { _ = r.free(out.b, 0, elem.Name[T]()); out = Array[T]{} })
-	return out, err
+	bytes := allocBytes[T](n)
+	return hostAlloc[T](r, opAlloc, n, heapAlign, bytes, uint64(int64(n)), nil)
 }
 
 const (
 	opAlloc       = 1
 	opFree        = 2
 	opAllocDevice = 3
+	// alloc16.go, lock.go
+	opAllocAligned = 4
+	opAllocHints   = 5
+	opRealloc      = 6
+	opNewLock      = 7
+	opLockFree     = 8
 )
 
-var heapOpNames = map[uint64]string{opAlloc: "Alloc", opFree: "Free", opAllocDevice: "AllocDevice"}
+var heapOpNames = map[uint64]string{opAlloc: "Alloc", opFree: "Free", opAllocDevice: "AllocDevice",
+	opAllocAligned: "AllocAligned", opAllocHints: "AllocWithHints", opRealloc: "Realloc",
+	opNewLock: "NewLock", opLockFree: "Lock.Free"}
 
 // heapOpKinds is the collective kind each heap operation's syncs carry.
 var heapOpKinds = map[uint64]collectives.Kind{opAlloc: collectives.KindAlloc, opFree: collectives.KindFree,
-	opAllocDevice: collectives.KindAllocDevice}
+	opAllocDevice: collectives.KindAllocDevice, opAllocAligned: collectives.KindAlloc,
+	opAllocHints: collectives.KindAlloc, opRealloc: collectives.KindAlloc, opNewLock: collectives.KindAlloc,
+	opLockFree: collectives.KindFree}
 
 // heapCollective runs a collective heap operation: every PE publishes
 // (sequence, op, a, b), all compare, and only if every PE asked the same
@@ -221,7 +202,11 @@ func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() (uint64, erro
 		what := func(x []byte) string {
 			o := binary.LittleEndian.Uint64(x[8:])
 			name := heapOpNames[o]
-			if o == opAlloc || o == opAllocDevice {
+			if d := heapOpWhat[o]; d != nil {
+				return sprintf("call #%d %s %s", binary.LittleEndian.Uint64(x[0:]), name,
+					d(binary.LittleEndian.Uint64(x[16:]), binary.LittleEndian.Uint64(x[24:])))
+			}
+			if o == opAlloc || o == opAllocDevice || o == opAllocHints || o == opNewLock {
 				return sprintf("call #%d %s of %d bytes (n = %d)", binary.LittleEndian.Uint64(x[0:]), name,
 					binary.LittleEndian.Uint64(x[16:]), int64(binary.LittleEndian.Uint64(x[24:])))
 			}

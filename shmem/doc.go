@@ -80,6 +80,47 @@
 // complete when they return and Quiet costs one store-load barrier; the
 // rules above are what portable programs may rely on.
 //
+// # Goroutines (ThreadMultiple)
+//
+// goshmem provides OpenSHMEM's ThreadMultiple level (QueryThread): any
+// goroutine may make any call at any time, and a PE is the process, not a
+// goroutine (a Lock, for one, is held by the PE). The cost is small and
+// paid on every call whether or not goroutines share the library: each
+// operation counts itself on its context's queue with atomic adds (that is
+// what Quiet waits on); the shm data path takes no lock (copies and CPU
+// atomics); over ofi the libfabric domain is thread-safe (the provider
+// locks each post) and the transport's operation table takes a mutex; heap
+// calls take the allocator's mutex, collectives one mutex per PE. Family by
+// family:
+//
+//   - RMA, atomics, signals, waits and tests, Fence, Quiet, Ptr and the
+//     Accessible and query calls: safe from several goroutines at once, on
+//     the default context or any other. Quiet completes what any goroutine
+//     issued before it was called; operations issued meanwhile may or may
+//     not be included. Operations from different goroutines are ordered by
+//     when the calls happen, as in any concurrent program.
+//   - Contexts: NewCtx is safe anywhere and a context may be shared.
+//     Destroying a context while another goroutine still uses it is a
+//     program error (later calls fail with ErrInvalidArgument).
+//   - Locks: Set, Test and Clear are safe from any goroutine; while one of a
+//     PE's goroutines holds or waits for a lock, the PE's other goroutines'
+//     Set waits and Test returns false. Any goroutine of the holding PE may
+//     Clear it.
+//   - Collectives and heap calls (barriers, Broadcast, Reduce, ..., Alloc,
+//     Free, Realloc, NewLock, team splits and Destroy): safe to call from
+//     several goroutines (a PE runs one at a time), but PEs match them by
+//     order, so every PE must make them in the same order. goshmem
+//     serializes all of a PE's collectives, on every team: unlike OpenSHMEM,
+//     which lets threads run collectives on different teams concurrently,
+//     goroutines that call collectives concurrently must make them in one
+//     order agreed by every PE (simplest: one goroutine does collectives),
+//     else the calls fail with ErrNotSymmetric or wait for GOSHMEM_TIMEOUT.
+//   - Init and Finalize must not run concurrently with any other call.
+//   - Local and Ptr slices are plain memory: Go's rules for concurrent
+//     access apply (use the atomics for words several goroutines update).
+//   - GPU calls are safe from several goroutines; the host-side copies and
+//     atomics on GPU arrays are serialized by the GPU transport.
+//
 // # Errors
 //
 // Every error matches one sentinel under errors.Is (ErrPEOutOfRange,

@@ -40,7 +40,8 @@ func DeviceInfo() (GPU, error) {
 }
 
 // AllocDevice allocates a symmetric array of n elements of T in GPU memory
-// on every PE (collective, like Alloc; zeroed; ends with a barrier). Kernels
+// on every PE (collective, like Alloc; zeroed; ends with a barrier; n = 0
+// is a zero-length allocation). Kernels
 // address it through DevicePtr and the device API (include/goshmem.h); the
 // host API's Put/Get/P/G and atomics work on it too (as synchronous copies
 // and one-thread atomic kernels), but Local does not. Without a GPU on
@@ -63,9 +64,13 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 	heapLen := r.galloc.Total()
 	var out Array[T]
 	err = r.heapCollective(opAllocDevice, bytes, uint64(int64(n)), func() (uint64, error) {
-		if n < 1 {
-			return 0, errs.New(errs.ErrInvalidArgument, r.me, "AllocDevice", "n = %d elements of %s; must be in [1, %d]",
+		if n < 0 {
+			return 0, errs.New(errs.ErrInvalidArgument, r.me, "AllocDevice", "n = %d elements of %s; must be in [0, %d]",
 				n, elem.Name[T](), heapLen/sz)
+		}
+		if n == 0 { // zero-length, like Alloc(0): no heap block
+			out = Array[T]{b: &block{off: core.GPUControlBytes, gen: r.gen, dev: true}}
+			return out.b.off, nil
 		}
 		if bytes == 0 || bytes > heapLen {
 			return 0, errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "AllocDevice",

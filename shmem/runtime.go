@@ -68,6 +68,8 @@ type runtime struct {
 
 	ctxMu  sync.Mutex
 	nextID int
+
+	pcontrol atomic.Int64 // the last PControl level - 1 (query.go: the zero value is the default level 1)
 }
 
 // Option configures Init. Options override the environment.

@@ -4,6 +4,7 @@
  * 2 PEs. PE 0 measures, PE 1 is the target/partner (it waits in
  * shmem_barrier_all, which drives progress, while PE 0 measures one-sided
  * operations). Row names match goshmem's own bench tool so rows can be joined.
+ * The lock row runs at any PE count (every PE contends): -only lock.
  *
  * Build: oshcc -O2 -std=c11 -o oshbench oshbench.c
  * Run:   oshrun --allow-run-as-root --oversubscribe -np 2 \
@@ -13,7 +14,8 @@
  *        -maxsize BYTES (4 MiB), -json (JSON lines instead of a table;
  *        the header then goes to stderr), -seg heap|data (where the symmetric
  *        buffers live: shmem_malloc heap, default, or static data segment,
- *        which caps maxsize at 4 MiB).
+ *        which caps maxsize at 4 MiB), -only NAME (run the rows whose name
+ *        contains NAME).
  *
  * Timing: clock_gettime(CLOCK_MONOTONIC) around every iteration (timer cost,
  * ~20 ns, included), median and p99 over the iterations after the warm-up.
@@ -37,12 +39,16 @@
 #define BW_WINDOW 64
 #define BW_TARGET_NS 50000000ull /* ~50 ms per put_bw size, at least 10 windows */
 #define BW_MAX_WINDOWS 100000
+#define LOCK_ROUNDS 10 /* lock: timed rounds, median reported (goshmem-perf's lockRounds) */
 
 static long opt_iters = 100000;
 static long opt_warmup = 1000;
 static long opt_barrier_iters = -1; /* -1: iters/10 */
 static size_t opt_maxsize = 4u << 20;
 static int opt_json = 0;
+static const char *opt_only = NULL; /* -only: substring of the row names to run */
+
+static int want(const char *name) { return !opt_only || strstr(name, opt_only) != NULL; }
 
 static int me, npes;
 static uint64_t *samples; /* ns, PE 0 (and PE 1 for barrier) */
@@ -53,10 +59,11 @@ static long samples_cap;
  * differently: heap segments are shared-memory mapped and UCX reaches them by
  * direct load/store (rkey_ptr); the data segment goes through UCX transports. */
 #define DATA_SEG_MAX (4u << 20)
-static long flag_static, target_static;
+static long flag_static, target_static, lock_static;
 static char sbuf_static[DATA_SEG_MAX], dbuf_static[DATA_SEG_MAX];
 static long *flagp;   /* ping-pong flag */
 static long *targetp; /* p/g/amo target */
+static long *lockp;   /* lock row's lock */
 static char *sbuf;    /* symmetric source */
 static char *dbuf;    /* symmetric destination */
 static int opt_data_seg = 0;
@@ -326,6 +333,33 @@ static void bench_istrided_bw(int put, size_t size) {
     }
 }
 
+/* Contended hand-overs: every PE loops set/clear k times between two
+ * barriers (k = barrier_iters / LOCK_ROUNDS); a round's sample is its time
+ * over the npes*k acquisitions; PE 0 reports the median of LOCK_ROUNDS
+ * rounds, after a warm-up round of min(warmup, k). */
+static void bench_lock(void) {
+    long k = opt_barrier_iters / LOCK_ROUNDS;
+    if (k < 1) k = 1;
+    long w = warmup_for(k);
+    shmem_barrier_all();
+    for (long i = 0; i < w; i++) { shmem_set_lock(lockp); shmem_clear_lock(lockp); }
+    for (int r = 0; r < LOCK_ROUNDS; r++) {
+        shmem_barrier_all();
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < k; i++) { shmem_set_lock(lockp); shmem_clear_lock(lockp); }
+        shmem_barrier_all();
+        samples[r] = (now_ns() - t0) / (uint64_t)(npes * k);
+    }
+    double med, p99;
+    if (me == 0) {
+        char note[96];
+        snprintf(note, sizeof note, "per hand-over: %d PEs x %ld set/clear per round, median of %d rounds, PE0",
+                 npes, k, LOCK_ROUNDS);
+        stats(LOCK_ROUNDS, &med, &p99);
+        emit("lock", sizeof(long), k, med, p99, 0, note);
+    }
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(const char *argv0) {
@@ -335,7 +369,8 @@ static void usage(const char *argv0) {
             "  -warmup N      warm-up iterations (default 1000)\n"
             "  -maxsize BYTES largest size for put_lat/get_lat/put_bw (default 4194304)\n"
             "  -json          JSON lines on stdout instead of a table\n"
-            "  -seg heap|data symmetric buffers from shmem_malloc (default) or static data\n",
+            "  -seg heap|data symmetric buffers from shmem_malloc (default) or static data\n"
+            "  -only NAME     run only the rows whose name contains NAME (lock: any PE count)\n",
             argv0);
 }
 
@@ -351,6 +386,7 @@ static int parse_args(int argc, char **argv) {
             i++;
             continue;
         }
+        if (!strcmp(a, "-only") && i + 1 < argc) { opt_only = argv[++i]; continue; }
         if (!strcmp(a, "-h") || !strcmp(a, "-help")) { usage(argv[0]); return 1; }
         if (i + 1 >= argc) { usage(argv[0]); return 2; }
         char *end;
@@ -378,8 +414,10 @@ int main(int argc, char **argv) {
     me = shmem_my_pe();
     npes = shmem_n_pes();
     if (prc != 0) { shmem_finalize(); return prc == 1 ? 0 : prc; }
-    if (npes != 2) {
-        if (me == 0) fprintf(stderr, "oshbench: needs exactly 2 PEs (got %d)\n", npes);
+    int two_pe_rows = want("put_lat") || want("get_lat") || want("p_lat") || want("g_lat") ||
+                      want("pingpong_p") || want("amo_fadd") || want("barrier") || want("put_bw");
+    if (npes != 2 && two_pe_rows) {
+        if (me == 0) fprintf(stderr, "oshbench: needs exactly 2 PEs (got %d; -only lock runs at any count)\n", npes);
         shmem_finalize();
         return 2;
     }
@@ -390,13 +428,16 @@ int main(int argc, char **argv) {
         dbuf = dbuf_static;
         flagp = &flag_static;
         targetp = &target_static;
+        lockp = &lock_static;
     } else {
         sbuf = shmem_malloc(opt_maxsize);
         dbuf = shmem_malloc(opt_maxsize);
         flagp = shmem_malloc(128);
         targetp = shmem_malloc(128);
+        lockp = shmem_malloc(128);
+        if (lockp) *lockp = 0; /* the barrier before the lock row publishes it */
     }
-    if (!sbuf || !dbuf || !flagp || !targetp) {
+    if (!sbuf || !dbuf || !flagp || !targetp || !lockp) {
         if (me == 0) fprintf(stderr, "oshbench: shmem_malloc(%zu) failed\n", opt_maxsize);
         shmem_global_exit(2);
     }
@@ -426,19 +467,21 @@ int main(int argc, char **argv) {
         fflush(h);
     }
 
-    for (size_t s = 8; s <= opt_maxsize; s <<= 1) bench_put_lat(s);
-    for (size_t s = 8; s <= opt_maxsize; s <<= 1) bench_get_lat(s);
-    bench_p_lat();
-    bench_g_lat();
-    bench_pingpong_p();
-    bench_amo_fadd();
-    bench_barrier();
-    for (size_t s = 4096; s <= opt_maxsize; s <<= 1) bench_put_bw(s);
-    for (size_t s = 4096; s <= ISTRIDE_MAX && 2 * s <= opt_maxsize; s <<= 1) bench_istrided_bw(1, s);
-    for (size_t s = 4096; s <= ISTRIDE_MAX && 2 * s <= opt_maxsize; s <<= 1) bench_istrided_bw(0, s);
+    if (want("put_lat")) for (size_t s = 8; s <= opt_maxsize; s <<= 1) bench_put_lat(s);
+    if (want("get_lat")) for (size_t s = 8; s <= opt_maxsize; s <<= 1) bench_get_lat(s);
+    if (want("p_lat")) bench_p_lat();
+    if (want("g_lat")) bench_g_lat();
+    if (want("pingpong_p")) bench_pingpong_p();
+    if (want("amo_fadd")) bench_amo_fadd();
+    if (want("barrier")) bench_barrier();
+    if (want("put_bw")) for (size_t s = 4096; s <= opt_maxsize; s <<= 1) bench_put_bw(s);
+    if (want("iput_bw")) for (size_t s = 4096; s <= ISTRIDE_MAX && 2 * s <= opt_maxsize; s <<= 1) bench_istrided_bw(1, s);
+    if (want("iget_bw")) for (size_t s = 4096; s <= ISTRIDE_MAX && 2 * s <= opt_maxsize; s <<= 1) bench_istrided_bw(0, s);
+    if (want("lock")) bench_lock();
 
     shmem_barrier_all();
     if (!opt_data_seg) {
+        shmem_free(lockp);
         shmem_free(targetp);
         shmem_free(flagp);
         shmem_free(dbuf);

@@ -23,6 +23,7 @@ const (
 	bwMaxWindows = 100000
 	bwMinWindows = 10
 	allocSize    = 1 << 20 // alloc_free
+	lockRounds   = 10      // lock: timed rounds (the median is reported)
 )
 
 type hostOpts struct {
@@ -65,7 +66,7 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	heap := fs.Uint64("heap", 0, "symmetric heap bytes per PE (0: enough for -maxsize, unless GOSHMEM_SYMMETRIC_SIZE is set)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]\n"+
-			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw iput_bw iget_bw alloc_free\n")
+			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw iput_bw iget_bw alloc_free lock\n")
 		fs.PrintDefaults()
 	}
 	re, err := parseFlags(fs, args, only)
@@ -236,6 +237,7 @@ func (h *host) run(stdout, stderr io.Writer) (err error) {
 		{"iput_bw", func() error { return h.stridedBW(true) }},
 		{"iget_bw", func() error { return h.stridedBW(false) }},
 		{"alloc_free", h.allocFree},
+		{"lock", h.lock},
 	}
 	for _, s := range steps {
 		if s.name == "pingpong_p_localpoll" && h.o.only == nil {
@@ -609,6 +611,57 @@ func (h *host) allocFree() error {
 		}
 		return a.Free()
 	})
+}
+
+// lock times contended hand-overs, as oshbench: every PE loops Set/Clear
+// k times on one lock (k = barrier-iters / lockRounds) between two
+// barriers; a round's sample is its time over the n*k acquisitions, and
+// PE 0 reports the median of lockRounds rounds (after one warm-up round
+// of min(warmup, k)).
+func (h *host) lock() error {
+	l, err := shmem.NewLock()
+	if err != nil {
+		return err
+	}
+	k := max(h.o.barrierIters/lockRounds, 1)
+	round := func(k int) error {
+		for i := 0; i < k; i++ {
+			if err := l.Set(); err != nil {
+				return err
+			}
+			if err := l.Clear(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := shmem.BarrierAll(); err != nil {
+		return err
+	}
+	if err := round(min(h.o.warmup, k)); err != nil {
+		return err
+	}
+	m0 := mallocs()
+	for r := 0; r < lockRounds; r++ {
+		if err := shmem.BarrierAll(); err != nil {
+			return err
+		}
+		t0 := nanotime()
+		if err := round(k); err != nil {
+			return err
+		}
+		if err := shmem.BarrierAll(); err != nil {
+			return err
+		}
+		h.samples[r] = (nanotime() - t0) / int64(h.npes*k)
+	}
+	allocs := float64(mallocs()-m0) / float64(lockRounds*k)
+	if err := l.Free(); err != nil {
+		return err
+	}
+	h.emit("lock", 8, k, Summarize(h.samples[:lockRounds]), 0,
+		fmt.Sprintf("per hand-over: %d PEs x %d Set/Clear per round, median of %d rounds, PE0", h.npes, k, lockRounds), allocs)
+	return nil
 }
 
 // putBW times windows of bwWindow PutNBI + one Quiet, as oshbench: 2

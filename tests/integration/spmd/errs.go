@@ -141,10 +141,11 @@ func errBounds(t *T) {
 	usable(t, "out of bounds")
 }
 
-// errAllocBad: Alloc of 0, negative, more than the heap, or an overflowing
-// byte count: the exact sentinel on every PE, nothing allocated.
+// errAllocBad: Alloc of a negative count, more than the heap, or an
+// overflowing byte count: the exact sentinel on every PE, nothing
+// allocated. (Alloc(0) is valid: mem/alloc-zero.)
 func errAllocBad(t *T) {
-	for _, n := range []int{0, -1, math.MinInt} {
+	for _, n := range []int{-1, math.MinInt} {
 		_, err := shmem.Alloc[int64](n)
 		t.Is(fmt.Sprintf("Alloc(%d)", n), err, shmem.ErrInvalidArgument, pe(t), fmt.Sprintf("n = %d", n))
 	}
@@ -171,10 +172,10 @@ func errNotSymmetric(t *T) {
 	t.Is("Alloc with a different n on every PE", err, shmem.ErrNotSymmetric, pe(t), "Alloc")
 	n := 5
 	if me == t.n-1 {
-		n = 0 // one PE asks for an invalid size, the others a valid one
+		n = -1 // one PE asks for an invalid size, the others a valid one
 	}
 	_, err = shmem.Alloc[int32](n)
-	t.Is("Alloc of 0 on the last PE only", err, shmem.ErrNotSymmetric, pe(t))
+	t.Is("Alloc of -1 on the last PE only", err, shmem.ErrNotSymmetric, pe(t))
 	a, err := shmem.Alloc[int64](3)
 	t.Must("Alloc", err)
 	b, err := shmem.Alloc[int64](3)
