@@ -251,20 +251,28 @@ func Finalize() error {
 	r.c.EndFinalize()
 	current.Store(nil)
 	// The bootstrap barrier keeps every PE's mapping alive until all are
-	// past their last access (a peer may still read our barrier word). It
-	// is skipped when a PE never arrived (it would wait for it forever) and
-	// bounded by GOSHMEM_TIMEOUT otherwise; without it the bootstrap is
-	// not finalized either, and the program should exit non-zero.
+	// past their last access (a peer may still read our barrier word).
+	// After a world barrier that completed, every PE gets here: the
+	// bootstrap's barrier and finalize need no bound. After one that failed
+	// some PE may end without them: they are skipped when a PE never
+	// arrived (they would wait for it forever) and bounded by
+	// GOSHMEM_TIMEOUT otherwise; without them the bootstrap is not
+	// finalized, and the program should exit non-zero.
+	barrier, finalize := r.c.Boot.Barrier, r.c.Boot.Finalize
+	if berr != nil {
+		barrier = func() error { return r.c.BootBarrier("Finalize") }
+		finalize = func() error { return r.c.BootFinalize("Finalize") }
+	}
 	done := berr == nil || !errors.Is(berr, errs.ErrTimeout)
 	if done {
-		if err := r.c.BootBarrier("Finalize"); err != nil {
+		if err := barrier(); err != nil {
 			errList = append(errList, err)
 			done = false
 		}
 	}
 	r.c.Close()
 	if done {
-		if err := r.c.BootFinalize("Finalize"); err != nil {
+		if err := finalize(); err != nil {
 			errList = append(errList, err)
 		}
 	}
