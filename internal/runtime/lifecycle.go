@@ -86,7 +86,7 @@ const (
 // inlineBytes is the per-PE size of an exchange's first allgather: a
 // contribution that fits travels in one allgather; a longer one (a long
 // error text, a large record) costs a second allgather of the longest.
-const inlineBytes = 512
+const inlineBytes = 1024
 
 // exchange is the one guarded bootstrap exchange: every PE contributes
 // payload (any length) and gets every PE's. phase and round are in the
