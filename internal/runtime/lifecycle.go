@@ -149,12 +149,12 @@ func tagHash(s string) uint64 {
 
 // entry is one backend of a phase with its state on this PE.
 type entry struct {
-	b       Backend
-	st      byte
-	rec     []byte
-	err     error
-	round   int
-	started bool
+	b      Backend
+	st     byte
+	rec    []byte
+	err    error
+	round  int
+	closed bool // closed after a decline
 }
 
 // encodeStatuses packs one status and record (or error text) per entry.
@@ -198,7 +198,7 @@ func decodeStatuses(p []byte, n int) (st []byte, body [][]byte, ok bool) {
 // runPhase takes the backends of one phase from Setup to connected on
 // every PE, or fails on every PE. Backends that end up connected are
 // appended to r.backends (closed by Close, in reverse); declined ones are
-// closed and reported through declined(b).
+// closed and their reason kept in r.declined.
 func (r *Runtime) runPhase(phase string, bs []Backend) error {
 	if len(bs) == 0 {
 		return nil // every PE has the same (empty) phase: nothing to agree on
@@ -211,12 +211,13 @@ func (r *Runtime) runPhase(phase string, bs []Backend) error {
 		e := &entry{b: b}
 		es[i] = e
 		e.rec, e.err = b.Setup()
-		e.started = true
 		e.st = status(e.err, stMore)
 	}
 	fail := func(err error) error {
 		for i := len(es) - 1; i >= 0; i-- {
-			_ = es[i].b.Close()
+			if !es[i].closed {
+				_ = es[i].b.Close()
+			}
 		}
 		return err
 	}
@@ -266,6 +267,7 @@ func (r *Runtime) runPhase(phase string, bs []Backend) error {
 			if declinedOn >= 0 {
 				if e.st != stIdle {
 					_ = e.b.Close()
+					e.closed = true
 					reason := e.err
 					if e.st != stDeclined {
 						reason = errs.Hint(errs.ErrNotSupported, fmt.Sprintf("every PE needs it; see PE %d's reason", declinedOn),
