@@ -30,7 +30,7 @@ func view[T elem.Elem](c *fakeComm, off uint64, n int) []T {
 }
 
 func TestLayout(t *testing.T) {
-	assert.Equal(t, MaxTeams*MaxRounds*lineSize+ScratchSize, ControlSize)
+	assert.Equal(t, MaxTeams*MaxRounds*lineSize+ScratchSize+MaxTeams*2*TeamScratchSize, ControlSize)
 	assert.Equal(t, uint64(0), psyncOff(0, 0))
 	assert.Equal(t, uint64(slotSize+3*lineSize), psyncOff(1, 3))
 	assert.Less(t, psyncOff(MaxTeams-1, MaxRounds-1), uint64(scratchBase))
@@ -682,9 +682,9 @@ func TestCommErrors(t *testing.T) {
 		name string
 		run  func(c *fakeComm, world *Team) error
 	}{
-		{"FCollect", func(c *fakeComm, w *Team) error { return FCollect(c, w, dstOff, srcOff, 8) }},
-		{"AllToAll", func(c *fakeComm, w *Team) error { return AllToAll(c, w, dstOff, srcOff, 8) }},
-		{"Reduce", func(c *fakeComm, w *Team) error { return Reduce[int32](c, w, OpSum, dstOff, srcOff, 64) }},
+		// Sizes past the team scratch: the large paths put.
+		{"FCollect", func(c *fakeComm, w *Team) error { return FCollect(c, w, dstOff, srcOff, large) }},
+		{"AllToAll", func(c *fakeComm, w *Team) error { return AllToAll(c, w, dstOff, srcOff, large) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

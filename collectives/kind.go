@@ -26,25 +26,31 @@ const (
 	KindDestroy
 	KindInit
 	KindFinalize
+	KindCollect
+	KindAllToAllStrided
+	KindScan
 	kindCount
 )
 
 var kindNames = [...]string{
-	KindNone:        "nothing",
-	KindSync:        "Sync",
-	KindBarrier:     "Barrier",
-	KindBroadcast:   "Broadcast",
-	KindReduce:      "Reduce",
-	KindFCollect:    "FCollect",
-	KindAllToAll:    "AllToAll",
-	KindExchange:    "Exchange",
-	KindAlloc:       "Alloc",
-	KindFree:        "Free",
-	KindAllocDevice: "AllocDevice",
-	KindSplit:       "TeamSplitStrided",
-	KindDestroy:     "Team.Destroy",
-	KindInit:        "Init",
-	KindFinalize:    "Finalize",
+	KindNone:            "nothing",
+	KindSync:            "Sync",
+	KindBarrier:         "Barrier",
+	KindBroadcast:       "Broadcast",
+	KindReduce:          "Reduce",
+	KindFCollect:        "FCollect",
+	KindAllToAll:        "AllToAll",
+	KindExchange:        "Exchange",
+	KindAlloc:           "Alloc",
+	KindFree:            "Free",
+	KindAllocDevice:     "AllocDevice",
+	KindSplit:           "TeamSplitStrided",
+	KindDestroy:         "Team.Destroy",
+	KindInit:            "Init",
+	KindFinalize:        "Finalize",
+	KindCollect:         "Collect",
+	KindAllToAllStrided: "AllToAllStrided",
+	KindScan:            "Scan",
 }
 
 func (k Kind) String() string {

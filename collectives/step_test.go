@@ -349,7 +349,7 @@ func TestAbortBetweenSyncs(t *testing.T) {
 	w := newFakeWorld(1, testPolicy)
 	c := &fakeComm{w: w, me: 0, failPut: boom}
 	world := World(c)
-	require.ErrorIs(t, FCollect(c, world, dstOff, srcOff, 8), boom)
+	require.ErrorIs(t, FCollect(c, world, dstOff, srcOff, large), boom)
 	assert.Equal(t, boom, world.Broken())
 	for name, err := range map[string]error{
 		"Barrier":   world.Barrier(c),

@@ -272,10 +272,48 @@ var DeviceHeadlines = []Headline{
 	{Label: "Go Launch of an empty kernel (absolute)", Name: "launch", Size: 0, Max: true, Target: 5},
 }
 
-// headlinesFor picks the host or the device targets by goshmem's rows.
+// collRowNames are the collective rows (host -coll) that OpenSHMEM has
+// too; the scan rows have no peer (oshmem implements OpenSHMEM 1.4).
+var collRowNames = []string{"bcast", "reduce_sum_int64", "reduce_sum_float64", "fcollect", "collect", "alltoall", "alltoalls"}
+
+// CollHeadlines are the collective targets at npes PEs: every row at most
+// OpenSHMEM's time, and at 2 PEs the 1 MiB sum-reduces and alltoall at
+// most 0.6x.
+func CollHeadlines(npes int) []Headline {
+	var hs []Headline
+	if npes == 2 {
+		for _, n := range []string{"reduce_sum_int64", "reduce_sum_float64", "alltoall"} {
+			hs = append(hs, Headline{Label: n + " 1 MiB, 2 PEs", Name: n, Size: 1 << 20, PeerLib: "openshmem", Max: true, Target: 0.6})
+		}
+	}
+	hs = append(hs, Headline{Label: "barrier", Name: "barrier", PeerLib: "openshmem", Max: true, Target: 1})
+	for _, n := range collRowNames {
+		for _, size := range collSizes {
+			hs = append(hs, Headline{Label: fmt.Sprintf("%s %s", n, fmtSize(int64(size))), Name: n, Size: int64(size),
+				PeerLib: "openshmem", Max: true, Target: 1})
+		}
+	}
+	return hs
+}
+
+// isColl reports whether the rows are collective rows (host -coll).
+func isColl(rows []Row) bool {
+	for _, r := range rows {
+		if r.Name == "bcast" {
+			return true
+		}
+	}
+	return false
+}
+
+// headlinesFor picks the host, collective or device targets by goshmem's
+// rows.
 func headlinesFor(d Dataset) []Headline {
-	if isDevice(d.Ours) {
+	switch {
+	case isDevice(d.Ours):
 		return DeviceHeadlines
+	case isColl(d.Ours):
+		return CollHeadlines(d.Ours[0].NPEs)
 	}
 	return Headlines
 }
