@@ -60,6 +60,7 @@ type fakeComm struct {
 	me      int
 	quiets  int
 	failPut error        // when set, Put returns it
+	failGet error        // when set, Get returns it
 	policy  *spin.Policy // when set, WaitGE's instead of the world's
 }
 
@@ -77,6 +78,9 @@ func (c *fakeComm) Put(pe int, off uint64, src []byte) error {
 }
 
 func (c *fakeComm) Get(dst []byte, pe int, off uint64) error {
+	if c.failGet != nil {
+		return c.failGet
+	}
 	copy(dst, c.w.regions[pe][off:off+uint64(len(dst))])
 	return nil
 }
