@@ -38,58 +38,59 @@ func Collect(c Comm, t *Team, dst, src uint64, n, sz, dstLen int) error {
 	if err := t.SyncAs(c, KindCollect); err != nil {
 		return err
 	}
-	if cap(t.counts) < t.Size {
-		t.counts = make([]int, t.Size)
+	// at[i] is member i's block offset in dest (elements), at[Size] the
+	// total; member i's count is at[i+1] - at[i].
+	if cap(t.counts) < t.Size+1 {
+		t.counts = make([]int, t.Size+1)
 	}
-	counts := t.counts[:t.Size]
-	total, all := 0, true
+	at := t.counts[:t.Size+1]
+	at[0] = 0
+	all := true
 	bad := -1
-	for i := range counts {
+	for i := 0; i < t.Size; i++ {
 		v, err := t.view(c, i, t.published(), collectHeader, 0)
 		if err != nil {
 			return t.abort(KindCollect, err)
 		}
 		ci := int(int64(getU64(v)))
-		counts[i] = ci
-		switch {
-		case ci < 0:
+		if ci < 0 {
 			if bad < 0 {
 				bad = i
 			}
-		default:
-			total += ci
-			all = all && ci*sz <= room
+			ci = 0
 		}
+		at[i+1] = at[i] + ci
+		all = all && ci*sz <= room
 	}
 	me := c.MyPE()
 	if bad >= 0 {
 		return errs.New(errs.ErrInvalidArgument, me, KindCollect.String(),
 			"PE %d passed an invalid n or src (its own error says which); no member collected", t.PE(bad))
 	}
-	if total > dstLen {
+	if total := at[t.Size]; total > dstLen {
 		return errs.New(errs.ErrOutOfBounds, me, KindCollect.String(),
 			"dst needs %d elements (the sum of every member's n), has %d", total, dstLen)
 	}
 	if all {
-		at := 0
-		for i, ci := range counts {
-			d := c.Local(dst+uint64(at*sz), ci*sz)
+		for i := 0; i < t.Size; i++ {
+			d := c.Local(dst+uint64(at[i]*sz), (at[i+1]-at[i])*sz)
 			if err := t.readInto(c, d, i, t.published()+collectHeader); err != nil {
 				return t.abort(KindCollect, err)
 			}
-			at += ci
 		}
 		return nil
 	}
-	at := 0
-	for i := 0; i < t.Me; i++ {
-		at += counts[i]
-	}
-	mine := c.Local(src, nb)
-	for k := 0; k < t.Size && nb > 0; k++ {
+	for k := 0; k < t.Size; k++ {
 		i := (t.Me + k) % t.Size
-		if err := t.writeTo(c, i, dst+uint64(at*sz), mine); err != nil {
-			return t.abort(KindCollect, err)
+		if t.maps(c, i) { // member i's block into this dest, read in place
+			ni := (at[i+1] - at[i]) * sz
+			memcopy(c.Local(dst+uint64(at[i]*sz), ni), t.mem(c, i, src, ni))
+			continue
+		}
+		if nb > 0 { // this block into member i's dest (it puts its own here)
+			if err := c.Put(t.PE(i), dst+uint64(at[t.Me]*sz), c.Local(src, nb)); err != nil {
+				return t.abort(KindCollect, err)
+			}
 		}
 	}
 	return t.BarrierAs(c, KindCollect)

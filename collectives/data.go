@@ -12,9 +12,11 @@ package collectives
 // publishes its contribution in the team scratch and, after the sync,
 // builds its own dest from the members' scratch (gather.go). Larger ones
 // start with a sync, so no member writes into a dest another member is
-// still reading from a previous collective, and end with a barrier, so
-// every put has landed everywhere and no source is read after its owner
-// returned.
+// still reading from a previous collective and every member's source holds
+// this call's data, and end with a barrier, so every put has landed
+// everywhere and no source is read after its owner returned. Between the
+// two, each member reads what it needs from the members it maps (shared
+// memory on one node) and puts into the others (Team.exchange).
 
 // Broadcast copies root's source[0:nbytes) into dest on every member, root
 // included (Ref: OpenSHMEM 1.6 §9.9 shmem_broadcast). Non-roots pull from
@@ -69,10 +71,10 @@ func FCollect(c Comm, t *Team, dst, src uint64, nbytes int) error {
 	if err := t.SyncAs(c, KindFCollect); err != nil {
 		return err
 	}
-	mine := c.Local(src, nbytes)
 	for k := 0; k < t.Size; k++ {
 		i := (t.Me + k) % t.Size // stagger so members do not all hit one PE first
-		if err := c.Put(t.PE(i), dst+uint64(t.Me*nbytes), mine); err != nil {
+		err := t.exchange(c, i, dst+uint64(i*nbytes), src, dst+uint64(t.Me*nbytes), src, nbytes)
+		if err != nil {
 			return t.abort(KindFCollect, err)
 		}
 	}
@@ -100,13 +102,32 @@ func AllToAll(c Comm, t *Team, dst, src uint64, nbytes int) error {
 		return err
 	}
 	for k := 0; k < t.Size; k++ {
-		j := (t.Me + k) % t.Size
-		blk := c.Local(src+uint64(j*nbytes), nbytes)
-		if err := c.Put(t.PE(j), dst+uint64(t.Me*nbytes), blk); err != nil {
+		i := (t.Me + k) % t.Size
+		err := t.exchange(c, i, dst+uint64(i*nbytes), src+uint64(t.Me*nbytes), dst+uint64(t.Me*nbytes), src+uint64(i*nbytes), nbytes)
+		if err != nil {
 			return t.abort(KindAllToAll, err)
 		}
 	}
 	return t.BarrierAs(c, KindAllToAll)
+}
+
+// exchange moves the data between this member and member i of a
+// collective's data phase (past the team scratch, after its first sync):
+// member i's block at its offset from (n bytes) into this member's dest at
+// to, and this member's block at mine into member i's dest at theirs. A
+// member this PE maps is read in place (each member pulls what lands in its
+// own dest, so the dest is in its own cache afterwards); any other is
+// written with Put, and it puts this member's block likewise (load/store
+// reach is mutual: peers on one node), so each block moves once.
+func (t *Team) exchange(c Comm, i int, to, from, theirs, mine uint64, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if t.maps(c, i) {
+		memcopy(c.Local(to, n), t.mem(c, i, from, n))
+		return nil
+	}
+	return c.Put(t.PE(i), theirs, c.Local(mine, n))
 }
 
 // Op is a reduction operator.

@@ -43,6 +43,11 @@ func (t *Team) mem(c Comm, i int, off uint64, n int) []byte {
 	return nil
 }
 
+// maps reports whether this PE reaches member i's memory by loads and
+// stores. Reach is mutual (PEs of one node reach each other), so two
+// members agree on which of them moves a block between them.
+func (t *Team) maps(c Comm, i int) bool { return t.mem(c, i, 0, 0) != nil }
+
 // readInto copies member i's memory [off, off+len(dst)) into dst.
 func (t *Team) readInto(c Comm, dst []byte, i int, off uint64) error {
 	if len(dst) == 0 {
