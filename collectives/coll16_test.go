@@ -581,3 +581,34 @@ func TestAddToTail(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastRootWaits: past the team scratch the root returns only once
+// every member has read its source: it rewrites the source at once, and
+// every member still got the data of the call (go test -race checks the
+// order of the reads and the rewrite).
+func TestBroadcastRootWaits(t *testing.T) {
+	const nbytes = TeamScratchSize + 64
+	for _, p := range paths {
+		for _, n := range []int{2, 3, 8, doneLines + 1, doneLines + 2} {
+			t.Run(fmt.Sprintf("%s/%d", p.name, n), func(t *testing.T) {
+				spmdPath(t, n, p.direct, func(c Comm, fc *fakeComm, world *Team) error {
+					for r := range 20 {
+						root := r % n
+						if fc.me == root {
+							copy(fc.Local(srcOff, nbytes), pattern(r, nbytes))
+						}
+						if fc.me != root && r%3 == 0 {
+							time.Sleep(200 * time.Microsecond) // a slow reader
+						}
+						require.NoError(t, Broadcast(c, world, dstOff, srcOff, nbytes, root))
+						if fc.me == root {
+							clear(fc.Local(srcOff, nbytes)) // at once: every reader is done
+						}
+						assert.Equal(t, pattern(r, nbytes), fc.Local(dstOff, nbytes), "PE %d round %d", fc.me, r)
+					}
+					return world.Barrier(c)
+				})
+			})
+		}
+	}
+}

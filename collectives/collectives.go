@@ -453,9 +453,15 @@ type Wait struct {
 	Kind        Kind
 	Epoch       uint64
 	Round, From int
+	// Done: a collective's root waits for From to finish reading (see
+	// Broadcast), not a sync round.
+	Done bool
 }
 
 func (w Wait) String() string {
+	if w.Done {
+		return fmt.Sprintf("%v: sync #%d of %v: waiting for PE %d to finish reading", w.Kind, w.Epoch, w.Team, w.From)
+	}
 	if w.Team.flat() {
 		return fmt.Sprintf("%v: sync #%d of %v: waiting for PE %d", w.Kind, w.Epoch, w.Team, w.From)
 	}

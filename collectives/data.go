@@ -1,5 +1,11 @@
 package collectives
 
+import (
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/memord"
+)
+
 // The data collectives below take symmetric byte offsets (already bounds-
 // checked by the caller) and follow OpenSHMEM 1.6 §9.9 semantics: every
 // member calls them with the same arguments; on return the PE's dest holds
@@ -20,7 +26,9 @@ package collectives
 
 // Broadcast copies root's source[0:nbytes) into dest on every member, root
 // included (Ref: OpenSHMEM 1.6 §9.9 shmem_broadcast). Non-roots pull from
-// the root, spreading the copy work over the members.
+// the root, spreading the copy work over the members. Past the team
+// scratch, the call ends with the root waiting for every reader (done
+// lines) rather than with a barrier: nothing else must outlive the reads.
 func Broadcast(c Comm, t *Team, dst, src uint64, nbytes int, root int) error {
 	if nbytes <= TeamScratchSize {
 		if t.Me == root {
@@ -48,7 +56,69 @@ func Broadcast(c Comm, t *Team, dst, src uint64, nbytes int, root int) error {
 	} else if err := t.readInto(c, d, root, src); err != nil {
 		return t.abort(KindBroadcast, err)
 	}
-	return t.BarrierAs(c, KindBroadcast)
+	if t.Size-1 > doneLines {
+		return t.BarrierAs(c, KindBroadcast)
+	}
+	// Only the root's source must outlive the readers: they tell the root
+	// they are done, and only the root waits.
+	if t.Me != root {
+		if err := t.signalDone(c, root, KindBroadcast); err != nil {
+			return t.abort(KindBroadcast, err)
+		}
+		return nil
+	}
+	if err := t.waitDone(c, KindBroadcast); err != nil {
+		return t.abort(KindBroadcast, err)
+	}
+	return nil
+}
+
+// The done lines: the upper half of a team's psync lines, beyond those of
+// its syncs (a flat sync uses lines [0, flatMax), a dissemination barrier
+// of up to 2^flatMax members no more), carry "finished reading" words from
+// the members to a collective's root: member j's word at the root is line
+// doneBase + (j - root - 1) mod size. Per root and line there is one
+// writer, and its words' epochs grow, so plain stores do.
+const (
+	doneBase  = flatMax
+	doneLines = MaxRounds - doneBase
+)
+
+func (t *Team) doneLine(j, root int) uint64 {
+	return psyncOff(t.slot, doneBase+(j-root-1+t.Size)%t.Size)
+}
+
+// signalDone tells root that this member has finished collective k of the
+// latest sync (its reads of the root's memory returned).
+func (t *Team) signalDone(c Comm, root int, k Kind) error {
+	off, v := t.doneLine(t.Me, root), psyncWord(t.epoch, k)
+	if dc, ok := c.(Direct); ok {
+		if w := dc.Word(t.PE(root), off); w != nil {
+			memord.StoreRelease64(w, v)
+			return nil
+		}
+	}
+	return c.Signal(t.PE(root), off, v)
+}
+
+// waitDone waits, on the root, until every other member has signalled
+// done for the latest sync.
+func (t *Team) waitDone(c Comm, k Kind) error {
+	base := t.epoch << epochShift
+	for j := 0; j < t.Size; j++ {
+		if j == t.Me {
+			continue
+		}
+		off := t.doneLine(j, t.Me)
+		if atomic.LoadUint64(localWord(c, off)) >= base {
+			continue
+		}
+		w := Wait{Team: t, Kind: k, Epoch: t.epoch, From: t.PE(j), Done: true}
+		if err := c.WaitGE(off, base, w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FCollect concatenates every member's source[0:nbytes) into dest in team

@@ -16,7 +16,7 @@
 #   *.log, machine.txt                                     headers, machine, load, commands
 #
 # Env: COLL_NPS ("2 4 8"), COLL_ROUNDS (3), COLL_ITERS (2000: iterations of a
-#      row up to 1 KiB, fewer above), COLL_MAXSIZE (1048576), BENCH_WARMUP (1000),
+#      row up to 4 KiB, fewer above, at least 100), COLL_MAXSIZE (1048576), BENCH_WARMUP (1000),
 #      BENCH_TIMEOUT (seconds per step, 600).
 set -euo pipefail
 
@@ -97,7 +97,7 @@ load_after="$(load)"
     echo "mpirun:      $(mpirun --version 2>/dev/null | head -1)"
     echo "oshmem:      $(grep -m1 -o 'oshmem [0-9.]*[^)]*' "$out"/openshmem-np*.log | head -1 || echo unknown)"
     echo "goshmem:     $ver"
-    echo "rounds:      $rounds per PE count ($nps), iters $iters (fewer above 1 KiB), warmup $warmup"
+    echo "rounds:      $rounds per PE count ($nps), iters $iters (fewer above 4 KiB, at least 100), warmup $warmup"
     echo "duration:    $((SECONDS - t_start)) s"
     echo
     echo "commands (from $root):"

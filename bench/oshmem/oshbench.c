@@ -17,7 +17,7 @@
  *        buffers live: shmem_malloc heap, default, or static data segment,
  *        which caps maxsize at 4 MiB); -coll (collective rows, any PE
  *        count), -coll-iters N (2000: iterations of a collective row up to
- *        1 KiB, scaled down above), -coll-maxsize BYTES (1 MiB).
+ *        4 KiB, scaled down above, at least 100), -coll-maxsize BYTES (1 MiB).
  *
  * Timing: clock_gettime(CLOCK_MONOTONIC) around every iteration (timer cost,
  * ~20 ns, included), median and p99 over the iterations after the warm-up.
@@ -305,9 +305,9 @@ static void bench_put_bw(size_t size) {
  */
 
 static long coll_iters_for(size_t size) {
-    if (size <= 1024) return opt_coll_iters;
-    long n = (long)((double)opt_coll_iters * 1024.0 / (double)size);
-    if (n < 50) n = 50;
+    if (size <= 4096) return opt_coll_iters;
+    long n = (long)((double)opt_coll_iters * 4096.0 / (double)size);
+    if (n < 100) n = 100;
     if (n > opt_coll_iters) n = opt_coll_iters;
     return n;
 }
@@ -429,7 +429,7 @@ static void usage(const char *argv0) {
             "  -json          JSON lines on stdout instead of a table\n"
             "  -seg heap|data symmetric buffers from shmem_malloc (default) or static data\n"
             "  -coll          only the collective rows (any number of PEs)\n"
-            "  -coll-iters N  iterations of a collective row up to 1 KiB (default 2000)\n"
+            "  -coll-iters N  iterations of a collective row up to 4 KiB (default 2000; fewer above, at least 100)\n"
             "  -coll-maxsize B largest collective size (default 1048576)\n",
             argv0);
 }

@@ -66,7 +66,7 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	fs.StringVar(&o.variant, "variant", "", "label the rows as series goshmem/`name` (a non-default run)")
 	fs.BoolVar(&o.pin, "pin", false, "after Init, pin the measuring thread of PE i to online CPU i mod n (diagnostic: run under mpirun --bind-to none, so Init sees every CPU, and still keep the PEs apart)")
 	fs.BoolVar(&o.coll, "coll", false, "run the collective rows only (barrier, bcast, reduce, fcollect, collect, alltoall, alltoalls, scans at 8 B..-coll-maxsize per PE, op + barrier timed on PE 0), at any number of PEs")
-	fs.IntVar(&o.collIters, "coll-iters", 2000, "iterations of a collective row up to 1 KiB (fewer above, at least 50)")
+	fs.IntVar(&o.collIters, "coll-iters", 2000, "iterations of a collective row up to 4 KiB (fewer above, at least 100)")
 	fs.IntVar(&o.collMaxSize, "coll-maxsize", 1<<20, "largest collective row size in bytes per PE")
 	heap := fs.Uint64("heap", 0, "symmetric heap bytes per PE (0: enough for -maxsize, unless GOSHMEM_SYMMETRIC_SIZE is set)")
 	fs.Usage = func() {
@@ -226,7 +226,7 @@ func (h *host) run(stdout, stderr io.Writer) (err error) {
 	for i := range fill {
 		fill[i] = byte(h.me + 1)
 	}
-	h.samples = make([]int64, max(h.o.iters, h.o.barrierIters, bwMaxWindows))
+	h.samples = make([]int64, max(h.o.iters, h.o.barrierIters, h.o.collIters, bwMaxWindows))
 	h.timerNS = timerOverhead(100000)
 	if h.me == 0 {
 		h.header(stdout, stderr)

@@ -21,13 +21,13 @@ var collSizes = []int{8, 1 << 10, 64 << 10, 1 << 20}
 const collStride = 2
 
 // collItersFor is the iterations of a collective row: the full count up to
-// 1 KiB, then fewer (bytes moved per size about constant), at least 50.
+// 4 KiB, then fewer (bytes moved per size about constant), at least 100.
 func collItersFor(iters, size int) int {
-	if size <= 1024 {
+	if size <= 4096 {
 		return iters
 	}
-	n := int(float64(iters) * 1024 / float64(size))
-	return max(min(n, iters), min(50, iters))
+	n := int(float64(iters) * 4096 / float64(size))
+	return max(min(n, iters), min(100, iters))
 }
 
 // collWarmupFor is a tenth of the iterations, at least 5, at most -warmup.
