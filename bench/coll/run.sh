@@ -12,6 +12,8 @@
 #   goshmem-np<N>-r<R>.jsonl, openshmem-np<N>-r<R>.jsonl   each round's rows
 #   goshmem-np<N>.jsonl, openshmem-np<N>.jsonl             merged (goshmem-perf merge)
 #   ratios-np<N>.txt, ratios-np<N>.md                      targets and every row
+#   floor-np2-r<R>.jsonl, floor-np2.jsonl                  bench/coll/copyfloor.c: memcpy of a 2-PE
+#                                                          alltoall's / sum-reduce's bytes, 2 processes at once
 #   put_bw.jsonl                                           goshmem put_bw 1 MiB, 2 PEs (copy bandwidth)
 #   *.log, machine.txt                                     headers, machine, load, commands
 #
@@ -54,6 +56,7 @@ ver="$(git describe --always --dirty 2>/dev/null || echo devel)"
 run go build -ldflags "-X main.version=$ver" -o "$build/goshmem-perf" ./cmd/goshmem-perf
 perf="$build/goshmem-perf"
 run oshcc -O2 -std=c11 -Wall -o "$build/oshbench" bench/oshmem/oshbench.c
+run gcc -O2 -std=c11 -Wall -o "$build/copyfloor" bench/coll/copyfloor.c
 
 common=(-json -coll -coll-iters "$iters" -barrier-iters "$iters" -warmup "$warmup" -coll-maxsize "$maxsize")
 goshmem() { # np round
@@ -75,9 +78,13 @@ for np in $nps; do
     for r in $(seq 1 "$rounds"); do
         step "$np PEs, round $r of $rounds (load $(load))"
         if (( r % 2 )); then goshmem "$np" "$r"; openshmem "$np" "$r"; else openshmem "$np" "$r"; goshmem "$np" "$r"; fi
+        if [[ $np == 2 ]]; then
+            run "$build/copyfloor" -iters 500 >"$out/floor-np2-r$r.jsonl" || die "copyfloor failed"
+        fi
     done
     "$perf" merge "$out"/goshmem-np"$np"-r*.jsonl >"$out/goshmem-np$np.jsonl"
     "$perf" merge "$out"/openshmem-np"$np"-r*.jsonl >"$out/openshmem-np$np.jsonl"
+    if [[ $np == 2 ]]; then "$perf" merge "$out"/floor-np2-r*.jsonl >"$out/floor-np2.jsonl"; fi
 done
 
 step "goshmem put_bw 1 MiB at 2 PEs (the copy bandwidth a reduce is measured against)"
@@ -109,8 +116,10 @@ for np in $nps; do
     step "report, $np PEs"
     {
         echo "goshmem-perf host -coll vs OpenSHMEM (oshmem) -coll, $np PEs on $(nproc) CPUs, median of $rounds rounds, $(date '+%Y-%m-%d %H:%M')"
+        floor=()
+        [[ -s "$out/floor-np$np.jsonl" ]] && floor=("$out/floor-np$np.jsonl")
         "$perf" report -md "$out/ratios-np$np.md" -title "$np PEs, median of $rounds rounds" \
-            "$out/goshmem-np$np.jsonl" "$out/openshmem-np$np.jsonl"
+            "$out/goshmem-np$np.jsonl" "$out/openshmem-np$np.jsonl" "${floor[@]}"
     } | tee "$out/ratios-np$np.txt"
 done
 echo

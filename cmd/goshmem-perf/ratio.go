@@ -420,6 +420,7 @@ var segNotes = map[string]string{
 	"openshmem/heap":            "OpenSHMEM (oshmem/UCX), buffers from shmem_malloc: peers' heaps are mapped, so RMA is direct load/store",
 	"openshmem/data":            "OpenSHMEM (oshmem/UCX), buffers in the static data segment: RMA goes through UCX (the issue's reference figures)",
 	"floor":                     "C floor: two processes sharing one mapping (bench/oshmem/floor.c); nothing can beat it",
+	"floor/copy":                "memory floor: glibc memcpy of the bytes a PE of a 2-PE alltoall writes (2 blocks) or a 2-PE sum-reduce reads and writes (one copy of the size), two processes at once (bench/coll/copyfloor.c)",
 	"floor/2line":               "C floor of the same round trip with one line per process, each polled by its owner: the shape of any p + wait_until between two heaps",
 	"goshmem/pinned-after-init": "goshmem under mpirun --bind-to none, measuring thread pinned after Init (-pin): Init sees both CPUs, so the spin policy is not the oversubscribed one",
 	"goshmem/batch-timing":      "goshmem timing 100 operations per sample (-timing batch): the ~30 ns timer pair amortized away",
