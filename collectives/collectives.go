@@ -1,12 +1,14 @@
 // Package collectives implements goshmem's team collectives on the host:
-// barrier and sync, broadcast, reduce, fcollect and alltoall, and team
-// splitting. Everything moves through the runtime's transports (one-sided
-// puts, gets and 64-bit signal stores into symmetric memory); MPI is not on
-// the data path.
+// barrier and sync, broadcast, reduce, fcollect, collect, alltoall and
+// alltoalls, inclusive and exclusive scans, and team splitting. Everything
+// moves through the runtime's transports (one-sided puts, gets and 64-bit
+// signal stores into symmetric memory), or by plain loads and stores where
+// the runtime maps a peer's memory (Direct); MPI is not on the data path.
 //
 // Synchronization words live in the control area at the front of every PE's
-// symmetric region (see Layout); each team owns one slot of psync words,
-// agreed on by its members when the team is created. A word holds the sync's
+// symmetric region (see Layout); each team owns one slot of psync words and
+// two scratch buffers (the one-sync small collectives publish there: see
+// gather.go), agreed on by its members when the team is created. A word holds the sync's
 // epoch and the kind of collective the writer called (Kind), so members
 // that call different collectives find out; a team whose collective failed
 // part-way is out of step, and says so on every later call (Team.Broken).
