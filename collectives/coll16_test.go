@@ -3,6 +3,7 @@ package collectives
 import (
 	stderrors "errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -610,5 +611,34 @@ func TestBroadcastRootWaits(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestCombine2MatchesCombine: the two-input fold gives combine's bits for
+// every op, NaN and signed zeros included.
+func TestCombine2MatchesCombine(t *testing.T) {
+	nan := math.NaN()
+	a := []float64{1, nan, 2, -0.0, 0, 5, nan, -3, 7, 8, 9}
+	b := []float64{nan, 1, -0.0, 0, -0.0, 5, nan, 4, -7, 1, 2}
+	for _, op := range []Op{OpSum, OpProd, OpMin, OpMax} {
+		want := append([]float64(nil), a...)
+		combine(op, want, b)
+		got := make([]float64, len(a))
+		combine2(op, got, a, b)
+		for i := range got {
+			assert.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "%v [%d]: %v vs %v", op, i, got[i], want[i])
+		}
+	}
+	x := []uint16{0xf0f0, 1, 2, 3, 0xffff, 6, 7, 8, 9}
+	y := []uint16{0x0ff0, 3, 2, 1, 0x00ff, 6, 1, 2, 3}
+	for _, op := range []Op{OpAnd, OpOr, OpXor, OpSum, OpMin, OpMax, OpProd} {
+		want := append([]uint16(nil), x...)
+		combine(op, want, y)
+		got := make([]uint16, len(x))
+		combine2(op, got, x, y)
+		assert.Equal(t, want, got, op.String())
+		inPlace := append([]uint16(nil), x...)
+		combine2(op, inPlace, inPlace, y)
+		assert.Equal(t, want, inPlace, "%v with out = a", op)
 	}
 }

@@ -69,6 +69,9 @@ func chunked[T elem.Elem](c Comm, t *Team, op Op, fold int, dst, src uint64, n i
 	sz := elem.Size[T]()
 	lo, hi := chunk(n, t.Size, t.Me)
 	per := max(reduceBlock/sz, 1)
+	if fold == foldReduce {
+		return reduceChunk[T](c, t, op, dst, src, lo, hi, per)
+	}
 	for b := lo; b < hi; b += per {
 		m := min(per, hi-b)
 		off := uint64(b * sz)
@@ -91,8 +94,7 @@ func chunked[T elem.Elem](c Comm, t *Team, op Op, fold int, dst, src uint64, n i
 				// Member i gets the fold before its own block, and its
 				// block (which may be its dest) must be read first.
 				next := asT[T](t.buffer(3, m*sz))
-				copy(next, acc)
-				addTo(next, x)
+				add2(next, acc, x)
 				err = t.writeTo(c, i, dst+off, elem.Bytes(acc))
 				t.bufs[2], t.bufs[3] = t.bufs[3], t.bufs[2]
 				acc = next
@@ -108,11 +110,53 @@ func chunked[T elem.Elem](c Comm, t *Team, op Op, fold int, dst, src uint64, n i
 				}
 			}
 		}
-		if fold != foldReduce {
-			continue
+	}
+	return nil
+}
+
+// reduceChunk is chunked's reduction of elements [lo, hi), per at a time:
+// the first two members' blocks are combined in one pass, the others
+// folded in, and the result copied to every dest. Unless dest is source,
+// the fold runs in this member's own dest block (one copy fewer); with
+// dest == source it runs in a private buffer, as this member's source
+// block is read only in its turn.
+func reduceChunk[T elem.Elem](c Comm, t *Team, op Op, dst, src uint64, lo, hi, per int) error {
+	sz := elem.Size[T]()
+	for b := lo; b < hi; b += per {
+		m := min(per, hi-b)
+		off := uint64(b * sz)
+		inDst := dst != src
+		var acc []T
+		if inDst {
+			acc = asT[T](c.Local(dst+off, m*sz))
+		} else {
+			acc = asT[T](t.buffer(2, m*sz))
+		}
+		v0, err := t.view(c, 0, src+off, m*sz, 0)
+		if err != nil {
+			return err
+		}
+		if t.Size == 1 {
+			copy(acc, asT[T](v0))
+		} else {
+			v1, err := t.view(c, 1, src+off, m*sz, 1)
+			if err != nil {
+				return err
+			}
+			combine2(op, acc, asT[T](v0), asT[T](v1))
+		}
+		for i := 2; i < t.Size; i++ {
+			v, err := t.view(c, i, src+off, m*sz, 0)
+			if err != nil {
+				return err
+			}
+			combine(op, acc, asT[T](v))
 		}
 		for k := 0; k < t.Size; k++ {
 			i := (t.Me + k) % t.Size // stagger the writers' targets
+			if inDst && i == t.Me {
+				continue
+			}
 			if err := t.writeTo(c, i, dst+off, elem.Bytes(acc)); err != nil {
 				return err
 			}
@@ -158,6 +202,59 @@ func combine[T elem.Elem](op Op, acc, x []T) {
 		}
 	default:
 		bitwise(op, acc, x)
+	}
+}
+
+// combine2 is out = a op b, element by element, with combine's semantics
+// (min and max as its comparisons, NaN included); out may be a, not b.
+func combine2[T elem.Elem](op Op, out, a, b []T) {
+	a, b = a[:len(out)], b[:len(out)]
+	switch op {
+	case OpSum:
+		add2(out, a, b)
+	case OpProd:
+		for i := range out {
+			out[i] = a[i] * b[i]
+		}
+	case OpMin:
+		for i := range out {
+			x := a[i]
+			if b[i] < x {
+				x = b[i]
+			}
+			out[i] = x
+		}
+	case OpMax:
+		for i := range out {
+			x := a[i]
+			if b[i] > x {
+				x = b[i]
+			}
+			out[i] = x
+		}
+	default:
+		copy(out, a)
+		bitwise(op, out, b)
+	}
+}
+
+// add2 is out = a + b, eight elements per iteration (see addTo).
+func add2[T elem.Elem](out, a, b []T) {
+	a, b = a[:len(out)], b[:len(out)]
+	i := 0
+	for ; i+8 <= len(out); i += 8 {
+		o, x, y := out[i:i+8:i+8], a[i:i+8:i+8], b[i:i+8:i+8]
+		o[0] = x[0] + y[0]
+		o[1] = x[1] + y[1]
+		o[2] = x[2] + y[2]
+		o[3] = x[3] + y[3]
+		o[4] = x[4] + y[4]
+		o[5] = x[5] + y[5]
+		o[6] = x[6] + y[6]
+		o[7] = x[7] + y[7]
+	}
+	for ; i < len(out); i++ {
+		out[i] = a[i] + b[i]
 	}
 }
 
