@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # bench/coll/run.sh: the collective rows of goshmem-perf host -coll and of the
 # OpenSHMEM peer (bench/oshmem/oshbench.c -coll) at 2, 4 and 8 PEs on this
-# machine, goshmem and OpenSHMEM in the same run: for each PE count, ROUNDS
-# rounds, each running both (alternating which goes first), merged per row
-# into the median over the rounds; then goshmem ÷ OpenSHMEM per PE count.
-# Every row: each PE runs the collective + a barrier, PE 0 times the pair.
+# machine, goshmem and OpenSHMEM in the same run, as pairs: for each PE
+# count, ROUNDS rounds; in each round every row runs as a goshmem job and an
+# OpenSHMEM job back to back (which goes first alternates), so the two sides
+# of a ratio see the same load from other work on the machine. Each row's
+# median over the rounds is kept (goshmem-perf merge); then goshmem ÷
+# OpenSHMEM per PE count. Every row: each PE runs the collective + a
+# barrier, PE 0 times the pair.
 #
 #   usage: bench/coll/run.sh [OUTDIR]        (make bench runs it after bench/run.sh)
 #
 # Writes OUTDIR (default bench/results/<YYYY-MM-DD-HHMMSS>-host-collectives/):
-#   goshmem-np<N>-r<R>.jsonl, openshmem-np<N>-r<R>.jsonl   each round's rows
+#   goshmem-np<N>-r<R>.jsonl, openshmem-np<N>-r<R>.jsonl   each round's rows (its row jobs)
 #   goshmem-np<N>.jsonl, openshmem-np<N>.jsonl             merged (goshmem-perf merge)
 #   ratios-np<N>.txt, ratios-np<N>.md                      targets and every row
 #   floor-np2-r<R>.jsonl, floor-np2.jsonl                  bench/coll/copyfloor.c: memcpy of a 2-PE
@@ -59,25 +62,33 @@ run oshcc -O2 -std=c11 -Wall -o "$build/oshbench" bench/oshmem/oshbench.c
 run gcc -O2 -std=c11 -Wall -o "$build/copyfloor" bench/coll/copyfloor.c
 
 common=(-json -coll -coll-iters "$iters" -barrier-iters "$iters" -warmup "$warmup" -coll-maxsize "$maxsize")
-goshmem() { # np round
-    run timeout "$tmo" mpirun --allow-run-as-root --oversubscribe -np "$1" "$perf" host "${common[@]}" \
-        >"$out/goshmem-np$1-r$2.jsonl" 2>>"$out/goshmem-np$1.log" ||
-        { tail "$out/goshmem-np$1.log" >&2; die "goshmem-perf at $1 PEs failed"; }
+# The rows; the scans have no OpenSHMEM row (oshmem implements OpenSHMEM 1.4).
+rows=(barrier bcast reduce_sum_int64 reduce_sum_float64 fcollect collect alltoall alltoalls inscan_sum_int64 exscan_sum_int64)
+peerless=" inscan_sum_int64 exscan_sum_int64 "
+goshmem() { # np round row
+    run timeout "$tmo" mpirun --allow-run-as-root --oversubscribe -np "$1" "$perf" host "${common[@]}" -only "^$3\$" \
+        >>"$out/goshmem-np$1-r$2.jsonl" 2>>"$out/goshmem-np$1.log" ||
+        { tail "$out/goshmem-np$1.log" >&2; die "goshmem-perf at $1 PEs ($3) failed"; }
 }
-openshmem() { # np round
+openshmem() { # np round row
     # The OpenSHMEM heap: six buffers of 2 x maxsize x np, with room to spare.
     local heap=$(( (12 * maxsize * $1 + (64 << 20)) ))
     run timeout "$tmo" oshrun --allow-run-as-root --oversubscribe -np "$1" \
         --mca opal_common_ucx_opal_mem_hooks 0 -x SHMEM_SYMMETRIC_HEAP_SIZE="$heap" \
-        "$build/oshbench" "${common[@]}" >"$build/osh.out" 2>>"$out/openshmem-np$1.log" ||
-        { tail "$out/openshmem-np$1.log" >&2; die "oshbench at $1 PEs failed"; }
-    grep '^{' "$build/osh.out" >"$out/openshmem-np$1-r$2.jsonl" || die "no OpenSHMEM rows at $1 PEs"
+        "$build/oshbench" "${common[@]}" -rows "$3" >"$build/osh.out" 2>>"$out/openshmem-np$1.log" ||
+        { tail "$out/openshmem-np$1.log" >&2; die "oshbench at $1 PEs ($3) failed"; }
+    grep '^{' "$build/osh.out" >>"$out/openshmem-np$1-r$2.jsonl" || die "no OpenSHMEM rows at $1 PEs ($3)"
 }
 
 for np in $nps; do
     for r in $(seq 1 "$rounds"); do
         step "$np PEs, round $r of $rounds (load $(load))"
-        if (( r % 2 )); then goshmem "$np" "$r"; openshmem "$np" "$r"; else openshmem "$np" "$r"; goshmem "$np" "$r"; fi
+        for k in "${!rows[@]}"; do
+            row="${rows[$k]}"
+            if [[ $peerless == *" $row "* ]]; then goshmem "$np" "$r" "$row"; continue; fi
+            if (( (r + k) % 2 )); then goshmem "$np" "$r" "$row"; openshmem "$np" "$r" "$row"
+            else openshmem "$np" "$r" "$row"; goshmem "$np" "$r" "$row"; fi
+        done
         if [[ $np == 2 ]]; then
             run "$build/copyfloor" -iters 500 >"$out/floor-np2-r$r.jsonl" || die "copyfloor failed"
         fi
@@ -104,11 +115,11 @@ load_after="$(load)"
     echo "mpirun:      $(mpirun --version 2>/dev/null | head -1)"
     echo "oshmem:      $(grep -m1 -o 'oshmem [0-9.]*[^)]*' "$out"/openshmem-np*.log | head -1 || echo unknown)"
     echo "goshmem:     $ver"
-    echo "rounds:      $rounds per PE count ($nps), iters $iters (fewer above 4 KiB, at least 100), warmup $warmup"
+    echo "rounds:      $rounds per PE count ($nps), each row a goshmem job and an OpenSHMEM job back to back; iters $iters (fewer above 4 KiB, at least 100), warmup $warmup"
     echo "duration:    $((SECONDS - t_start)) s"
     echo
     echo "commands (from $root):"
-    sed 's/^/  /' "$cmds"
+    awk '!seen[$0]++ { print "  " $0 }' "$cmds"
 } >"$out/machine.txt"
 rm -f "$cmds"
 

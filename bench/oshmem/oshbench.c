@@ -17,7 +17,8 @@
  *        buffers live: shmem_malloc heap, default, or static data segment,
  *        which caps maxsize at 4 MiB); -coll (collective rows, any PE
  *        count), -coll-iters N (2000: iterations of a collective row up to
- *        4 KiB, scaled down above, at least 100), -coll-maxsize BYTES (1 MiB).
+ *        4 KiB, scaled down above, at least 100), -coll-maxsize BYTES (1 MiB),
+ *        -rows a,b,... (with -coll: only the named rows).
  *
  * Timing: clock_gettime(CLOCK_MONOTONIC) around every iteration (timer cost,
  * ~20 ns, included), median and p99 over the iterations after the warm-up.
@@ -48,6 +49,21 @@ static int opt_json = 0;
 static int opt_coll = 0;
 static long opt_coll_iters = 2000;
 static size_t opt_coll_maxsize = 1u << 20;
+static const char *opt_rows = NULL; /* -rows a,b,c: only these collective rows */
+
+/* row_wanted: no -rows, or name is one of its comma-separated names. */
+static int row_wanted(const char *name) {
+    if (!opt_rows) return 1;
+    size_t n = strlen(name);
+    for (const char *p = opt_rows; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
 
 static int me, npes;
 static uint64_t *samples; /* ns, PE 0 (and PE 1 for barrier) */
@@ -398,10 +414,10 @@ static void bench_coll(void) {
     ensure_samples(cap);
     shmem_barrier_all();
 
-    bench_barrier();
+    if (row_wanted("barrier")) bench_barrier();
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
         for (size_t k = 0; k < sizeof csizes / sizeof csizes[0]; k++)
-            if (csizes[k] <= maxs) bench_coll_row(rows[r].name, rows[r].op, csizes[k]);
+            if (csizes[k] <= maxs && row_wanted(rows[r].name)) bench_coll_row(rows[r].name, rows[r].op, csizes[k]);
 
     /* A check that the rows computed something: the int64 sum of PE+1. */
     ((long *)coll_src)[0] = me + 1;
@@ -430,7 +446,8 @@ static void usage(const char *argv0) {
             "  -seg heap|data symmetric buffers from shmem_malloc (default) or static data\n"
             "  -coll          only the collective rows (any number of PEs)\n"
             "  -coll-iters N  iterations of a collective row up to 4 KiB (default 2000; fewer above, at least 100)\n"
-            "  -coll-maxsize B largest collective size (default 1048576)\n",
+            "  -coll-maxsize B largest collective size (default 1048576)\n"
+            "  -rows a,b,...  with -coll: only these rows (barrier, bcast, reduce_sum_int64, ...)\n",
             argv0);
 }
 
@@ -440,6 +457,7 @@ static int parse_args(int argc, char **argv) {
         if (a[0] == '-' && a[1] == '-') a++; /* accept --flag too */
         if (!strcmp(a, "-json")) { opt_json = 1; continue; }
         if (!strcmp(a, "-coll")) { opt_coll = 1; continue; }
+        if (!strcmp(a, "-rows") && i + 1 < argc) { opt_rows = argv[++i]; continue; }
         if (!strcmp(a, "-seg") && i + 1 < argc) {
             if (!strcmp(argv[i + 1], "data")) opt_data_seg = 1;
             else if (!strcmp(argv[i + 1], "heap")) opt_data_seg = 0;
