@@ -20,8 +20,12 @@
 #   plot.png                           put_lat/get_lat (log-log) and put_bw, all series
 #   machine.txt                        CPU, cores, kernel, clocks, load, versions, commands
 #
+# Then bench/coll/run.sh measures the collectives at 2, 4 and 8 PEs against
+# the same peer (its own folder, bench/results/<...>-host-collectives/).
+#
 # Env: BENCH_ITERS (100000), BENCH_WARMUP (1000), BENCH_MAXSIZE (4194304),
-#      BENCH_OUT (output directory), BENCH_TIMEOUT (seconds per step, 300).
+#      BENCH_OUT (output directory), BENCH_TIMEOUT (seconds per step, 300),
+#      BENCH_COLL (1; 0 skips the collectives; COLL_* as bench/coll/run.sh reads).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -152,3 +156,9 @@ echo
 echo "wrote $out/:"
 ls -l "$out" | tail -n +2 | awk '{printf "  %8s  %s\n", $5, $9}'
 echo "total $((SECONDS - t_start)) s"
+
+# ---------------------------------------------------------------- collectives
+if [[ "${BENCH_COLL:-1}" != 0 ]]; then
+    step "collectives at 2, 4 and 8 PEs (bench/coll/run.sh)"
+    bash bench/coll/run.sh || die "bench/coll/run.sh failed"
+fi

@@ -1,12 +1,14 @@
 // Package collectives implements goshmem's team collectives on the host:
-// barrier and sync, broadcast, reduce, fcollect and alltoall, and team
-// splitting. Everything moves through the runtime's transports (one-sided
-// puts, gets and 64-bit signal stores into symmetric memory); MPI is not on
-// the data path.
+// barrier and sync, broadcast, reduce, fcollect, collect, alltoall and
+// alltoalls, inclusive and exclusive scans, and team splitting. Everything
+// moves through the runtime's transports (one-sided puts, gets and 64-bit
+// signal stores into symmetric memory), or by plain loads and stores where
+// the runtime maps a peer's memory (Direct); MPI is not on the data path.
 //
 // Synchronization words live in the control area at the front of every PE's
-// symmetric region (see Layout); each team owns one slot of psync words,
-// agreed on by its members when the team is created. A word holds the sync's
+// symmetric region (see Layout); each team owns one slot of psync words and
+// two scratch buffers (the one-sync small collectives publish there: see
+// gather.go), agreed on by its members when the team is created. A word holds the sync's
 // epoch and the kind of collective the writer called (Kind), so members
 // that call different collectives find out; a team whose collective failed
 // part-way is out of step, and says so on every later call (Team.Broken).
@@ -53,6 +55,10 @@ type Direct interface {
 	// Word is the address of the 8-byte-aligned word at off in pe's
 	// symmetric region, or nil when pe is not load/store reachable.
 	Word(pe int, off uint64) *uint64
+	// Mem is pe's symmetric memory [off, off+n), or nil when pe is not
+	// load/store reachable. The data collectives read peers' buffers
+	// through it instead of copying them in with Get.
+	Mem(pe int, off uint64, n int) []byte
 }
 
 // Layout of the control area at the front of every region. The runtime
@@ -66,14 +72,25 @@ const (
 	slotSize  = MaxRounds * lineSize
 	// ScratchSize is the per-PE scratch for small exchanges (Exchange).
 	ScratchSize = 4096
+	// TeamScratchSize is the size of each of a team's two scratch buffers
+	// on every PE: the data collectives of up to this many bytes per
+	// member publish their contribution there (see gather).
+	TeamScratchSize = 8192
 
-	psyncBase   = 0
-	scratchBase = psyncBase + MaxTeams*slotSize
+	psyncBase       = 0
+	scratchBase     = psyncBase + MaxTeams*slotSize
+	teamScratchBase = scratchBase + ScratchSize
 	// ControlSize is how many bytes of each region the collectives use.
-	ControlSize = scratchBase + ScratchSize
+	ControlSize = teamScratchBase + MaxTeams*2*TeamScratchSize
 )
 
 func psyncOff(slot, round int) uint64 { return uint64(psyncBase + slot*slotSize + round*lineSize) }
+
+// teamScratchOff is the team scratch buffer of slot that a collective
+// whose first sync has epoch e publishes into: buffers alternate by epoch.
+func teamScratchOff(slot int, e uint64) uint64 {
+	return uint64(teamScratchBase + (2*slot+int(e&1))*TeamScratchSize)
+}
 
 // Team is a set of world PEs {Start + i*Stride : 0 <= i < Size}, or, for a
 // team whose members are not evenly strided in the world (a node's PEs
@@ -114,6 +131,11 @@ type Team struct {
 	// where brokenAt says ("sync #7 (Barrier)"); nil while in step.
 	broken   error
 	brokenAt string
+	// bufs are private buffers of the data collectives (peer data read
+	// with Get, reduction accumulators), counts the members' Collect
+	// counts: kept, so that repeated calls do not allocate.
+	bufs   [4][]byte
+	counts []int
 }
 
 type directRound struct{ to, mine *uint64 }
@@ -129,6 +151,18 @@ const (
 // dead peers). A few hundred nanoseconds: a barrier among running PEs ends
 // within it; an oversubscribed PE soon reaches WaitGE's yielding.
 const directPolls = 256
+
+// flatMax is the largest team that syncs flat (teams of 3 or more): each
+// member stores its word into its own line at every member and waits for
+// the other members' lines: one round where a dissemination barrier takes
+// log2(size), at the cost of size-1 signals per member. On a node with more
+// PEs than CPUs a waiting PE yields its CPU, and a round costs about one
+// turn of every PE on the CPUs, so fewer rounds are what counts there.
+const flatMax = 16
+
+// flat reports whether the team syncs flat (see flatMax); every member
+// decides alike, from the size.
+func (t *Team) flat() bool { return t.Size >= 3 && t.Size <= flatMax }
 
 // World returns the team of every PE, using psync slot 0.
 func World(c Comm) *Team {
@@ -189,11 +223,14 @@ func (t *Team) String() string {
 // Sync is SyncAs with KindSync.
 func (t *Team) Sync(c Comm) error { return t.SyncAs(c, KindSync) }
 
-// SyncAs is a dissemination barrier over the team's members, as part of
-// collective k: in round r each member signals member (me + 2^r) mod size
-// and waits for member (me - 2^r) mod size. It does not complete outstanding
-// puts (that is Barrier). Each round's word has exactly one writer, and
-// epochs only grow, so a plain store suffices (no atomic add, no reset).
+// SyncAs is a barrier over the team's members, as part of collective k:
+// a dissemination barrier (in round r each member signals member
+// (me + 2^r) mod size and waits for member (me - 2^r) mod size), or for
+// teams of 3 to flatMax members a flat one (member i signals line i of
+// every member and waits for every member's line: one round). It does not
+// complete outstanding puts (that is Barrier). Each word has exactly one
+// writer, and epochs only grow, so a plain store suffices (no atomic add,
+// no reset).
 //
 // The word carries k (see psyncWord). A member that receives another kind
 // for its epoch, or the mismatch flag, sets the flag in the signals of its
@@ -207,6 +244,11 @@ func (t *Team) Sync(c Comm) error { return t.SyncAs(c, KindSync) }
 // member left this sync without a mismatch, and the first member to leave
 // read only words of this sync, so the kinds were all equal.
 //
+// In a flat sync every member reads every member's word of the sync, so
+// each finds out about any other kind itself. A word of a later epoch
+// needs no check there either: its writer left this sync having read
+// every member's word of it, all of one kind.
+//
 // On a timeout the error names every member that has not arrived (Missing).
 // Any failure leaves the team out of step (see Team).
 func (t *Team) SyncAs(c Comm, k Kind) error {
@@ -219,9 +261,14 @@ func (t *Team) SyncAs(c Comm, k Kind) error {
 		t.buildDirect(c)
 	}
 	var err error
-	if t.directState == directOn {
+	switch {
+	case t.flat() && t.directState == directOn:
+		err = t.syncFlatDirect(c, e, k)
+	case t.flat():
+		err = t.syncFlatComm(c, e, k)
+	case t.directState == directOn:
 		err = t.syncDirect(c, e, k)
-	} else {
+	default:
 		err = t.syncComm(c, e, k)
 	}
 	if err != nil {
@@ -230,8 +277,12 @@ func (t *Team) SyncAs(c Comm, k Kind) error {
 	return nil
 }
 
-// from is the world number of the member that signals this PE in round r.
+// from is the world number of the member that signals this PE in round r
+// (of a flat sync: member r).
 func (t *Team) from(r int) int {
+	if t.flat() {
+		return t.PE(r)
+	}
 	d := (1 << r) % t.Size
 	return t.PE((t.Me - d + t.Size) % t.Size)
 }
@@ -269,11 +320,25 @@ func (t *Team) syncComm(c Comm, e uint64, k Kind) error {
 }
 
 // buildDirect resolves every round's words once (membership and heaps are
-// fixed for the team's life).
+// fixed for the team's life). A flat team's entry j is member j: the word
+// this PE signals there and the word member j signals here.
 func (t *Team) buildDirect(c Comm) {
 	t.directState = directOff
 	dc, ok := c.(Direct)
 	if !ok {
+		return
+	}
+	if t.flat() {
+		lines := make([]directRound, t.Size)
+		for j := range lines {
+			to := dc.Word(t.PE(j), psyncOff(t.slot, t.Me))
+			mine := dc.Word(c.MyPE(), psyncOff(t.slot, j))
+			if to == nil || mine == nil {
+				return
+			}
+			lines[j] = directRound{to: to, mine: mine}
+		}
+		t.direct, t.directState = lines, directOn
 		return
 	}
 	var rounds []directRound
@@ -321,6 +386,71 @@ func (t *Team) syncDirect(c Comm, e uint64, k Kind) error {
 	return nil
 }
 
+// syncFlatComm is the flat sync over Comm: this PE's word goes to its line
+// at every member (its own by a local store), then it waits for every
+// member's line here.
+func (t *Team) syncFlatComm(c Comm, e uint64, k Kind) error {
+	want := psyncWord(e, k)
+	off := psyncOff(t.slot, t.Me)
+	for i := 1; i < t.Size; i++ {
+		j := (t.Me + i) % t.Size // stagger, so members do not all signal one PE first
+		if err := c.Signal(t.PE(j), off, want); err != nil {
+			return err
+		}
+	}
+	atomic.StoreUint64(localWord(c, off), want)
+	var d diff
+	found := false
+	for i := 1; i < t.Size; i++ {
+		j := (t.Me + i) % t.Size
+		offj := psyncOff(t.slot, j)
+		if err := c.WaitGE(offj, e<<epochShift, t.wait(e, k, j)); err != nil {
+			return err
+		}
+		if v := atomic.LoadUint64(localWord(c, offj)); v != want && d.note(v, e, k, t.PE(j)) {
+			found = true
+		}
+	}
+	if found {
+		return &mismatch{d}
+	}
+	return nil
+}
+
+// syncFlatDirect is syncFlatComm over load/store-reachable members: release
+// stores into their lines, inline polls of the lines here before WaitGE.
+func (t *Team) syncFlatDirect(c Comm, e uint64, k Kind) error {
+	want := psyncWord(e, k)
+	base := e << epochShift
+	for i := 1; i < t.Size; i++ {
+		memord.StoreRelease64(t.direct[(t.Me+i)%t.Size].to, want)
+	}
+	atomic.StoreUint64(t.direct[t.Me].mine, want)
+	var d diff
+	found := false
+	for i := 1; i < t.Size; i++ {
+		j := (t.Me + i) % t.Size
+		p := t.direct[j].mine
+		v := atomic.LoadUint64(p)
+		for n := 0; v < base && n < directPolls; n++ {
+			v = atomic.LoadUint64(p)
+		}
+		if v < base {
+			if err := c.WaitGE(psyncOff(t.slot, j), base, t.wait(e, k, j)); err != nil {
+				return err
+			}
+			v = atomic.LoadUint64(p)
+		}
+		if v != want && d.note(v, e, k, t.PE(j)) {
+			found = true
+		}
+	}
+	if found {
+		return &mismatch{d}
+	}
+	return nil
+}
+
 // diff is what a member learned in one sync about kinds other than its own:
 // the first partner seen with another kind, and whether any signal said so.
 type diff struct {
@@ -349,9 +479,18 @@ type Wait struct {
 	Kind        Kind
 	Epoch       uint64
 	Round, From int
+	// Done: a collective's root waits for From to finish reading (see
+	// Broadcast), not a sync round.
+	Done bool
 }
 
 func (w Wait) String() string {
+	if w.Done {
+		return fmt.Sprintf("%v: sync #%d of %v: waiting for PE %d to finish reading", w.Kind, w.Epoch, w.Team, w.From)
+	}
+	if w.Team.flat() {
+		return fmt.Sprintf("%v: sync #%d of %v: waiting for PE %d", w.Kind, w.Epoch, w.Team, w.From)
+	}
 	return fmt.Sprintf("%v: sync #%d of %v, round %d: waiting for PE %d", w.Kind, w.Epoch, w.Team, w.Round, w.From)
 }
 

@@ -30,7 +30,7 @@ func view[T elem.Elem](c *fakeComm, off uint64, n int) []T {
 }
 
 func TestLayout(t *testing.T) {
-	assert.Equal(t, MaxTeams*MaxRounds*lineSize+ScratchSize, ControlSize)
+	assert.Equal(t, MaxTeams*MaxRounds*lineSize+ScratchSize+MaxTeams*2*TeamScratchSize, ControlSize)
 	assert.Equal(t, uint64(0), psyncOff(0, 0))
 	assert.Equal(t, uint64(slotSize+3*lineSize), psyncOff(1, 3))
 	assert.Less(t, psyncOff(MaxTeams-1, MaxRounds-1), uint64(scratchBase))
@@ -682,17 +682,38 @@ func TestCommErrors(t *testing.T) {
 		name string
 		run  func(c *fakeComm, world *Team) error
 	}{
-		{"FCollect", func(c *fakeComm, w *Team) error { return FCollect(c, w, dstOff, srcOff, 8) }},
-		{"AllToAll", func(c *fakeComm, w *Team) error { return AllToAll(c, w, dstOff, srcOff, 8) }},
-		{"Reduce", func(c *fakeComm, w *Team) error { return Reduce[int32](c, w, OpSum, dstOff, srcOff, 64) }},
+		// Sizes past the team scratch: the large paths put to members
+		// this PE does not map.
+		{"FCollect", func(c *fakeComm, w *Team) error { return FCollect(c, w, dstOff, srcOff, large) }},
+		{"AllToAll", func(c *fakeComm, w *Team) error { return AllToAll(c, w, dstOff, srcOff, large) }},
+		{"Reduce", func(c *fakeComm, w *Team) error { return Reduce[int32](c, w, OpSum, dstOff, srcOff, large) }},
+		{"Collect", func(c *fakeComm, w *Team) error { return Collect(c, w, dstOff, srcOff, large, 1, 2*large) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newFakeWorld(1, testPolicy)
-			c := &fakeComm{w: w, me: 0, failPut: boom}
-			assert.ErrorIs(t, tc.run(c, World(c)), boom)
+			errsOf := putFailure(t, boom, tc.run)
+			assert.ErrorIs(t, errsOf[0], boom)
+			assert.ErrorIs(t, errsOf[1], errs.ErrTimeout, "PE 1 waits for PE 0 in vain")
 		})
 	}
+}
+
+// putFailure runs call on 2 PEs that reach each other only through Comm;
+// PE 0's puts fail with boom, PE 1 gives up waiting for it after 50 ms.
+func putFailure(t *testing.T, boom error, call func(c *fakeComm, world *Team) error) [2]error {
+	var errsOf [2]error
+	short := testPolicy
+	short.Timeout = 50 * time.Millisecond
+	spmd(t, 2, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+		if c.me == 0 {
+			c.failPut = boom
+		} else {
+			c.policy = &short
+		}
+		errsOf[c.me] = call(c, world)
+		return nil
+	})
+	return errsOf
 }
 
 // localRun is spmd without a fake world (the test builds its own).

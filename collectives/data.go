@@ -1,47 +1,150 @@
 package collectives
 
 import (
-	"unsafe"
+	"sync/atomic"
 
-	"github.com/goshmem/goshmem/internal/elem"
+	"github.com/goshmem/goshmem/internal/memord"
 )
 
 // The data collectives below take symmetric byte offsets (already bounds-
 // checked by the caller) and follow OpenSHMEM 1.6 §9.9 semantics: every
 // member calls them with the same arguments; on return the PE's dest holds
-// the result and source may be reused. Each starts with a sync, so no
-// member writes into a dest another member is still reading from a previous
-// collective, and ends with a barrier, so every put has landed everywhere.
-// Both carry the collective's kind (a member calling another collective is
-// found there), and a put or get that fails between them leaves the team
-// out of step (the other members go on to the closing barrier).
+// the result and source may be reused. Their syncs carry the collective's
+// kind (a member calling another collective is found there), and a put or
+// get that fails between them leaves the team out of step (the other
+// members go on without this PE).
+//
+// Up to TeamScratchSize bytes per member they take one sync: each member
+// publishes its contribution in the team scratch and, after the sync,
+// builds its own dest from the members' scratch (gather.go). Larger ones
+// start with a sync, so no member writes into a dest another member is
+// still reading from a previous collective and every member's source holds
+// this call's data, and end with a barrier, so every put has landed
+// everywhere and no source is read after its owner returned. Between the
+// two, each member reads what it needs from the members it maps (shared
+// memory on one node) and puts into the others (Team.exchange).
 
-// Broadcast copies root's source[0:n) (n elements of size sz) into dest on
-// every member, root included (Ref: OpenSHMEM 1.6 §9.9.7). Non-roots pull
-// from the root, spreading the copy work over the members.
+// Broadcast copies root's source[0:nbytes) into dest on every member, root
+// included (Ref: OpenSHMEM 1.6 §9.9 shmem_broadcast). Non-roots pull from
+// the root, spreading the copy work over the members. Past the team
+// scratch, the call ends with the root waiting for every reader (done
+// lines) rather than with a barrier: nothing else must outlive the reads.
 func Broadcast(c Comm, t *Team, dst, src uint64, nbytes int, root int) error {
+	if nbytes <= TeamScratchSize {
+		if t.Me == root {
+			copy(t.publish(c, nbytes), c.Local(src, nbytes))
+		}
+		if err := t.SyncAs(c, KindBroadcast); err != nil {
+			return err
+		}
+		d := c.Local(dst, nbytes)
+		if t.Me == root {
+			copy(d, c.Local(src, nbytes))
+			return nil
+		}
+		if err := t.readInto(c, d, root, t.published()); err != nil {
+			return t.abort(KindBroadcast, err)
+		}
+		return nil
+	}
 	if err := t.SyncAs(c, KindBroadcast); err != nil {
 		return err
 	}
 	d := c.Local(dst, nbytes)
 	if t.Me == root {
-		copy(d, c.Local(src, nbytes))
-	} else if err := c.Get(d, t.PE(root), src); err != nil {
+		memcopy(d, c.Local(src, nbytes))
+	} else if err := t.readInto(c, d, root, src); err != nil {
 		return t.abort(KindBroadcast, err)
 	}
-	return t.BarrierAs(c, KindBroadcast)
+	if t.Size-1 > doneLines {
+		return t.BarrierAs(c, KindBroadcast)
+	}
+	// Only the root's source must outlive the readers: they tell the root
+	// they are done, and only the root waits.
+	if t.Me != root {
+		if err := t.signalDone(c, root, KindBroadcast); err != nil {
+			return t.abort(KindBroadcast, err)
+		}
+		return nil
+	}
+	if err := t.waitDone(c, KindBroadcast); err != nil {
+		return t.abort(KindBroadcast, err)
+	}
+	return nil
+}
+
+// The done lines: the upper half of a team's psync lines, beyond those of
+// its syncs (a flat sync uses lines [0, flatMax), a dissemination barrier
+// of up to 2^flatMax members no more), carry "finished reading" words from
+// the members to a collective's root: member j's word at the root is line
+// doneBase + (j - root - 1) mod size. Per root and line there is one
+// writer, and its words' epochs grow, so plain stores do.
+const (
+	doneBase  = flatMax
+	doneLines = MaxRounds - doneBase
+)
+
+func (t *Team) doneLine(j, root int) uint64 {
+	return psyncOff(t.slot, doneBase+(j-root-1+t.Size)%t.Size)
+}
+
+// signalDone tells root that this member has finished collective k of the
+// latest sync (its reads of the root's memory returned).
+func (t *Team) signalDone(c Comm, root int, k Kind) error {
+	off, v := t.doneLine(t.Me, root), psyncWord(t.epoch, k)
+	if dc, ok := c.(Direct); ok {
+		if w := dc.Word(t.PE(root), off); w != nil {
+			memord.StoreRelease64(w, v)
+			return nil
+		}
+	}
+	return c.Signal(t.PE(root), off, v)
+}
+
+// waitDone waits, on the root, until every other member has signalled
+// done for the latest sync.
+func (t *Team) waitDone(c Comm, k Kind) error {
+	base := t.epoch << epochShift
+	for j := 0; j < t.Size; j++ {
+		if j == t.Me {
+			continue
+		}
+		off := t.doneLine(j, t.Me)
+		if atomic.LoadUint64(localWord(c, off)) >= base {
+			continue
+		}
+		w := Wait{Team: t, Kind: k, Epoch: t.epoch, From: t.PE(j), Done: true}
+		if err := c.WaitGE(off, base, w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FCollect concatenates every member's source[0:nbytes) into dest in team
-// order (Ref: OpenSHMEM 1.6 §9.9.9): member i's block lands at i*nbytes.
+// order (Ref: OpenSHMEM 1.6 §9.9 shmem_fcollect): member i's block lands at
+// i*nbytes.
 func FCollect(c Comm, t *Team, dst, src uint64, nbytes int) error {
+	if nbytes <= TeamScratchSize {
+		copy(t.publish(c, nbytes), c.Local(src, nbytes))
+		if err := t.SyncAs(c, KindFCollect); err != nil {
+			return err
+		}
+		for i := 0; i < t.Size; i++ {
+			d := c.Local(dst+uint64(i*nbytes), nbytes)
+			if err := t.readInto(c, d, i, t.published()); err != nil {
+				return t.abort(KindFCollect, err)
+			}
+		}
+		return nil
+	}
 	if err := t.SyncAs(c, KindFCollect); err != nil {
 		return err
 	}
-	mine := c.Local(src, nbytes)
 	for k := 0; k < t.Size; k++ {
 		i := (t.Me + k) % t.Size // stagger so members do not all hit one PE first
-		if err := c.Put(t.PE(i), dst+uint64(t.Me*nbytes), mine); err != nil {
+		err := t.exchange(c, i, dst+uint64(i*nbytes), src, dst+uint64(t.Me*nbytes), src, nbytes)
+		if err != nil {
 			return t.abort(KindFCollect, err)
 		}
 	}
@@ -49,19 +152,52 @@ func FCollect(c Comm, t *Team, dst, src uint64, nbytes int) error {
 }
 
 // AllToAll sends block j (nbytes each) of this member's source to member j,
-// where it lands at block Me of dest (Ref: OpenSHMEM 1.6 §9.9.10).
+// where it lands at block Me of dest (Ref: OpenSHMEM 1.6 §9.9
+// shmem_alltoall).
 func AllToAll(c Comm, t *Team, dst, src uint64, nbytes int) error {
+	if t.Size*nbytes <= TeamScratchSize {
+		copy(t.publish(c, t.Size*nbytes), c.Local(src, t.Size*nbytes))
+		if err := t.SyncAs(c, KindAllToAll); err != nil {
+			return err
+		}
+		for i := 0; i < t.Size; i++ {
+			d := c.Local(dst+uint64(i*nbytes), nbytes)
+			if err := t.readInto(c, d, i, t.published()+uint64(t.Me*nbytes)); err != nil {
+				return t.abort(KindAllToAll, err)
+			}
+		}
+		return nil
+	}
 	if err := t.SyncAs(c, KindAllToAll); err != nil {
 		return err
 	}
 	for k := 0; k < t.Size; k++ {
-		j := (t.Me + k) % t.Size
-		blk := c.Local(src+uint64(j*nbytes), nbytes)
-		if err := c.Put(t.PE(j), dst+uint64(t.Me*nbytes), blk); err != nil {
+		i := (t.Me + k) % t.Size
+		err := t.exchange(c, i, dst+uint64(i*nbytes), src+uint64(t.Me*nbytes), dst+uint64(t.Me*nbytes), src+uint64(i*nbytes), nbytes)
+		if err != nil {
 			return t.abort(KindAllToAll, err)
 		}
 	}
 	return t.BarrierAs(c, KindAllToAll)
+}
+
+// exchange moves the data between this member and member i of a
+// collective's data phase (past the team scratch, after its first sync):
+// member i's block at its offset from (n bytes) into this member's dest at
+// to, and this member's block at mine into member i's dest at theirs. A
+// member this PE maps is read in place (each member pulls what lands in its
+// own dest, so the dest is in its own cache afterwards); any other is
+// written with Put, and it puts this member's block likewise (load/store
+// reach is mutual: peers on one node), so each block moves once.
+func (t *Team) exchange(c Comm, i int, to, from, theirs, mine uint64, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if t.maps(c, i) {
+		memcopy(c.Local(to, n), t.mem(c, i, from, n))
+		return nil
+	}
+	return c.Put(t.PE(i), theirs, c.Local(mine, n))
 }
 
 // Op is a reduction operator.
@@ -90,42 +226,6 @@ func (o Op) String() string {
 // Bitwise reports whether o is and, or or xor (integers only).
 func (o Op) Bitwise() bool { return o == OpAnd || o == OpOr || o == OpXor }
 
-// Reduce combines n elements of every member's source with op into every
-// member's dest (an all-reduce). Member i reduces chunk i of the elements:
-// it gets chunk i of every member's source, combines, and puts the result
-// into chunk i of every member's dest (reduce-scatter, then all-gather by
-// puts). dest may be the same array as source: chunk i of any source is
-// read only by member i, before member i writes chunk i anywhere.
-func Reduce[T elem.Elem](c Comm, t *Team, op Op, dst, src uint64, n int) error {
-	if err := t.SyncAs(c, KindReduce); err != nil {
-		return err
-	}
-	sz := elem.Size[T]()
-	lo, hi := chunk(n, t.Size, t.Me)
-	if hi > lo {
-		m := hi - lo
-		acc := make([]T, m)
-		tmp := make([]T, m)
-		off := uint64(lo * sz)
-		copy(elem.Bytes(acc), c.Local(src+off, m*sz))
-		for k := 1; k < t.Size; k++ {
-			i := (t.Me + k) % t.Size
-			if err := c.Get(elem.Bytes(tmp), t.PE(i), src+off); err != nil {
-				return t.abort(KindReduce, err)
-			}
-			combine(op, acc, tmp)
-		}
-		b := elem.Bytes(acc)
-		for k := 0; k < t.Size; k++ {
-			i := (t.Me + k) % t.Size
-			if err := c.Put(t.PE(i), dst+off, b); err != nil {
-				return t.abort(KindReduce, err)
-			}
-		}
-	}
-	return t.BarrierAs(c, KindReduce)
-}
-
 // chunk splits n elements over size members, keeping chunks a multiple of
 // 8 elements where possible so cache lines are not shared between writers.
 func chunk(n, size, i int) (lo, hi int) {
@@ -140,68 +240,4 @@ func chunk(n, size, i int) (lo, hi int) {
 		hi = n
 	}
 	return lo, hi
-}
-
-func combine[T elem.Elem](op Op, acc, x []T) {
-	switch op {
-	case OpSum:
-		for i := range acc {
-			acc[i] += x[i]
-		}
-	case OpProd:
-		for i := range acc {
-			acc[i] *= x[i]
-		}
-	case OpMin:
-		for i := range acc {
-			if x[i] < acc[i] {
-				acc[i] = x[i]
-			}
-		}
-	case OpMax:
-		for i := range acc {
-			if x[i] > acc[i] {
-				acc[i] = x[i]
-			}
-		}
-	default:
-		bitwise(op, acc, x)
-	}
-}
-
-// bitwise applies and/or/xor on the raw bits (callers reject floats).
-func bitwise[T elem.Elem](op Op, acc, x []T) {
-	a, b := elem.Bytes(acc), elem.Bytes(x)
-	// Work a word at a time where the slices allow (at least one word, both
-	// 8-byte aligned: a narrow T's slice may be neither, and converting its
-	// pointer to *uint64 would be invalid); bytes otherwise.
-	n := len(a) / 8
-	if n == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(a)))%8 != 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
-		n = 0
-	}
-	var aw, bw []uint64
-	if n > 0 {
-		aw = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(a))), n)
-		bw = unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)
-	}
-	for i := range aw {
-		switch op {
-		case OpAnd:
-			aw[i] &= bw[i]
-		case OpOr:
-			aw[i] |= bw[i]
-		case OpXor:
-			aw[i] ^= bw[i]
-		}
-	}
-	for i := n * 8; i < len(a); i++ {
-		switch op {
-		case OpAnd:
-			a[i] &= b[i]
-		case OpOr:
-			a[i] |= b[i]
-		case OpXor:
-			a[i] ^= b[i]
-		}
-	}
 }

@@ -27,9 +27,11 @@ import (
 
 const (
 	dataOff  = ControlSize // first byte after the control area
-	dataSize = 64 << 10
+	dataSize = 1 << 20
 	srcOff   = dataOff
 	dstOff   = dataOff + dataSize/2
+	// large is a contribution past the team scratch (the large paths).
+	large = TeamScratchSize + 8
 )
 
 type fakeWorld struct {
@@ -58,6 +60,7 @@ type fakeComm struct {
 	me      int
 	quiets  int
 	failPut error        // when set, Put returns it
+	failGet error        // when set, Get returns it
 	policy  *spin.Policy // when set, WaitGE's instead of the world's
 }
 
@@ -75,6 +78,9 @@ func (c *fakeComm) Put(pe int, off uint64, src []byte) error {
 }
 
 func (c *fakeComm) Get(dst []byte, pe int, off uint64) error {
+	if c.failGet != nil {
+		return c.failGet
+	}
 	copy(dst, c.w.regions[pe][off:off+uint64(len(dst))])
 	return nil
 }
@@ -103,6 +109,14 @@ func (c directComm) Word(pe int, off uint64) *uint64 {
 		return nil
 	}
 	return c.word(pe, off)
+}
+
+// Mem implements Direct over the fake regions.
+func (c directComm) Mem(pe int, off uint64, n int) []byte {
+	if c.w.reach != nil && !c.w.reach(c.me, pe) {
+		return nil
+	}
+	return c.w.regions[pe][off : off+uint64(n)]
 }
 
 // comm is the Comm the collectives see for this fake PE.

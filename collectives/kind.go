@@ -27,26 +27,32 @@ const (
 	KindInit
 	KindFinalize
 	KindSplit2D
+	KindCollect
+	KindAllToAllStrided
+	KindScan
 	kindCount
 )
 
 var kindNames = [...]string{
-	KindNone:        "nothing",
-	KindSync:        "Sync",
-	KindBarrier:     "Barrier",
-	KindBroadcast:   "Broadcast",
-	KindReduce:      "Reduce",
-	KindFCollect:    "FCollect",
-	KindAllToAll:    "AllToAll",
-	KindExchange:    "Exchange",
-	KindAlloc:       "Alloc",
-	KindFree:        "Free",
-	KindAllocDevice: "AllocDevice",
-	KindSplit:       "TeamSplitStrided",
-	KindDestroy:     "Team.Destroy",
-	KindInit:        "Init",
-	KindFinalize:    "Finalize",
-	KindSplit2D:     "TeamSplit2D",
+	KindNone:            "nothing",
+	KindSync:            "Sync",
+	KindBarrier:         "Barrier",
+	KindBroadcast:       "Broadcast",
+	KindReduce:          "Reduce",
+	KindFCollect:        "FCollect",
+	KindAllToAll:        "AllToAll",
+	KindExchange:        "Exchange",
+	KindAlloc:           "Alloc",
+	KindFree:            "Free",
+	KindAllocDevice:     "AllocDevice",
+	KindSplit:           "TeamSplitStrided",
+	KindDestroy:         "Team.Destroy",
+	KindInit:            "Init",
+	KindFinalize:        "Finalize",
+	KindCollect:         "Collect",
+	KindAllToAllStrided: "AllToAllStrided",
+	KindScan:            "Scan",
+	KindSplit2D:         "TeamSplit2D",
 }
 
 func (k Kind) String() string {

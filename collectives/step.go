@@ -76,10 +76,17 @@ type signal struct {
 // what it called there): by load when the word is load/store reachable,
 // else by c.Get (an 8-byte get; it is diagnostics, so a get that is not
 // atomic on some transport costs at most a wrong report). The entry of this
-// PE is its own latest word.
+// PE is its own latest word. In a flat team every member's word is a line
+// of this PE's own slot.
 func (t *Team) signals(c Comm) []signal {
 	out := make([]signal, t.Size)
 	if t.Size < 2 {
+		return out
+	}
+	if t.flat() {
+		for j := range out {
+			out[j].v = atomic.LoadUint64(localWord(c, psyncOff(t.slot, j)))
+		}
 		return out
 	}
 	dc, _ := c.(Direct)

@@ -346,26 +346,30 @@ func TestMissingComm(t *testing.T) {
 // puts the team out of step on the PE that saw it.
 func TestAbortBetweenSyncs(t *testing.T) {
 	boom := errors.New("put failed")
-	w := newFakeWorld(1, testPolicy)
-	c := &fakeComm{w: w, me: 0, failPut: boom}
-	world := World(c)
-	require.ErrorIs(t, FCollect(c, world, dstOff, srcOff, 8), boom)
-	assert.Equal(t, boom, world.Broken())
-	for name, err := range map[string]error{
-		"Barrier":   world.Barrier(c),
-		"Sync":      world.Sync(c),
-		"Reduce":    Reduce[int32](c, world, OpSum, dstOff, srcOff, 4),
-		"Broadcast": Broadcast(c, world, dstOff, srcOff, 8, 0),
-	} {
-		if isNotSymmetric(t, err, 0, name) {
-			assert.Contains(t, err.Error(), fmt.Sprintf("PE 0: %s: team world is out of step since FCollect after sync #1 failed: put failed", name))
+	putFailure(t, boom, func(c *fakeComm, world *Team) error {
+		err := FCollect(c, world, dstOff, srcOff, large)
+		if c.me != 0 {
+			return err
 		}
-	}
-	_, err := world.Exchange(c, []byte{1})
-	isNotSymmetric(t, err, 0, "Exchange")
-	_, err = Split(c, world, world, 0, 1, 1)
-	isNotSymmetric(t, err, 0, "Split")
-	assert.Equal(t, uint64(1), world.Epoch(), "no sync ran on the broken team")
+		require.ErrorIs(t, err, boom)
+		assert.Equal(t, boom, world.Broken())
+		for name, err := range map[string]error{
+			"Barrier":   world.Barrier(c),
+			"Sync":      world.Sync(c),
+			"Reduce":    Reduce[int32](c, world, OpSum, dstOff, srcOff, 4),
+			"Broadcast": Broadcast(c, world, dstOff, srcOff, 8, 0),
+		} {
+			if isNotSymmetric(t, err, 0, name) {
+				assert.Contains(t, err.Error(), fmt.Sprintf("PE 0: %s: team world is out of step since FCollect after sync #1 failed: put failed", name))
+			}
+		}
+		_, err = world.Exchange(c, []byte{1})
+		isNotSymmetric(t, err, 0, "Exchange")
+		_, err = Split(c, world, world, 0, 1, 1)
+		isNotSymmetric(t, err, 0, "Split")
+		assert.Equal(t, uint64(1), world.Epoch(), "no sync ran on the broken team")
+		return nil
+	})
 }
 
 // TestFail: the runtime can put a team out of step from outside.

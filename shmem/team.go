@@ -221,7 +221,8 @@ const (
 // BarrierAll completes every outstanding operation of this PE (Quiet) and
 // waits until every PE has entered the barrier: afterwards, every PE's puts
 // issued before the barrier are visible everywhere (Ref: OpenSHMEM 1.6
-// §9.9.3 shmem_barrier_all). A dissemination barrier over signal words.
+// §9.9.3 shmem_barrier_all). A barrier over signal words: flat (every PE
+// signals every PE) for 3 to 16 PEs, dissemination otherwise.
 //
 // Every collective's signals say which collective the PE called, so PEs
 // that call different collectives at the same point (BarrierAll on one,
@@ -315,6 +316,8 @@ func collArgs[T Elem](r *runtime, t Team, op string, dst, src Array[T], dstN, sr
 
 // Broadcast copies n elements of src on the team's root (a number in t)
 // into dst on every member, root included (Ref: OpenSHMEM 1.6 §9.9.7).
+// On return this PE's dst holds the data and the root's src may be reused;
+// the call does not complete other outstanding operations (Quiet does).
 func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
 	r, err := rt("Broadcast")
 	if err != nil {
@@ -335,7 +338,10 @@ func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
 // Reduce combines n elements of src from every member of t with op and
 // leaves the result in dst on every member (an all-reduce; Ref: OpenSHMEM
 // 1.6 §9.9.11). dst may be src. OpAnd, OpOr and OpXor on floating-point
-// types return ErrInvalidArgument.
+// types return ErrInvalidArgument. Every member gets the same bits (each
+// element is combined in one order for all). On return this PE's dst holds
+// the result and src may be reused; the call does not complete other
+// outstanding operations.
 func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
 	r, err := rt("Reduce")
 	if err != nil {
@@ -359,7 +365,9 @@ func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
 
 // FCollect concatenates n elements of src from every member of t into dst
 // on every member, in team order: dst needs n*t.NPEs() elements
-// (Ref: OpenSHMEM 1.6 §9.9.9 shmem_fcollect).
+// (Ref: OpenSHMEM 1.6 §9.9.9 shmem_fcollect). On return this PE's dst
+// holds every block and src may be reused; the call does not complete
+// other outstanding operations.
 func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 	r, err := rt("FCollect")
 	if err != nil {
@@ -379,7 +387,9 @@ func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 
 // AllToAll sends block j (n elements) of src on every member to member j,
 // where it lands at block MyPE of dst: src and dst need n*t.NPEs() elements
-// (Ref: OpenSHMEM 1.6 §9.9.10 shmem_alltoall).
+// (Ref: OpenSHMEM 1.6 §9.9.10 shmem_alltoall). On return this PE's dst
+// holds every member's block for it and src may be reused; the call does
+// not complete other outstanding operations.
 func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
 	r, err := rt("AllToAll")
 	if err != nil {

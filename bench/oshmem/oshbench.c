@@ -10,12 +10,17 @@
  * Run:   oshrun --allow-run-as-root --oversubscribe -np 2 \
  *               --mca opal_common_ucx_opal_mem_hooks 0 ./oshbench [flags]
  *
+ * -coll: the collective rows only, at any number of PEs (see bench_coll).
+ *
  * Flags: -iters N (100000; barrier uses N/10), -warmup N (1000),
  *        -maxsize BYTES (4 MiB), -json (JSON lines instead of a table;
  *        the header then goes to stderr), -seg heap|data (where the symmetric
  *        buffers live: shmem_malloc heap, default, or static data segment,
  *        which caps maxsize at 4 MiB), -only NAME (run the rows whose name
- *        contains NAME).
+ *        contains NAME); -coll (collective rows, any PE
+ *        count), -coll-iters N (2000: iterations of a collective row up to
+ *        4 KiB, scaled down above, at least 100), -coll-maxsize BYTES (1 MiB),
+ *        -rows a,b,... (with -coll: only the named rows).
  *
  * Timing: clock_gettime(CLOCK_MONOTONIC) around every iteration (timer cost,
  * ~20 ns, included), median and p99 over the iterations after the warm-up.
@@ -49,6 +54,25 @@ static int opt_json = 0;
 static const char *opt_only = NULL; /* -only: substring of the row names to run */
 
 static int want(const char *name) { return !opt_only || strstr(name, opt_only) != NULL; }
+
+static int opt_coll = 0;
+static long opt_coll_iters = 2000;
+static size_t opt_coll_maxsize = 1u << 20;
+static const char *opt_rows = NULL; /* -rows a,b,c: only these collective rows */
+
+/* row_wanted: no -rows, or name is one of its comma-separated names. */
+static int row_wanted(const char *name) {
+    if (!opt_rows) return 1;
+    size_t n = strlen(name);
+    for (const char *p = opt_rows; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
 
 static int me, npes;
 static uint64_t *samples; /* ns, PE 0 (and PE 1 for barrier) */
@@ -96,8 +120,9 @@ static void emit(const char *name, size_t size, long iters, double med, double p
     if (me != 0) return;
     if (opt_json) {
         printf("{\"lib\":\"openshmem\",\"name\":\"%s\",\"size\":%zu,\"iters\":%ld,"
-               "\"median_us\":%.3f,\"p99_us\":%.3f,\"bw_gbs\":%.3f,\"seg\":\"%s\",\"timing\":\"%s\"}\n",
-               name, size, iters, med, p99, bw, opt_data_seg ? "data" : "heap", note);
+               "\"median_us\":%.3f,\"p99_us\":%.3f,\"bw_gbs\":%.3f,\"seg\":\"%s\",\"timing\":\"%s\","
+               "\"npes\":%d}\n",
+               name, size, iters, med, p99, bw, opt_data_seg ? "data" : "heap", note, npes);
     } else {
         printf("%-12s %10zu %8ld %10.3f %10.3f %9.3f  %s\n", name, size, iters, med, p99,
                bw, note);
@@ -360,6 +385,137 @@ static void bench_lock(void) {
     }
 }
 
+/* ---------------------------------------------------------------- collectives
+ *
+ * Rows shared with goshmem-perf host (cmd/goshmem-perf/hostcoll.go): every PE
+ * runs the operation and then shmem_barrier_all, n times; PE 0's time of each
+ * op + barrier pair is a sample (the operation done everywhere). size is the
+ * bytes each PE contributes: the broadcast payload, the reduce/scan vector,
+ * the collect block, the alltoall block per destination PE (alltoalls: the
+ * payload per block, 8 B elements at source and dest stride 2).
+ *
+ * oshmem 4.1.4 implements OpenSHMEM 1.4: no teams, so the rows call the
+ * active-set forms over every PE (shmem_broadcast64, shmem_long_sum_to_all,
+ * ...), and it has no scans (shmem_TYPE_sum_inscan / _exscan are 1.6):
+ * those rows are left out and the header says so. shmem_broadcast64 leaves
+ * the root's target untouched (1.4 semantics); goshmem's Broadcast copies
+ * into the root's dest too.
+ */
+
+static long coll_iters_for(size_t size) {
+    if (size <= 4096) return opt_coll_iters;
+    long n = (long)((double)opt_coll_iters * 4096.0 / (double)size);
+    if (n < 100) n = 100;
+    if (n > opt_coll_iters) n = opt_coll_iters;
+    return n;
+}
+static long coll_warmup_for(long n) {
+    long w = n / 10;
+    if (w < 5) w = 5;
+    return opt_warmup < w ? opt_warmup : w;
+}
+
+static long *coll_psync;  /* SHMEM_SYNC_SIZE longs, reused after each barrier */
+static long *coll_pwrk;   /* reduce work array (longs or doubles) */
+static char *coll_src, *coll_dst;
+
+enum coll_op { C_BCAST, C_RED_LONG, C_RED_DOUBLE, C_FCOLLECT, C_COLLECT, C_ALLTOALL, C_ALLTOALLS };
+
+static void coll_call(enum coll_op op, size_t size) {
+    size_t n64 = size / 8;
+    switch (op) {
+    case C_BCAST:
+        shmem_broadcast64(coll_dst, coll_src, n64, 0, 0, 0, npes, coll_psync);
+        break;
+    case C_RED_LONG:
+        shmem_long_sum_to_all((long *)coll_dst, (const long *)coll_src, (int)n64, 0, 0, npes,
+                              coll_pwrk, coll_psync);
+        break;
+    case C_RED_DOUBLE:
+        shmem_double_sum_to_all((double *)coll_dst, (const double *)coll_src, (int)n64, 0, 0, npes,
+                                (double *)coll_pwrk, coll_psync);
+        break;
+    case C_FCOLLECT:
+        shmem_fcollect64(coll_dst, coll_src, n64, 0, 0, npes, coll_psync);
+        break;
+    case C_COLLECT:
+        shmem_collect64(coll_dst, coll_src, n64, 0, 0, npes, coll_psync);
+        break;
+    case C_ALLTOALL:
+        shmem_alltoall64(coll_dst, coll_src, n64, 0, 0, npes, coll_psync);
+        break;
+    case C_ALLTOALLS:
+        shmem_alltoalls64(coll_dst, coll_src, 2, 2, n64, 0, 0, npes, coll_psync);
+        break;
+    }
+}
+
+static void bench_coll_row(const char *name, enum coll_op op, size_t size) {
+    long n = coll_iters_for(size), w = coll_warmup_for(n);
+    shmem_barrier_all();
+    for (long i = 0; i < w; i++) { coll_call(op, size); shmem_barrier_all(); }
+    for (long i = 0; i < n; i++) {
+        uint64_t t0 = now_ns();
+        coll_call(op, size);
+        shmem_barrier_all();
+        samples[i] = now_ns() - t0;
+    }
+    shmem_barrier_all();
+    if (me == 0) {
+        double med, p99;
+        stats(n, &med, &p99);
+        emit(name, size, n, med, p99, 0, "per-iter op + barrier_all, PE0");
+    }
+}
+
+static void bench_coll(void) {
+    static const size_t csizes[] = {8, 1024, 65536, 1048576};
+    static const struct { const char *name; enum coll_op op; } rows[] = {
+        {"bcast", C_BCAST},         {"reduce_sum_int64", C_RED_LONG},
+        {"reduce_sum_float64", C_RED_DOUBLE}, {"fcollect", C_FCOLLECT},
+        {"collect", C_COLLECT},     {"alltoall", C_ALLTOALL},
+        {"alltoalls", C_ALLTOALLS},
+    };
+    size_t maxs = opt_coll_maxsize;
+    /* src and dst hold npes blocks at stride 2 (alltoalls). */
+    size_t buf = 2 * maxs * (size_t)npes;
+    coll_src = shmem_malloc(buf);
+    coll_dst = shmem_malloc(buf);
+    size_t wrk = maxs / 8 / 2 + 1;
+    if (wrk < SHMEM_REDUCE_MIN_WRKDATA_SIZE) wrk = SHMEM_REDUCE_MIN_WRKDATA_SIZE;
+    coll_pwrk = shmem_malloc(wrk * sizeof(double));
+    coll_psync = shmem_malloc(SHMEM_SYNC_SIZE * sizeof(long));
+    if (!coll_src || !coll_dst || !coll_pwrk || !coll_psync) {
+        if (me == 0) fprintf(stderr, "oshbench: shmem_malloc for the collective rows (2 x %zu bytes) failed: raise SHMEM_SYMMETRIC_HEAP_SIZE\n", buf);
+        shmem_global_exit(2);
+    }
+    for (size_t i = 0; i < buf / 8; i++) ((long *)coll_src)[i] = (long)(me + 1);
+    memset(coll_dst, 0, buf);
+    for (int i = 0; i < SHMEM_SYNC_SIZE; i++) coll_psync[i] = SHMEM_SYNC_VALUE;
+    long cap = coll_iters_for(8);
+    ensure_samples(cap);
+    shmem_barrier_all();
+
+    if (row_wanted("barrier")) bench_barrier();
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        for (size_t k = 0; k < sizeof csizes / sizeof csizes[0]; k++)
+            if (csizes[k] <= maxs && row_wanted(rows[r].name)) bench_coll_row(rows[r].name, rows[r].op, csizes[k]);
+
+    /* A check that the rows computed something: the int64 sum of PE+1. */
+    ((long *)coll_src)[0] = me + 1;
+    shmem_barrier_all();
+    coll_call(C_RED_LONG, 8);
+    shmem_barrier_all();
+    long want = (long)npes * (npes + 1) / 2;
+    if (((long *)coll_dst)[0] != want)
+        fprintf(stderr, "oshbench: PE %d: sum reduce check: %ld, want %ld\n", me, ((long *)coll_dst)[0], want);
+    shmem_barrier_all();
+    shmem_free(coll_psync);
+    shmem_free(coll_pwrk);
+    shmem_free(coll_dst);
+    shmem_free(coll_src);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void usage(const char *argv0) {
@@ -370,7 +526,11 @@ static void usage(const char *argv0) {
             "  -maxsize BYTES largest size for put_lat/get_lat/put_bw (default 4194304)\n"
             "  -json          JSON lines on stdout instead of a table\n"
             "  -seg heap|data symmetric buffers from shmem_malloc (default) or static data\n"
-            "  -only NAME     run only the rows whose name contains NAME (lock: any PE count)\n",
+            "  -only NAME     run only the rows whose name contains NAME (lock: any PE count)\n"
+            "  -coll          only the collective rows (any number of PEs)\n"
+            "  -coll-iters N  iterations of a collective row up to 4 KiB (default 2000; fewer above, at least 100)\n"
+            "  -coll-maxsize B largest collective size (default 1048576)\n"
+            "  -rows a,b,...  with -coll: only these rows (barrier, bcast, reduce_sum_int64, ...)\n",
             argv0);
 }
 
@@ -379,6 +539,8 @@ static int parse_args(int argc, char **argv) {
         const char *a = argv[i];
         if (a[0] == '-' && a[1] == '-') a++; /* accept --flag too */
         if (!strcmp(a, "-json")) { opt_json = 1; continue; }
+        if (!strcmp(a, "-coll")) { opt_coll = 1; continue; }
+        if (!strcmp(a, "-rows") && i + 1 < argc) { opt_rows = argv[++i]; continue; }
         if (!strcmp(a, "-seg") && i + 1 < argc) {
             if (!strcmp(argv[i + 1], "data")) opt_data_seg = 1;
             else if (!strcmp(argv[i + 1], "heap")) opt_data_seg = 0;
@@ -396,6 +558,8 @@ static int parse_args(int argc, char **argv) {
         else if (!strcmp(a, "-warmup")) opt_warmup = (long)v;
         else if (!strcmp(a, "-maxsize")) opt_maxsize = (size_t)v;
         else if (!strcmp(a, "-barrier-iters")) opt_barrier_iters = (long)v;
+        else if (!strcmp(a, "-coll-iters")) opt_coll_iters = v < 1 ? 1 : (long)v;
+        else if (!strcmp(a, "-coll-maxsize")) opt_coll_maxsize = (size_t)v;
         else { fprintf(stderr, "oshbench: unknown flag %s\n", argv[i]); usage(argv[0]); return 2; }
         i++;
     }
@@ -414,6 +578,25 @@ int main(int argc, char **argv) {
     me = shmem_my_pe();
     npes = shmem_n_pes();
     if (prc != 0) { shmem_finalize(); return prc == 1 ? 0 : prc; }
+    if (opt_coll) {
+        if (me == 0) {
+            FILE *h = opt_json ? stderr : stdout;
+            fprintf(h, "# OpenSHMEM (oshmem %d.%d.%d, spec %d.%d), %d PEs, collective rows: coll_iters=%ld "
+                       "barrier_iters=%ld warmup=%ld coll_maxsize=%zu; active-set calls (the library has no "
+                       "teams); no scan rows (shmem_TYPE_sum_inscan/exscan are OpenSHMEM 1.6, not in this library)\n",
+                    OSHMEM_MAJOR_VERSION, OSHMEM_MINOR_VERSION, OSHMEM_RELEASE_VERSION, SHMEM_MAJOR_VERSION,
+                    SHMEM_MINOR_VERSION, npes, opt_coll_iters, opt_barrier_iters, opt_warmup, opt_coll_maxsize);
+            if (!opt_json)
+                fprintf(h, "%-12s %10s %8s %10s %10s %9s  %s\n", "name", "size", "iters",
+                        "median_us", "p99_us", "bw_GBs", "timing");
+            fflush(h);
+        }
+        ensure_samples(opt_barrier_iters);
+        bench_coll();
+        free(samples);
+        shmem_finalize();
+        return 0;
+    }
     int two_pe_rows = want("put_lat") || want("get_lat") || want("p_lat") || want("g_lat") ||
                       want("pingpong_p") || want("amo_fadd") || want("barrier") || want("put_bw");
     if (npes != 2 && two_pe_rows) {

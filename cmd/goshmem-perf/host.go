@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,8 @@ type hostOpts struct {
 	heap                        uint64
 	variant                     string
 	pin                         bool
+	coll                        bool // -coll: the collective rows only
+	collIters, collMaxSize      int
 }
 
 type multiFlag []string
@@ -63,10 +66,14 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	fs.IntVar(&o.batch, "batch", 100, "operations per sample with -timing batch")
 	fs.StringVar(&o.variant, "variant", "", "label the rows as series goshmem/`name` (a non-default run)")
 	fs.BoolVar(&o.pin, "pin", false, "after Init, pin the measuring thread of PE i to online CPU i mod n (diagnostic: run under mpirun --bind-to none, so Init sees every CPU, and still keep the PEs apart)")
+	fs.BoolVar(&o.coll, "coll", false, "run the collective rows only (barrier, bcast, reduce, fcollect, collect, alltoall, alltoalls, scans at 8 B..-coll-maxsize per PE, op + barrier timed on PE 0), at any number of PEs")
+	fs.IntVar(&o.collIters, "coll-iters", 2000, "iterations of a collective row up to 4 KiB (fewer above, at least 100)")
+	fs.IntVar(&o.collMaxSize, "coll-maxsize", 1<<20, "largest collective row size in bytes per PE")
 	heap := fs.Uint64("heap", 0, "symmetric heap bytes per PE (0: enough for -maxsize, unless GOSHMEM_SYMMETRIC_SIZE is set)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]\n"+
-			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw iput_bw iget_bw alloc_free lock\n")
+			"Rows: put_lat get_lat p_lat g_lat pingpong_p pingpong_putsignal amo_fadd barrier put_bw iput_bw iget_bw alloc_free lock\n"+
+			"-coll rows: barrier bcast reduce_sum_int64 reduce_sum_float64 fcollect collect alltoall alltoalls inscan_sum_int64 exscan_sum_int64\n")
 		fs.PrintDefaults()
 	}
 	re, err := parseFlags(fs, args, only)
@@ -88,6 +95,8 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 		return o, fmt.Errorf("-timing %q: want per-iter or batch", o.timing)
 	}
 	o.batch = max(o.batch, 1)
+	o.collIters = max(o.collIters, 1)
+	o.collMaxSize = max(o.collMaxSize, 8)
 	o.heap = *heap
 	return o, nil
 }
@@ -114,7 +123,13 @@ func runHost(args []string, stdout, stderr io.Writer) int {
 	if o.heap != 0 {
 		initOpts = append(initOpts, shmem.WithSymmetricSize(o.heap))
 	} else if os.Getenv("GOSHMEM_SYMMETRIC_SIZE") == "" {
-		initOpts = append(initOpts, shmem.WithSymmetricSize(uint64(2*o.maxSize+allocSize+(16<<20))))
+		heap := 2*o.maxSize + allocSize + (16 << 20)
+		if o.coll {
+			// Six collective buffers, sized for the job's PE count (read
+			// before Init from the launcher; the heap is reserved sparsely).
+			heap += 6*collBufLen(o.collMaxSize, launcherSize()) + (1 << 20)
+		}
+		initOpts = append(initOpts, shmem.WithSymmetricSize(uint64(heap)))
 	}
 	if err := shmem.Init(initOpts...); err != nil {
 		fmt.Fprintln(stderr, "goshmem-perf: Init:", err)
@@ -212,7 +227,7 @@ func (h *host) run(stdout, stderr io.Writer) (err error) {
 	for i := range fill {
 		fill[i] = byte(h.me + 1)
 	}
-	h.samples = make([]int64, max(h.o.iters, h.o.barrierIters, bwMaxWindows))
+	h.samples = make([]int64, max(h.o.iters, h.o.barrierIters, h.o.collIters, bwMaxWindows))
 	h.timerNS = timerOverhead(100000)
 	if h.me == 0 {
 		h.header(stdout, stderr)
@@ -239,7 +254,20 @@ func (h *host) run(stdout, stderr io.Writer) (err error) {
 		{"alloc_free", h.allocFree},
 		{"lock", h.lock},
 	}
+	if h.o.coll {
+		steps = steps[:0]
+		steps = append(steps, struct {
+			name string
+			fn   func() error
+		}{"collectives", h.collectives})
+	}
 	for _, s := range steps {
+		if s.name == "collectives" {
+			if err := s.fn(); err != nil {
+				return err
+			}
+			continue
+		}
 		if s.name == "pingpong_p_localpoll" && h.o.only == nil {
 			continue // diagnostic: only when asked for by -only
 		}
@@ -275,7 +303,10 @@ func (h *host) header(stdout, stderr io.Writer) {
 	}
 	fmt.Fprintf(w, "\n# timer overhead (nanotime pair + harness call, inside every per-iter sample): median %.0f ns, p99 %.0f ns\n",
 		h.timerNS.Median, h.timerNS.P99)
-	if h.npes == 1 {
+	if h.o.coll {
+		fmt.Fprintf(w, "# collective rows: coll_iters=%d coll_maxsize=%d; every PE runs op + BarrierAll, PE 0's time of the pair is a sample\n",
+			h.o.collIters, h.o.collMaxSize)
+	} else if h.npes == 1 {
 		fmt.Fprintf(w, "# 1 PE: every row targets PE 0 itself; ping-pong rows are skipped (run under mpirun -np 2)\n")
 	}
 	if h.o.json {
@@ -292,7 +323,7 @@ func (h *host) emit(name string, size, iters int, s Summary, bw float64, timing 
 	a := allocs
 	r := Row{Lib: "goshmem", Name: name, Size: int64(size), Iters: int64(iters),
 		MedianUS: s.Median / 1000, P99US: s.P99 / 1000, BWGBs: bw,
-		Transport: hostTransport(), Scope: "thread", Timing: timing, AllocsPerOp: &a, Variant: h.o.variant}
+		Transport: hostTransport(), Scope: "thread", Timing: timing, AllocsPerOp: &a, Variant: h.o.variant, NPEs: h.npes}
 	if h.npes == 1 {
 		r.Transport = "shm (self)"
 	}
@@ -717,6 +748,17 @@ func (h *host) putBW(size int) error {
 	}
 	h.emit("put_bw", size, nwin, s, bw, fmt.Sprintf("per-window W=%d (us per window)", bwWindow), allocs)
 	return nil
+}
+
+// launcherSize is the job's PE count as the launcher tells it before Init
+// (OpenMPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE), else 8.
+func launcherSize() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 8
 }
 
 // cpuModel is /proc/cpuinfo's first "model name".

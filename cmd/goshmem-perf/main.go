@@ -10,6 +10,7 @@
 //
 //	mpirun --oversubscribe -np 2 goshmem-perf [host] [flags]   measure the host API (shm transport)
 //	goshmem-perf report [flags] GOSHMEM.jsonl [PEER.jsonl ...] ratio table and plot from saved rows
+//	goshmem-perf merge RUN.jsonl ...                          one row per row name and size: the median over repeated runs
 //	mpirun --bind-to none -np 2 goshmem-perf device [flags]   device-initiated RMA/signals/barriers from CUDA kernels (cuda transport)
 //	goshmem-perf ibgda [flags]                                 IBGDA on one GPU: GPU-built mlx5 WQEs, NIC emulated (soft NIC)
 //	mpirun -np 2 goshmem-perf cxi [-flavour cpu|gpu] [flags]   the CXI GPU-triggered path: phase benchmark, trigger, re-arm, barriers
@@ -36,6 +37,7 @@ var version = ""
 var modes = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"host":   runHost,
 	"report": runReport,
+	"merge":  runMerge,
 	"device": runDevice,
 	"ibgda":  runIbgda,
 	"cxi":    runCXI,

@@ -274,10 +274,48 @@ var DeviceHeadlines = []Headline{
 	{Label: "Go Launch of an empty kernel (absolute)", Name: "launch", Size: 0, Max: true, Target: 5},
 }
 
-// headlinesFor picks the host or the device targets by goshmem's rows.
+// collRowNames are the collective rows (host -coll) that OpenSHMEM has
+// too; the scan rows have no peer (oshmem implements OpenSHMEM 1.4).
+var collRowNames = []string{"bcast", "reduce_sum_int64", "reduce_sum_float64", "fcollect", "collect", "alltoall", "alltoalls"}
+
+// CollHeadlines are the collective targets at npes PEs: every row at most
+// OpenSHMEM's time, and at 2 PEs the 1 MiB sum-reduces and alltoall at
+// most 0.6x.
+func CollHeadlines(npes int) []Headline {
+	var hs []Headline
+	if npes == 2 {
+		for _, n := range []string{"reduce_sum_int64", "reduce_sum_float64", "alltoall"} {
+			hs = append(hs, Headline{Label: n + " 1 MiB, 2 PEs", Name: n, Size: 1 << 20, PeerLib: "openshmem", Max: true, Target: 0.6})
+		}
+	}
+	hs = append(hs, Headline{Label: "barrier", Name: "barrier", PeerLib: "openshmem", Max: true, Target: 1})
+	for _, n := range collRowNames {
+		for _, size := range collSizes {
+			hs = append(hs, Headline{Label: fmt.Sprintf("%s %s", n, fmtSize(int64(size))), Name: n, Size: int64(size),
+				PeerLib: "openshmem", Max: true, Target: 1})
+		}
+	}
+	return hs
+}
+
+// isColl reports whether the rows are collective rows (host -coll).
+func isColl(rows []Row) bool {
+	for _, r := range rows {
+		if r.Name == "bcast" {
+			return true
+		}
+	}
+	return false
+}
+
+// headlinesFor picks the host, collective or device targets by goshmem's
+// rows.
 func headlinesFor(d Dataset) []Headline {
-	if isDevice(d.Ours) {
+	switch {
+	case isDevice(d.Ours):
 		return DeviceHeadlines
+	case isColl(d.Ours):
+		return CollHeadlines(d.Ours[0].NPEs)
 	}
 	return Headlines
 }
@@ -384,6 +422,7 @@ var segNotes = map[string]string{
 	"openshmem/heap":            "OpenSHMEM (oshmem/UCX), buffers from shmem_malloc: peers' heaps are mapped, so RMA is direct load/store",
 	"openshmem/data":            "OpenSHMEM (oshmem/UCX), buffers in the static data segment: RMA goes through UCX (the issue's reference figures)",
 	"floor":                     "C floor: two processes sharing one mapping (bench/oshmem/floor.c); nothing can beat it",
+	"floor/copy":                "memory floor: glibc memcpy of the bytes a PE of a 2-PE alltoall writes (2 blocks) or a 2-PE sum-reduce reads and writes (one copy of the size), two processes at once (bench/coll/copyfloor.c)",
 	"floor/2line":               "C floor of the same round trip with one line per process, each polled by its owner: the shape of any p + wait_until between two heaps",
 	"goshmem/pinned-after-init": "goshmem under mpirun --bind-to none, measuring thread pinned after Init (-pin): Init sees both CPUs, so the spin policy is not the oversubscribed one",
 	"goshmem/batch-timing":      "goshmem timing 100 operations per sample (-timing batch): the ~30 ns timer pair amortized away",

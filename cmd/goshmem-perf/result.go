@@ -38,6 +38,8 @@ type Row struct {
 	// AllocsPerOp is Go heap allocations per operation on PE 0 (goshmem
 	// only; hot paths should allocate nothing).
 	AllocsPerOp *float64 `json:"allocs_per_op,omitempty"`
+	// NPEs is the job's PE count (collective rows; 0: not recorded).
+	NPEs int `json:"npes,omitempty"`
 }
 
 // Series names the source of a row: "goshmem", "openshmem/heap",
