@@ -275,9 +275,10 @@ func lockTimeout(t *T) {
 	Eq(t, "sections after the timeouts", v, int64(n))
 }
 
-// memPtr: every PE of the node is load/store reachable: Ptr of every PE's
-// copy is non-nil (this PE's is Local), stores through it land in the
-// peer's Local, and loads through it read what the peer wrote.
+// memPtr: every PE of this PE's node (TeamNode) is load/store reachable:
+// Ptr of its copy is non-nil (this PE's is Local), stores through it land
+// in the peer's Local, and loads through it read what the peer wrote; a PE
+// on another node has no Ptr but stays PEAccessible.
 func memPtr(t *T) {
 	me, n := t.me, t.n
 	a, err := shmem.Alloc[int64](n)
@@ -285,12 +286,17 @@ func memPtr(t *T) {
 	defer func() { t.OK("Free", a.Free()) }()
 	a.Local()[me] = int64(100 + me) // this PE's own mark
 	t.Must("BarrierAll", shmem.BarrierAll())
+	onNode := func(pe int) bool { return shmem.TeamWorld.TranslatePE(pe, shmem.TeamNode) >= 0 }
 	for pe := 0; pe < n; pe++ {
 		t.True(fmt.Sprintf("PEAccessible(%d)", pe), shmem.PEAccessible(pe))
 		t.True(fmt.Sprintf("AddrAccessible(a, %d)", pe), shmem.AddrAccessible(a, pe))
 		p := shmem.Ptr(a, pe)
+		if !onNode(pe) {
+			t.True(fmt.Sprintf("Ptr(a, %d) of a PE on another node is nil", pe), p == nil)
+			continue
+		}
 		if p == nil {
-			t.Errorf("Ptr(a, %d) is nil: every PE of this job is on this node", pe)
+			t.Errorf("Ptr(a, %d) is nil: PE %d is on this node", pe, pe)
 			continue
 		}
 		Eq(t, fmt.Sprintf("len(Ptr(a, %d))", pe), len(p), n)
@@ -302,10 +308,14 @@ func memPtr(t *T) {
 		t.Errorf("Ptr(a, MyPE()) is not Local()")
 	}
 	t.Must("BarrierAll", shmem.BarrierAll())
-	// Store into the next PE's copy, at this PE's slot.
+	// Store into the next PE's copy, at this PE's slot (a put where the
+	// next PE is on another node).
 	next := (me + 1) % n
 	if p := shmem.Ptr(a, next); p != nil {
 		p[me] = int64(1000*next + me)
+	} else {
+		t.OK("P", shmem.P(a, me, int64(1000*next+me), next))
+		t.OK("Quiet", shmem.Quiet())
 	}
 	t.Must("BarrierAll", shmem.BarrierAll())
 	prev := (me - 1 + n) % n
