@@ -19,6 +19,7 @@ package collectives
 import (
 	"fmt"
 	"math/big"
+	"sync"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/errs"
@@ -70,7 +71,9 @@ const (
 	MaxRounds = 32
 	lineSize  = 64
 	slotSize  = MaxRounds * lineSize
-	// ScratchSize is the per-PE scratch for small exchanges (Exchange).
+	// ScratchSize bounds one member's contribution to Exchange. The
+	// per-PE area of that size after the psync slots is reserved (an
+	// exchange goes through its team's scratch buffers).
 	ScratchSize = 4096
 	// TeamScratchSize is the size of each of a team's two scratch buffers
 	// on every PE: the data collectives of up to this many bytes per
@@ -99,6 +102,14 @@ func teamScratchOff(slot int, e uint64) uint64 {
 // both). A Team value is owned by one PE (it carries that PE's barrier
 // epoch).
 //
+// A PE runs one collective at a time on a team: callers hold the team's
+// Lock around each. Everything a collective touches is the team's own
+// (its psync slot, its two scratch buffers, its epoch and private buffers)
+// or safe for concurrent use (the Comm, the slot table behind splits), so
+// collectives on different teams may run concurrently, from different
+// goroutines, in any order on each PE (Ref: OpenSHMEM 1.6 §9.2
+// SHMEM_THREAD_MULTIPLE: only collectives on one team must be serialized).
+//
 // A team whose collective failed in a way that may leave its members at
 // different points (a timeout, a transport error, members calling different
 // collectives) is out of step: every later collective on it fails at once
@@ -119,9 +130,10 @@ type Team struct {
 	// epoch counts this team's syncs on this PE; every member counts the
 	// same, so the value doubles as the expected signal.
 	epoch uint64
-	// freeSlots, on the world team only, is this PE's bitmap of free psync
-	// slots (bit set = free).
-	freeSlots *uint64
+	// mu serializes the team's collectives on this PE (Lock).
+	mu sync.Mutex
+	// slots, on the world team only, is this PE's table of psync slots.
+	slots *slotTable
 	// direct: per round, the word this PE signals and the word it waits
 	// on, when every round's partner is load/store reachable (built on
 	// the first Sync; directOff when some partner is not).
@@ -166,9 +178,20 @@ func (t *Team) flat() bool { return t.Size >= 3 && t.Size <= flatMax }
 
 // World returns the team of every PE, using psync slot 0.
 func World(c Comm) *Team {
-	free := ^uint64(0) &^ 1
-	return &Team{Start: 0, Stride: 1, Size: c.NPEs(), Me: c.MyPE(), slot: 0, freeSlots: &free}
+	return &Team{Start: 0, Stride: 1, Size: c.NPEs(), Me: c.MyPE(), slot: 0, slots: &slotTable{free: ^uint64(0) &^ 1}}
 }
+
+// Lock takes the team's collective lock on this PE: callers hold it around
+// every collective on the team (and every heap collective, for the world
+// team), so that one runs at a time per team.
+func (t *Team) Lock() { t.mu.Lock() }
+
+// Unlock releases the lock Lock took.
+func (t *Team) Unlock() { t.mu.Unlock() }
+
+// Destroyed reports whether Destroy released the team on this PE (read it
+// under Lock: a caller that waited for the lock may find the team gone).
+func (t *Team) Destroyed() bool { return t.slot < 0 }
 
 // Slot is the team's psync slot (0 for the world team).
 func (t *Team) Slot() int { return t.slot }
@@ -211,7 +234,7 @@ func (t *Team) Index(pe int) int {
 }
 
 func (t *Team) String() string {
-	if t.freeSlots != nil {
+	if t.slots != nil {
 		return "team world"
 	}
 	if t.pes != nil {
@@ -519,8 +542,10 @@ func (t *Team) Exchange(c Comm, in []byte) ([][]byte, error) {
 // ExchangeAs gathers a small contribution from every member, as part of
 // collective k: each member publishes in (the same length everywhere, at
 // most MaxExchange bytes) and gets everybody's contribution in team order.
-// The scratch words are reused, so a trailing sync keeps a fast member from
-// overwriting its scratch while a slow one is still reading it.
+// Contributions go through the team's own scratch buffers (see publish),
+// so exchanges on different teams do not share memory; a trailing sync
+// keeps a fast member from going on to reuse the buffers while a slow one
+// is still reading them.
 func (t *Team) ExchangeAs(c Comm, k Kind, in []byte) ([][]byte, error) {
 	if len(in) > MaxExchange {
 		return nil, errs.New(errs.ErrInvalidArgument, c.MyPE(), k.String(), "exchange of %d bytes, at most %d", len(in), MaxExchange)
@@ -528,10 +553,11 @@ func (t *Team) ExchangeAs(c Comm, k Kind, in []byte) ([][]byte, error) {
 	if t.broken != nil {
 		return nil, t.outOfStep(c, k)
 	}
-	copy(c.Local(scratchBase, len(in)), in)
+	copy(t.publish(c, len(in)), in)
 	if err := t.BarrierAs(c, k); err != nil {
 		return nil, err
 	}
+	off := t.published()
 	out := make([][]byte, t.Size)
 	for i := range out {
 		out[i] = make([]byte, len(in))
@@ -539,7 +565,7 @@ func (t *Team) ExchangeAs(c Comm, k Kind, in []byte) ([][]byte, error) {
 			copy(out[i], in)
 			continue
 		}
-		if err := c.Get(out[i], t.PE(i), scratchBase); err != nil {
+		if err := c.Get(out[i], t.PE(i), off); err != nil {
 			return nil, t.abort(k, err)
 		}
 	}
@@ -559,7 +585,8 @@ func splitLast(start, stride, size, n int) (*big.Int, bool) {
 	return last, last.Sign() >= 0 && last.Cmp(big.NewInt(int64(n))) < 0
 }
 
-// MaxExchange is the largest contribution to Exchange.
+// MaxExchange is the largest contribution to Exchange (it fits a team
+// scratch buffer).
 const MaxExchange = ScratchSize
 
 // Split creates the team {parent member start + i*stride : i < size}
@@ -593,47 +620,38 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 	// intersection: members of the new team are among them). Also check
 	// that every member passed the same arguments.
 	var buf [40]byte
-	putU64(buf[0:], *world.freeSlots)
 	putU64(buf[8:], uint64(start))
 	putU64(buf[16:], uint64(stride))
 	putU64(buf[24:], uint64(size))
 	putU64(buf[32:], cfg)
-	all, err := parent.ExchangeAs(c, KindSplit, buf[:])
+	joins := memberOf(parent.Me, start, stride, size) >= 0
+	slots, err := splitSlots(c, world, parent, KindSplit, "TeamSplitStrided", buf[:], 1, joins, func(all [][]byte) error {
+		head := -1 // the parent index of the new team's first member's entry
+		for i, b := range all {
+			if getU64(b[8:]) != uint64(start) || getU64(b[16:]) != uint64(stride) || getU64(b[24:]) != uint64(size) {
+				return errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
+					"PE %d passed (start %d, stride %d, size %d), this PE passed (%d, %d, %d)",
+					parent.PE(i), int64(getU64(b[8:])), int64(getU64(b[16:])), int64(getU64(b[24:])), start, stride, size)
+			}
+			if memberOf(i, start, stride, size) < 0 {
+				continue
+			}
+			if head < 0 {
+				head = i
+			}
+			if got, want := getU64(b[32:]), getU64(all[head][32:]); got != want {
+				return errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
+					"members of the new team passed different team configurations: PE %d passed %d, PE %d passed %d",
+					parent.PE(head), want, parent.PE(i), got)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	free := ^uint64(0)
-	head := -1 // the parent index of the new team's first member's entry
-	for i, b := range all {
-		free &= getU64(b[0:])
-		if getU64(b[8:]) != uint64(start) || getU64(b[16:]) != uint64(stride) || getU64(b[24:]) != uint64(size) {
-			return nil, errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
-				"PE %d passed (start %d, stride %d, size %d), this PE passed (%d, %d, %d)",
-				parent.PE(i), int64(getU64(b[8:])), int64(getU64(b[16:])), int64(getU64(b[24:])), start, stride, size)
-		}
-		if memberOf(i, start, stride, size) < 0 {
-			continue
-		}
-		if head < 0 {
-			head = i
-		}
-		if got, want := getU64(b[32:]), getU64(all[head][32:]); got != want {
-			return nil, errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
-				"members of the new team passed different team configurations: PE %d passed %d, PE %d passed %d",
-				parent.PE(head), want, parent.PE(i), got)
-		}
-	}
-	slots, err := takeSlots(me, "TeamSplitStrided", free, 1)
-	if err != nil {
-		return nil, err
-	}
-	t := parent.sub(start, stride, size, slots[0], me)
-	if t == nil {
-		return nil, nil
-	}
-	*world.freeSlots &^= 1 << t.slot
 	// The slot's psync words are zero: fresh, or zeroed by Destroy.
-	return t, nil
+	return parent.sub(start, stride, size, slots[0], me), nil
 }
 
 // Destroy releases the team's psync slot on this PE and zeroes its words,
@@ -657,7 +675,7 @@ func (t *Team) Destroy(c Comm, world *Team) error {
 	for k := 0; k < MaxRounds; k++ {
 		putU64(c.Local(psyncOff(t.slot, k), 8), 0)
 	}
-	*world.freeSlots |= 1 << t.slot
+	world.slots.release(1 << t.slot)
 	t.slot = -1
 	return nil
 }

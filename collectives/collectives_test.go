@@ -40,15 +40,15 @@ func TestLayout(t *testing.T) {
 func TestTeamIndex(t *testing.T) {
 	tests := []struct {
 		name string
-		team Team
+		team *Team
 		pes  []int // the members in team order
 	}{
-		{"world of 5", Team{Start: 0, Stride: 1, Size: 5}, []int{0, 1, 2, 3, 4}},
-		{"evens of 8", Team{Start: 0, Stride: 2, Size: 4}, []int{0, 2, 4, 6}},
-		{"odds of 8", Team{Start: 1, Stride: 2, Size: 4}, []int{1, 3, 5, 7}},
-		{"size 1", Team{Start: 3, Stride: 1, Size: 1}, []int{3}},
-		{"stride 0 size 1", Team{Start: 2, Stride: 0, Size: 1}, []int{2}},
-		{"negative stride", Team{Start: 6, Stride: -2, Size: 3}, []int{6, 4, 2}},
+		{"world of 5", &Team{Start: 0, Stride: 1, Size: 5}, []int{0, 1, 2, 3, 4}},
+		{"evens of 8", &Team{Start: 0, Stride: 2, Size: 4}, []int{0, 2, 4, 6}},
+		{"odds of 8", &Team{Start: 1, Stride: 2, Size: 4}, []int{1, 3, 5, 7}},
+		{"size 1", &Team{Start: 3, Stride: 1, Size: 1}, []int{3}},
+		{"stride 0 size 1", &Team{Start: 2, Stride: 0, Size: 1}, []int{2}},
+		{"negative stride", &Team{Start: 6, Stride: -2, Size: 3}, []int{6, 4, 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +182,7 @@ func TestBarrier(t *testing.T) {
 						return err
 					}
 				}
-				assert.Equal(t, 20, c.quiets, "one Quiet per Barrier")
+				assert.EqualValues(t, 20, c.quiets.Load(), "one Quiet per Barrier")
 				return nil
 			})
 		})
@@ -502,7 +502,7 @@ func TestSplitMismatch(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			free0 := make([]uint64, n)
 			spmd(t, n, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
-				free0[c.me] = *world.freeSlots
+				free0[c.me] = world.slots.free
 				size := 2
 				if c.me == 0 {
 					size = 1
@@ -513,7 +513,7 @@ func TestSplitMismatch(t *testing.T) {
 					assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: TeamSplitStrided", c.me))
 					assert.Contains(t, err.Error(), "passed (start 0, stride 1, size")
 				}
-				assert.Equal(t, free0[c.me], *world.freeSlots, "no slot taken by a failed split")
+				assert.Equal(t, free0[c.me], world.slots.free, "no slot taken by a failed split")
 				// Still usable: a good split and a barrier.
 				good, err := Split(c, world, world, 0, 1, n)
 				if err != nil {
@@ -617,7 +617,7 @@ func TestMaxTeams(t *testing.T) {
 					}
 					teams = append(teams, tm)
 				}
-				assert.Zero(t, *world.freeSlots)
+				assert.Zero(t, world.slots.free)
 				tm, err := Split(c, world, world, 0, 1, n)
 				assert.Nil(t, tm)
 				if assert.ErrorIs(t, err, errs.ErrInvalidArgument) {
@@ -637,9 +637,9 @@ func TestMaxTeams(t *testing.T) {
 					}
 					tm.Destroy(c, world)
 				}
-				assert.Equal(t, ^uint64(0)&^1, *world.freeSlots, "every slot but the world's is free again")
+				assert.Equal(t, ^uint64(0)&^1, world.slots.free, "every slot but the world's is free again")
 				world.Destroy(c, world) // the world's slot is never released
-				assert.Equal(t, ^uint64(0)&^1, *world.freeSlots)
+				assert.Equal(t, ^uint64(0)&^1, world.slots.free)
 				return nil
 			})
 		})

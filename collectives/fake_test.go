@@ -58,7 +58,7 @@ func newFakeWorld(n int, policy spin.Policy) *fakeWorld {
 type fakeComm struct {
 	w       *fakeWorld
 	me      int
-	quiets  int
+	quiets  atomic.Int64
 	failPut error        // when set, Put returns it
 	failGet error        // when set, Get returns it
 	policy  *spin.Policy // when set, WaitGE's instead of the world's
@@ -146,7 +146,7 @@ func (c *fakeComm) WaitGE(off uint64, v uint64, why Wait) error {
 }
 
 func (c *fakeComm) Quiet() error {
-	c.quiets++
+	c.quiets.Add(1)
 	return nil
 }
 

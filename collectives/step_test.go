@@ -401,7 +401,7 @@ func TestDestroyMismatch(t *testing.T) {
 		if c.me == 0 {
 			err = tm.Destroy(c, world)
 			assert.Equal(t, 1, tm.Slot(), "slot kept")
-			assert.Zero(t, *world.freeSlots&(1<<1), "slot 1 still taken")
+			assert.Zero(t, world.slots.free&(1<<1), "slot 1 still taken")
 		} else {
 			err = tm.Barrier(c)
 		}

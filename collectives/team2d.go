@@ -1,8 +1,6 @@
 package collectives
 
 import (
-	"math/bits"
-
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
@@ -27,26 +25,6 @@ func memberOf(i, start, stride, size int) int {
 		return -1
 	}
 	return d / stride
-}
-
-// takeSlots picks the n lowest psync slots set in free (the intersection
-// of the parent members' free bitmaps), or fails naming op.
-func takeSlots(me int, op string, free uint64, n int) ([]int, error) {
-	if bits.OnesCount64(free) < n {
-		if n == 1 {
-			return nil, errs.Hint(errs.ErrInvalidArgument, "destroy teams that are no longer used",
-				me, op, "all %d team slots are in use", MaxTeams)
-		}
-		return nil, errs.Hint(errs.ErrInvalidArgument, "destroy teams that are no longer used",
-			me, op, "%d new teams per PE need %d free team slots; %d of %d slots are free on every parent member",
-			n, n, bits.OnesCount64(free), MaxTeams)
-	}
-	slots := make([]int, n)
-	for i := range slots {
-		slots[i] = bits.TrailingZeros64(free)
-		free &^= 1 << slots[i]
-	}
-	return slots, nil
 }
 
 // sub is the team of t's members start + k*stride (k < size, indices in t)
@@ -100,7 +78,7 @@ func listed(pes []int, slot int) *Team {
 // per node) share the slot number, each on its own members' words.
 func Predefined(c Comm, world *Team, pes []int) (*Team, error) {
 	me := c.MyPE()
-	slots, err := takeSlots(me, "Init", *world.freeSlots, 1)
+	slots, err := takeSlots(me, "Init", world.slots.available(), 1, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +94,10 @@ func Predefined(c Comm, world *Team, pes []int) (*Team, error) {
 	}
 	t := listed(pes, slots[0])
 	t.Me = t.Index(me)
-	*world.freeSlots &^= 1 << t.slot
+	if !world.slots.claim(1 << t.slot) {
+		return nil, errs.New(errs.ErrInvalidArgument, me, "Init", "team slot %d was taken meanwhile (a team split ran during Init)", t.slot)
+	}
+	world.slots.settle(1<<t.slot, true)
 	return t, nil
 }
 
@@ -141,40 +122,35 @@ func Split2D(c Comm, world, parent *Team, xrange int, xcfg, ycfg uint64) (x, y *
 	const op = "TeamSplit2D"
 	me := c.MyPE()
 	var buf [32]byte
-	putU64(buf[0:], *world.freeSlots)
 	putU64(buf[8:], uint64(int64(xrange)))
 	putU64(buf[16:], xcfg)
 	putU64(buf[24:], ycfg)
-	all, err := parent.ExchangeAs(c, KindSplit2D, buf[:])
-	if err != nil {
-		return nil, nil, err
-	}
-	free := ^uint64(0)
-	for i, b := range all {
-		free &= getU64(b[0:])
-		if got := int64(getU64(b[8:])); got != int64(xrange) {
-			return nil, nil, errs.New(errs.ErrNotSymmetric, me, op,
-				"PE %d passed xrange %d, this PE passed %d (every parent member must pass the same)", parent.PE(i), got, xrange)
-		}
-	}
-	if xrange < 1 {
-		return nil, nil, errs.New(errs.ErrInvalidArgument, me, op, "xrange = %d; must be >= 1", xrange)
-	}
 	n := parent.Size
-	xr := min(xrange, n)
-	for i, b := range all {
-		if hx := i / xr * xr; getU64(b[16:]) != getU64(all[hx][16:]) {
-			return nil, nil, errs.New(errs.ErrNotSymmetric, me, op,
-				"members of one x-axis team passed different team configurations: PE %d passed %d, PE %d passed %d",
-				parent.PE(hx), getU64(all[hx][16:]), parent.PE(i), getU64(b[16:]))
+	xr := max(1, min(xrange, n))
+	slots, err := splitSlots(c, world, parent, KindSplit2D, op, buf[:], 2, true, func(all [][]byte) error {
+		for i, b := range all {
+			if got := int64(getU64(b[8:])); got != int64(xrange) {
+				return errs.New(errs.ErrNotSymmetric, me, op,
+					"PE %d passed xrange %d, this PE passed %d (every parent member must pass the same)", parent.PE(i), got, xrange)
+			}
 		}
-		if hy := i % xr; getU64(b[24:]) != getU64(all[hy][24:]) {
-			return nil, nil, errs.New(errs.ErrNotSymmetric, me, op,
-				"members of one y-axis team passed different team configurations: PE %d passed %d, PE %d passed %d",
-				parent.PE(hy), getU64(all[hy][24:]), parent.PE(i), getU64(b[24:]))
+		if xrange < 1 {
+			return errs.New(errs.ErrInvalidArgument, me, op, "xrange = %d; must be >= 1", xrange)
 		}
-	}
-	slots, err := takeSlots(me, op, free, 2)
+		for i, b := range all {
+			if hx := i / xr * xr; getU64(b[16:]) != getU64(all[hx][16:]) {
+				return errs.New(errs.ErrNotSymmetric, me, op,
+					"members of one x-axis team passed different team configurations: PE %d passed %d, PE %d passed %d",
+					parent.PE(hx), getU64(all[hx][16:]), parent.PE(i), getU64(b[16:]))
+			}
+			if hy := i % xr; getU64(b[24:]) != getU64(all[hy][24:]) {
+				return errs.New(errs.ErrNotSymmetric, me, op,
+					"members of one y-axis team passed different team configurations: PE %d passed %d, PE %d passed %d",
+					parent.PE(hy), getU64(all[hy][24:]), parent.PE(i), getU64(b[24:]))
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,6 +158,5 @@ func Split2D(c Comm, world, parent *Team, xrange int, xcfg, ycfg uint64) (x, y *
 	row, col := p/xr, p%xr
 	x = parent.sub(row*xr, 1, min(xr, n-row*xr), slots[0], me)
 	y = parent.sub(col, xr, (n-1-col)/xr+1, slots[1], me)
-	*world.freeSlots &^= 1<<slots[0] | 1<<slots[1]
 	return x, y, nil
 }

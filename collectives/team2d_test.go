@@ -114,7 +114,7 @@ func TestSplit2D(t *testing.T) {
 							return err
 						}
 					}
-					free0 := *world.freeSlots
+					free0 := world.slots.free
 					for xrange := 1; xrange <= n+1; xrange++ {
 						what := fmt.Sprintf("PE %d, xrange %d", c.me, xrange)
 						x, y, err := Split2D(c, world, parent, xrange, 0, 0)
@@ -132,7 +132,7 @@ func TestSplit2D(t *testing.T) {
 						assert.Equal(t, parent.Me%min(xrange, n), x.Me, "%s: x.Me is the x coordinate", what)
 						assert.Equal(t, parent.Me/min(xrange, n), y.Me, "%s: y.Me is the y coordinate", what)
 						assert.NotEqual(t, x.Slot(), y.Slot())
-						assert.Equal(t, free0&^(1<<x.Slot()|1<<y.Slot()), *world.freeSlots, what)
+						assert.Equal(t, free0&^(1<<x.Slot()|1<<y.Slot()), world.slots.free, what)
 
 						// Rows, then columns, each all at once: sum of world numbers.
 						for _, tm := range []*Team{x, y} {
@@ -152,7 +152,7 @@ func TestSplit2D(t *testing.T) {
 						if err := y.Destroy(c, world); err != nil {
 							return err
 						}
-						assert.Equal(t, free0, *world.freeSlots, "%s: slots back", what)
+						assert.Equal(t, free0, world.slots.free, "%s: slots back", what)
 					}
 					return world.Sync(c)
 				})
@@ -216,7 +216,7 @@ func TestSplit2DErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			spmd(t, 4, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
-				free0 := *world.freeSlots
+				free0 := world.slots.free
 				var xc, yc uint64
 				if tc.xcfg != nil {
 					xc = tc.xcfg(c.me)
@@ -231,7 +231,7 @@ func TestSplit2DErrors(t *testing.T) {
 					assert.Contains(t, err.Error(), tc.want)
 					assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: TeamSplit2D", c.me))
 				}
-				assert.Equal(t, free0, *world.freeSlots, "no slot taken by a failed split")
+				assert.Equal(t, free0, world.slots.free, "no slot taken by a failed split")
 				return world.Barrier(c) // still in step
 			})
 		})
@@ -401,7 +401,7 @@ func TestPredefinedErrors(t *testing.T) {
 			assert.Nil(t, tm)
 			assert.ErrorIs(t, err, errs.ErrInvalidArgument, "members %v", pes)
 		}
-		assert.Equal(t, ^uint64(0)&^1, *world.freeSlots)
+		assert.Equal(t, ^uint64(0)&^1, world.slots.free)
 		return nil
 	})
 }

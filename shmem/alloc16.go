@@ -97,8 +97,8 @@ func allocBytes[T Elem](n int) uint64 {
 // error, returned by every PE once they agree.
 func hostAlloc[T Elem](r *runtime, op uint64, n int, align uint64, a, b uint64, bad error) (Array[T], error) {
 	name := heapOpNames[op]
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	var out Array[T]
 	err := r.heapCollective(op, a, b, func() (uint64, error) {
 		if bad != nil {
@@ -202,8 +202,8 @@ func Realloc[T Elem](a Array[T], n int) (Array[T], error) {
 	if n < 0 {
 		nb = math.MaxUint64
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	var out Array[T]
 	err = r.heapCollective(opRealloc, status, nb, func() (uint64, error) {
 		b, err := r.realloc(a.b, status, n, elem.Size[T](), elem.Name[T]())

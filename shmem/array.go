@@ -78,8 +78,8 @@ func (a Array[T]) Free() error {
 	default:
 		off = a.b.off
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	err = r.heapCollective(opFree, off, status, func() (uint64, error) {
 		return off, r.free(a.b, status, elem.Name[T]())
 	}, nil)
@@ -182,7 +182,7 @@ var heapOpKinds = map[uint64]collectives.Kind{opAlloc: collectives.KindAlloc, op
 // next access. The syncs carry the operation's kind, so a PE calling
 // another collective (or another heap operation) here is found by every
 // PE and leaves the world team out of step; arguments that differ fail
-// the same way everywhere and leave it usable. The caller holds r.coll.
+// the same way everywhere and leave it usable. The caller holds r.world.Lock.
 func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() (uint64, error), undo func()) error {
 	r.collSeq++
 	var in [32]byte

@@ -28,10 +28,12 @@ func Collect[T Elem](t Team, dst, src Array[T], n int) error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := collArgs(r, t, op, dst, src, 0, 0)
+	ct, err := r.lockTeam(t, op)
 	if err != nil {
+		return err
+	}
+	defer ct.Unlock()
+	if err := collArgs(r, op, dst, src, 0, 0); err != nil {
 		return err
 	}
 	var local error
@@ -69,10 +71,12 @@ func AllToAllStrided[T Elem](t Team, dst, src Array[T], dstStride, srcStride, n 
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := collArgs(r, t, op, dst, src, 0, 0)
+	ct, err := r.lockTeam(t, op)
 	if err != nil {
+		return err
+	}
+	defer ct.Unlock()
+	if err := collArgs(r, op, dst, src, 0, 0); err != nil {
 		return err
 	}
 	if n < 0 {
@@ -141,10 +145,12 @@ func scan[T Elem](t Team, dst, src Array[T], n int, exclusive bool, op string) e
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := collArgs(r, t, op, dst, src, n, n)
+	ct, err := r.lockTeam(t, op)
 	if err != nil {
+		return err
+	}
+	defer ct.Unlock()
+	if err := collArgs(r, op, dst, src, n, n); err != nil {
 		return err
 	}
 	return collectives.Scan[T](r, ct, exclusive, dst.b.off, src.b.off, n)

@@ -89,8 +89,12 @@
 // operation counts itself on its context's queue with atomic adds (that is
 // what Quiet waits on); the shm data path takes no lock (copies and CPU
 // atomics); over ofi the libfabric domain is thread-safe (the provider
-// locks each post) and the transport's operation table takes a mutex; heap
-// calls take the allocator's mutex, collectives one mutex per PE. Family by
+// locks each post) and the transport's operation table takes a mutex; a
+// collective takes its team's mutex (heap calls the world team's, which
+// also guards the allocator), uncontended unless the program runs two
+// collectives on one team at once; a team split takes its psync slot with
+// one more exchange over the parent (the members confirm that no
+// concurrent split on another team took the slot first). Family by
 // family:
 //
 //   - RMA, atomics, signals, waits and tests, Fence, Quiet, Ptr and the
@@ -107,14 +111,19 @@
 //     Set waits and Test returns false. Any goroutine of the holding PE may
 //     Clear it.
 //   - Collectives and heap calls (barriers, Broadcast, Reduce, ..., Alloc,
-//     Free, Realloc, NewLock, team splits and Destroy): safe to call from
-//     several goroutines (a PE runs one at a time), but PEs match them by
-//     order, so every PE must make them in the same order. goshmem
-//     serializes all of a PE's collectives, on every team: unlike OpenSHMEM,
-//     which lets threads run collectives on different teams concurrently,
-//     goroutines that call collectives concurrently must make them in one
-//     order agreed by every PE (simplest: one goroutine does collectives),
-//     else the calls fail with ErrNotSymmetric or wait for GOSHMEM_TIMEOUT.
+//     Free, Realloc, NewLock, team splits and Destroy): collectives on
+//     different teams may run at once from different goroutines, in any
+//     order on each PE, as OpenSHMEM's SHMEM_THREAD_MULTIPLE allows (Ref:
+//     OpenSHMEM 1.6 §9.2): every team has its own psync words, scratch
+//     buffers and lock. Collectives on one team are matched by order, so
+//     the program must serialize them: every PE makes a team's collectives
+//     in the same order (calls on one team from several goroutines at once
+//     run one at a time, in an order the PEs may not agree on: they then
+//     fail with ErrNotSymmetric or wait for GOSHMEM_TIMEOUT). Heap calls
+//     and team splits of TeamWorld are collectives on TeamWorld; a split
+//     or Destroy is a collective on the parent or destroyed team (TeamShared
+//     and TeamNode are one team). Destroy must not overlap other calls on
+//     the team it destroys.
 //   - Init and Finalize must not run concurrently with any other call.
 //   - Local and Ptr slices are plain memory: Go's rules for concurrent
 //     access apply (use the atomics for words several goroutines update).

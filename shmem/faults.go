@@ -12,8 +12,8 @@ func FaultDivergeHeap(bytes uint64) error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	if _, err := r.alloc.Alloc(bytes, heapAlign); err != nil {
 		return errs.Wrap(err, r.me, "FaultDivergeHeap", "%d bytes", bytes)
 	}

@@ -59,8 +59,8 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 	if n > 0 && uint64(n) <= math.MaxInt64/sz {
 		bytes = uint64(n) * sz
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	heapLen := r.galloc.Total()
 	var out Array[T]
 	err = r.heapCollective(opAllocDevice, bytes, uint64(int64(n)), func() (uint64, error) {

@@ -386,8 +386,8 @@ func (l *Lock) Free() error {
 	default:
 		off = l.a.b.off
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	return r.heapCollective(opLockFree, off, status, func() (uint64, error) {
 		switch status {
 		case 1:

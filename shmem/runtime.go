@@ -57,14 +57,16 @@ type runtime struct {
 	all  *quiet.Scope // every queue: PE-wide Quiet
 	dflt *Ctx
 
-	// coll serializes this PE's collectives (heap, teams, data collectives):
-	// they share the team epochs and scratch words.
-	coll    sync.Mutex
-	world   *collectives.Team
-	teamsMu sync.RWMutex
-	teams   map[int32]*teamEntry
-	nextTID int32
-	collSeq uint64
+	// world is the world team. Each team's Lock serializes this PE's
+	// collectives on it (world's also the heap calls, which are world
+	// collectives and update the allocators); collectives on different
+	// teams run concurrently.
+	world     *collectives.Team
+	devTeamMu sync.Mutex // SetDeviceTeam of concurrent splits (publishTeam)
+	teamsMu   sync.RWMutex
+	teams     map[int32]*teamEntry
+	nextTID   int32
+	collSeq   uint64
 
 	ctxMu  sync.Mutex
 	nextID int
@@ -241,9 +243,9 @@ func Finalize() error {
 		errList = append(errList, err)
 	}
 	r.c.BeginFinalize()
-	r.coll.Lock()
+	r.world.Lock()
 	berr := r.world.BarrierAs(r, collectives.KindFinalize)
-	r.coll.Unlock()
+	r.world.Unlock()
 	if berr != nil {
 		errList = append(errList, r.finalizeError(berr))
 	}

@@ -107,12 +107,11 @@ func (t Team) Destroy() error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := r.team(t, "Team.Destroy")
+	ct, err := r.lockTeam(t, "Team.Destroy")
 	if err != nil {
 		return err
 	}
+	defer ct.Unlock()
 	if t.id < firstTeamID {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Team.Destroy", "%s cannot be destroyed (a predefined team)", t.name())
 	}
@@ -139,11 +138,32 @@ func (r *runtime) teamOf(t Team) *collectives.Team {
 	return nil
 }
 
+// lockTeam is team(t, op) with the team's collective lock held (the caller
+// unlocks it): a PE runs one collective at a time per team, and collectives
+// on different teams run concurrently. A team that Destroy released while
+// this caller waited for the lock is reported as not valid.
+func (r *runtime) lockTeam(t Team, op string) (*collectives.Team, error) {
+	ct, err := r.team(t, op)
+	if err != nil {
+		return nil, err
+	}
+	ct.Lock()
+	if ct.Destroyed() {
+		ct.Unlock()
+		return nil, r.invalidTeam(t, op)
+	}
+	return ct, nil
+}
+
 func (r *runtime) team(t Team, op string) (*collectives.Team, error) {
 	if ct := r.teamOf(t); ct != nil {
 		return ct, nil
 	}
-	return nil, errs.New(errs.ErrInvalidArgument, r.me, op,
+	return nil, r.invalidTeam(t, op)
+}
+
+func (r *runtime) invalidTeam(t Team, op string) error {
+	return errs.New(errs.ErrInvalidArgument, r.me, op,
 		"team %d is not valid on this PE (TeamInvalid, destroyed, or this PE is not a member)", t.id)
 }
 
@@ -164,12 +184,11 @@ func TeamSplitStrided(parent Team, start, stride, size int, opts ...TeamOption) 
 	if err != nil {
 		return TeamInvalid, err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	pt, err := r.team(parent, "TeamSplitStrided")
+	pt, err := r.lockTeam(parent, "TeamSplitStrided")
 	if err != nil {
 		return TeamInvalid, err
 	}
+	defer pt.Unlock()
 	ct, err := collectives.SplitConfig(r, r.world, pt, start, stride, size, cfg.word())
 	if err != nil || ct == nil {
 		return TeamInvalid, err
@@ -180,15 +199,20 @@ func TeamSplitStrided(parent Team, start, stride, size int, opts ...TeamOption) 
 	return r.registerTeam(ct, cfg), nil
 }
 
-// publishTeam gives kernels a team this PE just joined (under r.coll):
-// with a GPU heap, a strided team's device id is its psync slot. The
-// members then sync (as part of collective k) so none runs a device
-// barrier on the slot before every member has zeroed its psync words.
+// publishTeam gives kernels a team this PE just joined (under the parent
+// team's lock): with a GPU heap, a strided team's device id is its psync
+// slot. The members then sync (as part of collective k) so none runs a
+// device barrier on the slot before every member has zeroed its psync
+// words. Splits of different parents may publish at once: devTeamMu keeps
+// their updates of the device team table apart.
 func (r *runtime) publishTeam(ct *collectives.Team, k collectives.Kind) error {
 	if r.c.GPU == nil || !ct.Strided() {
 		return nil
 	}
-	if err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me); err != nil {
+	r.devTeamMu.Lock()
+	err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me)
+	r.devTeamMu.Unlock()
+	if err != nil {
 		return err
 	}
 	return ct.SyncAs(r, k)
@@ -238,8 +262,8 @@ func BarrierAll() error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	return r.world.Barrier(r)
 }
 
@@ -250,8 +274,8 @@ func SyncAll() error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
+	r.world.Lock()
+	defer r.world.Unlock()
 	return r.world.Sync(r)
 }
 
@@ -261,12 +285,11 @@ func (t Team) Barrier() error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := r.team(t, "Team.Barrier")
+	ct, err := r.lockTeam(t, "Team.Barrier")
 	if err != nil {
 		return err
 	}
+	defer ct.Unlock()
 	return ct.Barrier(r)
 }
 
@@ -276,24 +299,19 @@ func (t Team) Sync() error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := r.team(t, "Team.Sync")
+	ct, err := r.lockTeam(t, "Team.Sync")
 	if err != nil {
 		return err
 	}
+	defer ct.Unlock()
 	return ct.Sync(r)
 }
 
 // collArgs validates a data collective's arrays: count elements from dst
 // starting at 0 and srcN from src must fit.
-func collArgs[T Elem](r *runtime, t Team, op string, dst, src Array[T], dstN, srcN int) (*collectives.Team, error) {
-	ct, err := r.team(t, op)
-	if err != nil {
-		return nil, err
-	}
+func collArgs[T Elem](r *runtime, op string, dst, src Array[T], dstN, srcN int) error {
 	if dstN < 0 || srcN < 0 {
-		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "n must be >= 0")
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "n must be >= 0")
 	}
 	for _, x := range []struct {
 		a    Array[T]
@@ -301,17 +319,17 @@ func collArgs[T Elem](r *runtime, t Team, op string, dst, src Array[T], dstN, sr
 		name string
 	}{{dst, dstN, "dst"}, {src, srcN, "src"}} {
 		if x.a.b == nil || x.a.b.freed.Load() || x.a.b.gen != r.gen {
-			return nil, badArray(r, x.a, op+" ("+x.name+")")
+			return badArray(r, x.a, op+" ("+x.name+")")
 		}
 		if x.a.b.dev {
-			return nil, errs.Hint(errs.ErrNotSupported, "call the device collectives (goshmem_barrier_all, ...) from kernels, or use host arrays",
+			return errs.Hint(errs.ErrNotSupported, "call the device collectives (goshmem_barrier_all, ...) from kernels, or use host arrays",
 				r.me, op, "%s is a GPU array: host collectives work on host arrays", x.name)
 		}
 		if x.n > x.a.b.n {
-			return nil, errs.New(errs.ErrOutOfBounds, r.me, op, "%s needs %d elements, has %d", x.name, x.n, x.a.b.n)
+			return errs.New(errs.ErrOutOfBounds, r.me, op, "%s needs %d elements, has %d", x.name, x.n, x.a.b.n)
 		}
 	}
-	return ct, nil
+	return nil
 }
 
 // Broadcast copies n elements of src on the team's root (a number in t)
@@ -323,10 +341,12 @@ func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := collArgs(r, t, "Broadcast", dst, src, n, n)
+	ct, err := r.lockTeam(t, "Broadcast")
 	if err != nil {
+		return err
+	}
+	defer ct.Unlock()
+	if err := collArgs(r, "Broadcast", dst, src, n, n); err != nil {
 		return err
 	}
 	if root < 0 || root >= ct.Size {
@@ -354,10 +374,12 @@ func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
 		return errs.Hint(errs.ErrInvalidArgument, "use OpSum, OpProd, OpMin or OpMax for floating point",
 			r.me, "Reduce", "op %v is bitwise; element type %s is floating point", op, elem.Name[T]())
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := collArgs(r, t, "Reduce", dst, src, n, n)
+	ct, err := r.lockTeam(t, "Reduce")
 	if err != nil {
+		return err
+	}
+	defer ct.Unlock()
+	if err := collArgs(r, "Reduce", dst, src, n, n); err != nil {
 		return err
 	}
 	return collectives.Reduce[T](r, ct, op, dst.b.off, src.b.off, n)
@@ -373,13 +395,12 @@ func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := r.team(t, "FCollect")
+	ct, err := r.lockTeam(t, "FCollect")
 	if err != nil {
 		return err
 	}
-	if _, err := collArgs(r, t, "FCollect", dst, src, n*ct.Size, n); err != nil {
+	defer ct.Unlock()
+	if err := collArgs(r, "FCollect", dst, src, n*ct.Size, n); err != nil {
 		return err
 	}
 	return collectives.FCollect(r, ct, dst.b.off, src.b.off, n*elem.Size[T]())
@@ -395,13 +416,12 @@ func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
 	if err != nil {
 		return err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	ct, err := r.team(t, "AllToAll")
+	ct, err := r.lockTeam(t, "AllToAll")
 	if err != nil {
 		return err
 	}
-	if _, err := collArgs(r, t, "AllToAll", dst, src, n*ct.Size, n*ct.Size); err != nil {
+	defer ct.Unlock()
+	if err := collArgs(r, "AllToAll", dst, src, n*ct.Size, n*ct.Size); err != nil {
 		return err
 	}
 	return collectives.AllToAll(r, ct, dst.b.off, src.b.off, n*elem.Size[T]())

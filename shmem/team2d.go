@@ -118,12 +118,11 @@ func TeamSplit2D(parent Team, xrange int, opts ...TeamOption) (x, y Team, err er
 	if err != nil {
 		return TeamInvalid, TeamInvalid, err
 	}
-	r.coll.Lock()
-	defer r.coll.Unlock()
-	pt, err := r.team(parent, op)
+	pt, err := r.lockTeam(parent, op)
 	if err != nil {
 		return TeamInvalid, TeamInvalid, err
 	}
+	defer pt.Unlock()
 	xt, yt, err := collectives.Split2D(r, r.world, pt, xrange, cfg.word(), cfg.word())
 	if err != nil {
 		return TeamInvalid, TeamInvalid, err

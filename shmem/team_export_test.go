@@ -4,8 +4,8 @@ package shmem
 // collective would (a 1-PE job cannot fail one for real).
 func BreakWorld(err error) {
 	if r := current.Load(); r != nil {
-		r.coll.Lock()
+		r.world.Lock()
 		r.world.Fail(err)
-		r.coll.Unlock()
+		r.world.Unlock()
 	}
 }

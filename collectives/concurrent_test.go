@@ -1,0 +1,220 @@
+package collectives
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/bootstrap"
+)
+
+// Collectives on different teams from different goroutines of each PE, in
+// different orders on different PEs (OpenSHMEM 1.6 §9.2
+// SHMEM_THREAD_MULTIPLE). Every team here has the same members as the
+// world, the case where state shared across teams would show at once.
+
+// teamWork runs rounds of an exchange, a reduce and a broadcast on tm
+// (under its lock), in data area k of the symmetric region, checking every
+// value.
+func teamWork(c Comm, tm *Team, k, rounds int) error {
+	const n = 4
+	src, dst := uint64(srcOff+k*4096), uint64(dstOff+k*4096)
+	for it := range rounds {
+		tm.Lock()
+		err := func() error {
+			tag := uint64(k*1000000 + it*1000)
+			var in [8]byte
+			putU64(in[:], tag+uint64(tm.Me))
+			all, err := tm.Exchange(c, in[:])
+			if err != nil {
+				return err
+			}
+			for j, b := range all {
+				if got := getU64(b); got != tag+uint64(j) {
+					return fmt.Errorf("%v round %d: exchange from member %d: got %d, want %d", tm, it, j, got, tag+uint64(j))
+				}
+			}
+			s := asT[int64](c.Local(src, n*8))
+			for i := range s {
+				s[i] = int64(tag) + int64(tm.Me*10+i)
+			}
+			if err := Reduce[int64](c, tm, OpSum, dst, src, n); err != nil {
+				return err
+			}
+			d := asT[int64](c.Local(dst, n*8))
+			for i := range d {
+				want := int64(tm.Size)*int64(tag) + int64(10*tm.Size*(tm.Size-1)/2+tm.Size*i)
+				if d[i] != want {
+					return fmt.Errorf("%v round %d: reduce [%d]: got %d, want %d", tm, it, i, d[i], want)
+				}
+			}
+			root := it % tm.Size
+			if err := Broadcast(c, tm, dst, src, n*8, root); err != nil {
+				return err
+			}
+			for i := range d {
+				if want := int64(tag) + int64(root*10+i); d[i] != want {
+					return fmt.Errorf("%v round %d: broadcast from %d [%d]: got %d, want %d", tm, it, root, i, d[i], want)
+				}
+			}
+			return tm.Barrier(c)
+		}()
+		tm.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slotSet records the psync slots of the live teams of one PE, to find
+// two at once on one slot.
+type slotSet struct {
+	mu   sync.Mutex
+	live map[int]string
+}
+
+func (s *slotSet) add(tm *Team, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.live[tm.Slot()]; ok {
+		return fmt.Errorf("%s got psync slot %d, which %s holds", name, tm.Slot(), other)
+	}
+	s.live[tm.Slot()] = name
+	return nil
+}
+
+func (s *slotSet) remove(slot int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, slot)
+}
+
+func TestConcurrentTeams(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		for _, n := range []int{2, 3, 5} {
+			t.Run(fmt.Sprintf("direct=%v/%d PEs", direct, n), func(t *testing.T) {
+				w := newFakeWorld(n, testPolicy)
+				w.direct = direct
+				spmdIn(t, w, func(fc *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+					c := fc.comm()
+					slots := &slotSet{live: map[int]string{0: "world"}}
+					var teams []*Team
+					for i := range 3 {
+						tm, err := Split(c, world, world, 0, 1, n)
+						if err != nil {
+							return err
+						}
+						if err := slots.add(tm, fmt.Sprintf("team %d", i)); err != nil {
+							return err
+						}
+						teams = append(teams, tm)
+					}
+					errc := make(chan error, len(teams))
+					for i, tm := range teams {
+						go func() {
+							// Neighbouring PEs start the teams in
+							// different orders: with collectives
+							// serialized across teams, each would hold
+							// the PE while waiting for the other.
+							if (fc.me+i)%2 == 1 {
+								time.Sleep(2 * time.Millisecond)
+							}
+							if err := teamWork(c, tm, i, 30); err != nil {
+								errc <- err
+								return
+							}
+							// Splits of the teams at once, each sub-team
+							// used, then destroyed.
+							for it := range 6 {
+								tm.Lock()
+								sub, err := Split(c, world, tm, 0, 1, n)
+								tm.Unlock()
+								if err != nil {
+									errc <- errors.Wrapf(err, "split %d of team %d", it, i)
+									return
+								}
+								if err := slots.add(sub, fmt.Sprintf("split %d of team %d", it, i)); err != nil {
+									errc <- err
+									return
+								}
+								if err := teamWork(c, sub, i, 3); err != nil {
+									errc <- err
+									return
+								}
+								slot := sub.Slot()
+								sub.Lock()
+								err = sub.Destroy(c, world)
+								sub.Unlock()
+								slots.remove(slot)
+								if err != nil {
+									errc <- err
+									return
+								}
+							}
+							errc <- nil
+						}()
+					}
+					var all []error
+					for range teams {
+						if err := <-errc; err != nil {
+							all = append(all, err)
+						}
+					}
+					if err := errors.Join(all...); err != nil {
+						return err
+					}
+					for _, tm := range teams {
+						if err := tm.Destroy(c, world); err != nil {
+							return err
+						}
+					}
+					if got := world.slots.free; got != ^uint64(0)&^1 {
+						return fmt.Errorf("free slots %#x after every team was destroyed, want %#x", got, ^uint64(0)&^1)
+					}
+					return world.Barrier(c)
+				})
+			})
+		}
+	}
+}
+
+func TestTakeSlotsRotation(t *testing.T) {
+	free := uint64(1<<3 | 1<<5 | 1<<9)
+	for _, tc := range []struct {
+		n, rot int
+		want   []int
+	}{
+		{1, 0, []int{3}},
+		{2, 0, []int{3, 5}},
+		{1, 1, []int{5}},
+		{2, 2, []int{9, 3}},
+		{3, 4, []int{5, 9, 3}},
+	} {
+		got, err := takeSlots(0, "test", free, tc.n, tc.rot)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "n %d rot %d", tc.n, tc.rot)
+	}
+	_, err := takeSlots(0, "test", free, 4, 0)
+	assert.Error(t, err)
+}
+
+func TestSlotTableClaims(t *testing.T) {
+	s := &slotTable{free: 0b1110}
+	assert.Equal(t, uint64(0b1110), s.available())
+	require.True(t, s.claim(0b0010))
+	assert.False(t, s.claim(0b0110), "slot 1 is pending")
+	assert.Equal(t, uint64(0b1100), s.available())
+	s.settle(0b0010, false)
+	assert.Equal(t, uint64(0b1110), s.available(), "a failed claim gives the slot back")
+	require.True(t, s.claim(0b0100))
+	s.settle(0b0100, true)
+	assert.Equal(t, uint64(0b1010), s.available())
+	s.release(0b0100)
+	assert.Equal(t, uint64(0b1110), s.available())
+}
