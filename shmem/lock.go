@@ -54,6 +54,18 @@ const (
 	lockWords   = 24
 )
 
+// The lock's fetching atomics (the swap and compare-and-swap on the tail
+// word, the fetch of a timeout message) go on no queue (nil): a fetching
+// atomic returns once it has its result, so no queue has to
+// count it; on a queue, ofi would first wait for the delivery of every
+// write this PE issued on it (its read-after-write rule: a fetch must see
+// this PE's earlier writes), which for the lock is the hand-over just sent
+// to the next PE, one round trip on every Clear-then-Set. The lock never
+// reads a word it wrote with a non-fetching atomic (its writes go to the
+// next and granted words, read only by their owner), so it needs no such
+// wait. The non-fetching stores (link, grant) stay on the default queue,
+// so Quiet completes them.
+
 // Lock.state values.
 const (
 	lockFree   = iota // this PE neither holds nor waits for the lock
@@ -194,7 +206,7 @@ func (l *Lock) stateName() string {
 // join appends this PE to the queue: pred is the PE that was last, or -1
 // when the lock was free (this PE now holds it).
 func (l *Lock) join(r *runtime) (int, error) {
-	prev, err := r.tr[l.home].Atomic(r.dflt.q, transport.AMOSwap, 8, l.home, l.off(lockTail), uint64(r.me+1), 0)
+	prev, err := r.tr[l.home].Atomic(nil, transport.AMOSwap, 8, l.home, l.off(lockTail), uint64(r.me+1), 0)
 	if err != nil {
 		return 0, errs.Wrap(err, r.me, "Lock.Set", "joining the queue of the lock at heap offset %d (home PE %d)", l.a.b.off-heapOff, l.home)
 	}
@@ -234,7 +246,7 @@ func (l *Lock) await(r *runtime, word int, op string) (uint64, error) {
 	}
 	if !ok {
 		last := "unknown"
-		if t, err := r.tr[l.home].Atomic(r.dflt.q, transport.AMOFetch, 8, l.home, l.off(lockTail), 0, 0); err == nil && t != 0 {
+		if t, err := r.tr[l.home].Atomic(nil, transport.AMOFetch, 8, l.home, l.off(lockTail), 0, 0); err == nil && t != 0 {
 			last = sprintf("PE %d", int(t)-1)
 			if int(t)-1 == r.me {
 				last += " (this PE)"
@@ -279,7 +291,7 @@ func (l *Lock) Test() (acquired bool, err error) {
 			return false, nil
 		}
 		me1 := uint64(r.me + 1)
-		old, err := r.tr[l.home].Atomic(r.dflt.q, transport.AMOCompareSwap, 8, l.home, l.off(lockTail), me1, 0)
+		old, err := r.tr[l.home].Atomic(nil, transport.AMOCompareSwap, 8, l.home, l.off(lockTail), me1, 0)
 		if err != nil || old != 0 {
 			l.state.Store(lockFree)
 			if err != nil {
@@ -332,7 +344,7 @@ func (l *Lock) Clear() error {
 		// Nobody linked behind this PE yet: if it is still the tail, the
 		// lock becomes free; else a PE swapped itself in and is about to
 		// link, so wait for it.
-		old, err := r.tr[l.home].Atomic(r.dflt.q, transport.AMOCompareSwap, 8, l.home, l.off(lockTail), 0, me1)
+		old, err := r.tr[l.home].Atomic(nil, transport.AMOCompareSwap, 8, l.home, l.off(lockTail), 0, me1)
 		if err != nil {
 			l.state.Store(lockHeld)
 			return errs.Wrap(err, r.me, "Lock.Clear", "the lock at heap offset %d (home PE %d; still held)", l.a.b.off-heapOff, l.home)

@@ -1017,13 +1017,23 @@ func (t *Transport) Atomic(q *quiet.Queue, o transport.AMO, width int, pe int, o
 	}
 	kind, fop := amoOp(o)
 	if t.amo[kind][o][width] {
-		return t.fetchAtomic(e, kind, fop, width, pe, off, v, cmp, o.String())
+		return t.fetchAtomic(e, kind, fop, width, pe, off, v, cmp, atomicWhat[o])
 	}
 	return t.emulate(e, o, width, pe, off, v, cmp)
 }
 
+// atomicWhat names each AMO for fetchAtomic's errors (constants: a fetching
+// atomic allocates nothing).
+var atomicWhat = [...]string{
+	transport.AMOFetch: "atomic fetch", transport.AMOSet: "atomic set", transport.AMOSwap: "atomic swap",
+	transport.AMOCompareSwap: "atomic compare_swap", transport.AMOAdd: "atomic fetch_add",
+	transport.AMOAnd: "atomic fetch_and", transport.AMOOr: "atomic fetch_or", transport.AMOXor: "atomic fetch_xor",
+}
+
+// fetchAtomic posts a fetching atomic and waits for its result; what names
+// it in errors ("atomic swap").
 func (t *Transport) fetchAtomic(e *endpoint, kind, fop, width, pe int, off uint64, v, cmp uint64, what string) (uint64, error) {
-	id, err := t.alloc(e, nil, pe, "atomic "+what, false)
+	id, err := t.alloc(e, nil, pe, what, false)
 	if err != nil {
 		return 0, err
 	}
@@ -1031,7 +1041,7 @@ func (t *Transport) fetchAtomic(e *endpoint, kind, fop, width, pe int, off uint6
 	operand, compare, result := s, unsafe.Add(s, 8), unsafe.Add(s, 16)
 	*(*uint64)(operand), *(*uint64)(compare), *(*uint64)(result) = v, cmp, 0
 	flags := e.fenceFlag()
-	if err := t.post(e, pe, "atomic "+what, func() error {
+	if err := t.post(e, pe, what, func() error {
 		return e.ep.Atomic(kind, operand, compare, result, t.stage.Desc, dtype(width), fop,
 			t.addr[pe], t.raddr[pe]+off, t.key[pe], uint64(id)+1, flags)
 	}); err != nil {
@@ -1039,7 +1049,7 @@ func (t *Transport) fetchAtomic(e *endpoint, kind, fop, width, pe int, off uint6
 		t.release1(uint64(id))
 		return 0, err
 	}
-	if err := t.wait(e, id, pe, "atomic "+what); err != nil {
+	if err := t.wait(e, id, pe, what); err != nil {
 		return 0, err
 	}
 	mask := ^uint64(0)
@@ -1070,7 +1080,7 @@ func (t *Transport) emulate(e *endpoint, o transport.AMO, width int, pe int, off
 	}
 	v &= mask
 	cmp &= mask
-	cur, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, 0, 0, "compare_swap (emulation)")
+	cur, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, 0, 0, "atomic compare_swap (emulation)")
 	if err != nil {
 		return 0, err
 	}
@@ -1081,7 +1091,7 @@ func (t *Transport) emulate(e *endpoint, o transport.AMO, width int, pe int, off
 			return old, nil
 		}
 		neww := (cur &^ (mask << shift)) | ((nv & mask) << shift)
-		got, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, neww, cur, "compare_swap (emulation)")
+		got, err := t.fetchAtomic(e, fabric.KindCompare, fabric.OpCswap, w, pe, word, neww, cur, "atomic compare_swap (emulation)")
 		if err != nil {
 			return 0, err
 		}

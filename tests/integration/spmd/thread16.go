@@ -222,7 +222,7 @@ func threadCollTeams(t *T) {
 	defer freeTeamArrays(t, as)
 	var f failures
 	var wg sync.WaitGroup
-	const rounds = 20
+	const rounds = 12
 	for i, g := range gs {
 		wg.Add(1)
 		go func() {
@@ -253,7 +253,7 @@ func threadSplits(t *T) {
 	defer freeTeamArrays(t, as)
 	var f failures
 	var wg sync.WaitGroup
-	const rounds = 6
+	const rounds = 4
 	for i, g := range gs {
 		if !g.in() {
 			continue
