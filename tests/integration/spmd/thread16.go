@@ -59,6 +59,16 @@ func stagger(me, i int) {
 	}
 }
 
+// threadRounds is n rounds, halved above 4 PEs (each round of every team
+// costs a turn of every PE on the CPUs; the checks are about overlap, which
+// a few rounds show).
+func threadRounds(t *T, n int) int {
+	if t.n > 4 {
+		return max(n/2, 2)
+	}
+	return n
+}
+
 // threadVal is member m's element j of round r on team k.
 func threadVal(k, r, m, j int) int64 { return int64(k*1000000 + r*1000 + m*10 + j) }
 
@@ -222,7 +232,7 @@ func threadCollTeams(t *T) {
 	defer freeTeamArrays(t, as)
 	var f failures
 	var wg sync.WaitGroup
-	const rounds = 12
+	rounds := threadRounds(t, 12)
 	for i, g := range gs {
 		wg.Add(1)
 		go func() {
@@ -253,7 +263,7 @@ func threadSplits(t *T) {
 	defer freeTeamArrays(t, as)
 	var f failures
 	var wg sync.WaitGroup
-	const rounds = 4
+	rounds := threadRounds(t, 4)
 	for i, g := range gs {
 		if !g.in() {
 			continue
