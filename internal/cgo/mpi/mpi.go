@@ -209,7 +209,7 @@ func LoadLibrary(libs ...string) error {
 		return errors.Newf("mpi: Load: %s already loaded from %q; cannot also load %s", libImpl, libName, strings.Join(libs, ", "))
 	}
 	if len(libs) == 0 {
-		return errors.Wrap(ErrNoMPI, "mpi: Load: no library to try")
+		return loadError("mpi: Load: no library to try")
 	}
 	var tried []string
 	for _, lib := range libs {
@@ -221,11 +221,9 @@ func LoadLibrary(libs ...string) error {
 		loaded, libName, libImpl, libVer, loadErr = true, lib, impl, ver, nil
 		return nil
 	}
-	var err error
-	if len(libs) == 1 {
-		err = errors.Wrapf(ErrNoMPI, "mpi: Load: %s", tried[0])
-	} else {
-		err = errors.Wrapf(ErrNoMPI, "mpi: Load: tried %s", strings.Join(tried, "; "))
+	var err error = loadError("mpi: Load: " + tried[0])
+	if len(libs) > 1 {
+		err = loadError("mpi: Load: no usable MPI library; tried " + strings.Join(tried, "; "))
 	}
 	err = errors.WithHint(err, "install Open MPI or MPICH (Debian: openmpi-bin or mpich), or set "+LibraryEnv+
 		" to the MPI library of the launcher that started this program (a path or soname, e.g. "+
@@ -233,6 +231,12 @@ func LoadLibrary(libs ...string) error {
 	loadErr = err
 	return err
 }
+
+// loadError is a failed Load; it matches ErrNoMPI.
+type loadError string
+
+func (e loadError) Error() string        { return string(e) }
+func (e loadError) Is(target error) bool { return target == ErrNoMPI }
 
 // open tries one library: dlopen, the MPI functions, the ABI.
 func open(lib string) (Impl, string, error) {
