@@ -26,6 +26,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/cgo/mpi"
+	"github.com/goshmem/goshmem/internal/errs"
 )
 
 // launcherEnv are environment variables that a launcher sets in every
@@ -113,7 +114,8 @@ var _ bootstrap.Bootstrap = (*boot)(nil)
 // search), initializes MPI (MPI_Init_thread asking for MPI_THREAD_FUNNELED)
 // on a goroutine of its own, locked to its OS thread, and learns rank, size
 // and the node of every rank. It fails if no MPI library loads (an error
-// matching mpi.ErrNoMPI that names every library tried), if MPI was already
+// matching mpi.ErrNoMPI and errs.ErrNotSupported that names every library
+// tried), if MPI was already
 // initialized or finalized in this process, if MPI grants less than
 // MPI_THREAD_FUNNELED, or if MPI sees a job of another size than the
 // launcher announced (the library is not the launcher's MPI). New is
@@ -129,7 +131,8 @@ func New() (bootstrap.Bootstrap, error) {
 
 	err := b.call("New", false, func() error {
 		if err := mpi.Load(); err != nil {
-			return err
+			// No usable MPI is a missing feature of this machine.
+			return errs.Mark(err, errs.ErrNotSupported)
 		}
 		inited, err := mpi.Initialized()
 		if err != nil {
