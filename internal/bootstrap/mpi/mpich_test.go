@@ -2,6 +2,7 @@ package mpiboot
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -48,14 +49,14 @@ func TestMPIExecFault(t *testing.T) {
 }
 
 // TestLibraryNotFound: GOSHMEM_LIBMPI naming no library is, under a
-// launcher, an error on every PE that names the library and dlerror's text.
+// launcher, an error on every PE that names the PE, the library and
+// dlerror's text. (The launcher ends the job at the first PE's exit, so
+// the others may not get to print theirs.)
 func TestLibraryNotFound(t *testing.T) {
 	res := mpirun(t, 20*time.Second, 2, "info", "GOSHMEM_LIBMPI=/nonexistent/libmpi.so")
 	assert.NotEqual(t, 0, res.code, res.out)
-	for r := range 2 {
-		assert.Contains(t, res.out, fmt.Sprintf("probe: bootstrap/mpi: PE %d: New: mpi: Load: /nonexistent/libmpi.so "+
-			"(dlopen: /nonexistent/libmpi.so: cannot open shared object file: No such file or directory)", r))
-	}
+	assert.Regexp(t, `probe: bootstrap/mpi: PE [01]: New: mpi: Load: /nonexistent/libmpi.so `+
+		`\(dlopen: /nonexistent/libmpi.so: cannot open shared object file: No such file or directory\)`, res.out)
 }
 
 // TestLibraryAlone: started alone the probe never loads MPI, so a
@@ -68,16 +69,15 @@ func TestLibraryAlone(t *testing.T) {
 
 // TestLibraryOfAnotherLauncher: MPICH's library under Open MPI's mpirun (and
 // Open MPI's under Hydra) makes each process a singleton; New says so on
-// every PE instead of running np jobs of one.
+// every PE instead of running np jobs of one (the launcher ends the job at
+// the first PE's exit: at least one gets to print it).
 func TestLibraryOfAnotherLauncher(t *testing.T) {
 	t.Run("mpich-under-mpirun", func(t *testing.T) {
 		lib := testutil.MPICHLibrary(t)
 		res := mpirun(t, 30*time.Second, 2, "info", "GOSHMEM_LIBMPI="+lib)
 		assert.NotEqual(t, 0, res.code, res.out)
-		for r := range 2 {
-			assert.Contains(t, res.out, fmt.Sprintf("probe: bootstrap/mpi: PE %d: New: the launcher started 2 processes, but MPICH (%s: ", r, lib))
-		}
-		assert.Contains(t, res.out, "sees a job of 1")
+		assert.Regexp(t, `probe: bootstrap/mpi: PE [01]: New: the launcher started 2 processes, but MPICH \(`+
+			regexp.QuoteMeta(lib)+`: MPICH Version:.*\) sees a job of 1`, res.out)
 	})
 	t.Run("openmpi-under-mpiexec", func(t *testing.T) {
 		if testutil.OpenMPIRun() == "" {
@@ -85,8 +85,6 @@ func TestLibraryOfAnotherLauncher(t *testing.T) {
 		}
 		res := mpiexec(t, 30*time.Second, 2, "info", "GOSHMEM_LIBMPI=libmpi.so.40")
 		assert.NotEqual(t, 0, res.code, res.out)
-		for r := range 2 {
-			assert.Contains(t, res.out, fmt.Sprintf("probe: bootstrap/mpi: PE %d: New: the launcher started 2 processes, but Open MPI (libmpi.so.40: ", r))
-		}
+		assert.Regexp(t, `probe: bootstrap/mpi: PE [01]: New: the launcher started 2 processes, but Open MPI \(libmpi.so.40: Open MPI v.*\) sees a job of 1`, res.out)
 	})
 }
