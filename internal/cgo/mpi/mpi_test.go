@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -266,4 +267,48 @@ func singleton(t *testing.T, lib string) {
 	fin, err := Finalized()
 	require.NoError(t, err)
 	assert.True(t, fin)
+}
+
+// TestBuildNeedsNoMPI: no Go package of the module asks the C toolchain
+// for MPI (mpi.h, -lmpi, an MPI pkg-config package), so `go build` of a
+// goshmem program works on a machine without MPI; the MPI types this
+// package needs are declared in abi.h.
+func TestBuildNeedsNoMPI(t *testing.T) {
+	forbidden := regexp.MustCompile(`#\s*include\s*[<"]mpi\.h[>"]|-lmpi\b|-lmpich\b|pkg-config:.*\b(ompi|mpich|mpi)(-c)?\b`)
+	root := filepath.Join("..", "..", "..")
+	goDirs := map[string]bool{}
+	var files []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			switch filepath.Ext(p) {
+			case ".go":
+				goDirs[filepath.Dir(p)] = true
+				if !strings.HasSuffix(p, "_test.go") {
+					files = append(files, p)
+				}
+			case ".c", ".h":
+				files = append(files, p)
+			}
+		}
+		return nil
+	}))
+	checked := 0
+	for _, p := range files {
+		if filepath.Ext(p) != ".go" && !goDirs[filepath.Dir(p)] {
+			continue // C outside a Go package (tests/hdr, benchmark peers) is not part of go build
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		if m := forbidden.Find(b); m != nil {
+			t.Errorf("%s asks the build for MPI: %q", p, m)
+		}
+		checked++
+	}
+	assert.Greater(t, checked, 100, "walked too few files: is the repository root %s?", root)
 }
