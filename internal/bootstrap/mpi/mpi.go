@@ -86,6 +86,11 @@ func launcherInt(keys ...string) int {
 	return 0
 }
 
+// Library names the MPI library New loaded, for GOSHMEM_INFO: "Open MPI
+// (libmpi.so.40: Open MPI v4.1.4, ...)", "MPICH (libmpich.so.12: MPICH
+// Version: 4.0.2)", or "no MPI loaded".
+func Library() string { return mpi.Describe() }
+
 // abortWait is how long Abort waits for the MPI goroutine to take its
 // MPI_Abort request before it gives up and exits the process instead (the
 // goroutine may be blocked in a collective that will never complete).

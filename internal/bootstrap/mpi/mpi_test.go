@@ -276,9 +276,12 @@ func TestMPIAbort(t *testing.T) {
 // launcher, so MPI makes it a 1-process job. MPI can be initialized once per
 // process, so this is the only in-process MPI test of the package.
 func TestNewSingleton(t *testing.T) {
+	assert.Equal(t, "no MPI loaded", Library())
 	b, err := New()
 	require.NoError(t, err)
 	assert.Equal(t, "mpi", b.Name())
+	// Not under a launcher, the default search takes Open MPI's first.
+	assert.Regexp(t, `^Open MPI \(libmpi\.so\.40: Open MPI v\d`, Library())
 	assert.Equal(t, 0, b.Rank())
 	assert.Equal(t, 1, b.Size())
 	assert.Equal(t, []int{0}, b.Node())
