@@ -120,11 +120,10 @@ var _ bootstrap.Bootstrap = (*boot)(nil)
 // on a goroutine of its own, locked to its OS thread, and learns rank, size
 // and the node of every rank. It fails if no MPI library loads (an error
 // matching mpi.ErrNoMPI and errs.ErrNotSupported that names every library
-// tried), if MPI was already
-// initialized or finalized in this process, if MPI grants less than
-// MPI_THREAD_FUNNELED, or if MPI sees a job of another size than the
-// launcher announced (the library is not the launcher's MPI). New is
-// collective: every process of the job calls it.
+// tried), if MPI was already initialized or finalized in this process, if
+// MPI grants less than MPI_THREAD_FUNNELED, or if MPI sees a job of another
+// size than the launcher announced (the library is not the launcher's MPI).
+// New is collective: every process of the job calls it.
 func New() (bootstrap.Bootstrap, error) {
 	b := &boot{
 		rank:   LauncherRank(),
