@@ -731,5 +731,3 @@ func TestDefaultHost(t *testing.T) {
 	h := DefaultHost()
 	assert.NotNil(t, net.ParseIP(h), "%q is an IP address", h)
 }
-
-
