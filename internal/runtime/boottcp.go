@@ -20,7 +20,7 @@ func newTCPBootstrap(why string) (bootstrap.Bootstrap, error) {
 	cfg.Why = why
 	b, err := tcpboot.New(cfg)
 	if err != nil {
-		return nil, errs.Wrap(err, cfg.Rank, "Init", "tcp bootstrap")
+		return nil, errs.Wrap(err, cfg.Rank, "Init", "")
 	}
 	return b, nil
 }
@@ -34,7 +34,7 @@ func NewUniqueIDBootstrap(id tcpboot.UniqueID, rank, npes int) (bootstrap.Bootst
 	cfg.Why = "shmem.WithUniqueID"
 	b, err := tcpboot.New(cfg)
 	if err != nil {
-		return nil, errs.Wrap(err, rank, "Init", "unique-ID bootstrap")
+		return nil, errs.Wrap(err, rank, "Init", "")
 	}
 	return b, nil
 }
