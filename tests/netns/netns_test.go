@@ -2,7 +2,9 @@
 // "node" per namespace (veth + bridge on a private subnet), starts mpirun
 // across them with an rsh agent that enters each namespace, and runs the
 // integration suite and examples/jacobi-cpu with 2 x 2 PEs, so peers in
-// other namespaces go over the ofi transport and the others over shm.
+// other namespaces go over the ofi transport and the others over shm; then
+// the same without a launcher, over the tcp bootstrap (a shell loop per
+// namespace, PE 0 listening on node 0's address).
 //
 // It needs root (CAP_NET_ADMIN), ip, unshare, mpirun and go; it skips,
 // saying which is missing, otherwise. When every tool is present and root

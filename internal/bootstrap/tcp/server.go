@@ -48,7 +48,8 @@ type server struct {
 
 	refused atomic.Int64
 	mu      sync.Mutex
-	missing []int // PEs not yet finalized, once running (for Finalize's error)
+	missing []int             // PEs not yet finalized, once running (for Finalize's error)
+	conns   map[net.Conn]bool // admitted connections (for kill)
 }
 
 type memberState int
@@ -215,6 +216,12 @@ func (s *server) handshake(c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
+	s.mu.Lock()
+	if s.conns == nil {
+		s.conns = map[net.Conn]bool{}
+	}
+	s.conns[c] = true
+	s.mu.Unlock()
 	m := &member{rank: int(rank), size: int(size), info: info, conn: c, addr: c.RemoteAddr().String()}
 	if !s.send(event{kind: evJoin, m: m}) {
 		_ = c.Close()
@@ -635,6 +642,17 @@ func (s *server) pendingPEs() []int {
 	out := append([]int(nil), s.missing...)
 	sort.Ints(out)
 	return out
+}
+
+// kill drops the listener and every connection at once, as the end of
+// the server's process would (tests).
+func (s *server) kill() {
+	_ = s.ln.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
 }
 
 // closeListener stops admitting connections (Finalize past its wait).

@@ -387,8 +387,13 @@ func (b *boot) collective(op byte, root int, n int, data []byte) ([]byte, error)
 }
 
 func (b *boot) connErr(op string, err error) error {
-	return errs.Hint(nil, "PE 0 (or the process that made the unique ID) serves the bootstrap: it must run until every PE has finalized",
-		b.rank, "bootstrap tcp", "%s: the connection to the rendezvous at %s ended: %v", op, b.cfg.Addr, err)
+	who := "PE 0"
+	if b.cfg.Source == "unique ID" {
+		who = "the process that made the unique ID"
+	}
+	return errs.Hint(nil, who+" serves the bootstrap: it must run until every PE has finalized",
+		b.rank, "bootstrap tcp", "%s: the connection to the rendezvous at %s (served by %s) ended: %v: %s has ended or failed",
+		op, b.cfg.Addr, who, err, who)
 }
 
 func (b *boot) write(typ byte, p []byte) error {

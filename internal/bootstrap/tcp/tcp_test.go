@@ -366,6 +366,21 @@ func TestServerDies(t *testing.T) {
 	assert.Contains(t, err.Error(), "PE 0 (host ")
 }
 
+// TestServerProcessDies: the server's process ends (every connection
+// drops at once): every PE's next collective fails, naming PE 0.
+func TestServerProcessDies(t *testing.T) {
+	bs, es := start(t, freeAddr(t), io.Discard, job(3, "k"))
+	for _, err := range es {
+		require.NoError(t, err)
+	}
+	bs[0].(*boot).srv.kill()
+	for r, err := range each(bs[1:], func(b bootstrap.Bootstrap) error { return b.Barrier() }) {
+		require.Error(t, err, "PE %d", r+1)
+		assert.Contains(t, err.Error(), "(served by PE 0) ended", "PE %d", r+1)
+		assert.Contains(t, err.Error(), "PE 0 has ended or failed", "PE %d", r+1)
+	}
+}
+
 // TestForeignConnections: connections that are not PEs of the job (a
 // port scanner, another protocol, a peer with the wrong token, one that
 // says nothing) are refused and reported; the job completes.
