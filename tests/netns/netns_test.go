@@ -43,7 +43,7 @@ func TestNamespaces(t *testing.T) {
 	}
 	_ = exec.Command("ip", "netns", "del", probe).Run()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 13*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "./run.sh")
 	cmd.Env = append(os.Environ(), "OUT="+t.TempDir())
@@ -53,7 +53,7 @@ func TestNamespaces(t *testing.T) {
 	cmd.WaitDelay = 30 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("run.sh still running after 9 minutes (killed); output:\n%s", out)
+		t.Fatalf("run.sh still running after 13 minutes (killed); output:\n%s", out)
 	}
 	require.NoError(t, err, "run.sh output:\n%s", out)
 	t.Logf("%s", lastLines(string(out), 3))
