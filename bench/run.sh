@@ -46,9 +46,11 @@ step() { printf '\n### %s\n' "$*" >&2; }
 t_start=$SECONDS
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's launcher by its own name: Debian's mpirun alternative may point to MPICH's.
+mpirun=$(command -v mpirun.openmpi || command -v mpirun || true)
 # The same launcher flags as bench/oshmem/run.sh's oshrun (oshrun is
 # OpenMPI's mpirun): with np 2 both bind each rank to its own core.
-mpirun_cmd=(mpirun --allow-run-as-root --oversubscribe -np 2)
+mpirun_cmd=("$mpirun" --allow-run-as-root --oversubscribe -np 2)
 common=(-iters "$iters" -warmup "$warmup" -maxsize "$maxsize")
 
 cmds="$out/commands.txt"
@@ -63,7 +65,7 @@ load_before="$(load)"
 # ---------------------------------------------------------------- build
 step "build goshmem-perf"
 command -v go >/dev/null || die "go not found"
-command -v mpirun >/dev/null || die "mpirun not found (apt-get install openmpi-bin)"
+[ -n "$mpirun" ] || die "mpirun.openmpi not found (apt-get install openmpi-bin)"
 ver="$(git describe --always --dirty 2>/dev/null || echo devel)"
 run go build -ldflags "-X main.version=$ver" -o "$build/goshmem-perf" ./cmd/goshmem-perf ||
     die "go build ./cmd/goshmem-perf failed"
@@ -80,7 +82,7 @@ step "goshmem diagnostics (not part of the comparison)"
 # Init decides its wait policy from the CPUs in the process's affinity mask;
 # bound to one core each, 2 PEs look oversubscribed. This run lets Init see
 # both CPUs and then pins the measuring threads apart, to show the cost.
-run timeout "$tmo" mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 \
+run timeout "$tmo" "$mpirun" --allow-run-as-root --oversubscribe --bind-to none -np 2 \
     "$perf" host -json -pin -variant pinned-after-init "${common[@]}" \
     -only '^(pingpong_p|pingpong_putsignal|barrier|alloc_free)$' \
     >"$out/goshmem-pinned.jsonl" 2>"$out/goshmem-pinned.log" ||
@@ -119,12 +121,12 @@ load_after="$(load)"
     echo "governor:    $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo 'n/a (no cpufreq)')"
     echo "loadavg:     before $load_before, after $load_after (other work on this machine skews results)"
     echo "go:          $(go version)"
-    echo "mpirun:      $(mpirun --version 2>/dev/null | head -1)"
+    echo "mpirun:      $("$mpirun" --version 2>/dev/null | head -1)"
     echo "oshmem:      $(grep -m1 -o 'oshmem [0-9.]*[^)]*' "$out/openshmem-heap.log" || echo unknown)"
     echo "ucx:         $(ucx_info -v 2>/dev/null | sed -n 's/^# Library version: *//p' | head -1 || true)"
     echo "gcc:         $(gcc --version | head -1)"
     echo "goshmem:     $ver"
-    echo "binding:     $(mpirun --allow-run-as-root --oversubscribe -np 2 --report-bindings true 2>&1 | sed 's/^.*MCW //' | sort | paste -sd';' -)"
+    echo "binding:     $("$mpirun" --allow-run-as-root --oversubscribe -np 2 --report-bindings true 2>&1 | sed 's/^.*MCW //' | sort | paste -sd';' -)"
     echo "duration:    $((SECONDS - t_start)) s for the measurements"
     echo
     echo "commands (from $root):"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what goshmem needs on Debian 12 (idempotent: it installs only what is missing).
-#   scripts/deps.sh          build and test dependencies (OpenMPI, libfabric, rdma-core's mlx5dv.h, iproute2, gcc)
+#   scripts/deps.sh          build and test dependencies (OpenMPI, MPICH, libfabric, rdma-core's mlx5dv.h, iproute2, gcc)
 #   scripts/deps.sh --cuda   also CUDA 11.8's nvcc from Debian non-free (scripts/cuda.sh, ~5.5 GB),
 #                            used by `make hdrcheck` to compile the device header to sm_90 fatbins
 # Go itself is expected at /usr/local/go or on PATH; Go modules come from the module proxy.
 set -euo pipefail
 
-pkgs=(openmpi-bin libopenmpi-dev libfabric-dev libibverbs-dev ibverbs-providers iproute2 util-linux pkg-config gcc make)
+# MPICH (mpich: mpiexec.mpich and libmpich.so.12, no headers) is for the tests that run one
+# binary under both MPIs. Its mpirun/mpiexec alternatives have a lower priority than OpenMPI's,
+# so the bare mpirun stays OpenMPI's; the scripts and tests name mpirun.openmpi anyway.
+pkgs=(openmpi-bin libopenmpi-dev mpich libfabric-dev libibverbs-dev ibverbs-providers iproute2 util-linux pkg-config gcc make)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -16,6 +16,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(mktemp -d "${TMPDIR:-/tmp}/goshmem-boot.XXXXXX")
 trap 'rm -rf "$build"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's launcher by name (on Debian mpirun may be MPICH's).
+MPIRUN=${MPIRUN:-$(command -v mpirun.openmpi || command -v mpirun)}
 cmds=$out/commands.txt
 : >"$cmds"
 (cd "$root" && go build -o "$build/" ./tests/integration/spmd ./cmd/goshmem-perf)
@@ -37,10 +39,10 @@ tcpjob() {
 mpijob() {
 	local np=$1
 	shift
-	mpirun --oversubscribe --bind-to none -np "$np" "$@"
+	"$MPIRUN" --oversubscribe --bind-to none -np "$np" "$@"
 }
 echo "tcp: for r in 0..NP-1: GOSHMEM_RANK=r GOSHMEM_NPES=NP GOSHMEM_BOOTSTRAP_ADDR=127.0.0.1:PORT GOSHMEM_BOOTSTRAP_TOKEN=bench spmd -mode initfin -heap 0 &; wait" >>"$cmds"
-echo "mpi: mpirun --oversubscribe --bind-to none -np NP spmd -mode initfin -heap 0" >>"$cmds"
+echo "mpi: $MPIRUN --oversubscribe --bind-to none -np NP spmd -mode initfin -heap 0" >>"$cmds"
 
 : >"$out/initfin.txt"
 for ((i = 1; i <= RUNS; i++)); do
@@ -54,7 +56,7 @@ done
 
 perfargs=(host -json -iters "$ITERS" -warmup 1000 -maxsize 4096 -only '^(put_lat|p_lat|pingpong_p|barrier)$')
 echo "perf tcp: 2 PEs from the loop: goshmem-perf ${perfargs[*]}" >>"$cmds"
-echo "perf mpi: mpirun --oversubscribe --bind-to none -np 2 goshmem-perf ${perfargs[*]}" >>"$cmds"
+echo "perf mpi: $MPIRUN --oversubscribe --bind-to none -np 2 goshmem-perf ${perfargs[*]}" >>"$cmds"
 for boot in tcp mpi; do
 	${boot}job 2 "$build/goshmem-perf" "${perfargs[@]}" >"$out/perf-$boot.jsonl" 2>"$out/perf-$boot.log"
 done

@@ -50,8 +50,10 @@ load_before="$(load)"
 t_start=$SECONDS
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's launcher by its own name: Debian's mpirun alternative may point to MPICH's.
+mpirun=$(command -v mpirun.openmpi || command -v mpirun || true)
 command -v go >/dev/null || die "go not found"
-command -v mpirun >/dev/null || die "mpirun not found (apt-get install openmpi-bin)"
+[ -n "$mpirun" ] || die "mpirun.openmpi not found (apt-get install openmpi-bin)"
 command -v oshcc >/dev/null || die "oshcc not found (apt-get install libopenmpi-dev openmpi-bin)"
 
 step "build"
@@ -66,7 +68,7 @@ common=(-json -coll -coll-iters "$iters" -barrier-iters "$iters" -warmup "$warmu
 rows=(barrier bcast reduce_sum_int64 reduce_sum_float64 fcollect collect alltoall alltoalls inscan_sum_int64 exscan_sum_int64)
 peerless=" inscan_sum_int64 exscan_sum_int64 "
 goshmem() { # np round row
-    run timeout "$tmo" mpirun --allow-run-as-root --oversubscribe -np "$1" "$perf" host "${common[@]}" -only "^$3\$" \
+    run timeout "$tmo" "$mpirun" --allow-run-as-root --oversubscribe -np "$1" "$perf" host "${common[@]}" -only "^$3\$" \
         >>"$out/goshmem-np$1-r$2.jsonl" 2>>"$out/goshmem-np$1.log" ||
         { tail "$out/goshmem-np$1.log" >&2; die "goshmem-perf at $1 PEs ($3) failed"; }
 }
@@ -99,7 +101,7 @@ for np in $nps; do
 done
 
 step "goshmem put_bw 1 MiB at 2 PEs (the copy bandwidth a reduce is measured against)"
-run timeout "$tmo" mpirun --allow-run-as-root --oversubscribe -np 2 "$perf" host -json -only '^put_bw$' \
+run timeout "$tmo" "$mpirun" --allow-run-as-root --oversubscribe -np 2 "$perf" host -json -only '^put_bw$' \
     -minsize 1048576 -maxsize 1048576 >"$out/put_bw.jsonl" 2>"$out/put_bw.log" ||
     echo "bench/coll/run.sh: warning: put_bw run failed" >&2
 load_after="$(load)"
@@ -112,7 +114,7 @@ load_after="$(load)"
     echo "kernel:      $(uname -srm)"
     echo "loadavg:     before $load_before, after $load_after (other work on this machine skews results)"
     echo "go:          $(go version)"
-    echo "mpirun:      $(mpirun --version 2>/dev/null | head -1)"
+    echo "mpirun:      $("$mpirun" --version 2>/dev/null | head -1)"
     echo "oshmem:      $(grep -m1 -o 'oshmem [0-9.]*[^)]*' "$out"/openshmem-np*.log | head -1 || echo unknown)"
     echo "goshmem:     $ver"
     echo "rounds:      $rounds per PE count ($nps), each row a goshmem job and an OpenSHMEM job back to back; iters $iters (fewer above 4 KiB, at least 100), warmup $warmup"

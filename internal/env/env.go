@@ -52,6 +52,8 @@ var Table = []Var{
 		Help: "auto (use a GPU when the driver finds one), on (Init fails without one), off"},
 	{Name: "GOSHMEM_DEVICE_HEAP_SIZE", Default: "1G", kind: kindSize,
 		Help: "bytes of GPU symmetric heap per PE (cuMemAlloc'd at Init when a GPU is used)"},
+	{Name: "GOSHMEM_LIBMPI", Default: "", kind: kindString,
+		Help: "the MPI library to dlopen under an MPI launcher (a path or soname); empty: the first of libmpi.so.40 (Open MPI), libmpi.so.12, libmpich.so.12 (MPICH ABI), libmpi.so, libmpich.so that loads, MPICH's first under Hydra; never loaded without a launcher"},
 	{Name: "GOSHMEM_LIBCUDA", Default: "libcuda.so.1", kind: kindString,
 		Help: "the CUDA driver library to dlopen"},
 	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
@@ -112,8 +114,9 @@ var Table = []Var{
 // but are read by goshmem's build and test scripts (scripts/cuda.sh,
 // tests/hdr/run.sh, the Makefile); Unknown does not report them.
 var Sanctioned = []string{
-	"GOSHMEM_CUDA_FORCE",   // scripts/cuda.sh: reinstall the CUDA toolkit even when nvcc works
-	"GOSHMEM_REQUIRE_NVCC", // make hdrcheck / fatbins: fail instead of skipping without nvcc
+	"GOSHMEM_CUDA_FORCE",    // scripts/cuda.sh: reinstall the CUDA toolkit even when nvcc works
+	"GOSHMEM_REQUIRE_NVCC",  // make hdrcheck / fatbins: fail instead of skipping without nvcc
+	"GOSHMEM_REQUIRE_MPICH", // make test, .ci/run: the MPICH tests fail instead of skipping without MPICH
 }
 
 // Setting is a parsed value and where it came from.

@@ -61,5 +61,8 @@ func bootInfo(w io.Writer, b bootstrap.Bootstrap, setting string) {
 	default:
 		why = "GOSHMEM_BOOTSTRAP=auto, no MPI launcher and no tcp variables (GOSHMEM_RANK, GOSHMEM_BOOTSTRAP_ADDR, RANK or SLURM_PROCID with MASTER_ADDR): a 1-PE job"
 	}
+	if b.Name() == "mpi" {
+		why += "; " + mpiboot.Library()
+	}
 	fmt.Fprintf(w, "goshmem: info: bootstrap %s: %s\n", b.Name(), why)
 }

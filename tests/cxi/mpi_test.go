@@ -18,11 +18,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 func TestCXIAcrossProcesses(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
+	mpirun := testutil.OpenMPIRun()
+	if mpirun == "" {
 		t.Skip("mpirun not found in PATH: install OpenMPI (Debian: openmpi-bin) to run the multi-process CXI test")
 	}
 	bin := filepath.Join(t.TempDir(), "cxi-spmd")

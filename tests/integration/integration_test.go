@@ -5,7 +5,10 @@
 // and Finalize under faults: lifecycle_test.go) and the Init+Finalize wall
 // time of a 4-PE job.
 //
-// The tests skip, saying so, when mpirun is not installed. They run the
+// The tests run Open MPI's launcher by its own name (mpirun.openmpi, see
+// testutil.OpenMPIRun); mpich_test.go runs the suite under MPICH's mpiexec
+// too, with the same binary. They skip, saying so, when the launcher is
+// not installed. They run the
 // jobs one after another (8 PEs on a 2-core machine are already
 // oversubscribed).
 package integration
@@ -27,33 +30,33 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 var (
-	mpirun   string // path, or "" when not installed
+	mpirun   string // Open MPI's mpirun: path, or "" when not installed
 	spmdBin  string // the built program
 	buildErr error
 )
 
 func TestMain(m *testing.M) {
-	mpirun, _ = exec.LookPath("mpirun")
+	mpirun = testutil.OpenMPIRun()
 	dir, err := os.MkdirTemp("", "goshmem-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Built with or without mpirun: the tcp tests (tcp_test.go) need no launcher.
-	{
-		spmdBin = filepath.Join(dir, "spmd")
-		uidpeBin = filepath.Join(dir, "uidpe")
-		goCmd, err := exec.LookPath("go")
-		if err != nil {
-			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		cmd := exec.Command(goCmd, "build", "-o", dir, "./spmd", "./uidpe")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./spmd ./uidpe: %v\n%s", err, out)
-		}
+	// Built even without Open MPI: the MPICH, no-MPI and tcp tests run it too.
+	spmdBin = filepath.Join(dir, "spmd")
+	uidpeBin = filepath.Join(dir, "uidpe")
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goCmd, "build", "-o", dir, "./spmd", "./uidpe")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("go build ./spmd ./uidpe: %v\n%s", err, out)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
@@ -63,7 +66,7 @@ func TestMain(m *testing.M) {
 func needMPI(t *testing.T) {
 	t.Helper()
 	if mpirun == "" {
-		t.Skip("mpirun not found in PATH: install OpenMPI (Debian: openmpi-bin) to run the multi-PE suite")
+		t.Skip("mpirun.openmpi not found in PATH: install Open MPI (Debian: openmpi-bin) to run the multi-PE suite")
 	}
 	require.NoError(t, buildErr)
 }
@@ -94,6 +97,9 @@ type launch struct {
 	wrap []string
 	// line, when set, is called with each output line as it arrives.
 	line func(string)
+	// mpiexec, when set, is the MPICH launcher that starts the np PEs
+	// instead of Open MPI's mpirun.
+	mpiexec string
 }
 
 // run runs l and kills its whole process group at the deadline (a job
@@ -103,7 +109,10 @@ func (l launch) run(t *testing.T, limit time.Duration) result {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	argv := append([]string{spmdBin}, l.args...)
-	if l.np != 0 {
+	switch {
+	case l.np != 0 && l.mpiexec != "":
+		argv = append([]string{l.mpiexec, "-n", fmt.Sprint(l.np)}, argv...)
+	case l.np != 0:
 		argv = append([]string{mpirun, "--oversubscribe", "-np", fmt.Sprint(l.np)}, argv...)
 	}
 	argv = append(append([]string(nil), l.wrap...), argv...)
@@ -163,7 +172,14 @@ var summaryRE = regexp.MustCompile(`spmd: np (\d+): (\d+) passed, (\d+) failed, 
 // suite runs the checks and asserts every one passed on every PE.
 func suite(t *testing.T, np int, env []string, args ...string) {
 	t.Helper()
-	r := job(t, np, 150*time.Second, env, args...)
+	suiteOf(t, launch{np: np, env: env, args: args})
+}
+
+// suiteOf runs the checks as l says and asserts every one passed on every PE.
+func suiteOf(t *testing.T, l launch) {
+	t.Helper()
+	np, env, args := l.np, l.env, l.args
+	r := l.run(t, 150*time.Second)
 	m := summaryRE.FindStringSubmatch(r.out)
 	if r.code != 0 || m == nil || m[3] != "0" {
 		t.Fatalf("np %d %v %v: exit %d after %v; output:\n%s", np, env, args, r.code, r.wall.Round(time.Millisecond), r.out)

@@ -28,6 +28,8 @@ PREFIX=gsns$$-
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$(mktemp -d /tmp/goshmem-netns.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# Open MPI's launcher by its own name: Debian's mpirun alternative may point to MPICH's.
+MPIRUN=$(command -v mpirun.openmpi || command -v mpirun)
 
 cleanup() {
 	local rc=$?
@@ -73,7 +75,7 @@ run() { # run <label> <program> [args...]: mpirun inside node 0's namespace
 	shift
 	echo "netns: $label: $np PEs on $NODES namespaces"
 	ip netns exec "${PREFIX}0" unshare --uts sh -c 'hostname gsnode0; exec "$@"' sh \
-		mpirun --allow-run-as-root --oversubscribe -np "$np" --hostfile "$hostfile" --map-by "ppr:$PPN:node" \
+		"$MPIRUN" --allow-run-as-root --oversubscribe -np "$np" --hostfile "$hostfile" --map-by "ppr:$PPN:node" \
 		--mca plm_rsh_agent "$agent" --mca orte_keep_fqdn_hostnames 1 \
 		--mca oob_tcp_if_include "$NET.0/24" --mca btl tcp,self,vader --mca btl_tcp_if_include "$NET.0/24" \
 		--mca pml ob1 --mca mtl ^ofi \

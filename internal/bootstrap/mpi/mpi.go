@@ -1,6 +1,7 @@
 // Package mpiboot is the MPI implementation of bootstrap.Bootstrap, over
-// goshmem's own cgo binding (internal/cgo/mpi). It is what a program started
-// by mpirun (or another PMI launcher, see UnderLauncher) uses.
+// goshmem's own MPI binding (internal/cgo/mpi), which loads Open MPI's or
+// MPICH's library at run time. It is what a program started by mpirun,
+// mpiexec or another PMI launcher (see UnderLauncher) uses.
 //
 // Every MPI call of the process, MPI_Init_thread and MPI_Finalize included,
 // runs on one goroutine that holds runtime.LockOSThread for its whole life;
@@ -25,24 +26,35 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/cgo/mpi"
+	"github.com/goshmem/goshmem/internal/errs"
 )
 
 // launcherEnv are environment variables that a launcher sets in every
-// process it starts: OpenMPI's mpirun (OMPI_COMM_WORLD_*), PMIx servers
-// (PMIX_RANK: OpenMPI 4/5, Slurm srun --mpi=pmix) and PMI-1/2 (PMI_RANK,
-// PMI_SIZE: MPICH hydra, Slurm srun --mpi=pmi2).
+// process it starts: Open MPI's mpirun (OMPI_COMM_WORLD_*), PMIx servers
+// (PMIX_RANK: Open MPI 4/5, Slurm srun --mpi=pmix), PMI-1/2 (PMI_RANK,
+// PMI_SIZE, PMI_FD, PMI_PORT: MPICH's Hydra mpiexec, Intel MPI, Slurm srun
+// --mpi=pmi2) and Hydra's own (MPI_LOCALNRANKS, MPI_LOCALRANKID,
+// HYDI_CONTROL_FD). Hydra's HYDRA_* variables are not among them: those are
+// the user's settings for mpiexec (HYDRA_LAUNCHER, HYDRA_HOST_FILE ...) and
+// may be exported in a shell that starts a program alone.
 var launcherEnv = []string{
 	"OMPI_COMM_WORLD_SIZE",
 	"OMPI_COMM_WORLD_RANK",
 	"PMIX_RANK",
 	"PMI_RANK",
 	"PMI_SIZE",
+	"PMI_FD",
+	"PMI_PORT",
+	"MPI_LOCALNRANKS",
+	"MPI_LOCALRANKID",
+	"HYDI_CONTROL_FD",
 }
 
-// UnderLauncher reports whether this process was started by mpirun or a PMI
-// launcher, judged by the environment it left (OMPI_COMM_WORLD_SIZE,
-// PMIX_RANK, PMI_RANK, PMI_SIZE ...). A program not under a launcher is a
-// 1-PE job and need not pay for MPI at all.
+// UnderLauncher reports whether this process was started by mpirun, mpiexec
+// or a PMI launcher, judged by the environment it left (OMPI_COMM_WORLD_SIZE,
+// PMIX_RANK, PMI_RANK, PMI_SIZE, PMI_FD, MPI_LOCALNRANKS ...). A program not
+// under a launcher is a 1-PE job and need not pay for MPI at all: it never
+// loads an MPI library.
 func UnderLauncher() bool {
 	for _, k := range launcherEnv {
 		if _, ok := os.LookupEnv(k); ok {
@@ -55,13 +67,29 @@ func UnderLauncher() bool {
 // LauncherSize is the job size a launcher announced in the environment
 // (OMPI_COMM_WORLD_SIZE, PMI_SIZE), 0 when none did.
 func LauncherSize() int {
-	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
-		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n > 0 {
+	return launcherInt("OMPI_COMM_WORLD_SIZE", "PMI_SIZE")
+}
+
+// LauncherRank is this process's rank as a launcher announced it
+// (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK), 0 when none did: what errors
+// name before MPI itself can say.
+func LauncherRank() int {
+	return launcherInt("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK")
+}
+
+func launcherInt(keys ...string) int {
+	for _, k := range keys {
+		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n >= 0 {
 			return n
 		}
 	}
 	return 0
 }
+
+// Library names the MPI library New loaded, for GOSHMEM_INFO: "Open MPI
+// (libmpi.so.40: Open MPI v4.1.4, ...)", "MPICH (libmpich.so.12: MPICH
+// Version: 4.0.2)", or "no MPI loaded".
+func Library() string { return mpi.Describe() }
 
 // abortWait is how long Abort waits for the MPI goroutine to take its
 // MPI_Abort request before it gives up and exits the process instead (the
@@ -87,13 +115,18 @@ type boot struct {
 
 var _ bootstrap.Bootstrap = (*boot)(nil)
 
-// New initializes MPI (MPI_Init_thread asking for MPI_THREAD_FUNNELED) on a
-// goroutine of its own, locked to its OS thread, and learns rank, size and
-// the node of every rank. It fails if MPI was already initialized or
-// finalized in this process, or if MPI grants less than
-// MPI_THREAD_FUNNELED. New is collective: every process of the job calls it.
+// New loads the MPI library (mpi.Load: GOSHMEM_LIBMPI, else the default
+// search), initializes MPI (MPI_Init_thread asking for MPI_THREAD_FUNNELED)
+// on a goroutine of its own, locked to its OS thread, and learns rank, size
+// and the node of every rank. It fails if no MPI library loads (an error
+// matching mpi.ErrNoMPI and errs.ErrNotSupported that names every library
+// tried), if MPI was already initialized or finalized in this process, if
+// MPI grants less than MPI_THREAD_FUNNELED, or if MPI sees a job of another
+// size than the launcher announced (the library is not the launcher's MPI).
+// New is collective: every process of the job calls it.
 func New() (bootstrap.Bootstrap, error) {
 	b := &boot{
+		rank:   LauncherRank(),
 		reqs:   make(chan request),
 		done:   make(chan struct{}),
 		stderr: os.Stderr,
@@ -101,6 +134,10 @@ func New() (bootstrap.Bootstrap, error) {
 	go b.loop()
 
 	err := b.call("New", false, func() error {
+		if err := mpi.Load(); err != nil {
+			// No usable MPI is a missing feature of this machine.
+			return errs.Mark(err, errs.ErrNotSupported)
+		}
 		inited, err := mpi.Initialized()
 		if err != nil {
 			return err
@@ -126,12 +163,22 @@ func New() (bootstrap.Bootstrap, error) {
 			return errors.Newf("MPI provided thread level %s, goshmem requires at least %s",
 				mpi.ThreadLevelName(provided), mpi.ThreadLevelName(mpi.ThreadFunneled))
 		}
-		if b.rank, err = mpi.Rank(); err != nil {
+		rank, err := mpi.Rank()
+		if err != nil {
 			return err
 		}
-		if b.size, err = mpi.Size(); err != nil {
+		size, err := mpi.Size()
+		if err != nil {
 			return err
 		}
+		if n := LauncherSize(); n > 0 && n != size {
+			_ = mpi.Finalize()
+			return errors.WithHint(errors.Newf("the launcher started %d processes, but %s sees a job of %d",
+				n, mpi.Describe(), size),
+				"the MPI library is not the one of the launcher (Open MPI's mpirun needs libmpi.so.40, "+
+					"MPICH's mpiexec libmpich.so.12 or libmpi.so.12): set "+mpi.LibraryEnv+" to the launcher's library")
+		}
+		b.rank, b.size = rank, size
 		b.nodes, err = mpi.NodeIDs()
 		return err
 	})

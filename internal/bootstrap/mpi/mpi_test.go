@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // The multi-process tests build testdata/probe once and run it under
@@ -78,7 +80,8 @@ func isLauncherVar(k string) bool {
 			return true
 		}
 	}
-	return strings.HasPrefix(k, "OMPI_") || strings.HasPrefix(k, "PMIX_") || strings.HasPrefix(k, "PMI_")
+	return strings.HasPrefix(k, "OMPI_") || strings.HasPrefix(k, "PMIX_") || strings.HasPrefix(k, "PMI_") ||
+		strings.HasPrefix(k, "HYDI_") || strings.HasPrefix(k, "MPI_LOCAL") || k == "GOSHMEM_LIBMPI"
 }
 
 type result struct {
@@ -88,12 +91,12 @@ type result struct {
 
 // run starts argv with a deadline, ending it with SIGTERM (which mpirun
 // forwards to its processes) if the deadline passes.
-func run(t *testing.T, timeout time.Duration, argv ...string) result {
+func run(t *testing.T, timeout time.Duration, env []string, argv ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = childEnv()
+	cmd.Env = append(childEnv(), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	var buf bytes.Buffer
@@ -114,14 +117,22 @@ func run(t *testing.T, timeout time.Duration, argv ...string) result {
 	return res
 }
 
-// mpirun runs the probe under mpirun with np processes, or skips the test
-// when mpirun is not installed.
-func mpirun(t *testing.T, timeout time.Duration, np int, scenario string) result {
+// mpirun runs the probe under Open MPI's mpirun with np processes, or
+// skips the test when it is not installed.
+func mpirun(t *testing.T, timeout time.Duration, np int, scenario string, env ...string) result {
 	t.Helper()
-	if _, err := exec.LookPath("mpirun"); err != nil {
-		t.Skip("mpirun is not on PATH: the multi-process bootstrap tests need OpenMPI's launcher")
+	mpirun := testutil.OpenMPIRun()
+	if mpirun == "" {
+		t.Skip("mpirun.openmpi is not on PATH: the multi-process bootstrap tests need Open MPI's launcher (Debian: openmpi-bin)")
 	}
-	return run(t, timeout, "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), probe(t), scenario)
+	return run(t, timeout, env, mpirun, "--allow-run-as-root", "--oversubscribe", "-np", fmt.Sprint(np), probe(t), scenario)
+}
+
+// mpiexec runs the probe under MPICH's mpiexec (Hydra) with np processes;
+// see testutil.MPICHExec for when it skips.
+func mpiexec(t *testing.T, timeout time.Duration, np int, scenario string, env ...string) result {
+	t.Helper()
+	return run(t, timeout, env, testutil.MPICHExec(t), "-n", fmt.Sprint(np), probe(t), scenario)
 }
 
 // linesOf returns the lines that PE pe printed, without the "PE n: " prefix.
@@ -143,7 +154,8 @@ func TestUnderLauncher(t *testing.T) {
 	}
 	assert.False(t, UnderLauncher(), "no launcher variable set")
 
-	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"} {
+	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+		"PMI_FD", "PMI_PORT", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "HYDI_CONTROL_FD"} {
 		t.Run(k, func(t *testing.T) {
 			t.Setenv(k, "0")
 			assert.True(t, UnderLauncher())
@@ -155,7 +167,7 @@ func TestUnderLauncher(t *testing.T) {
 // TestProbeAlone: the program started without mpirun is a cheap 1-PE job
 // (bootstrap/local, no MPI).
 func TestProbeAlone(t *testing.T) {
-	res := run(t, 20*time.Second, probe(t), "info")
+	res := run(t, 20*time.Second, nil, probe(t), "info")
 	require.Equal(t, 0, res.code, res.out)
 	assert.Equal(t, []string{
 		"launcher=false name=local size=1 node=[0]",
@@ -168,31 +180,40 @@ func TestProbeAlone(t *testing.T) {
 func TestMPIRun(t *testing.T) {
 	for _, np := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
-			res := mpirun(t, 20*time.Second, np, "info")
-			require.Equal(t, 0, res.code, res.out)
-			var gathered []string
-			for r := range np {
-				gathered = append(gathered, fmt.Sprint(r), fmt.Sprint(100+r))
-			}
-			root := np - 1
-			for r := range np {
-				assert.Equal(t, []string{
-					fmt.Sprintf("launcher=true name=mpi size=%d node=%v", np, make([]int, np)),
-					fmt.Sprintf("allgather=[%s]", strings.Join(gathered, " ")),
-					fmt.Sprintf("bcast=[%d %d %d]", root, root, root),
-					"done",
-				}, linesOf(res.out, r), "PE %d; output:\n%s", r, res.out)
-			}
-			assert.Empty(t, linesOf(res.out, np), "a PE numbered past size")
+			assertInfo(t, np, mpirun(t, 20*time.Second, np, "info"))
 		})
 	}
+}
+
+// assertInfo checks the output of the info scenario with np PEs.
+func assertInfo(t *testing.T, np int, res result) {
+	t.Helper()
+	require.Equal(t, 0, res.code, res.out)
+	var gathered []string
+	for r := range np {
+		gathered = append(gathered, fmt.Sprint(r), fmt.Sprint(100+r))
+	}
+	root := np - 1
+	for r := range np {
+		assert.Equal(t, []string{
+			fmt.Sprintf("launcher=true name=mpi size=%d node=%v", np, make([]int, np)),
+			fmt.Sprintf("allgather=[%s]", strings.Join(gathered, " ")),
+			fmt.Sprintf("bcast=[%d %d %d]", root, root, root),
+			"done",
+		}, linesOf(res.out, r), "PE %d; output:\n%s", r, res.out)
+	}
+	assert.Empty(t, linesOf(res.out, np), "a PE numbered past size")
 }
 
 // TestMPIMismatch: different Allgather lengths fail on every PE alike, and
 // the job goes on.
 func TestMPIMismatch(t *testing.T) {
 	const np = 3
-	res := mpirun(t, 20*time.Second, np, "mismatch")
+	assertMismatch(t, np, mpirun(t, 20*time.Second, np, "mismatch"))
+}
+
+func assertMismatch(t *testing.T, np int, res result) {
+	t.Helper()
 	require.Equal(t, 0, res.code, res.out)
 	for r := range np {
 		assert.Equal(t, []string{
@@ -255,9 +276,12 @@ func TestMPIAbort(t *testing.T) {
 // launcher, so MPI makes it a 1-process job. MPI can be initialized once per
 // process, so this is the only in-process MPI test of the package.
 func TestNewSingleton(t *testing.T) {
+	assert.Equal(t, "no MPI loaded", Library())
 	b, err := New()
 	require.NoError(t, err)
 	assert.Equal(t, "mpi", b.Name())
+	// Not under a launcher, the default search takes Open MPI's first.
+	assert.Regexp(t, `^Open MPI \(libmpi\.so\.40: Open MPI v\d`, Library())
 	assert.Equal(t, 0, b.Rank())
 	assert.Equal(t, 1, b.Size())
 	assert.Equal(t, []int{0}, b.Node())

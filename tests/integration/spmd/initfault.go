@@ -22,7 +22,7 @@ import (
 //
 //	SPMD_RANK_ENV="1:GOSHMEM_TRANSPORT=ofi 0,2:FI_PROVIDER=shm"
 //	    space-separated RANKS:NAME=VALUE items, applied first: each sets
-//	    NAME=VALUE in the processes whose OMPI_COMM_WORLD_RANK is one of
+//	    NAME=VALUE in the processes whose launcher rank is one of
 //	    RANKS (comma-separated), so the variables below can be per rank too
 //	SPMD_INIT_DELAY=2s   sleep before Init
 //	SPMD_FSIZE=64M       RLIMIT_FSIZE (bytes, K/M/G suffix) set after the
@@ -38,11 +38,9 @@ import (
 // SPMD_FSIZE, SPMD_BOOT_DELAY and SPMD_BOOT_TRACE run Init on a bootstrap
 // this program makes (shmem.WithBootstrap), wrapping the MPI one.
 
-// worldRank is the launcher's rank of this process (0 without one).
-func worldRank() int {
-	r, _ := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_RANK"))
-	return r
-}
+// worldRank is the launcher's rank of this process (OMPI_COMM_WORLD_RANK
+// under Open MPI, PMI_RANK under MPICH; 0 without a launcher).
+func worldRank() int { return mpiboot.LauncherRank() }
 
 // applyRankEnv applies SPMD_RANK_ENV to this process.
 func applyRankEnv() error {
@@ -176,7 +174,7 @@ func exitSync() {
 	if dir == "" {
 		return
 	}
-	n, _ := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_SIZE"))
+	n := mpiboot.LauncherSize()
 	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank%d", worldRank())), nil, 0o644)
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if ents, err := os.ReadDir(dir); err == nil && len(ents) >= n {

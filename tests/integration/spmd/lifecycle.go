@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -26,7 +27,7 @@ func checkAfterFinalize(t *T, old shmem.Array[int64]) {
 	t.True("Local() of an array after Finalize is nil", old.Local() == nil)
 	notInitCalls(t, "after Finalize", old)
 	t.Is("Finalize twice", shmem.Finalize(), shmem.ErrNotInitialized)
-	if os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
+	if mpiboot.UnderLauncher() {
 		t.Is("Init after Finalize under MPI", shmem.Init(), shmem.ErrNotSupported, "MPI")
 	}
 }
@@ -99,11 +100,10 @@ func initFin() int {
 // size; Init must fail with ErrNotSymmetric on every PE (and leave MPI
 // finalized, so the job still ends cleanly).
 func initAsym() int {
-	rank := 0
-	fmt.Sscan(os.Getenv("OMPI_COMM_WORLD_RANK"), &rank)
+	rank := mpiboot.LauncherRank()
 	err := shmem.Init(shmem.WithSymmetricSize(uint64(16+rank) << 20))
 	switch {
-	case err == nil && os.Getenv("OMPI_COMM_WORLD_SIZE") == "1":
+	case err == nil && mpiboot.LauncherSize() == 1:
 		fmt.Printf("init-asym: PE %d: ok (1 PE: nothing to differ)\n", rank)
 		_ = shmem.Finalize()
 		return 0
