@@ -64,6 +64,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzAllocator -fuzztime $(FUZZ_ALLOC) ./symmetric/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeWQE -fuzztime $(FUZZ_WQE) ./ibgda/
 	$(GO) test -run '^$$' -fuzz FuzzParseCQE -fuzztime $(FUZZ_CQE) ./ibgda/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20000x ./internal/bootstrap/tcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzUniqueIDText$$' -fuzztime 20000x ./internal/bootstrap/tcp/
 
 integration:
 	$(GO) test -count=1 -timeout 15m ./tests/...

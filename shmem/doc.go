@@ -1,5 +1,7 @@
 // Package shmem is goshmem's public host API: an OpenSHMEM-style PGAS
-// library for Go SPMD programs launched with mpirun.
+// library for Go SPMD programs launched with mpirun, without a launcher
+// (GOSHMEM_RANK/GOSHMEM_NPES or torchrun's and Slurm's variables: the tcp
+// bootstrap), or embedded (NewUniqueID, WithUniqueID).
 //
 // Every PE (processing element: one process of the job) allocates the same
 // symmetric arrays in the same order; an Array[T] then names this PE's copy

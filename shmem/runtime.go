@@ -83,6 +83,7 @@ type config struct {
 	debug    *bool
 	boot     bootstrap.Bootstrap
 	cxi      *cxi.Config
+	uid      *uidJoin // WithUniqueID
 }
 
 // WithSymmetricSize sets the bytes of symmetric heap per PE (overrides
@@ -101,7 +102,10 @@ func WithDebug(on bool) Option { return func(c *config) { c.debug = &on } }
 func WithBootstrap(b bootstrap.Bootstrap) Option { return func(c *config) { c.boot = b } }
 
 // Init starts goshmem on this PE. Under mpirun (or another PMI launcher)
-// it bootstraps over MPI; a program started alone is a 1-PE job. Init is
+// it bootstraps over MPI; with GOSHMEM_RANK/GOSHMEM_NPES (or torchrun's or
+// Slurm's rank variables) and a rendezvous address it bootstraps over TCP
+// (GOSHMEM_BOOTSTRAP=tcp, docs/environment.md); WithUniqueID joins a job
+// made by NewUniqueID; a program started alone is a 1-PE job. Init is
 // collective: every PE of the job calls it. It maps the symmetric heap of
 // every PE on this node, chooses a transport for every peer, and ends with
 // a barrier. Calling Init again before Finalize is an error.
@@ -129,6 +133,11 @@ func Init(opts ...Option) error {
 	}
 	var err error
 	boot := cfg.boot
+	if boot == nil && cfg.uid != nil {
+		if boot, err = core.NewUniqueIDBootstrap(cfg.uid.id, cfg.uid.rank, cfg.uid.npes); err != nil {
+			return joinErrors(envErr, err)
+		}
+	}
 	if boot == nil {
 		name := settings.String("GOSHMEM_BOOTSTRAP")
 		if err := core.CheckBootstrap(name); err != nil {

@@ -3,8 +3,10 @@
 // out-of-band collectives used only at setup (never on the data path).
 //
 // Implementations: bootstrap/mpi (goshmem's own cgo MPI binding, used under
-// mpirun and for a program started alone as a 1-PE job) and bootstrap/local
-// (N PEs as goroutines of one process, for fast unit tests).
+// mpirun and for a program started alone as a 1-PE job), bootstrap/tcp
+// (launcher-free jobs: ranks from the environment or a unique ID, a
+// rendezvous over TCP) and bootstrap/local (N PEs as goroutines of one
+// process, for fast unit tests).
 package bootstrap
 
 // Bootstrap is the out-of-band channel between the PEs of one job.

@@ -22,6 +22,7 @@ type Var struct {
 	Default string
 	Help    string
 	kind    kind
+	secret  bool // Print shows whether it is set, never the value
 }
 
 type kind int
@@ -56,7 +57,17 @@ var Table = []Var{
 	{Name: "GOSHMEM_LIBCUDA", Default: "libcuda.so.1", kind: kindString,
 		Help: "the CUDA driver library to dlopen"},
 	{Name: "GOSHMEM_BOOTSTRAP", Default: "auto", kind: kindString,
-		Help: "auto (MPI under mpirun, 1-PE job otherwise), mpi, or single"},
+		Help: "auto (MPI under mpirun, tcp when GOSHMEM_RANK/GOSHMEM_BOOTSTRAP_ADDR or RANK+MASTER_ADDR are set, 1-PE job otherwise), mpi, tcp, or single"},
+	{Name: "GOSHMEM_RANK", Default: "", kind: kindString,
+		Help: "tcp bootstrap: this PE's rank (else torchrun's RANK, else Slurm's SLURM_PROCID)"},
+	{Name: "GOSHMEM_NPES", Default: "", kind: kindString,
+		Help: "tcp bootstrap: the number of PEs (else WORLD_SIZE, else SLURM_NTASKS)"},
+	{Name: "GOSHMEM_BOOTSTRAP_ADDR", Default: "", kind: kindString,
+		Help: "tcp bootstrap: host:port where PE 0 listens and every PE connects (else MASTER_ADDR:MASTER_PORT); NewUniqueID's listen address (port 0: any)"},
+	{Name: "GOSHMEM_BOOTSTRAP_TOKEN", Default: "", kind: kindString, secret: true,
+		Help: "tcp bootstrap: the job's shared secret; every connection proves it (HMAC). Required on a shared network"},
+	{Name: "GOSHMEM_BOOTSTRAP_TIMEOUT", Default: "60s", kind: kindDuration,
+		Help: "tcp bootstrap: how long PEs wait for every PE to join before Init fails on all"},
 	{Name: "GOSHMEM_GPU_TRANSPORT", Default: "auto", kind: kindString,
 		Help: "how kernels reach other PEs' GPU heaps: auto (load/store where CUDA IPC maps the peer, else proxy), p2p, proxy (every peer through CPU proxy workers), or ibgda (GPU-built mlx5 WQEs; see GOSHMEM_IBGDA_NIC)"},
 	{Name: "GOSHMEM_PROXY_WORKERS", Default: "1", kind: kindSize,
@@ -187,7 +198,11 @@ func (s Settings) Print(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		st := s[n]
-		fmt.Fprintf(w, "goshmem: info: %-24s = %-8s (%s) %s\n", n, st.Value, st.Source, st.Help)
+		v := st.Value
+		if st.secret && v != "" {
+			v = "(set)"
+		}
+		fmt.Fprintf(w, "goshmem: info: %-24s = %-8s (%s) %s\n", n, v, st.Source, st.Help)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
+	tcpboot "github.com/goshmem/goshmem/internal/bootstrap/tcp"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/spin"
@@ -639,6 +640,7 @@ func (r *Runtime) Info(w io.Writer) {
 		fmt.Fprintf(&b, "goshmem: info: wait policy: spin %d, yield %d, then sleep up to %v; timeout %v\n",
 			r.Policy.Spins, r.Policy.Yields, r.Policy.MaxSleep, r.Policy.Timeout)
 		r.Settings.Print(&b)
+		bootInfo(&b, r.Boot, r.Settings.String("GOSHMEM_BOOTSTRAP"))
 	}
 	for _, line := range strings.SplitAfter(b.String(), "\n") {
 		if line != "" {
@@ -683,7 +685,7 @@ var mpiUsed atomic.Bool
 // fits how the process was started.
 func CheckBootstrap(name string) error {
 	switch name {
-	case "auto", "mpi":
+	case "auto", "mpi", "tcp":
 		return nil
 	case "single":
 		// A 1-PE job inside a launched job of several ranks would leave
@@ -694,11 +696,12 @@ func CheckBootstrap(name string) error {
 		}
 		return nil
 	}
-	return errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi or single", name)
+	return errs.New(errs.ErrInvalidArgument, -1, "Init", "GOSHMEM_BOOTSTRAP=%q; want auto, mpi, tcp or single", name)
 }
 
 // ChooseBootstrap picks the bootstrap for GOSHMEM_BOOTSTRAP: auto (MPI
-// under an MPI launcher, else a 1-PE job), mpi, or single.
+// under an MPI launcher, tcp when its variables are set, else a 1-PE
+// job), mpi, tcp, or single.
 func ChooseBootstrap(name string) (bootstrap.Bootstrap, error) {
 	if err := CheckBootstrap(name); err != nil {
 		return nil, err
@@ -707,6 +710,11 @@ func ChooseBootstrap(name string) (bootstrap.Bootstrap, error) {
 	switch name {
 	case "auto":
 		useMPI = mpiboot.UnderLauncher()
+		if ok, why := tcpboot.Configured(nil); ok && !useMPI {
+			return newTCPBootstrap("GOSHMEM_BOOTSTRAP=auto, no MPI launcher, and " + why)
+		}
+	case "tcp":
+		return newTCPBootstrap("GOSHMEM_BOOTSTRAP=tcp")
 	case "mpi":
 		useMPI = true
 	}

@@ -47,15 +47,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Built even without Open MPI: the MPICH and no-MPI tests run it too.
+	// Built even without Open MPI: the MPICH, no-MPI and tcp tests run it too.
 	spmdBin = filepath.Join(dir, "spmd")
+	uidpeBin = filepath.Join(dir, "uidpe")
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	cmd := exec.Command(goCmd, "build", "-o", spmdBin, "./spmd")
+	cmd := exec.Command(goCmd, "build", "-o", dir, "./spmd", "./uidpe")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("go build ./spmd: %v\n%s", err, out)
+		buildErr = fmt.Errorf("go build ./spmd ./uidpe: %v\n%s", err, out)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)

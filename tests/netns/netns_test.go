@@ -2,7 +2,9 @@
 // "node" per namespace (veth + bridge on a private subnet), starts mpirun
 // across them with an rsh agent that enters each namespace, and runs the
 // integration suite and examples/jacobi-cpu with 2 x 2 PEs, so peers in
-// other namespaces go over the ofi transport and the others over shm.
+// other namespaces go over the ofi transport and the others over shm; then
+// the same without a launcher, over the tcp bootstrap (a shell loop per
+// namespace, PE 0 listening on node 0's address).
 //
 // It needs root (CAP_NET_ADMIN), ip, unshare, mpirun and go; it skips,
 // saying which is missing, otherwise. When every tool is present and root
@@ -46,7 +48,7 @@ func TestNamespaces(t *testing.T) {
 	}
 	_ = exec.Command("ip", "netns", "del", probe).Run()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 13*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "./run.sh")
 	cmd.Env = append(os.Environ(), "OUT="+t.TempDir())
@@ -56,7 +58,7 @@ func TestNamespaces(t *testing.T) {
 	cmd.WaitDelay = 30 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("run.sh still running after 9 minutes (killed); output:\n%s", out)
+		t.Fatalf("run.sh still running after 13 minutes (killed); output:\n%s", out)
 	}
 	require.NoError(t, err, "run.sh output:\n%s", out)
 	t.Logf("%s", lastLines(string(out), 3))

@@ -9,11 +9,14 @@
 # others on ofi (tcp;ofi_rxm over the veth).
 #
 # It runs the integration suite (tests/integration/spmd) and
-# examples/jacobi-cpu with NODES x PPN PEs (default 2 x 2). Namespaces,
+# examples/jacobi-cpu with NODES x PPN PEs (default 2 x 2), under mpirun
+# and again without a launcher over the tcp bootstrap (a shell loop per
+# namespace; BOOTSTRAPS="mpi tcp" picks which). Namespaces,
 # links and the bridge are removed on every exit (trap), failure included.
 #
 # Needs root, ip (iproute2), unshare, mpirun, go. Usage: tests/netns/run.sh
-# Environment: NODES (2), PPN (2), GOSHMEM_OFI_PROVIDER (tcp;ofi_rxm),
+# Environment: NODES (2), PPN (2), BOOTSTRAPS (mpi tcp), TCP_RUN (the checks of the tcp pass,
+# a -run regexp; empty: all), GOSHMEM_OFI_PROVIDER (tcp;ofi_rxm),
 # OUT (a build directory; a temporary one by default).
 set -euo pipefail
 
@@ -81,13 +84,47 @@ run() { # run <label> <program> [args...]: mpirun inside node 0's namespace
 		"$@"
 }
 
-log=$OUT/spmd.log
-run "integration suite" "$OUT/spmd" 2>&1 | tee "$log"
-grep -q "spmd: np $np: [0-9]* passed, 0 failed" "$log" || { echo "netns: integration suite failed" >&2; exit 1; }
-# Cross-namespace peers must have gone over ofi, same-namespace ones over shm.
-grep -q "transport ofi" "$log" || { echo "netns: no peer used the ofi transport" >&2; exit 1; }
-if ((PPN > 1)); then grep -q "transport shm" "$log" || { echo "netns: no peer used shm" >&2; exit 1; }; fi
+# tcprun <label> <program> [args...]: the same job without a launcher: in
+# each namespace (its own UTS namespace, hostname gsnode<i>) a shell loop
+# starts PPN PEs with the tcp bootstrap's variables; PE 0 listens on node
+# 0's address.
+tcprun() {
+	local label=$1
+	shift
+	echo "netns: $label: $np PEs on $NODES namespaces, tcp bootstrap, no launcher"
+	local tok pids=() rc=0
+	tok=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	for ((i = 0; i < NODES; i++)); do
+		ip netns exec "${PREFIX}$i" unshare --uts env NODE="$i" PPN="$PPN" GOSHMEM_NPES="$np" \
+			GOSHMEM_BOOTSTRAP_ADDR="$NET.1:29400" GOSHMEM_BOOTSTRAP_TOKEN="$tok" GOSHMEM_BOOTSTRAP_TIMEOUT=60s \
+			GOSHMEM_OFI_PROVIDER="${GOSHMEM_OFI_PROVIDER:-tcp;ofi_rxm}" GOSHMEM_INFO=1 GOSHMEM_TIMEOUT=60s GOSHMEM_SYMMETRIC_SIZE=64M \
+			sh -c 'hostname "gsnode$NODE"; pids=; p=0
+				while [ $p -lt $PPN ]; do GOSHMEM_RANK=$((NODE * PPN + p)) "$@" & pids="$pids $!"; p=$((p + 1)); done
+				rc=0; for q in $pids; do wait $q || rc=$?; done; exit $rc' sh "$@" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+	return $rc
+}
 
-log=$OUT/jacobi.log
-run "jacobi-cpu" "$OUT/jacobi-cpu" -nx 256 -ny 256 -niter 200 2>&1 | tee "$log"
-echo "netns: PASS ($NODES namespaces x $PPN PEs)"
+BOOTSTRAPS=${BOOTSTRAPS:-mpi tcp}
+TCP_RUN=${TCP_RUN-^(rma|amo|coll|sync|mem|alloc|query)/}
+for boot in $BOOTSTRAPS; do
+	launcher=run
+	[[ $boot == tcp ]] && launcher=tcprun
+	log=$OUT/spmd-$boot.log
+	args=()
+	# The mpi pass runs every check; the tcp pass (what differs is the
+	# bootstrap and its node grouping) the data-path ones, to stay fast.
+	[[ $boot == tcp && -n $TCP_RUN ]] && args=(-run "$TCP_RUN")
+	$launcher "integration suite ($boot)" "$OUT/spmd" "${args[@]}" 2>&1 | tee "$log"
+	grep -q "spmd: np $np: [0-9]* passed, 0 failed" "$log" || { echo "netns: integration suite failed ($boot)" >&2; exit 1; }
+	# Cross-namespace peers must have gone over ofi, same-namespace ones over shm.
+	grep -q "transport ofi" "$log" || { echo "netns: no peer used the ofi transport ($boot)" >&2; exit 1; }
+	if ((PPN > 1)); then grep -q "transport shm" "$log" || { echo "netns: no peer used shm ($boot)" >&2; exit 1; }; fi
+	if [[ $boot == tcp ]]; then grep -q "bootstrap tcp" "$log" || { echo "netns: the tcp run did not use the tcp bootstrap" >&2; exit 1; }; fi
+
+	log=$OUT/jacobi-$boot.log
+	$launcher "jacobi-cpu ($boot)" "$OUT/jacobi-cpu" -nx 256 -ny 256 -niter 200 2>&1 | tee "$log"
+done
+echo "netns: PASS ($NODES namespaces x $PPN PEs; bootstraps: $BOOTSTRAPS)"
