@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
-#   1. host mode: tests/hdr/hdrcheck.c as C11 (gcc) and as C++17 (g++), run;
+#   1. host mode: tests/hdr/hdrcheck.c and collcheck.c (device collectives,
+#      PEs and blocks as OS threads) as C11 (gcc) and as C++17 (g++), run;
 #   2. nvcc (when present): kernels.cu and the NVSHMEM Jacobi port to fatbins
 #      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
 #      of the goshmemi_device_state symbol, the PTX ordering instructions,
@@ -19,6 +20,12 @@ gcc -std=c11 $CFLAGS tests/hdr/hdrcheck.c -o "$out/hdrcheck_c"
 echo "hdrcheck: g++ -std=c++17"
 g++ -std=c++17 $CFLAGS tests/hdr/hdrcheck.cpp -o "$out/hdrcheck_cpp"
 "$out/hdrcheck_cpp" 2>"$out/hdrcheck_cpp.stderr" || { cat "$out/hdrcheck_cpp.stderr"; exit 1; }
+echo "collcheck: gcc -std=c11"
+gcc -std=c11 $CFLAGS tests/hdr/collcheck.c -o "$out/collcheck_c" -lm
+"$out/collcheck_c" 2>"$out/collcheck_c.stderr" || { cat "$out/collcheck_c.stderr"; exit 1; }
+echo "collcheck: g++ -std=c++17 (every 4th type/op)"
+g++ -std=c++17 $CFLAGS tests/hdr/collcheck.cpp -o "$out/collcheck_cpp" -lm
+"$out/collcheck_cpp" quick 2>"$out/collcheck_cpp.stderr" || { cat "$out/collcheck_cpp.stderr"; exit 1; }
 
 if ! command -v nvcc >/dev/null 2>&1; then
     echo "################################################################"
@@ -45,7 +52,7 @@ fatbin_checks() { # fatbin_checks FILE
 }
 
 echo "hdrcheck: $(nvcc --version | grep release)"
-for src in kernels jacobi_nvshmem_port cxi_kernels; do
+for src in kernels jacobi_nvshmem_port cxi_kernels coll_kernels; do
     $NVCC $GENCODE -fatbin "tests/hdr/$src.cu" -o "$out/$src.fatbin"
     fatbin_checks "$out/$src.fatbin"
 done
@@ -78,6 +85,10 @@ check "IBGDA ring through goshmem.h: fence.sc.sys + st.relaxed.sys (default)" ba
 check "IBGDA ring with -DGOSHMEM_IBGDA_ORDER_GPU: relaxed record, st.release.gpu doorbell" bash -c "
     grep -q st.relaxed.sys.global.u32 '$out/ring_gpu.ptx' && grep -q st.release.gpu.global.u64 '$out/ring_gpu.ptx' &&
     ! grep -q st.release.gpu.global.u32 '$out/ring_gpu.ptx' && ! grep -q fence.sc.sys '$out/ring_gpu.ptx'"
+
+# device collectives with the remote backends compiled in (their put_signal path)
+printf '#define GOSHMEM_REMOTE_TRANSPORTS\n#include <goshmem.h>\nextern "C" __global__ void k_c(float *d, const float *s, size_t n) { goshmemx_float_sum_reduce_block(0, d, s, n); goshmemx_fcollectmem_block(0, d, s, n); }\n' >"$out/coll_remote.cu"
+check "device collectives with -DGOSHMEM_REMOTE_TRANSPORTS" $NVCC $GENCODE -fatbin "$out/coll_remote.cu" -o "$out/coll_remote.fatbin"
 
 # two objects that both include goshmem.h link into one host program
 # (nvcc's host shadow of the __constant__ pointer is internal)
