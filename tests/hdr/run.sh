@@ -20,6 +20,13 @@ echo "hdrcheck: g++ -std=c++17"
 g++ -std=c++17 $CFLAGS tests/hdr/hdrcheck.cpp -o "$out/hdrcheck_cpp"
 "$out/hdrcheck_cpp" 2>"$out/hdrcheck_cpp.stderr" || { cat "$out/hdrcheck_cpp.stderr"; exit 1; }
 
+for lang in c cpp; do # signal paths: typed put_signal_nbi, bad signal ops, NVSHMEM constants
+    if [ $lang = c ]; then cc="gcc -std=c11"; else cc="g++ -std=c++17"; fi
+    echo "hdrcheck: signalcheck ($cc)"
+    $cc $CFLAGS tests/hdr/signalcheck.$lang -o "$out/signalcheck_$lang"
+    "$out/signalcheck_$lang" 2>"$out/signalcheck_$lang.stderr" || { cat "$out/signalcheck_$lang.stderr"; exit 1; }
+done
+
 if ! command -v nvcc >/dev/null 2>&1; then
     echo "################################################################"
     echo "hdrcheck: WARNING: nvcc NOT FOUND: CUDA compile checks SKIPPED"
