@@ -37,6 +37,9 @@ func (c Cmp) String() string {
 func (c Cmp) valid() bool { return c >= 0 && int(c) < len(cmpNames) }
 
 func compare[T Elem](x T, c Cmp, v T) bool {
+	if k := elem.HalfKind[T](); k != elem.NotHalf {
+		return compareHalf(k, uint16(x), uint16(v), c)
+	}
 	switch c {
 	case CmpEQ:
 		return x == v
