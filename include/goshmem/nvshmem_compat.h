@@ -11,7 +11,9 @@
  * and typedefs. Guarantees are goshmem's (see each goshmem header), which
  * meet NVSHMEM's documented ones on the load/store path. Host-side NVSHMEM
  * calls (nvshmem_init, nvshmem_malloc, nvshmemx_collective_launch, the
- * *_on_stream forms) belong to the Go host API (shmem) and are not here.
+ * *_on_stream forms) belong to the Go host API (shmem): nvshmem_host.h only
+ * declares them, so a whole NVSHMEM .cu compiles to a fatbin (nvcc -fatbin)
+ * whose kernels Go loads.
  * Do not include together with NVSHMEM's own headers.
  */
 #ifndef GOSHMEM_NVSHMEM_COMPAT_H
@@ -62,6 +64,10 @@ typedef goshmem_team_t nvshmem_team_t;
  * SET 9, ADD 10, CMP_EQ 0 .. CMP_GE 5). */
 typedef int nvshmemx_signal_op_t;
 typedef int nvshmemx_cmp_type_t;
+
+/* NVSHMEM's host API, declared so a ported .cu compiles to a fatbin whole
+ * (its host side runs in Go; see nvshmem_host.h). */
+#include "nvshmem_host.h"
 
 /* ---- PE queries, ordering ---- */
 GOSHMEMI_FN int nvshmem_my_pe(void) { return goshmem_my_pe(); }

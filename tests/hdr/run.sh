@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
-#   1. host mode: tests/hdr/hdrcheck.c as C11 (gcc) and as C++17 (g++), run;
-#   2. nvcc (when present): kernels.cu and the NVSHMEM Jacobi port to fatbins
+#   1. host mode: tests/hdr/hdrcheck.c and signalcheck.c (signal paths,
+#      NVSHMEM constants) as C11 (gcc) and as C++17 (g++), run;
+#   2. nvcc (when present): kernels.cu, compat_kernels.cu (every family by
+#      its NVSHMEM name through nvshmem_compat.h) and the NVSHMEM Jacobi port to fatbins
 #      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
 #      of the goshmemi_device_state symbol, the PTX ordering instructions,
 #      a multi-object host link, and an -rdc device link.
@@ -52,7 +54,7 @@ fatbin_checks() { # fatbin_checks FILE
 }
 
 echo "hdrcheck: $(nvcc --version | grep release)"
-for src in kernels jacobi_nvshmem_port cxi_kernels; do
+for src in kernels compat_kernels jacobi_nvshmem_port cxi_kernels; do
     $NVCC $GENCODE -fatbin "tests/hdr/$src.cu" -o "$out/$src.fatbin"
     fatbin_checks "$out/$src.fatbin"
 done
