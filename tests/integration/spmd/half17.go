@@ -142,14 +142,19 @@ func halfFold[V half](of func(float32) V, op shmem.Op, last, k int) V {
 	return of(acc)
 }
 
-// halfCounts: small, odd, and past the team scratch (8 KiB per member).
-var halfCounts = []int{0, 1, 13, 8192/2 + 7, 3*2048 + 5}
+// halfCounts: small, odd, and past the team scratch (8 KiB per member;
+// on small teams more than one 2048-element block per member).
+var halfCounts = []int{0, 1, 13, 8192/2 + 7}
 
+// halfGroups: the world and three splits (strided, reversed, single).
 func halfGroups(t *T) []group {
 	world := worldGroup(t.n, t.me)
 	gs := []group{world}
 	for _, sp := range splitsFor(t.n) {
-		gs = append(gs, makeGroup(t, world, sp))
+		switch sp.name {
+		case "even", "reverse", "single(last)":
+			gs = append(gs, makeGroup(t, world, sp))
+		}
 	}
 	return gs
 }
