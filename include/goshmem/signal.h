@@ -23,11 +23,11 @@
 #include "rma.h"
 #include "wait.h"
 
-/* Publishes a signal with release semantics (internal: the tail of put_signal). */
+/* Publishes a signal with release semantics (internal: the tail of
+ * put_signal, whose entry checked sig_op). */
 GOSHMEMI_FN void goshmemi_signal_release(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     uint64_t off;
-    goshmemi_check_signal_op(sig_op, pe);
     uint64_t *p = (uint64_t *)goshmemi_peer_or_remote(sig_addr, pe, sizeof(uint64_t), &off);
     if (GOSHMEMI_UNLIKELY(p == NULL)) { /* remote: after this thread's earlier requests, in order */
         (void)goshmemi_remote_amo(0, pe, off, sig_op == GOSHMEM_SIGNAL_ADD ? GOSHMEMI_AMO_ADD : GOSHMEMI_AMO_SET, 8, signal,
