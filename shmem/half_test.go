@@ -112,6 +112,10 @@ func halfCalls[T shmem.Float16 | shmem.BFloat16](t *testing.T, of func(float32) 
 	all, err := shmem.TestAll(a, 53, 2, nil, shmem.CmpGT, of(-5))
 	require.NoError(t, err)
 	assert.True(t, all)
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		_, _ = shmem.TestCmp(a, 50, shmem.CmpLT, of(0))
+		_ = shmem.WaitUntil(a, 53, shmem.CmpGT, of(0))
+	}), "waits and tests on half types allocate nothing")
 
 	// collectives (one PE: the results are the PE's own, rounded)
 	src, dst := alloc[T](t, 16), alloc[T](t, 16)
