@@ -161,6 +161,7 @@ int nvshmemx_fcollectmem_on_stream(nvshmem_team_t team, void *dest, const void *
     extern "C" int nvshmemx_##NAME##_fcollect_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src,            \
                                                         size_t nelem, cudaStream_t stream);
 GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_NVH_RMA_ON_STREAM)
+GOSHMEMI_FOR_RMA_FLOAT16_TYPES(GOSHMEMI_NVH_RMA_ON_STREAM)
 #undef GOSHMEMI_NVH_RMA_ON_STREAM
 
 #define GOSHMEMI_NVH_WAIT_ON_STREAM(NAME, TYPE, BITS)                                                                 \
@@ -168,48 +169,15 @@ GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_NVH_RMA_ON_STREAM)
 GOSHMEMI_FOR_WAIT_TYPES(GOSHMEMI_NVH_WAIT_ON_STREAM)
 #undef GOSHMEMI_NVH_WAIT_ON_STREAM
 
-/* reductions on a stream: (and, or, xor, sum, prod, min, max) on the
- * integer types, (sum, prod, min, max) on the floating-point ones
- * (Ref: NVSHMEM 3.x host/nvshmemx_coll_api.h) */
-#define GOSHMEMI_NVH_RED_OP(NAME, TYPE, OP)                                                                           \
+/* reductions on a stream: NVSHMEM's (type, op) pairs (coll_data.h's list;
+ * Ref: NVSHMEM 3.x host/nvshmemx_coll_api.h) */
+#define GOSHMEMI_NVH_RED_OP(NAME, TYPE, ACC, WT, CONV, OP)                                                            \
     extern "C" int nvshmemx_##NAME##_##OP##_reduce_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *src,      \
                                                              size_t nreduce, cudaStream_t stream);                    \
     extern "C" int nvshmemx_##NAME##_##OP##_reducescatter_on_stream(nvshmem_team_t team, TYPE *dest,                \
                                                                     const TYPE *src, size_t nreduce,                  \
                                                                     cudaStream_t stream);
-#define GOSHMEMI_NVH_RED_ARITH(NAME, TYPE)                                                                            \
-    GOSHMEMI_NVH_RED_OP(NAME, TYPE, sum)                                                                              \
-    GOSHMEMI_NVH_RED_OP(NAME, TYPE, prod) GOSHMEMI_NVH_RED_OP(NAME, TYPE, min) GOSHMEMI_NVH_RED_OP(NAME, TYPE, max)
-#define GOSHMEMI_NVH_RED_INT(NAME, TYPE)                                                                              \
-    GOSHMEMI_NVH_RED_ARITH(NAME, TYPE)                                                                                \
-    GOSHMEMI_NVH_RED_OP(NAME, TYPE, and) GOSHMEMI_NVH_RED_OP(NAME, TYPE, or) GOSHMEMI_NVH_RED_OP(NAME, TYPE, xor)
-GOSHMEMI_NVH_RED_INT(char, char)
-GOSHMEMI_NVH_RED_INT(schar, signed char)
-GOSHMEMI_NVH_RED_INT(short, short)
-GOSHMEMI_NVH_RED_INT(int, int)
-GOSHMEMI_NVH_RED_INT(long, long)
-GOSHMEMI_NVH_RED_INT(longlong, long long)
-GOSHMEMI_NVH_RED_INT(ptrdiff, ptrdiff_t)
-GOSHMEMI_NVH_RED_INT(uchar, unsigned char)
-GOSHMEMI_NVH_RED_INT(ushort, unsigned short)
-GOSHMEMI_NVH_RED_INT(uint, unsigned int)
-GOSHMEMI_NVH_RED_INT(ulong, unsigned long)
-GOSHMEMI_NVH_RED_INT(ulonglong, unsigned long long)
-GOSHMEMI_NVH_RED_INT(int8, int8_t)
-GOSHMEMI_NVH_RED_INT(int16, int16_t)
-GOSHMEMI_NVH_RED_INT(int32, int32_t)
-GOSHMEMI_NVH_RED_INT(int64, int64_t)
-GOSHMEMI_NVH_RED_INT(uint8, uint8_t)
-GOSHMEMI_NVH_RED_INT(uint16, uint16_t)
-GOSHMEMI_NVH_RED_INT(uint32, uint32_t)
-GOSHMEMI_NVH_RED_INT(uint64, uint64_t)
-GOSHMEMI_NVH_RED_INT(size, size_t)
-GOSHMEMI_NVH_RED_ARITH(float, float)
-GOSHMEMI_NVH_RED_ARITH(double, double)
-GOSHMEMI_NVH_RED_ARITH(half, __half)
-GOSHMEMI_NVH_RED_ARITH(bfloat16, __nv_bfloat16)
-#undef GOSHMEMI_NVH_RED_INT
-#undef GOSHMEMI_NVH_RED_ARITH
+GOSHMEMI_FOR_REDUCE_TYPES_AND_OPS(GOSHMEMI_NVH_RED_OP)
 #undef GOSHMEMI_NVH_RED_OP
 
 #endif /* __CUDACC__ && __cplusplus && !GOSHMEM_NVSHMEM_NO_HOST_DECLS */

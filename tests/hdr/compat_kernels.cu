@@ -131,6 +131,28 @@ extern "C" __global__ void c_sync(void)
     nvshmemx_team_sync_warp(NVSHMEM_TEAM_WORLD);
 }
 
+// Collectives by their NVSHMEM names (coll_data.h's, mapped in the
+// compat header's collectives block): every family, thread/warp/block,
+// integer, float and 16-bit float types.
+extern "C" __global__ void c_coll(int *i, float *f, half *h, __nv_bfloat16 *b, char *m, size_t n)
+{
+    int r = nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, i, i + n, n);
+    r |= nvshmemx_int_xor_reduce_warp(NVSHMEM_TEAM_SHARED, i, i + n, n);
+    r |= nvshmemx_float_max_reduce_block(NVSHMEM_TEAM_WORLD, f, f + n, n);
+    r |= nvshmem_half_sum_reduce(NVSHMEM_TEAM_WORLD, h, h + n, n);
+    r |= nvshmemx_bfloat16_prod_reduce_block(NVSHMEMX_TEAM_NODE, b, b + n, n);
+    r |= nvshmem_int_sum_reducescatter(NVSHMEM_TEAM_WORLD, i, i + n, 1);
+    r |= nvshmem_float_broadcast(NVSHMEM_TEAM_WORLD, f, f + n, n, 0);
+    r |= nvshmemx_int_fcollect_block(NVSHMEM_TEAM_WORLD, i, i + n, 1);
+    r |= nvshmemx_half_alltoall_warp(NVSHMEM_TEAM_WORLD, h, h + n, 1);
+    r |= nvshmem_broadcastmem(NVSHMEM_TEAM_WORLD, m, m + 64, 8, 0);
+    r |= nvshmemx_fcollectmem_warp(NVSHMEM_TEAM_WORLD, m, m + 64, 8);
+    r |= nvshmemx_alltoallmem_block(NVSHMEM_TEAM_WORLD, m, m + 64, 8);
+    r |= nvshmem_sync(NVSHMEM_TEAM_WORLD);
+    r |= nvshmemx_team_sync_block(NVSHMEM_TEAM_SHARED);
+    i[0] = r;
+}
+
 // The host side of a ported program: declared only (nvshmem_host.h), so a
 // fatbin build compiles it and a host link would name the missing calls;
 // the Go host API does this work in a goshmem program.
