@@ -137,7 +137,7 @@ extern "C" __global__ void c_sync(void)
 extern "C" __global__ void c_coll(int *i, float *f, half *h, __nv_bfloat16 *b, char *m, size_t n)
 {
     int r = nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, i, i + n, n);
-    r |= nvshmemx_int_xor_reduce_warp(NVSHMEM_TEAM_SHARED, i, i + n, n);
+    r |= nvshmemx_int32_xor_reduce_warp(NVSHMEM_TEAM_SHARED, (int32_t *)i, (const int32_t *)i + n, n);
     r |= nvshmemx_float_max_reduce_block(NVSHMEM_TEAM_WORLD, f, f + n, n);
     r |= nvshmem_half_sum_reduce(NVSHMEM_TEAM_WORLD, h, h + n, n);
     r |= nvshmemx_bfloat16_prod_reduce_block(NVSHMEMX_TEAM_NODE, b, b + n, n);
