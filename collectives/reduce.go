@@ -24,6 +24,9 @@ const reduceBlock = 8192
 // by member i, before member i writes chunk i anywhere, so dest == source
 // is safe.
 func Reduce[T elem.Elem](c Comm, t *Team, op Op, dst, src uint64, n int) error {
+	if k := elem.HalfKind[T](); k != elem.NotHalf {
+		return reduceHalf(c, t, k, op, dst, src, n) // accumulated in float32 (half.go)
+	}
 	sz := elem.Size[T]()
 	nb := n * sz
 	if nb <= TeamScratchSize {

@@ -15,6 +15,9 @@ import "github.com/goshmem/goshmem/internal/elem"
 // chunks like Reduce: member k folds chunk k of every source in team order
 // and writes each member its prefix.
 func Scan[T elem.Elem](c Comm, t *Team, exclusive bool, dst, src uint64, n int) error {
+	if k := elem.HalfKind[T](); k != elem.NotHalf {
+		return scanHalf(c, t, k, exclusive, dst, src, n) // accumulated in float32 (half.go)
+	}
 	sz := elem.Size[T]()
 	nb := n * sz
 	if nb <= TeamScratchSize {

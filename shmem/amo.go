@@ -22,7 +22,10 @@ import (
 // included (Ref: OpenSHMEM 1.6 §9.7, Tables 10-12).
 
 // Integer is the element types of the integer-only atomics: every Elem but
-// float32 and float64 (and types defined on them).
+// float32 and float64 (and types defined on them). Float16 and BFloat16
+// satisfy it (they are defined on uint16) but are floating point: the
+// integer-only atomics refuse them at run time with ErrInvalidArgument, as
+// Reduce refuses bitwise operators on them.
 type Integer = elem.Integer
 
 func toBits[T Elem](v T) uint64 {

@@ -14,7 +14,8 @@ import (
 	core "github.com/goshmem/goshmem/internal/runtime"
 )
 
-// Elem is every type a symmetric array may hold.
+// Elem is every type a symmetric array may hold: the integers, float32,
+// float64, Float16 and BFloat16 (see the package doc, Element types).
 type Elem = elem.Elem
 
 // Array is a symmetric array of n elements of T: every PE has one at the

@@ -15,6 +15,17 @@
 //	shmem.BarrierAll()                          // puts complete and visible
 //	fmt.Println(a.Local()[:3])
 //
+// # Element types
+//
+// An Array holds any Elem: the signed and unsigned integers of 8 to 64
+// bits, float32, float64, and the half-precision Float16 (IEEE binary16,
+// CUDA's half) and BFloat16 (CUDA's __nv_bfloat16), held as their bit
+// patterns and converted with Float16FromFloat32 / (Float16).Float32
+// (round to nearest even). Every call that takes float32 takes the half
+// types, with float32's rules: waits and tests compare values, Reduce and
+// the scans accumulate each element in float32 over the team and round
+// once, bitwise reductions and the integer-only atomics refuse them.
+//
 // # Memory model (OpenSHMEM 1.6 §9.8)
 //
 // Put, P, PutNBI and the atomics are one-sided. Their completion rules:

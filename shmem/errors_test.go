@@ -82,7 +82,8 @@ func TestBadInput(t *testing.T) {
 			shmem.ErrInvalidArgument, nil, []string{"n must be >= 0"}, ""},
 		{"WaitUntil bad cmp", func() error { return shmem.WaitUntil(a, 0, shmem.Cmp(17), 0) }, shmem.ErrInvalidArgument, nil, []string{"cmp = 17"}, ""},
 		{"TestCmp bad cmp", func() error { _, err := shmem.TestCmp(a, 0, shmem.Cmp(-1), 0); return err }, shmem.ErrInvalidArgument, nil, nil, ""},
-		{"PutSignal bad op", func() error { return shmem.PutSignal(a, 0, buf, sig, 0, 1, shmem.SignalOp(9), 0) }, shmem.ErrInvalidArgument, nil, []string{"op = 9"}, ""},
+		{"PutSignal bad op", func() error { return shmem.PutSignal(a, 0, buf, sig, 0, 1, shmem.SignalOp(1), 0) }, shmem.ErrInvalidArgument, nil, []string{"op = 1"}, ""},
+		{"PutSignal zero op", func() error { return shmem.PutSignal(a, 0, buf, sig, 0, 1, shmem.SignalOp(0), 0) }, shmem.ErrInvalidArgument, nil, []string{"op = 0"}, ""},
 		// heap
 		{"Alloc(-1)", func() error { _, err := shmem.Alloc[int32](-1); return err }, shmem.ErrInvalidArgument, nil, []string{"n = -1", "int32", "[0, "}, ""},
 		{"Alloc beyond the heap", func() error { _, err := shmem.Alloc[float64](testHeap/8 + 1); return err },

@@ -135,7 +135,7 @@ func signalAMO(r *runtime, name string, op SignalOp) (transport.AMO, error) {
 	case SignalAdd:
 		return transport.AMOAdd, nil
 	}
-	return 0, errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be SignalSet or SignalAdd", int(op))
+	return 0, errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be SignalSet (9) or SignalAdd (10)", int(op))
 }
 
 // PutSignalNBI is PutSignal that may return before src has been read: src

@@ -12,17 +12,20 @@ import (
 // Cmp is a comparison for the wait and test calls (Ref: OpenSHMEM 1.6 §9.10).
 type Cmp int
 
-// The comparisons: the wait ends when (a[idx] cmp v) holds.
+// The comparisons: the wait ends when (a[idx] cmp v) holds. The values are
+// the device header's GOSHMEM_CMP_* (NVSHMEM's NVSHMEM_CMP_*), so a Cmp
+// passed to a kernel means the same there (Ref: NVSHMEM 3.x
+// nvshmem_constants.h; consts_test.go reads include/goshmem/defs.h).
 const (
-	CmpEQ Cmp = iota
-	CmpNE
-	CmpGT
-	CmpGE
-	CmpLT
-	CmpLE
+	CmpEQ Cmp = 0
+	CmpNE Cmp = 1
+	CmpGT Cmp = 2
+	CmpLE Cmp = 3
+	CmpLT Cmp = 4
+	CmpGE Cmp = 5
 )
 
-var cmpNames = [...]string{"==", "!=", ">", ">=", "<", "<="}
+var cmpNames = [...]string{CmpEQ: "==", CmpNE: "!=", CmpGT: ">", CmpLE: "<=", CmpLT: "<", CmpGE: ">="}
 
 func (c Cmp) String() string {
 	if c < 0 || int(c) >= len(cmpNames) {
@@ -31,9 +34,12 @@ func (c Cmp) String() string {
 	return cmpNames[c]
 }
 
-func (c Cmp) valid() bool { return c >= CmpEQ && c <= CmpLE }
+func (c Cmp) valid() bool { return c >= 0 && int(c) < len(cmpNames) }
 
 func compare[T Elem](x T, c Cmp, v T) bool {
+	if k := elem.HalfKind[T](); k != elem.NotHalf {
+		return compareHalf(k, uint16(x), uint16(v), c)
+	}
 	switch c {
 	case CmpEQ:
 		return x == v
@@ -91,7 +97,7 @@ func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, err
 		return 0, err
 	}
 	if !cmp.valid() {
-		return 0, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+		return 0, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpGE (0..5)", int(cmp))
 	}
 	var read func() (T, error)
 	if a.b.dev {
@@ -149,7 +155,7 @@ func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
 		return false, err
 	}
 	if !cmp.valid() {
-		return false, errs.New(errs.ErrInvalidArgument, r.me, "TestCmp", "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+		return false, errs.New(errs.ErrInvalidArgument, r.me, "TestCmp", "cmp = %d; must be one of CmpEQ..CmpGE (0..5)", int(cmp))
 	}
 	if a.b.dev {
 		x, err := loadDevice[T](r, off)
@@ -161,10 +167,13 @@ func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
 // SignalOp is how PutSignal updates the signal word.
 type SignalOp int
 
-// Signal operations (Ref: OpenSHMEM 1.6 §9.6 SHMEM_SIGNAL_SET/ADD).
+// Signal operations (Ref: OpenSHMEM 1.6 §9.6 SHMEM_SIGNAL_SET/ADD). The
+// values are the device header's GOSHMEM_SIGNAL_* (NVSHMEM's
+// NVSHMEM_SIGNAL_SET = 9, NVSHMEM_SIGNAL_ADD = 10), so an op passed to a
+// kernel means the same there; every other value (0 included) is refused.
 const (
-	SignalSet SignalOp = iota
-	SignalAdd
+	SignalSet SignalOp = 9
+	SignalAdd SignalOp = 10
 )
 
 // PutSignal copies src into dst[dstIdx:] on pe and then updates
@@ -196,7 +205,7 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 	case SignalAdd:
 		amo = transport.AMOAdd
 	default:
-		return errs.New(errs.ErrInvalidArgument, r.me, "PutSignal", "op = %d; must be SignalSet or SignalAdd", int(op))
+		return errs.New(errs.ErrInvalidArgument, r.me, "PutSignal", "op = %d; must be SignalSet (9) or SignalAdd (10)", int(op))
 	}
 	t := r.trFor(dst.b, pe)
 	if err := t.Put(c.q, pe, off, elem.Bytes(src)); err != nil {

@@ -36,6 +36,16 @@ var (
 // predefined ones).
 const firstTeamID = 4
 
+// Device team handles of the predefined teams: the header's
+// GOSHMEM_TEAM_WORLD, GOSHMEM_TEAM_SHARED and GOSHMEM_TEAM_NODE (defs.h;
+// consts_test.go checks). predefinedTeams makes TeamShared/TeamNode first
+// after the world, so collectives.Predefined gives it this slot.
+const (
+	deviceTeamWorld  = 0
+	deviceTeamShared = 1
+	deviceTeamNode   = deviceTeamShared
+)
+
 // Valid reports whether t is a team this PE belongs to.
 func (t Team) Valid() bool {
 	r := current.Load()

@@ -154,6 +154,10 @@ func (r *runtime) predefinedTeams() error {
 	if err != nil {
 		return err
 	}
+	if ct.Slot() != deviceTeamShared { // kernels name it GOSHMEM_TEAM_SHARED / GOSHMEM_TEAM_NODE
+		return errs.New(errs.ErrNotSupported, r.me, "Init", "TeamShared got team slot %d; the device header fixes it at %d",
+			ct.Slot(), deviceTeamShared)
+	}
 	if r.c.GPU != nil && ct.Strided() {
 		// Init's closing sync orders this before any kernel's use.
 		if err := r.c.SetDeviceTeam(ct.Slot(), ct.Start, ct.Stride, ct.Size, ct.Me); err != nil {

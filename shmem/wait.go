@@ -215,7 +215,7 @@ func newWaitSet[T Elem](a Array[T], op string, idx, n int, skip []bool, cmp Cmp,
 			"len(vals) = %d; must be n = %d (one comparison value per element)", len(vals), n)
 	}
 	if !cmp.valid() {
-		return waitSet[T]{}, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+		return waitSet[T]{}, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpGE (0..5)", int(cmp))
 	}
 	s := waitSet[T]{r: r, op: op, idx: idx, n: n, live: n, dev: a.b.dev, skip: skip, cmp: cmp, v: v, vals: vals, vector: vector}
 	s.off = off + uint64(idx)*uint64(elem.Size[T]())

@@ -74,7 +74,8 @@ GOSHMEMI_FN uint64_t goshmemi_now_ns(void)
 
 /* ---- comparison operators for wait_until / test / signal_wait_until ----
  * Ref: OpenSHMEM 1.5 §9.10 (point-to-point synchronization constants).
- * Only the names are portable; nvshmem_compat.h maps NVSHMEM_CMP_* by name. */
+ * The values are NVSHMEM's (Ref: NVSHMEM 3.x nvshmem_constants.h
+ * nvshmemi_cmp_type) and shmem.Cmp's (shmem/consts_test.go checks). */
 #define GOSHMEM_CMP_EQ 0
 #define GOSHMEM_CMP_NE 1
 #define GOSHMEM_CMP_GT 2
@@ -84,9 +85,14 @@ GOSHMEMI_FN uint64_t goshmemi_now_ns(void)
 #define GOSHMEM_CMP_SENTINEL 6
 
 /* ---- signal operators for signal_op / putmem_signal ----
- * Ref: OpenSHMEM 1.5 §9.8.1 (SHMEM_SIGNAL_SET, SHMEM_SIGNAL_ADD). */
-#define GOSHMEM_SIGNAL_SET 0
-#define GOSHMEM_SIGNAL_ADD 1
+ * Ref: OpenSHMEM 1.5 §9.8.1 (SHMEM_SIGNAL_SET, SHMEM_SIGNAL_ADD). The
+ * values are NVSHMEM's (Ref: NVSHMEM 3.x nvshmem_common_transport.h
+ * nvshmemx_signal_op_t) so a value from NVSHMEM code or from Go
+ * (shmem.SignalSet/SignalAdd) means the same here; any other value traps
+ * (GOSHMEMI_ERR_INVALID_ARG), it is never taken for SET. */
+#define GOSHMEM_SIGNAL_SET 9
+#define GOSHMEM_SIGNAL_ADD 10
+#define GOSHMEMI_SIGNAL_OP_VALID(op) ((op) == GOSHMEM_SIGNAL_SET || (op) == GOSHMEM_SIGNAL_ADD)
 
 /* ---- contexts ----
  * On the load/store path (CUDA IPC / NVLink) every context issues plain
@@ -100,9 +106,17 @@ typedef int32_t goshmem_ctx_t;
 
 /* ---- teams ----
  * A team is an index into goshmemi_device_state_t.teams[]. Slot 0 of the
- * psync area and of team_epoch[] belongs to GOSHMEM_TEAM_WORLD. */
+ * psync area and of team_epoch[] belongs to GOSHMEM_TEAM_WORLD. Slot 1 is
+ * the PEs of this PE's node in world order (shmem.TeamShared and
+ * shmem.TeamNode, one team), published by shmem.Init before any split
+ * (each node's team on its own members' words); when the node's PEs are
+ * not evenly strided in the world it is not published, and a device call
+ * on it traps GOSHMEMI_ERR_BAD_TEAM. Ref: NVSHMEM's NVSHMEM_TEAM_SHARED,
+ * NVSHMEMX_TEAM_NODE; OpenSHMEM 1.6 §9.4.2 SHMEM_TEAM_SHARED. */
 typedef int32_t goshmem_team_t;
 #define GOSHMEM_TEAM_WORLD ((goshmem_team_t)0)
+#define GOSHMEM_TEAM_SHARED ((goshmem_team_t)1)
+#define GOSHMEM_TEAM_NODE ((goshmem_team_t)1)
 #define GOSHMEM_TEAM_INVALID ((goshmem_team_t)-1)
 
 /* ---- error codes written to goshmemi_device_state_t.error_code ----

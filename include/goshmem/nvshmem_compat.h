@@ -11,13 +11,32 @@
  * and typedefs. Guarantees are goshmem's (see each goshmem header), which
  * meet NVSHMEM's documented ones on the load/store path. Host-side NVSHMEM
  * calls (nvshmem_init, nvshmem_malloc, nvshmemx_collective_launch, the
- * *_on_stream forms) belong to the Go host API (shmem) and are not here.
+ * *_on_stream forms) belong to the Go host API (shmem): nvshmem_host.h only
+ * declares them, so a whole NVSHMEM .cu compiles to a fatbin (nvcc -fatbin)
+ * whose kernels Go loads.
  * Do not include together with NVSHMEM's own headers.
  */
 #ifndef GOSHMEM_NVSHMEM_COMPAT_H
 #define GOSHMEM_NVSHMEM_COMPAT_H
 
 #include "../goshmem.h"
+
+/* ---- what nvshmem.h brings into a kernel's translation unit ----
+ * Ref: NVSHMEM 3.x device_host/nvshmem_common.cuh (cuda_runtime.h,
+ * cuda_fp16.h, cuda_bf16.h), non_abi/device/coll/reduce.cuh
+ * (cooperative_groups.h), host/nvshmem_api.h (the C library headers):
+ * ported code uses half, __nv_bfloat16, cooperative groups and printf
+ * without including them itself. */
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cooperative_groups.h>
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- constants and types ---- */
 #define NVSHMEM_CMP_EQ GOSHMEM_CMP_EQ
@@ -30,11 +49,25 @@
 #define NVSHMEM_SIGNAL_SET GOSHMEM_SIGNAL_SET
 #define NVSHMEM_SIGNAL_ADD GOSHMEM_SIGNAL_ADD
 #define NVSHMEM_TEAM_WORLD GOSHMEM_TEAM_WORLD
+#define NVSHMEM_TEAM_WORLD_INDEX GOSHMEM_TEAM_WORLD
+/* NVSHMEM's shared and node teams are one goshmem team (shmem.TeamShared
+ * == shmem.TeamNode: the PEs of this node), device slot 1 (defs.h). */
+#define NVSHMEM_TEAM_SHARED GOSHMEM_TEAM_SHARED
+#define NVSHMEM_TEAM_SHARED_INDEX GOSHMEM_TEAM_SHARED
+#define NVSHMEMX_TEAM_NODE GOSHMEM_TEAM_NODE
 #define NVSHMEM_TEAM_INVALID GOSHMEM_TEAM_INVALID
 #define NVSHMEM_CTX_DEFAULT GOSHMEM_CTX_DEFAULT
 #define NVSHMEM_CTX_INVALID GOSHMEM_CTX_INVALID
 typedef goshmem_ctx_t nvshmem_ctx_t;
 typedef goshmem_team_t nvshmem_team_t;
+/* NVSHMEM's enum types; the values are the macros above (NVSHMEM's own:
+ * SET 9, ADD 10, CMP_EQ 0 .. CMP_GE 5). */
+typedef int nvshmemx_signal_op_t;
+typedef int nvshmemx_cmp_type_t;
+
+/* NVSHMEM's host API, declared so a ported .cu compiles to a fatbin whole
+ * (its host side runs in Go; see nvshmem_host.h). */
+#include "nvshmem_host.h"
 
 /* ---- PE queries, ordering ---- */
 GOSHMEMI_FN int nvshmem_my_pe(void) { return goshmem_my_pe(); }

@@ -804,6 +804,7 @@ GOSHMEMI_FN void goshmemi_proxy_put_signal(int ctx, int pe, uint64_t dst_off, co
                                            uint64_t sig_val, int sig_op, int nbi)
 {
     goshmemi_proxy_state_t *ps = goshmemi_proxy_state();
+    goshmemi_check_signal_op(sig_op, pe); /* the ring carries GOSHMEMI_AMO_*, never sig_op */
     /* payload, then the signal on the same ring: the worker applies them in
      * order (stream order), so the signal lands after the payload */
     goshmemi_proxy_put(ctx, pe, dst_off, src, n, 1);

@@ -23,7 +23,8 @@
 #include "rma.h"
 #include "wait.h"
 
-/* Publishes a signal with release semantics (internal: the tail of put_signal). */
+/* Publishes a signal with release semantics (internal: the tail of
+ * put_signal, whose entry checked sig_op). */
 GOSHMEMI_FN void goshmemi_signal_release(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
     uint64_t off;
@@ -48,10 +49,12 @@ GOSHMEMI_FN void goshmemi_signal_release(uint64_t *sig_addr, uint64_t signal, in
 }
 
 /* Atomically sets (GOSHMEM_SIGNAL_SET) or adds to (GOSHMEM_SIGNAL_ADD) the
- * signal at sig_addr on PE pe. Relaxed: not ordered after earlier puts
- * unless a goshmem_fence/quiet comes first. Ref: OpenSHMEM 1.5 §9.8.3. */
+ * signal at sig_addr on PE pe; any other sig_op traps. Relaxed: not ordered
+ * after earlier puts unless a goshmem_fence/quiet comes first.
+ * Ref: OpenSHMEM 1.5 §9.8.3. */
 GOSHMEMI_FN void goshmem_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
+    goshmemi_check_signal_op(sig_op, pe);
     (void)goshmemi_amo_at_u64(sig_op == GOSHMEM_SIGNAL_ADD ? GOSHMEMI_AMO_ADD : GOSHMEMI_AMO_SET, sig_addr, pe, signal, 0,
                               0);
 }
@@ -74,7 +77,9 @@ GOSHMEMI_FN uint64_t goshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint
 /* ---- putmem_signal and typed put_signal ------------------------------------ *
  * Copies nelems bytes (or elements) to dest on PE pe, then updates the signal
  * at sig_addr on pe with release semantics (see top of file). The _nbi forms
- * are the same on this path (the source is reusable on return). */
+ * are the same on the load/store path (the source is reusable on return);
+ * on the remote path they may return before the payload is read (source
+ * reusable after a quiet). */
 /* The body of every putmem_signal: load/store path (copy, group sync,
  * release of the signal by one thread) or one remote put_signal request. */
 #define GOSHMEMI_PUTMEM_SIGNAL_IMPL(GROUP)                                                                            \
@@ -82,6 +87,7 @@ GOSHMEMI_FN uint64_t goshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint
                                                     uint64_t signal, int sig_op, int pe, int nbi)                     \
     {                                                                                                                 \
         uint64_t doff, soff;                                                                                          \
+        goshmemi_check_signal_op(sig_op, pe); /* before any byte moves */                                             \
         void *d = goshmemi_peer_or_remote(dest, pe, nelems, &doff);                                                   \
         if (GOSHMEMI_UNLIKELY(d == NULL)) {                                                                           \
             (void)goshmemi_peer_or_remote(sig_addr, pe, sizeof(uint64_t), &soff);                                     \
@@ -123,7 +129,7 @@ GOSHMEMI_PUTMEM_SIGNAL_DEF(goshmemx, _block, block)
                                                               uint64_t *sig_addr, uint64_t signal, int sig_op,        \
                                                               int pe)                                                 \
     {                                                                                                                 \
-        PREFIX##_putmem_signal##SUFFIX(dest, source, nelems * sizeof(TYPE), sig_addr, signal, sig_op, pe);            \
+        PREFIX##_putmem_signal_nbi##SUFFIX(dest, source, nelems * sizeof(TYPE), sig_addr, signal, sig_op, pe);        \
     }
 #define GOSHMEMI_TYPED_PUT_SIGNAL(NAME, TYPE, BITS)                                                                   \
     GOSHMEMI_TYPED_PUT_SIGNAL_GROUP(goshmem, NAME, TYPE, )                                                            \

@@ -131,6 +131,15 @@ GOSHMEMI_FN goshmemi_device_state_t *goshmemi_state(void)
     return st;
 }
 
+/* Traps on a signal operator other than GOSHMEM_SIGNAL_SET / _ADD (every
+ * signal path checks before it encodes the update; info: op, pe). */
+GOSHMEMI_FN void goshmemi_check_signal_op(int sig_op, int pe)
+{
+    if (GOSHMEMI_UNLIKELY(!GOSHMEMI_SIGNAL_OP_VALID(sig_op)))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(sig_op, pe),
+                      "signal operator is not GOSHMEM_SIGNAL_SET (9) or GOSHMEM_SIGNAL_ADD (10)");
+}
+
 /* The read-only view of the state for hot paths (see goshmemi_device_state_c
  * above). Host mode: the thread's struct itself. */
 GOSHMEMI_FN const goshmemi_device_state_t *goshmemi_cstate(void)

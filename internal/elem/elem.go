@@ -4,7 +4,8 @@ package elem
 
 import "unsafe"
 
-// Elem is every type a symmetric array may hold.
+// Elem is every type a symmetric array may hold. Float16 and BFloat16
+// (half.go) are in it through ~uint16; HalfKind tells them apart.
 type Elem interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
@@ -20,8 +21,12 @@ func Size[T Elem]() int {
 	return int(unsafe.Sizeof(z))
 }
 
-// IsFloat reports whether T is float32 or float64 (or a type defined on one).
+// IsFloat reports whether T is float32 or float64 (or a type defined on
+// one), Float16 or BFloat16.
 func IsFloat[T Elem]() bool {
+	if HalfKind[T]() != NotHalf {
+		return true
+	}
 	var one T = 1
 	half := one / 2 // 0 for integers, 0.5 for floats
 	return half != 0
@@ -51,6 +56,10 @@ func Name[T Elem]() string {
 		return "float32"
 	case float64:
 		return "float64"
+	case Float16:
+		return "Float16"
+	case BFloat16:
+		return "BFloat16"
 	}
 	kind := "int"
 	if IsFloat[T]() {

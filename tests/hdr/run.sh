@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
-#   1. host mode: tests/hdr/hdrcheck.c and collcheck.c (device collectives,
-#      PEs and blocks as OS threads) as C11 (gcc) and as C++17 (g++), run;
-#   2. nvcc (when present): kernels.cu and the NVSHMEM Jacobi port to fatbins
+#   1. host mode: tests/hdr/hdrcheck.c, collcheck.c (device collectives,
+#      PEs and blocks as OS threads) and signalcheck.c (signal paths, NVSHMEM
+#      constants) as C11 (gcc) and as C++17 (g++), run;
+#   2. nvcc (when present): kernels.cu, compat_kernels.cu (every family by
+#      its NVSHMEM name through nvshmem_compat.h) and the NVSHMEM Jacobi port to fatbins
 #      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
 #      of the goshmemi_device_state symbol, the PTX ordering instructions,
 #      a multi-object host link, and an -rdc device link.
@@ -26,6 +28,13 @@ gcc -std=c11 $CFLAGS tests/hdr/collcheck.c -o "$out/collcheck_c" -lm
 echo "collcheck: g++ -std=c++17 (every 4th type/op)"
 g++ -std=c++17 $CFLAGS tests/hdr/collcheck.cpp -o "$out/collcheck_cpp" -lm
 "$out/collcheck_cpp" quick 2>"$out/collcheck_cpp.stderr" || { cat "$out/collcheck_cpp.stderr"; exit 1; }
+
+for lang in c cpp; do # signal paths: typed put_signal_nbi, bad signal ops, NVSHMEM constants
+    if [ $lang = c ]; then cc="gcc -std=c11"; else cc="g++ -std=c++17"; fi
+    echo "hdrcheck: signalcheck ($cc)"
+    $cc $CFLAGS tests/hdr/signalcheck.$lang -o "$out/signalcheck_$lang"
+    "$out/signalcheck_$lang" 2>"$out/signalcheck_$lang.stderr" || { cat "$out/signalcheck_$lang.stderr"; exit 1; }
+done
 
 if ! command -v nvcc >/dev/null 2>&1; then
     echo "################################################################"
@@ -52,7 +61,7 @@ fatbin_checks() { # fatbin_checks FILE
 }
 
 echo "hdrcheck: $(nvcc --version | grep release)"
-for src in kernels jacobi_nvshmem_port cxi_kernels coll_kernels; do
+for src in kernels compat_kernels jacobi_nvshmem_port cxi_kernels coll_kernels; do
     $NVCC $GENCODE -fatbin "tests/hdr/$src.cu" -o "$out/$src.fatbin"
     fatbin_checks "$out/$src.fatbin"
 done

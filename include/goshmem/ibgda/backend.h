@@ -564,6 +564,9 @@ GOSHMEMI_FN void goshmemi_ibgda_put_signal(int ctx, int pe, uint64_t dst_off, co
     goshmemi_ibgda_op_t ops[2];
     uint64_t sig_raddr = s->remote_base[pe] + sig_off;
     int by_ptr = 0, k = 0;
+    if (GOSHMEMI_UNLIKELY(!GOSHMEMI_SIGNAL_OP_VALID(sig_op)))
+        goshmemi_ibgdab_fail_arg(pe, (uint64_t)(uint32_t)sig_op,
+                                 "IBGDA put_signal: signal operator is not GOSHMEM_SIGNAL_SET or _ADD (info: pe, op)");
     if (GOSHMEMI_UNLIKELY(sig_off & 7))
         goshmemi_ibgdab_fail_arg(pe, sig_off, "IBGDA put_signal: signal word offset not 8-byte aligned");
     if (n) {

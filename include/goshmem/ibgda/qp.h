@@ -1014,8 +1014,10 @@ GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_amo(uint8_t opcode, uint64_t f
 
 /* The signal update of put_signal: SIGNAL_SET = an 8-byte inline RDMA write
  * of `value`; SIGNAL_ADD = an ATOMIC_FA whose fetched value goes to the
- * QP's scratch word. `value_slot` must stay valid until the op is built
- * (it is copied into the WQE). */
+ * QP's scratch word; any other sig_op = an op that is not encodable, so the
+ * post returns GOSHMEMI_IBGDA_ERR_ARG and nothing reaches the NIC.
+ * `value_slot` must stay valid until the op is built (it is copied into the
+ * WQE). */
 GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_signal(const goshmemi_ibgda_qp_t *qp, uint64_t sig_raddr,
                                                         uint32_t rkey, const uint64_t *value_slot, int sig_op,
                                                         int signaled)
@@ -1023,8 +1025,10 @@ GOSHMEMI_FN goshmemi_ibgda_op_t goshmemi_ibgda_op_signal(const goshmemi_ibgda_qp
     if (sig_op == GOSHMEM_SIGNAL_ADD)
         return goshmemi_ibgda_op_amo(GOSHMEMI_MLX5_OPCODE_ATOMIC_FA, qp->scratch_laddr, qp->scratch_lkey, sig_raddr,
                                      rkey, *value_slot, 0, signaled);
-    return goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)value_slot, 0, sig_raddr,
-                                  rkey, 8, 1, signaled);
+    if (sig_op == GOSHMEM_SIGNAL_SET)
+        return goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)value_slot, 0, sig_raddr,
+                                      rkey, 8, 1, signaled);
+    return goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_ATOMIC_FA, 0, 0, sig_raddr, rkey, 0, 0, signaled); /* len 0: ds 0 */
 }
 
 /* put_signal: the data write and the signal update as two WQEs under one

@@ -247,15 +247,38 @@ func (p PE) FetchAdd32(dst uintptr, v int32, pe int) (int32, error) {
 	return int32(out), err
 }
 
-// PutSignal runs goshmem_putmem_signal[_nbi].
+// Signal operators of the header (GOSHMEM_SIGNAL_*).
+const (
+	SignalSet = C.GOSHMEM_SIGNAL_SET
+	SignalAdd = C.GOSHMEM_SIGNAL_ADD
+)
+
+func sigOp(add bool) int {
+	if add {
+		return SignalAdd
+	}
+	return SignalSet
+}
+
+// PutSignal runs goshmem_putmem_signal[_nbi] (add: GOSHMEM_SIGNAL_ADD, else SET).
 func (p PE) PutSignal(dst, src uintptr, n int, sig uintptr, v uint64, add bool, pe int, nbi bool) error {
+	return p.PutSignalOp(dst, src, n, sig, v, sigOp(add), pe, nbi)
+}
+
+// PutSignalOp is PutSignal with the raw signal operator op (a bad one traps).
+func (p PE) PutSignalOp(dst, src uintptr, n int, sig uintptr, v uint64, op, pe int, nbi bool) error {
 	return p.res(C.gh_put_signal(C.uintptr_t(p.State), C.int(p.Block), C.uintptr_t(dst), C.uintptr_t(src), C.size_t(n),
-		C.uintptr_t(sig), C.uint64_t(v), b2i(add), C.int(pe), b2i(nbi)))
+		C.uintptr_t(sig), C.uint64_t(v), C.int(op), C.int(pe), b2i(nbi)))
 }
 
 // SignalOp runs goshmem_signal_op (add: GOSHMEM_SIGNAL_ADD, else SET).
 func (p PE) SignalOp(sig uintptr, v uint64, add bool, pe int) error {
-	return p.res(C.gh_signal_op(C.uintptr_t(p.State), C.int(p.Block), C.uintptr_t(sig), C.uint64_t(v), b2i(add), C.int(pe)))
+	return p.SignalOpRaw(sig, v, sigOp(add), pe)
+}
+
+// SignalOpRaw runs goshmem_signal_op with the raw signal operator op (a bad one traps).
+func (p PE) SignalOpRaw(sig uintptr, v uint64, op, pe int) error {
+	return p.res(C.gh_signal_op(C.uintptr_t(p.State), C.int(p.Block), C.uintptr_t(sig), C.uint64_t(v), C.int(op), C.int(pe)))
 }
 
 // WaitGE runs goshmem_signal_wait_until(sig, GOSHMEM_CMP_GE, v).

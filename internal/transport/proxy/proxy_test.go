@@ -212,6 +212,19 @@ func endToEnd(t *testing.T, j *job) {
 	assert.Equal(t, uint64(2), j.u64(1, 710000))
 	assert.Equal(t, uint64(42), j.u64(1, 710008))
 	assert.Equal(t, src[:5000], j.bytes(1, 700000, 5000))
+	// a signal operator other than SET/ADD traps before anything is posted,
+	// on the remote path as on the load/store path (0 and 1 are not SET/ADD)
+	for _, op := range []int{0, 1, 8, 11, -1} {
+		err := pe0.SignalOpRaw(j.sym(710008), 5, op, 1)
+		assert.Equal(t, uint64(devhost.ErrInvalidArg), trapCode(t, err), "signal_op op %d to a proxy peer", op)
+		err = pe0.PutSignalOp(j.sym(700000), j.sym(4096), 16, j.sym(710008), 5, op, 1, true)
+		assert.Equal(t, uint64(devhost.ErrInvalidArg), trapCode(t, err), "put_signal_nbi op %d to a proxy peer", op)
+		err = pe0.SignalOpRaw(j.sym(710008), 5, op, 0)
+		assert.Equal(t, uint64(devhost.ErrInvalidArg), trapCode(t, err), "signal_op op %d to itself", op)
+	}
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, uint64(42), j.u64(1, 710008), "no bad op reached the signal")
+	assert.Equal(t, uint64(0), j.u64(0, 710008), "no bad op reached the local signal")
 
 	// a private context's ring, completed by its ctx quiet
 	require.NoError(t, pe0.CtxPutmemNBI(2, j.sym(800000), j.sym(4096), 64, 1))

@@ -25,6 +25,9 @@ extern "C" __global__ void c_compat(char *buf, int *res, int want_pe, int want_n
     if (tid == 0) {
         CHECK(me == want_pe && np == want_npes);
         CHECK(nvshmem_team_my_pe(NVSHMEM_TEAM_WORLD) == me && nvshmem_team_n_pes(NVSHMEM_TEAM_WORLD) == np);
+        /* the node team is published at Init in its fixed slot (NVSHMEM_TEAM_SHARED == NVSHMEMX_TEAM_NODE) */
+        const int nm = nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE), nn = nvshmem_team_n_pes(NVSHMEM_TEAM_SHARED);
+        CHECK(nm >= 0 && nm < nn && nn <= np && nvshmem_team_translate_pe(NVSHMEM_TEAM_SHARED, nm, NVSHMEM_TEAM_WORLD) == me);
         /* load/store peers give an address; a peer behind the proxy or IBGDA (heap_base 0) gives NULL */
         CHECK((nvshmem_ptr(buf, right) != NULL) == (goshmemi_cstate()->heap_base[right] != 0) &&
               nvshmem_ptr(buf, np) == NULL);

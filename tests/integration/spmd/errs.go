@@ -326,7 +326,7 @@ func errCollArgs(t *T) {
 		_, err := shmem.TestCmp(a, 0, c, 0)
 		t.Is(fmt.Sprintf("TestCmp with Cmp(%d)", int(c)), err, ia)
 	}
-	t.Is("PutSignal with SignalOp(9)", shmem.PutSignal(a, 0, []int32{1}, sig, 0, 1, shmem.SignalOp(9), t.me), ia, pe(t))
+	t.Is("PutSignal with SignalOp(1)", shmem.PutSignal(a, 0, []int32{1}, sig, 0, 1, shmem.SignalOp(1), t.me), ia, pe(t))
 	usable(t, "bad collective arguments")
 }
 

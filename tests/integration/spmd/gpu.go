@@ -36,6 +36,13 @@ func gpuInit() int {
 	g, derr := shmem.DeviceInfo()
 	if derr == nil {
 		fmt.Printf("gpu-init: PE %d: device %d %q PCI %s heap %d same-device %v\n", me, g.Device, g.Name, g.PCIBusID, g.HeapBytes, g.SameDevice)
+		// the predefined teams' device handles are the header's fixed ones:
+		// GOSHMEM_TEAM_WORLD 0, GOSHMEM_TEAM_SHARED = GOSHMEM_TEAM_NODE 1
+		// (-1: a node not evenly strided in the world is not published)
+		w, sh, nd := shmem.TeamWorld.DeviceID(), shmem.TeamShared.DeviceID(), shmem.TeamNode.DeviceID()
+		if w != 0 || sh != nd || (sh != 1 && sh != -1) {
+			fail("device team handles: world %d, shared %d, node %d; want 0, 1, 1", w, sh, nd)
+		}
 	} else {
 		fmt.Printf("gpu-init: PE %d: no device (ErrNotSupported=%v): %v\n", me, errors.Is(derr, shmem.ErrNotSupported), derr)
 	}
