@@ -204,21 +204,23 @@ GOSHMEMI_FN_TPL void goshmemi_lib_combine(T *acc, const T *from, size_t m, int f
 }
 
 /* Reduction of n elements starting at element `first` of every member's
- * src into this PE's dst (n elements), in chunks of the PE's local
- * scratch: acc = scratch[0, chunk), fetch buffer = scratch[chunk, 2 chunk).
- * When dst overlaps this PE's src[0, src_n) (what the members read here)
- * the team syncs after a chunk is read everywhere and before it is
- * written. The operator is a kernel argument: one kernel per type keeps
- * the library small (the remote paths inline into every kernel), and the
- * switch sits outside the element loops. Integer types only reach the
- * bitwise cases (Go refuses them for floating point). */
+ * src into this PE's dst (n elements), in chunks of chunk_bytes: the
+ * accumulator is this PE's local scratch acc, and a remote member's chunk
+ * is fetched into fetch, this PE's part of a symmetric buffer (a get into
+ * symmetric memory is one copy for the proxy and IBGDA; a non-symmetric
+ * destination would go 8 bytes per reply). When dst overlaps this PE's
+ * src[0, src_n) (what the members read here) the team syncs after a chunk
+ * is read everywhere and before it is written. The operator is a kernel
+ * argument: one kernel per type keeps the library small (the remote paths
+ * inline into every kernel), and the switch sits outside the element
+ * loops. Integer types only reach the bitwise cases (Go refuses them for
+ * floating point). */
 template <typename T, bool INT>
 GOSHMEMI_FN_TPL void goshmemi_lib_reduce(goshmem_team_t team, T *dst, const T *src, size_t first, size_t n,
-                                         size_t src_n, char *scratch, size_t scratch_bytes, int op)
+                                         size_t src_n, T *acc, T *fetch, size_t chunk_bytes, int op)
 {
     goshmemi_team_view_t tv = goshmemi_team_view(team);
-    const size_t chunk = scratch_bytes / (2 * sizeof(T));
-    T *acc = (T *)scratch, *buf = acc + chunk;
+    const size_t chunk = chunk_bytes / sizeof(T);
     const T *mine = src + first;
     int overlap = (uintptr_t)dst < (uintptr_t)(src + src_n) && (uintptr_t)src < (uintptr_t)(dst + n);
     goshmemx_team_sync_block(team);
@@ -228,8 +230,8 @@ GOSHMEMI_FN_TPL void goshmemi_lib_reduce(goshmem_team_t team, T *dst, const T *s
             int pe = goshmemi_lib_member(tv, j);
             const T *from = (const T *)goshmem_ptr(mine + lo, pe);
             if (from == NULL) { /* a remote member: fetch its chunk */
-                goshmemx_getmem_block(buf, mine + lo, m * sizeof(T), pe);
-                from = buf;
+                goshmemx_getmem_block(fetch, mine + lo, m * sizeof(T), pe);
+                from = fetch;
             }
             switch (op) {
             case GOSHMEMI_LIB_OP_SUM: goshmemi_lib_combine<T, GOSHMEMI_LIB_OP_SUM>(acc, from, m, j == 0); break;
@@ -245,7 +247,7 @@ GOSHMEMI_FN_TPL void goshmemi_lib_reduce(goshmem_team_t team, T *dst, const T *s
                     }
                 }
             }
-            LIB_BSYNC(); /* buf is refilled by the next member's get */
+            LIB_BSYNC(); /* fetch is refilled by the next member's get */
         }
         if (overlap) goshmemx_team_sync_block(team);
         for (size_t i = LIB_TID; i < m; i += LIB_NT) dst[lo + i] = acc[i];
@@ -254,22 +256,23 @@ GOSHMEMI_FN_TPL void goshmemi_lib_reduce(goshmem_team_t team, T *dst, const T *s
     goshmemx_team_sync_block(team);
 }
 
-/* v: team, dst, src, n, scratch, scratch bytes, op (GOSHMEMI_LIB_OP_*),
- * scatter. All-reduce (scatter 0): dst[i] = op over members of src[i],
- * i < n. Reduce-scatter (1): dst[i] = op over members of
+/* v: team, dst, src, n, acc (local scratch), fetch (symmetric scratch),
+ * chunk bytes (both scratches hold at least that), op (GOSHMEMI_LIB_OP_*)
+ * | scatter << 8. All-reduce (scatter 0): dst[i] = op over members of
+ * src[i], i < n. Reduce-scatter (1): dst[i] = op over members of
  * src[my_index*n + i], i < n (src holds n per member). */
 #define GOSHMEMI_LIB_REDUCE(T, TN, INT)                                                                               \
     LIBK(goshmemi_lib_reduce_##TN)                                                                                    \
     {                                                                                                                 \
         goshmem_team_t team = (goshmem_team_t)a.v[0];                                                                 \
         size_t n = (size_t)a.v[3], first = 0, src_n = n;                                                              \
-        if (a.v[7]) {                                                                                                 \
+        if (a.v[7] >> 8) {                                                                                            \
             goshmemi_team_view_t tv = goshmemi_team_view(team);                                                       \
             first = (size_t)tv.my_index * n;                                                                          \
             src_n = (size_t)tv.size * n;                                                                              \
         }                                                                                                             \
-        goshmemi_lib_reduce<T, INT>(team, P(1, T *), P(2, const T *), first, n, src_n, P(4, char *), (size_t)a.v[5],  \
-                                    (int)a.v[6]);                                                                     \
+        goshmemi_lib_reduce<T, INT>(team, P(1, T *), P(2, const T *), first, n, src_n, P(4, T *), P(5, T *),          \
+                                    (size_t)a.v[6], (int)(a.v[7] & 0xff));                                            \
     }
 
 GOSHMEMI_LIB_REDUCE(int8_t, int8, true)
