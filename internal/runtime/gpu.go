@@ -100,13 +100,15 @@ func (b *gpuBackend) Close() error {
 	}
 	t := b.t
 	b.t = nil
-	// The launch stream (DefaultStream) belongs to this context.
+	// The kernel library and the launch stream (DefaultStream) belong to
+	// this context.
+	lerr := b.r.closeLib(t)
 	var serr error
 	if g := &b.r.gpuState; g.stream != nil {
 		serr = g.stream.Destroy()
 		g.stream = nil
 	}
-	return errors.Join(serr, t.Close())
+	return errors.Join(lerr, serr, t.Close())
 }
 
 // gpuRemoteBackends is the phase after the GPU heap: how kernels reach
