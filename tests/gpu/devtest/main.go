@@ -82,7 +82,8 @@ func main() {
 	if cmod, err = shmem.LoadModuleFile(*compat); err != nil {
 		die("LoadModuleFile(%s): %v", *compat, err)
 	}
-	for _, t := range tests {
+	all := append(append(tests[:len(tests):len(tests)], collTests()...), streamTests()...)
+	for _, t := range all {
 		if *only != "" && !strings.Contains(t.name, *only) {
 			continue
 		}
