@@ -96,7 +96,8 @@ fatbins:
 G := $(BIN)/gpu
 FATBINS := $(G)/devtest.fatbin $(G)/compat.fatbin $(G)/devtest_remote.fatbin $(G)/compat_remote.fatbin \
 	$(G)/perf.fatbin $(G)/perf_remote.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
-	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin
+	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin \
+	$(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf_coll.fatbin
 .PHONY: $(FATBINS)
 $(G)/devtest.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $@
@@ -106,6 +107,12 @@ $(G)/devtest_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devtest.cu -o $@
 $(G)/compat_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $@
+$(G)/devcoll.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devcoll.cu -o $@
+$(G)/devcoll_remote.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devcoll.cu -o $@
+$(G)/perf_coll.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
 $(G)/perf.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) bench/gpu/perf.cu -o $@
 $(G)/perf_remote.fatbin:
