@@ -34,6 +34,7 @@ var (
 	fault    = flag.Bool("fault", false, "fault mode: PE 0 runs a kernel that writes to an illegal address")
 	watchdog = flag.Duration("watchdog", 90*time.Second, "per-test limit; a test over it ends the process with status 3")
 	only     = flag.String("run", "", "run only tests whose name contains this")
+	part     = flag.String("part", "all", "all, p2p (the point-to-point suite only) or coll (the collective and stream tests only; needs -coll)")
 )
 
 var (
@@ -79,10 +80,25 @@ func main() {
 		faultMode()
 		return
 	}
-	if cmod, err = shmem.LoadModuleFile(*compat); err != nil {
-		die("LoadModuleFile(%s): %v", *compat, err)
+	if *part != "coll" {
+		if cmod, err = shmem.LoadModuleFile(*compat); err != nil {
+			die("LoadModuleFile(%s): %v", *compat, err)
+		}
 	}
-	all := append(append(tests[:len(tests):len(tests)], collTests()...), streamTests()...)
+	var all []test
+	switch *part {
+	case "all":
+		all = append(append(tests[:len(tests):len(tests)], collTests()...), streamTests()...)
+	case "p2p":
+		all = tests
+	case "coll":
+		all = append(collTests(), streamTests()...)
+		if len(all) == 0 {
+			die("-part coll: no collective tests (give -coll FATBIN)")
+		}
+	default:
+		die("-part %q: want all, p2p or coll", *part)
+	}
 	for _, t := range all {
 		if *only != "" && !strings.Contains(t.name, *only) {
 			continue

@@ -488,13 +488,14 @@ var collModes = []collMode{
 	{"host blocking", nil},
 }
 
-var collNs = []int{0, 1, 7, 1000, collMaxN}
+// the n of the collective cases: 0, 1, odd, 1000 and -coll-large
+func collNs() []int { return []int{0, 1, 7, 1000, *collLarge} }
 
 // runCollCases runs family fam ("reduce", "reducescatter", "broadcast",
 // "fcollect", "alltoall") for element type T in mode m on every team of
 // the list and checks every element and a guard after the result.
 func runCollCases[T num](fam string, m collMode) error {
-	maxN := collMaxN*npes + 16
+	maxN := *collLarge*npes + 16
 	src, err := shmem.AllocDevice[T](maxN)
 	if err != nil {
 		return err
@@ -533,7 +534,7 @@ func runCollCases[T num](fam string, m collMode) error {
 	for _, ct := range teamsList {
 		mem := membersOf(ct.t)
 		tn, tme := len(mem), ct.t.MyPE()
-		for _, n := range collNs {
+		for _, n := range collNs() {
 			for _, op := range ops {
 				variants := []string{"copy"}
 				switch fam {
