@@ -110,7 +110,11 @@ step() {
     f=$out/$(echo "$name" | tr -c 'a-zA-Z0-9_\n' '_').log
     say "== $name (limit ${lim}s): $*"
     t0=$(date +%s)
-    timeout -k 5 "$lim" "$@" >"$f" 2>&1
+    if [ -n "${STEP_STDOUT:-}" ]; then # stdout (JSON rows) to its own file
+        timeout -k 5 "$lim" "$@" >"$STEP_STDOUT" 2>"$f"
+    else
+        timeout -k 5 "$lim" "$@" >"$f" 2>&1
+    fi
     rc=$?
     line=$(grep -E 'devtest: [0-9]+ passed' "$f" | tail -1 | sed 's/^devtest: //')
     [ -z "$line" ] && line="(no summary line: $(grep -m1 -E 'FAIL|hang|still running|panic|Error|error' "$f" | cut -c1-160))"
@@ -146,8 +150,9 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G}
     PMPI="mpirun --bind-to none -np 2 -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
     COMMON="-bw-maxsize 134217728 -coll-maxsize ${COLL_MAX:-67108864}"
-    RESERVE=75 step "goshmem-perf device coll+onstream, 2 PEs" 120 \
-        sh -c "$PMPI bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin -only '^(coll|onstream)\$' $COMMON >$out/goshmem.jsonl"
+    RESERVE=75 STEP_STDOUT=$out/goshmem.jsonl step "goshmem-perf device coll+onstream, 2 PEs" 120 \
+        $PMPI bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin \
+        -only '^(coll|onstream)$' $COMMON
     say "   goshmem rows: $(grep -c '^{' "$out/goshmem.jsonl" 2>/dev/null)"
     # the peer's build had the whole suite to finish; give it what is left
     w=0
@@ -156,8 +161,8 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     cat "$out/nvshmem_build.log" >>"$log"
     say "   waited $w s for the NVSHMEM build"
     if [ -x $B/nvshmem_perf ]; then
-        RESERVE=15 step "nvshmem_perf coll+on_stream, 2 PEs" 120 \
-            sh -c "$PMPI $B/nvshmem_perf -only 'coll|on_stream' $COMMON >$out/nvshmem.jsonl"
+        RESERVE=15 STEP_STDOUT=$out/nvshmem.jsonl step "nvshmem_perf coll+on_stream, 2 PEs" 120 \
+            $PMPI $B/nvshmem_perf -only 'coll|on_stream' $COMMON
         say "   nvshmem rows: $(grep -c '^{' "$out/nvshmem.jsonl" 2>/dev/null)"
     else
         rows+=("| nvshmem_perf | build | FAIL (see nvshmem_build.log) | 0 | |")
@@ -189,7 +194,11 @@ mps_stop >>"$log" 2>&1
     echo "## failing tests"
     echo
     echo '```'
-    grep -h -E 'devtest: (PE [0-9]+: )?FAIL|hang\?|panic:|timed out|trap' "$out"/*PEs*.log 2>/dev/null | cut -c1-400 | head -60
+    for f in "$out"/*PEs*.log; do
+        [ -f "$f" ] || continue
+        echo "-- $(basename "$f")"
+        grep -E 'devtest: (PE [0-9]+: )?FAIL|hang\?|panic:|timed out|trap|exiting|LoadModule|goshmem: PE' "$f" | cut -c1-400 | head -30
+    done
     echo '```'
     if [ -n "$bench_rows" ]; then
         echo

@@ -33,7 +33,7 @@ var (
 	cbuf      shmem.Array[uint8]
 	collErr   error
 	collReady bool
-	teamsList []collTeam
+	teamsList []collTeam // this PE's view of -coll-teams (teamSetup)
 )
 
 // collTeam is one team of the list as this PE sees it: the team it is a
@@ -44,9 +44,12 @@ type collTeam struct {
 	id   int
 }
 
-// collSetup loads the module, allocates cbuf and makes the teams, once
+// collSetup loads the module and allocates cbuf, once, after teamSetup
 // (collective: every PE runs the tests in the same order).
 func collSetup() error {
+	if err := teamSetup(); err != nil {
+		return err
+	}
 	if collReady {
 		return collErr
 	}
@@ -54,9 +57,27 @@ func collSetup() error {
 	if cmodColl, collErr = shmem.LoadModuleFile(*collFatbin); collErr != nil {
 		return collErr
 	}
-	if cbuf, collErr = shmem.AllocDevice[uint8](collBytes); collErr != nil {
-		return collErr
+	cbuf, collErr = shmem.AllocDevice[uint8](collBytes)
+	return collErr
+}
+
+var (
+	teamsReady bool
+	teamsErr   error
+)
+
+// teamSetup makes the teams of -coll-teams, once.
+func teamSetup() error {
+	if teamsReady {
+		return teamsErr
 	}
+	teamsReady = true
+	teamsList, teamsErr = makeTeams()
+	return teamsErr
+}
+
+func makeTeams() ([]collTeam, error) {
+	var list []collTeam
 	for _, name := range strings.Split(*collTeams, ",") {
 		var ct collTeam
 		ct.name = name
@@ -68,39 +89,34 @@ func collSetup() error {
 		case "dup":
 			t, err := shmem.TeamSplitStrided(shmem.TeamWorld, 0, 1, npes)
 			if err != nil {
-				collErr = fmt.Errorf("TeamSplitStrided(world, 0, 1, %d): %w", npes, err)
-				return collErr
+				return nil, fmt.Errorf("TeamSplitStrided(world, 0, 1, %d): %w", npes, err)
 			}
 			ct.t = t
 		case "halves":
 			even, err := shmem.TeamSplitStrided(shmem.TeamWorld, 0, 2, (npes+1)/2)
 			if err != nil {
-				collErr = fmt.Errorf("TeamSplitStrided(world, 0, 2, %d): %w", (npes+1)/2, err)
-				return collErr
+				return nil, fmt.Errorf("TeamSplitStrided(world, 0, 2, %d): %w", (npes+1)/2, err)
 			}
 			ct.t = even
 			if npes > 1 {
 				odd, err := shmem.TeamSplitStrided(shmem.TeamWorld, 1, 2, npes/2)
 				if err != nil {
-					collErr = fmt.Errorf("TeamSplitStrided(world, 1, 2, %d): %w", npes/2, err)
-					return collErr
+					return nil, fmt.Errorf("TeamSplitStrided(world, 1, 2, %d): %w", npes/2, err)
 				}
 				if me%2 == 1 {
 					ct.t = odd
 				}
 			}
 		default:
-			collErr = fmt.Errorf("-coll-teams: unknown team %q (world, shared, halves, dup)", name)
-			return collErr
+			return nil, fmt.Errorf("-coll-teams: unknown team %q (world, shared, halves, dup)", name)
 		}
 		ct.id = ct.t.DeviceID()
 		if ct.id < 0 {
-			collErr = fmt.Errorf("team %s: DeviceID = -1 on PE %d (no device slot: kernels cannot name it)", name, me)
-			return collErr
+			return nil, fmt.Errorf("team %s: DeviceID = -1 on PE %d (no device slot: kernels cannot name it)", name, me)
 		}
-		teamsList = append(teamsList, ct)
+		list = append(list, ct)
 	}
-	return nil
+	return list, nil
 }
 
 var opNames = []string{"sum", "prod", "min", "max", "and", "or", "xor"}

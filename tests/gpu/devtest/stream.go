@@ -659,7 +659,7 @@ func runOne[T num](fam string, m collMode, s *shmem.Stream, t shmem.Team, op shm
 
 func streamCollTest(fam string, m collMode) test {
 	return test{fmt.Sprintf("%s %s", fam, m.name), func() error {
-		if err := collSetup(); err != nil {
+		if err := teamSetup(); err != nil {
 			return err
 		}
 		for _, f := range []func() error{
