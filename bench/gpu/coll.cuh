@@ -71,7 +71,9 @@ PC_KERNELS(reduce_sum_int64, int64_t, int64_sum_reduce, PC_NOARG)
 PC_KERNELS(broadcast, int64_t, int64_broadcast, PC_ROOT)
 PC_KERNELS(fcollect, int64_t, int64_fcollect, PC_NOARG)
 PC_KERNELS(alltoall, int64_t, int64_alltoall, PC_NOARG)
+#ifndef PC_NO_REDUCESCATTER /* an NVSHMEM without device reducescatter: the peer's second-chance build */
 PC_KERNELS(reducescatter_sum_float, float, float_sum_reducescatter, PC_NOARG)
+#endif
 
 /* The rows: name, element size, whether dst (and for alltoall src) hold
  * n * npes elements. Shared by nvshmem_perf.cu; goshmem-perf has the same

@@ -399,8 +399,10 @@ static void coll_rows(size_t bufsz)
         {"broadcast", 8, false, {pc_broadcast_thread, pc_broadcast_warp, pc_broadcast_block}},
         {"fcollect", 8, true, {pc_fcollect_thread, pc_fcollect_warp, pc_fcollect_block}},
         {"alltoall", 8, true, {pc_alltoall_thread, pc_alltoall_warp, pc_alltoall_block}},
+#ifndef PC_NO_REDUCESCATTER
         {"reducescatter_sum_float", 4, true, {pc_reducescatter_sum_float_thread, pc_reducescatter_sum_float_warp,
                                               pc_reducescatter_sum_float_block}},
+#endif
     };
     const char *scopes[3] = {"thread", "warp", "block"};
     std::vector<unsigned long long> meta(2);

@@ -78,8 +78,13 @@ build_peer() {
     if timeout 300 "${cmd[@]}" -o $B/nvshmem_perf; then
         echo "nvshmem_perf: built with the collective rows in $(($(date +%s) - t0)) s"
     else
-        echo "nvshmem_perf: BUILD WITH COLLECTIVE ROWS FAILED; retrying with -DNO_COLL"
-        timeout 200 "${cmd[@]}" -DNO_COLL -o $B/nvshmem_perf && echo "nvshmem_perf: built WITHOUT the collective rows (-DNO_COLL)"
+        echo "nvshmem_perf: BUILD WITH COLLECTIVE ROWS FAILED; retrying without reducescatter (-DPC_NO_REDUCESCATTER)"
+        if timeout 200 "${cmd[@]}" -DPC_NO_REDUCESCATTER -o $B/nvshmem_perf; then
+            echo "nvshmem_perf: built WITHOUT the reducescatter rows"
+        else
+            echo "nvshmem_perf: retrying with -DNO_COLL"
+            timeout 200 "${cmd[@]}" -DNO_COLL -o $B/nvshmem_perf && echo "nvshmem_perf: built WITHOUT the collective rows (-DNO_COLL)"
+        fi
     fi
 }
 rm -f $B/nvshmem_perf
