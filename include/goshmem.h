@@ -20,6 +20,7 @@
  *   goshmem/defs.h          modes, constants (GOSHMEM_CMP_*, GOSHMEM_SIGNAL_*, ctx, team)
  *   goshmem/state.h         state pointer, my_pe/n_pes, ptr, addressing, error trap
  *   goshmem/ordering.h      PTX / __atomic ordering primitives named for purpose
+ *   goshmem/fp16.h          goshmem_half_t / goshmem_bfloat16_t (CUDA's __half / __nv_bfloat16)
  *   goshmem/types.h         type tables for the typed calls
  *   goshmem/proxy.h         the CPU-proxy remote path: 16-byte descriptor rings, completion counters
  *   goshmem/remote.h        routing of PEs without load/store access to a remote backend (proxy, IBGDA)
@@ -29,6 +30,7 @@
  *   goshmem/signal.h        signal_op, putmem_signal / TYPE_put_signal, signal_wait_until, signal_fetch
  *   goshmem/amo.h           atomics
  *   goshmem/coll.h          barrier_all, sync_all, barrier(team), team_sync, team queries
+ *   goshmem/coll_data.h     reduce, reducescatter, broadcast, fcollect, alltoall (+ *mem)
  *   goshmem/nvshmem_compat.h  nvshmem_* names -> goshmem_*
  *   goshmem/cxi.h           CXI GPU-triggered barrier and active messages (goshmemx_cxi_*)
  */
@@ -48,6 +50,7 @@
 #include "goshmem/signal.h"
 #include "goshmem/amo.h"
 #include "goshmem/coll.h"
+#include "goshmem/coll_data.h"
 #include "goshmem/cxi.h"
 
 #endif /* GOSHMEM_H */

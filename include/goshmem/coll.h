@@ -129,26 +129,33 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
 
 #define GOSHMEMI_COLL_DEF(PREFIX, SUFFIX, GROUP)                                                                      \
     /* Barrier over all PEs: quiet (all prior puts/AMOs/stores of the group complete), then wait until every PE       \
-     * arrived. After it returns, every PE's pre-barrier stores are visible. */                                       \
-    GOSHMEMI_FN void PREFIX##_barrier_all##SUFFIX(void)                                                               \
+     * arrived. After it returns, every PE's pre-barrier stores are visible. Returns 0 (NVSHMEM returns void here;    \
+     * an int a caller ignores is the same call). */                                                                  \
+    GOSHMEMI_FN int PREFIX##_barrier_all##SUFFIX(void)                                                                \
     {                                                                                                                 \
         GOSHMEMI_GROUP_ONE(GROUP, goshmem_quiet(); goshmemi_team_sync_thread(goshmemi_team_view(GOSHMEM_TEAM_WORLD), 0)); \
+        return 0;                                                                                                     \
     }                                                                                                                 \
-    /* Waits until every PE arrived; orders (does not complete) prior stores. */                                      \
-    GOSHMEMI_FN void PREFIX##_sync_all##SUFFIX(void)                                                                  \
+    /* Waits until every PE arrived; orders (does not complete) prior stores. Returns 0. */                           \
+    GOSHMEMI_FN int PREFIX##_sync_all##SUFFIX(void)                                                                   \
     {                                                                                                                 \
         GOSHMEMI_GROUP_ONE(GROUP, goshmemi_team_sync_thread(goshmemi_team_view(GOSHMEM_TEAM_WORLD), 1));              \
+        return 0;                                                                                                     \
     }                                                                                                                 \
-    /* barrier_all restricted to the members of team. */                                                              \
-    GOSHMEMI_FN void PREFIX##_barrier##SUFFIX(goshmem_team_t team)                                                    \
+    /* barrier_all restricted to the members of team. Returns 0 (traps on a bad team). Ref: NVSHMEM nvshmem_barrier. */ \
+    GOSHMEMI_FN int PREFIX##_barrier##SUFFIX(goshmem_team_t team)                                                     \
     {                                                                                                                 \
         GOSHMEMI_GROUP_ONE(GROUP, goshmem_quiet(); goshmemi_team_sync_thread(goshmemi_team_view(team), 0));           \
+        return 0;                                                                                                     \
     }                                                                                                                 \
-    /* sync_all restricted to the members of team. */                                                                 \
-    GOSHMEMI_FN void PREFIX##_team_sync##SUFFIX(goshmem_team_t team)                                                  \
+    /* sync_all restricted to the members of team. Returns 0. Ref: NVSHMEM nvshmem_team_sync. */                     \
+    GOSHMEMI_FN int PREFIX##_team_sync##SUFFIX(goshmem_team_t team)                                                   \
     {                                                                                                                 \
         GOSHMEMI_GROUP_ONE(GROUP, goshmemi_team_sync_thread(goshmemi_team_view(team), 1));                            \
-    }
+        return 0;                                                                                                     \
+    }                                                                                                                 \
+    /* team_sync under its OpenSHMEM 1.5 name (shmem_sync(team); NVSHMEM: #define nvshmem_sync nvshmem_team_sync). */ \
+    GOSHMEMI_FN int PREFIX##_sync##SUFFIX(goshmem_team_t team) { return PREFIX##_team_sync##SUFFIX(team); }
 GOSHMEMI_COLL_DEF(goshmem, , thread)
 GOSHMEMI_COLL_DEF(goshmemx, _warp, warp)
 GOSHMEMI_COLL_DEF(goshmemx, _block, block)

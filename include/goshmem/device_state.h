@@ -14,11 +14,26 @@
 #define GOSHMEMI_MAX_PES 128 /* PEs reachable by load/store from one GPU */
 #define GOSHMEMI_MAX_TEAMS 32
 
-/* Front of every PE's device heap (bytes): psync words for barriers. */
+/* Front of every PE's device heap (bytes), the control area the allocator
+ * never hands out:
+ *   [0, PSYNC_BYTES)  one 2 KiB psync slot per team slot s (at s * PSYNC_SLOT_BYTES):
+ *                     lines 0-7    barrier rounds (coll.h; <= 7 rounds for <= 128 PEs)
+ *                     line 8       this PE's own collective counters (coll_data.h)
+ *                     bytes 1024+  collective flags, one uint64_t per team member
+ *                                  (written by that member, coll_data.h)
+ *                     The host zeroes a slot when it assigns it to a team.
+ *   then 64 KiB       reserved
+ *   COLL_SCRATCH_OFF  collective scratch, COLL_SCRATCH_SLOT_BYTES per team slot
+ *                     (two halves, used alternately; never needs zeroing) */
 #define GOSHMEMI_PSYNC_ROUNDS 32
 #define GOSHMEMI_PSYNC_LINE 64
-#define GOSHMEMI_PSYNC_BYTES (GOSHMEMI_MAX_TEAMS * GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE)
-#define GOSHMEMI_DEVICE_CONTROL_BYTES (GOSHMEMI_PSYNC_BYTES + 65536) /* + scratch */
+#define GOSHMEMI_PSYNC_SLOT_BYTES (GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE)
+#define GOSHMEMI_PSYNC_BYTES (GOSHMEMI_MAX_TEAMS * GOSHMEMI_PSYNC_SLOT_BYTES)
+#define GOSHMEMI_COLL_COUNTER_OFF 512 /* within a psync slot */
+#define GOSHMEMI_COLL_FLAGS_OFF 1024  /* within a psync slot: flags[GOSHMEMI_MAX_PES] */
+#define GOSHMEMI_COLL_SCRATCH_OFF (GOSHMEMI_PSYNC_BYTES + 65536)
+#define GOSHMEMI_COLL_SCRATCH_SLOT_BYTES 16384
+#define GOSHMEMI_DEVICE_CONTROL_BYTES (GOSHMEMI_COLL_SCRATCH_OFF + GOSHMEMI_MAX_TEAMS * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES)
 
 typedef struct goshmemi_team {
     int32_t start, stride, size; /* members: start + i*stride, i < size */
@@ -81,6 +96,15 @@ static_assert(sizeof(goshmemi_device_state_t) == 16 + 8 + 8 * GOSHMEMI_MAX_PES +
 _Static_assert(sizeof(goshmemi_device_state_t) == 16 + 8 + 8 * GOSHMEMI_MAX_PES + 8 * GOSHMEMI_MAX_TEAMS +
                                                       24 * GOSHMEMI_MAX_TEAMS + 16 + 8 + 120,
                "goshmemi_device_state_t layout changed: update devstate.go");
+#endif
+
+/* the psync slot layout above: barrier rounds fit in lines 0-7, flags in the upper kilobyte */
+#if defined(__cplusplus)
+static_assert(GOSHMEMI_MAX_PES <= 128 && GOSHMEMI_COLL_FLAGS_OFF + 8 * GOSHMEMI_MAX_PES <= GOSHMEMI_PSYNC_SLOT_BYTES,
+              "psync slot layout: flags or barrier rounds overflow the slot");
+#else
+_Static_assert(GOSHMEMI_MAX_PES <= 128 && GOSHMEMI_COLL_FLAGS_OFF + 8 * GOSHMEMI_MAX_PES <= GOSHMEMI_PSYNC_SLOT_BYTES,
+               "psync slot layout: flags or barrier rounds overflow the slot");
 #endif
 
 #endif

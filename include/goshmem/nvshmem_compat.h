@@ -107,6 +107,7 @@ GOSHMEMI_COMPAT_MEM(nvshmemx, goshmemx, _block)
     GOSHMEMI_FN void nvshmem_##NAME##_p(TYPE *d, TYPE v, int pe) { goshmem_##NAME##_p(d, v, pe); }                    \
     GOSHMEMI_FN TYPE nvshmem_##NAME##_g(const TYPE *s, int pe) { return goshmem_##NAME##_g(s, pe); }
 GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_COMPAT_RMA)
+GOSHMEMI_FOR_RMA_FLOAT16_TYPES(GOSHMEMI_COMPAT_RMA)
 #undef GOSHMEMI_COMPAT_RMA
 #undef GOSHMEMI_COMPAT_RMA_GROUP
 
@@ -231,16 +232,73 @@ GOSHMEMI_FOR_AMO_BITWISE_TYPES(GOSHMEMI_COMPAT_AMO_BIT)
 #undef GOSHMEMI_COMPAT_AMO_BIT_OP
 #undef GOSHMEMI_COMPAT_AMO_BIT
 
-/* ---- barriers and teams ---- */
+/* ==== collectives (owned by coll.h / coll_data.h; keep this block together) ====
+ * Signatures as NVSHMEM 3.x's (nvshmem_coll_defines.cuh, nvshmemx_coll_defines.cuh):
+ * barrier_all and sync_all return void there, barrier, team_sync, sync and the
+ * data collectives int (0). */
 #define GOSHMEMI_COMPAT_COLL(NVP, GSP, SUFFIX)                                                                        \
-    GOSHMEMI_FN void NVP##_barrier_all##SUFFIX(void) { GSP##_barrier_all##SUFFIX(); }                                 \
-    GOSHMEMI_FN void NVP##_sync_all##SUFFIX(void) { GSP##_sync_all##SUFFIX(); }                                       \
-    GOSHMEMI_FN void NVP##_barrier##SUFFIX(nvshmem_team_t team) { GSP##_barrier##SUFFIX(team); }                      \
-    GOSHMEMI_FN void NVP##_team_sync##SUFFIX(nvshmem_team_t team) { GSP##_team_sync##SUFFIX(team); }
+    GOSHMEMI_FN void NVP##_barrier_all##SUFFIX(void) { (void)GSP##_barrier_all##SUFFIX(); }                           \
+    GOSHMEMI_FN void NVP##_sync_all##SUFFIX(void) { (void)GSP##_sync_all##SUFFIX(); }                                 \
+    GOSHMEMI_FN int NVP##_barrier##SUFFIX(nvshmem_team_t team) { return GSP##_barrier##SUFFIX(team); }                \
+    GOSHMEMI_FN int NVP##_team_sync##SUFFIX(nvshmem_team_t team) { return GSP##_team_sync##SUFFIX(team); }            \
+    GOSHMEMI_FN int NVP##_sync##SUFFIX(nvshmem_team_t team) { return GSP##_team_sync##SUFFIX(team); }                 \
+    GOSHMEMI_FN int NVP##_broadcastmem##SUFFIX(nvshmem_team_t team, void *d, const void *s, size_t n, int root)       \
+    {                                                                                                                 \
+        return GSP##_broadcastmem##SUFFIX(team, d, s, n, root);                                                       \
+    }                                                                                                                 \
+    GOSHMEMI_FN int NVP##_fcollectmem##SUFFIX(nvshmem_team_t team, void *d, const void *s, size_t n)                  \
+    {                                                                                                                 \
+        return GSP##_fcollectmem##SUFFIX(team, d, s, n);                                                              \
+    }                                                                                                                 \
+    GOSHMEMI_FN int NVP##_alltoallmem##SUFFIX(nvshmem_team_t team, void *d, const void *s, size_t n)                  \
+    {                                                                                                                 \
+        return GSP##_alltoallmem##SUFFIX(team, d, s, n);                                                              \
+    }
 GOSHMEMI_COMPAT_COLL(nvshmem, goshmem, )
 GOSHMEMI_COMPAT_COLL(nvshmemx, goshmemx, _warp)
 GOSHMEMI_COMPAT_COLL(nvshmemx, goshmemx, _block)
 #undef GOSHMEMI_COMPAT_COLL
+
+#define GOSHMEMI_COMPAT_MOVERS_SCOPE(NVP, GSP, NAME, TYPE, SUFFIX)                                                    \
+    GOSHMEMI_FN int NVP##_##NAME##_broadcast##SUFFIX(nvshmem_team_t team, TYPE *d, const TYPE *s, size_t n, int root) \
+    {                                                                                                                 \
+        return GSP##_##NAME##_broadcast##SUFFIX(team, d, s, n, root);                                                 \
+    }                                                                                                                 \
+    GOSHMEMI_FN int NVP##_##NAME##_fcollect##SUFFIX(nvshmem_team_t team, TYPE *d, const TYPE *s, size_t n)            \
+    {                                                                                                                 \
+        return GSP##_##NAME##_fcollect##SUFFIX(team, d, s, n);                                                        \
+    }                                                                                                                 \
+    GOSHMEMI_FN int NVP##_##NAME##_alltoall##SUFFIX(nvshmem_team_t team, TYPE *d, const TYPE *s, size_t n)            \
+    {                                                                                                                 \
+        return GSP##_##NAME##_alltoall##SUFFIX(team, d, s, n);                                                        \
+    }
+#define GOSHMEMI_COMPAT_MOVERS(NAME, TYPE, BITS)                                                                      \
+    GOSHMEMI_COMPAT_MOVERS_SCOPE(nvshmem, goshmem, NAME, TYPE, )                                                      \
+    GOSHMEMI_COMPAT_MOVERS_SCOPE(nvshmemx, goshmemx, NAME, TYPE, _warp)                                               \
+    GOSHMEMI_COMPAT_MOVERS_SCOPE(nvshmemx, goshmemx, NAME, TYPE, _block)
+GOSHMEMI_FOR_STANDARD_RMA_TYPES(GOSHMEMI_COMPAT_MOVERS)
+#undef GOSHMEMI_COMPAT_MOVERS
+#undef GOSHMEMI_COMPAT_MOVERS_SCOPE
+
+#define GOSHMEMI_COMPAT_RDX_SCOPE(NVP, GSP, NAME, TYPE, OP, SUFFIX)                                                   \
+    GOSHMEMI_FN int NVP##_##NAME##_##OP##_reduce##SUFFIX(nvshmem_team_t team, TYPE *d, const TYPE *s, size_t n)       \
+    {                                                                                                                 \
+        return GSP##_##NAME##_##OP##_reduce##SUFFIX(team, d, s, n);                                                   \
+    }                                                                                                                 \
+    GOSHMEMI_FN int NVP##_##NAME##_##OP##_reducescatter##SUFFIX(nvshmem_team_t team, TYPE *d, const TYPE *s, size_t n) \
+    {                                                                                                                 \
+        return GSP##_##NAME##_##OP##_reducescatter##SUFFIX(team, d, s, n);                                            \
+    }
+#define GOSHMEMI_COMPAT_RDX(NAME, TYPE, ACC, WT, CONV, OP)                                                            \
+    GOSHMEMI_COMPAT_RDX_SCOPE(nvshmem, goshmem, NAME, TYPE, OP, )                                                     \
+    GOSHMEMI_COMPAT_RDX_SCOPE(nvshmemx, goshmemx, NAME, TYPE, OP, _warp)                                              \
+    GOSHMEMI_COMPAT_RDX_SCOPE(nvshmemx, goshmemx, NAME, TYPE, OP, _block)
+GOSHMEMI_FOR_REDUCE_TYPES_AND_OPS(GOSHMEMI_COMPAT_RDX)
+#undef GOSHMEMI_COMPAT_RDX
+#undef GOSHMEMI_COMPAT_RDX_SCOPE
+/* ==== end of collectives ==== */
+
+/* ---- teams ---- */
 GOSHMEMI_FN int nvshmem_team_my_pe(nvshmem_team_t team) { return goshmem_team_my_pe(team); }
 GOSHMEMI_FN int nvshmem_team_n_pes(nvshmem_team_t team) { return goshmem_team_n_pes(team); }
 GOSHMEMI_FN int nvshmem_team_translate_pe(nvshmem_team_t src, int pe, nvshmem_team_t dst)

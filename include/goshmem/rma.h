@@ -267,6 +267,7 @@ GOSHMEMI_MEM_DEF(goshmemx, _block, block)
         return goshmemi_from_bits_##NAME(goshmemi_load_at_u##BITS(source, pe));                                       \
     }
 GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_TYPED_RMA)
+GOSHMEMI_FOR_RMA_FLOAT16_TYPES(GOSHMEMI_TYPED_RMA)
 #undef GOSHMEMI_TYPED_RMA
 
 /* ---- sized put / get: goshmem_put{8,16,32,64,128}[_nbi] etc. (nelems elements of BITS bits) ---- */

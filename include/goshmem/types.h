@@ -10,6 +10,7 @@
 #define GOSHMEM_TYPES_H
 
 #include "defs.h"
+#include "fp16.h"
 
 #if defined(__cplusplus)
 static_assert(sizeof(long) == 8 && sizeof(size_t) == 8 && sizeof(ptrdiff_t) == 8 && sizeof(long long) == 8,
@@ -44,6 +45,17 @@ _Static_assert(sizeof(long) == 8 && sizeof(size_t) == 8 && sizeof(ptrdiff_t) == 
     X(uint64, uint64_t, 64)                                                                                           \
     X(size, size_t, 64)                                                                                               \
     X(ptrdiff, ptrdiff_t, 64)
+
+/* The 16-bit floating-point RMA types (fp16.h), NVSHMEM's `half` and
+ * `bfloat16` (NVSHMEMI_REPT_FOR_STANDARD_RMA_TYPES): typed put/get/p/g and
+ * put_signal. A list of its own so code that does arithmetic or compares
+ * elements of GOSHMEMI_FOR_RMA_TYPES keeps working on plain C types. */
+#define GOSHMEMI_FOR_RMA_FLOAT16_TYPES(X)                                                                             \
+    X(half, goshmem_half_t, 16)                                                                                       \
+    X(bfloat16, goshmem_bfloat16_t, 16)
+
+/* NVSHMEM's whole RMA type list (broadcast, fcollect, alltoall). */
+#define GOSHMEMI_FOR_STANDARD_RMA_TYPES(X) GOSHMEMI_FOR_RMA_FLOAT16_TYPES(X) GOSHMEMI_FOR_RMA_TYPES(X)
 
 /* Point-to-point synchronization (wait_until*, test*). Ref: OpenSHMEM 1.5 Table 10. */
 #define GOSHMEMI_FOR_WAIT_TYPES(X)                                                                                    \
@@ -112,6 +124,7 @@ _Static_assert(sizeof(long) == 8 && sizeof(size_t) == 8 && sizeof(ptrdiff_t) == 
         return v;                                                                                                     \
     }
 GOSHMEMI_FOR_RMA_TYPES(GOSHMEMI_BITS_CONV)
+GOSHMEMI_FOR_RMA_FLOAT16_TYPES(GOSHMEMI_BITS_CONV)
 #undef GOSHMEMI_BITS_CONV
 
 #endif /* GOSHMEM_TYPES_H */

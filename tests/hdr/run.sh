@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
-#   1. host mode: tests/hdr/hdrcheck.c as C11 (gcc) and as C++17 (g++), run;
+#   1. host mode: tests/hdr/hdrcheck.c and collcheck.c (device collectives,
+#      PEs and blocks as OS threads) as C11 (gcc) and as C++17 (g++), run;
 #   2. nvcc (when present): kernels.cu and the NVSHMEM Jacobi port to fatbins
 #      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
 #      of the goshmemi_device_state symbol, the PTX ordering instructions,
@@ -19,6 +20,12 @@ gcc -std=c11 $CFLAGS tests/hdr/hdrcheck.c -o "$out/hdrcheck_c"
 echo "hdrcheck: g++ -std=c++17"
 g++ -std=c++17 $CFLAGS tests/hdr/hdrcheck.cpp -o "$out/hdrcheck_cpp"
 "$out/hdrcheck_cpp" 2>"$out/hdrcheck_cpp.stderr" || { cat "$out/hdrcheck_cpp.stderr"; exit 1; }
+echo "collcheck: gcc -std=c11"
+gcc -std=c11 $CFLAGS tests/hdr/collcheck.c -o "$out/collcheck_c" -lm
+"$out/collcheck_c" 2>"$out/collcheck_c.stderr" || { cat "$out/collcheck_c.stderr"; exit 1; }
+echo "collcheck: g++ -std=c++17 (every 4th type/op)"
+g++ -std=c++17 $CFLAGS tests/hdr/collcheck.cpp -o "$out/collcheck_cpp" -lm
+"$out/collcheck_cpp" quick 2>"$out/collcheck_cpp.stderr" || { cat "$out/collcheck_cpp.stderr"; exit 1; }
 
 if ! command -v nvcc >/dev/null 2>&1; then
     echo "################################################################"
@@ -45,7 +52,7 @@ fatbin_checks() { # fatbin_checks FILE
 }
 
 echo "hdrcheck: $(nvcc --version | grep release)"
-for src in kernels jacobi_nvshmem_port cxi_kernels; do
+for src in kernels jacobi_nvshmem_port cxi_kernels coll_kernels; do
     $NVCC $GENCODE -fatbin "tests/hdr/$src.cu" -o "$out/$src.fatbin"
     fatbin_checks "$out/$src.fatbin"
 done

@@ -14,9 +14,13 @@ const (
 
 	psyncRounds = 32 // GOSHMEMI_PSYNC_ROUNDS
 	psyncLine   = 64 // GOSHMEMI_PSYNC_LINE
+	// collScratchSlot is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES: the device
+	// collectives' scratch per team slot (coll_data.h).
+	collScratchSlot = 16384
 	// ControlBytes is GOSHMEMI_DEVICE_CONTROL_BYTES: the front of every
-	// device heap (psync words + scratch) that the allocator never hands out.
-	ControlBytes = MaxTeams*psyncRounds*psyncLine + 65536
+	// device heap (psync slots, reserved 64 KiB, collective scratch) that the
+	// allocator never hands out.
+	ControlBytes = MaxTeams*psyncRounds*psyncLine + 65536 + MaxTeams*collScratchSlot
 
 	offVersion    = 0
 	offSize       = 4

@@ -1,0 +1,756 @@
+/* goshmem device API: data collectives on teams -- reduce (all-reduce),
+ * reducescatter, broadcast, fcollect, alltoall -- in NVSHMEM's names with the
+ * goshmem prefix, for one thread (goshmem_*), one warp (goshmemx_*_warp) or
+ * one block (goshmemx_*_block) per PE.
+ *
+ *   int goshmem_<T>_<op>_reduce(team, T *dst, const T *src, size_t n)
+ *       dst[i] = src_0[i] op src_1[i] op ... over the team's members, on every member.
+ *       op: sum, prod, min, max (every reduce type); and, or, xor (the integer
+ *       types NVSHMEM lists for them). dst == src (in place) is allowed;
+ *       partial overlap is not.
+ *   int goshmem_<T>_<op>_reducescatter(team, T *dst, const T *src, size_t nreduce)
+ *       src holds team_n_pes blocks of nreduce; member i gets dst = the reduction
+ *       of every member's block i. dst and src must not overlap.
+ *   int goshmem_<T>_broadcast(team, T *dst, const T *src, size_t n, int root)
+ *       root is an index in team; every member (root included) gets dst = root's
+ *       src. On root dst == src is allowed.
+ *   int goshmem_<T>_fcollect(team, T *dst, const T *src, size_t n)
+ *       dst = the members' src blocks of n, in team order (n * team_n_pes).
+ *   int goshmem_<T>_alltoall(team, T *dst, const T *src, size_t n)
+ *       member i's block j of src (n elements) goes to member j's block i of dst.
+ *   goshmem_broadcastmem / fcollectmem / alltoallmem: the same on bytes.
+ * Types: NVSHMEM 3.x's lists (NVSHMEMI_REPT_FOR_STANDARD_RMA_TYPES for the
+ * data movers, NVSHMEMI_REPT_FOR_{BITWISE,STANDARD,ARITH}_REDUCE_TYPES for the
+ * reductions), half and bfloat16 included (fp16.h): GOSHMEMI_FOR_*_REDUCE_TYPES
+ * below. Integer sum/prod wrap around (two's complement); half and bfloat16
+ * accumulate in float across all members and round once (nearest even);
+ * every member computes element i in the same member order, so float results
+ * are bitwise identical on all members. Every call returns 0.
+ *
+ * Calling rules (as NVSHMEM's): every member PE of team calls, with the same
+ * n (nreduce), root and op; per PE exactly ONE thread for goshmem_*, one
+ * whole warp (all 32 lanes, same arguments) for _warp, one whole block for
+ * _block; one collective at a time per team per PE (two blocks of one PE on
+ * the same team at once corrupt its counters), and all PEs' kernels must be
+ * running at the same time (MPS or a collective launch). dst and src are
+ * symmetric (the device heap) and the same symmetric object on every member.
+ * n == 0 returns at once (no synchronization).
+ *
+ * Completion and synchronization: on return dst is complete on this PE and
+ * src may be reused; no other member reads or writes this PE's src/dst after
+ * it returned. Members synchronize with each other only as far as the data
+ * requires (there is no full barrier on entry or exit): like NVSHMEM's, these
+ * are not barriers -- use goshmem_barrier for the memory of other objects.
+ * Puts issued before the call are not completed by it (quiet first).
+ * Ref: NVSHMEM 3.x device collectives (nvshmem_coll_defines.cuh); OpenSHMEM
+ * 1.5 §9.9.7-11 (team collectives).
+ *
+ * How (load/store path = every member's heap mapped here; the usual case):
+ *   flags:   each PE's psync slot of the team holds one uint64_t per member
+ *            (device_state.h); member j "signals" i by a release store of the
+ *            collective's epoch (team_epoch, bumped per collective step) into
+ *            flag[j] on i; i waits with acquire loads until flag[j] >= epoch.
+ *            Epochs only grow, so flags are never reset.
+ *   small:   one flag round: each member pushes its operand (its block j, for
+ *            reducescatter/alltoall) into member j's scratch (the team slot's
+ *            scratch half chosen by a per-slot counter, alternating), signals,
+ *            waits for every member's signal, then reduces / copies locally.
+ *            A member can only write a half again two scratch steps later,
+ *            which needs this PE's signal of the step in between, sent after
+ *            it finished reading: no acknowledgement round.
+ *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
+ *            ready; exit: everyone is done with them):
+ *            reduce: member i reduces its 1/P share of the vector reading every
+ *              member's src directly, and stores the result into every member's
+ *              dst (reduce-scatter + all-gather in one pass, 16-byte accesses);
+ *            reducescatter: member i reduces block i reading every member's src;
+ *            fcollect / alltoall: member i stores its block(s) into every
+ *              member's dst;
+ *            broadcast: root signals, receivers copy from root's src, then
+ *              signal root.
+ *   The group's threads split every copy and reduction (16-byte vectors when
+ *   the operands are 16-byte aligned, element by element otherwise) and the
+ *   flag stores/polls (one member per thread).
+ * Remote members (heap not mapped: proxy, IBGDA; remote.h): the small scheme
+ * for every size, in scratch-sized chunks, each member's operand going as one
+ * put_signal (data, then the flag) per remote member; the group's leader
+ * issues the remote requests. Mixed teams use stores for mapped members.
+ *
+ * Host mode: a "warp" or "block" is the calling OS thread alone, or the OS
+ * threads that joined one goshmemx_host_group_t (goshmemx_host_set_group),
+ * each with its own thread index, the group sync being a barrier among
+ * them: that is how tests/hdr/collcheck.c runs the split code paths.
+ *
+ * Include <goshmem.h>, not this file.
+ */
+#ifndef GOSHMEM_COLL_DATA_H
+#define GOSHMEM_COLL_DATA_H
+
+#include "coll.h"
+#include "fp16.h"
+
+/* ---- the calling group: thread, warp, block ------------------------------- */
+
+#define GOSHMEMI_SCOPE_THREAD 0
+#define GOSHMEMI_SCOPE_WARP 1
+#define GOSHMEMI_SCOPE_BLOCK 2
+
+#if !GOSHMEMI_CUDA
+/* Host mode: OS threads that act as one warp or block (tests). size threads
+ * call goshmemx_host_set_group(g, tid) with tid 0..size-1 before the
+ * collective; goshmemx_host_set_group(NULL, 0) leaves the group. */
+typedef struct goshmemx_host_group {
+    unsigned size;
+    unsigned arrived_, phase_; /* zero-initialize */
+} goshmemx_host_group_t;
+GOSHMEMI_EXTERN_C_BEGIN
+#if defined(__cplusplus)
+__attribute__((weak)) thread_local goshmemx_host_group_t *goshmemi_host_group;
+__attribute__((weak)) thread_local unsigned goshmemi_host_group_tid;
+#else
+__attribute__((weak)) _Thread_local goshmemx_host_group_t *goshmemi_host_group;
+__attribute__((weak)) _Thread_local unsigned goshmemi_host_group_tid;
+#endif
+GOSHMEMI_EXTERN_C_END
+GOSHMEMI_FN void goshmemx_host_set_group(goshmemx_host_group_t *g, unsigned tid)
+{
+    goshmemi_host_group = g;
+    goshmemi_host_group_tid = tid;
+}
+/* Sense-reversing barrier of the host group. */
+GOSHMEMI_FN void goshmemi_host_group_sync(void)
+{
+    goshmemx_host_group_t *g = goshmemi_host_group;
+    if (g == NULL || g->size <= 1) return;
+    unsigned ph = __atomic_load_n(&g->phase_, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&g->arrived_, 1u, __ATOMIC_ACQ_REL) == g->size) {
+        __atomic_store_n(&g->arrived_, 0u, __ATOMIC_RELAXED);
+        __atomic_store_n(&g->phase_, ph + 1, __ATOMIC_RELEASE);
+    } else {
+        while (__atomic_load_n(&g->phase_, __ATOMIC_ACQUIRE) == ph) goshmemi_poll_pause();
+    }
+}
+#endif
+
+/* scope is a compile-time constant after inlining: these fold. */
+GOSHMEMI_FN unsigned goshmemi_cg_tid(int scope)
+{
+    if (scope == GOSHMEMI_SCOPE_THREAD) return 0;
+#if GOSHMEMI_CUDA
+    return scope == GOSHMEMI_SCOPE_WARP ? goshmemi_lane() : goshmemi_block_tid();
+#else
+    return goshmemi_host_group ? goshmemi_host_group_tid : 0;
+#endif
+}
+GOSHMEMI_FN unsigned goshmemi_cg_size(int scope)
+{
+    if (scope == GOSHMEMI_SCOPE_THREAD) return 1;
+#if GOSHMEMI_CUDA
+    return scope == GOSHMEMI_SCOPE_WARP ? 32u : goshmemi_block_nthreads();
+#else
+    return goshmemi_host_group ? goshmemi_host_group->size : 1;
+#endif
+}
+/* Group sync: orders every thread's prior memory operations before every
+ * thread's later ones (a release by one thread after it covers the others'
+ * stores: cumulativity over bar.sync, ordering.h). */
+GOSHMEMI_FN void goshmemi_cg_sync(int scope)
+{
+    if (scope == GOSHMEMI_SCOPE_THREAD) return;
+#if GOSHMEMI_CUDA
+    if (scope == GOSHMEMI_SCOPE_WARP)
+        __syncwarp();
+    else
+        __syncthreads();
+#else
+    goshmemi_host_group_sync();
+#endif
+}
+
+/* Thread tid of nt copies its share of n bytes (no sync). */
+GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned tid, unsigned nt)
+{
+    if (n == 0 || dst == src) return;
+#if GOSHMEMI_CUDA
+    goshmemi_copy_part(dst, src, n, tid, nt);
+#else
+    size_t lo = n * tid / nt, hi = n * (tid + 1) / nt;
+    if (hi > lo) memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
+#endif
+}
+
+/* ---- one collective's context ---------------------------------------------- */
+
+typedef struct goshmemi_coll {
+    goshmemi_team_view_t v;
+    int scope, sys, all_ls;
+    unsigned tid, nt;
+    uint64_t epoch;       /* the collective's epochs are epoch+1 .. epoch+nepochs */
+    uint64_t scount;      /* scratch steps: scount .. scount+nscratch-1 (half = step & 1) */
+    uintptr_t my_base;    /* heap_base[my_pe] */
+    uint64_t flags_off;   /* symmetric offset of this slot's flag array */
+    uint64_t scratch_off; /* symmetric offset of this slot's scratch */
+    size_t member_bytes;  /* scratch bytes per member per half (multiple of 16) */
+} goshmemi_coll_t;
+
+GOSHMEMI_FN int goshmemi_coll_pe(const goshmemi_coll_t *c, int j) { return c->v.start + j * c->v.stride; }
+
+/* Resolves team (traps when invalid or when this PE is not a member). */
+GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_t team)
+{
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    c->v = goshmemi_team_view(team);
+    c->scope = scope;
+    c->sys = goshmemi_sys_scope();
+    c->tid = goshmemi_cg_tid(scope);
+    c->nt = goshmemi_cg_size(scope);
+    c->my_base = (uintptr_t)cs->heap_base[cs->my_pe];
+    c->flags_off = (uint64_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_FLAGS_OFF;
+    c->scratch_off = GOSHMEMI_COLL_SCRATCH_OFF + (uint64_t)c->v.slot * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES;
+    c->member_bytes = ((size_t)(GOSHMEMI_COLL_SCRATCH_SLOT_BYTES / 2) / (size_t)c->v.size) & ~(size_t)15;
+    int ls = 1;
+    for (int j = 0; j < c->v.size; j++) ls &= cs->heap_base[goshmemi_coll_pe(c, j)] != 0;
+    c->all_ls = ls;
+    c->epoch = c->scount = 0;
+}
+
+/* Takes nepochs epochs and nscratch scratch steps of the team slot (the
+ * same numbers on every member: they follow from the arguments). */
+GOSHMEMI_FN void goshmemi_coll_reserve(goshmemi_coll_t *c, uint64_t nepochs, uint64_t nscratch)
+{
+    goshmemi_device_state_t *st = goshmemi_state();
+    uint64_t *ctr = (uint64_t *)(c->my_base + (uintptr_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_COUNTER_OFF);
+    c->epoch = st->team_epoch[c->v.slot];
+    c->scount = *ctr;
+    goshmemi_cg_sync(c->scope); /* everyone read them before the leader moves them */
+    if (c->tid == 0) {
+        st->team_epoch[c->v.slot] = c->epoch + nepochs;
+        *ctr = c->scount + nscratch;
+    }
+}
+
+/* Symmetric offset of [p, p+nbytes) of this PE's heap; traps when outside. */
+GOSHMEMI_FN uint64_t goshmemi_coll_off(const goshmemi_coll_t *c, const void *p, size_t nbytes)
+{
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    uint64_t o = (uint64_t)(uintptr_t)p - c->my_base;
+    if (GOSHMEMI_UNLIKELY(o > cs->heap_size || (uint64_t)nbytes > cs->heap_size - o))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_NOT_SYMMETRIC, GOSHMEMI_ERROR_INFO(cs->my_pe, o),
+                      "collective buffer is not inside the symmetric heap");
+    return o;
+}
+
+/* Local scratch of half h, member j's part. */
+GOSHMEMI_FN uintptr_t goshmemi_coll_scratch(const goshmemi_coll_t *c, unsigned h, int j)
+{
+    return c->my_base + (uintptr_t)c->scratch_off + (uintptr_t)h * (GOSHMEMI_COLL_SCRATCH_SLOT_BYTES / 2) +
+           (uintptr_t)j * c->member_bytes;
+}
+
+/* Member j (!= me) learns epoch e from this PE: a release store of e into
+ * flag[my_index] on j (covers this thread's and, after a group sync, the
+ * group's prior stores), or an ordered remote put of it. Remote: one thread. */
+GOSHMEMI_FN void goshmemi_coll_signal(const goshmemi_coll_t *c, int j, uint64_t e)
+{
+    int pe = goshmemi_coll_pe(c, j);
+    uint64_t off = c->flags_off + 8u * (uint64_t)c->v.my_index;
+    uint64_t base = goshmemi_cstate()->heap_base[pe];
+    if (GOSHMEMI_LIKELY(base != 0)) {
+        goshmemi_release_store_u64((uint64_t *)(uintptr_t)(base + off), e, c->sys);
+    } else {
+        goshmemi_order_fence(1); /* after this thread's earlier requests and stores */
+        goshmemi_remote_put_value(0, pe, off, e, sizeof(uint64_t));
+    }
+}
+
+/* Waits (acquire) until member j's flag here reached e. */
+GOSHMEMI_FN void goshmemi_coll_wait_one(const goshmemi_coll_t *c, int j, uint64_t e)
+{
+    const uint64_t *f = (const uint64_t *)(c->my_base + (uintptr_t)c->flags_off + 8u * (uintptr_t)j);
+    while (goshmemi_acquire_load_u64(f, c->sys) < e) goshmemi_poll_pause();
+}
+
+/* Every member but this one signals e to this PE: the group splits the
+ * polls, then syncs (what one thread acquired, the group sees after it). */
+GOSHMEMI_FN void goshmemi_coll_wait_all(const goshmemi_coll_t *c, uint64_t e)
+{
+    for (int j = (int)c->tid; j < c->v.size; j += (int)c->nt)
+        if (j != c->v.my_index) goshmemi_coll_wait_one(c, j, e);
+    goshmemi_cg_sync(c->scope);
+}
+
+/* This PE signals e to every other member (group split; remote: leader). */
+GOSHMEMI_FN void goshmemi_coll_signal_all(const goshmemi_coll_t *c, uint64_t e)
+{
+    if (c->all_ls) {
+        for (int j = (int)c->tid; j < c->v.size; j += (int)c->nt)
+            if (j != c->v.my_index) goshmemi_coll_signal(c, j, e);
+    } else if (c->tid == 0) {
+        for (int j = 0; j < c->v.size; j++)
+            if (j != c->v.my_index) goshmemi_coll_signal(c, j, e);
+    }
+}
+
+/* Flat all-to-all flag round: after it every member has arrived at e and
+ * everything the group stored before it is visible to every member. */
+GOSHMEMI_FN void goshmemi_coll_flat_sync(const goshmemi_coll_t *c, uint64_t e)
+{
+    goshmemi_cg_sync(c->scope);
+    goshmemi_coll_signal_all(c, e);
+    goshmemi_coll_wait_all(c, e);
+}
+
+/* One scratch step (the small scheme): every member (or only member
+ * `sender`, >= 0) sends its block for member j -- len bytes at
+ * src + j * src_stride -- into j's scratch half h, part my_index, then
+ * signals e to every member; returns when every member's block is in this
+ * PE's scratch half h (group synced). */
+GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
+                                    size_t src_stride, size_t len, int sender)
+{
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    const int me = c->v.my_index, P = c->v.size;
+    const int sends = len != 0 && (sender < 0 || sender == me);
+    const uint64_t dst_off = (uint64_t)(goshmemi_coll_scratch(c, h, me) - c->my_base);
+    if (sends) {
+        for (int j = 0; j < P; j++) {
+            uint64_t base = cs->heap_base[goshmemi_coll_pe(c, j)];
+            if (j != me && base != 0)
+                goshmemi_cg_copy((void *)(uintptr_t)(base + dst_off), src + (size_t)j * src_stride, len, c->tid, c->nt);
+        }
+    }
+    goshmemi_cg_sync(c->scope);
+    if (c->all_ls) {
+        for (int j = (int)c->tid; j < P; j += (int)c->nt)
+            if (j != me) goshmemi_coll_signal(c, j, e);
+    } else if (c->tid == 0) {
+        for (int j = 0; j < P; j++) {
+            if (j == me) continue;
+            int pe = goshmemi_coll_pe(c, j);
+            if (sends && cs->heap_base[pe] == 0)
+                goshmemi_remote_put_signal(0, pe, dst_off, src + (size_t)j * src_stride, len,
+                                           c->flags_off + 8u * (uint64_t)me, e, GOSHMEM_SIGNAL_SET, 0);
+            else
+                goshmemi_coll_signal(c, j, e);
+        }
+    }
+    goshmemi_coll_wait_all(c, e);
+}
+
+/* Elements of member i's share when n elements are split over P members in
+ * multiples of `unit` (16 bytes' worth), and where it starts. */
+GOSHMEMI_FN size_t goshmemi_coll_share(size_t n, int P, size_t unit, int i, size_t *lo)
+{
+    size_t per = (n + (size_t)P - 1) / (size_t)P;
+    per = (per + unit - 1) / unit * unit;
+    *lo = per * (size_t)i;
+    if (*lo >= n) {
+        *lo = n;
+        return 0;
+    }
+    return n - *lo < per ? n - *lo : per;
+}
+
+/* ---- reductions -------------------------------------------------------------- */
+
+/* Operands of one reduction range: member j's is at
+ *   own                              for j == my_index,
+ *   heap_base[pe_j] + base           when peers (load/store, zero copy),
+ *   base + j * stride                otherwise (this PE's scratch).
+ * Result: at dst (this PE), or at heap_base[pe_j] + dst for every member j (all). */
+typedef struct goshmemi_rdx {
+    uintptr_t own, base, dst;
+    size_t stride;
+    int peers, all;
+} goshmemi_rdx_t;
+
+GOSHMEMI_FN uintptr_t goshmemi_rdx_src(const goshmemi_coll_t *c, const goshmemi_rdx_t *r, int j)
+{
+    if (j == c->v.my_index) return r->own;
+    if (r->peers) return (uintptr_t)goshmemi_cstate()->heap_base[goshmemi_coll_pe(c, j)] + r->base;
+    return r->base + (size_t)j * r->stride;
+}
+GOSHMEMI_FN uintptr_t goshmemi_rdx_dst(const goshmemi_coll_t *c, const goshmemi_rdx_t *r, int j)
+{
+    if (!r->all) return r->dst;
+    return (uintptr_t)goshmemi_cstate()->heap_base[goshmemi_coll_pe(c, j)] + r->dst;
+}
+GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
+{
+    return ((r->own | r->base | r->dst | (r->peers ? 0 : r->stride)) & 15u) == 0;
+}
+
+#if GOSHMEMI_CUDA
+#define GOSHMEMI_LD16(out, p)                                                                                         \
+    do {                                                                                                              \
+        uint4 w_ = *(const uint4 *)(p);                                                                               \
+        __builtin_memcpy((out), &w_, 16);                                                                             \
+    } while (0)
+#define GOSHMEMI_ST16(p, in)                                                                                          \
+    do {                                                                                                              \
+        uint4 w_;                                                                                                     \
+        __builtin_memcpy(&w_, (in), 16);                                                                              \
+        *(uint4 *)(p) = w_;                                                                                           \
+    } while (0)
+#else
+#define GOSHMEMI_LD16(out, p) memcpy((out), (const void *)(p), 16)
+#define GOSHMEMI_ST16(p, in) memcpy((void *)(p), (in), 16)
+#endif
+
+/* Element conversions: id (the type is its own accumulator), half, bfloat16 (float accumulator). */
+#define GOSHMEMI_RDX_LD_id(x) (x)
+#define GOSHMEMI_RDX_ST_id(T, a) ((T)(a))
+#define GOSHMEMI_RDX_LD_half(x) goshmemi_half_to_float(x)
+#define GOSHMEMI_RDX_ST_half(T, a) goshmemi_float_to_half(a)
+#define GOSHMEMI_RDX_LD_bf16(x) goshmemi_bfloat16_to_float(x)
+#define GOSHMEMI_RDX_ST_bf16(T, a) goshmemi_float_to_bfloat16(a)
+
+/* Operators on the accumulator type ACC; WT: the wrapping (unsigned) or
+ * floating type arithmetic is done in (no signed overflow, no int promotion
+ * surprises). */
+#define GOSHMEMI_RDX_OP_sum(ACC, WT, a, b) ((ACC)((WT)(a) + (WT)(b)))
+#define GOSHMEMI_RDX_OP_prod(ACC, WT, a, b) ((ACC)((WT)(a) * (WT)(b)))
+#define GOSHMEMI_RDX_OP_min(ACC, WT, a, b) ((b) < (a) ? (b) : (a))
+#define GOSHMEMI_RDX_OP_max(ACC, WT, a, b) ((a) < (b) ? (b) : (a))
+#define GOSHMEMI_RDX_OP_and(ACC, WT, a, b) ((ACC)((a) & (b)))
+#define GOSHMEMI_RDX_OP_or(ACC, WT, a, b) ((ACC)((a) | (b)))
+#define GOSHMEMI_RDX_OP_xor(ACC, WT, a, b) ((ACC)((a) ^ (b)))
+
+/* Reduction types: X(NAME, TYPE, ACC, WT, CONV).
+ * Ref: NVSHMEM 3.x nvshmem_common.cuh NVSHMEMI_REPT_FOR_BITWISE_REDUCE_TYPES
+ * (and, or, xor) and NVSHMEMI_REPT_FOR_STANDARD/ARITH_REDUCE_TYPES (min, max,
+ * sum, prod; no complex types). */
+#define GOSHMEMI_FOR_BITWISE_REDUCE_TYPES(X, OP)                                                                      \
+    X(uchar, unsigned char, unsigned char, uint32_t, id, OP)                                                          \
+    X(ushort, unsigned short, unsigned short, uint32_t, id, OP)                                                       \
+    X(uint, unsigned int, unsigned int, uint32_t, id, OP)                                                             \
+    X(ulong, unsigned long, unsigned long, uint64_t, id, OP)                                                          \
+    X(ulonglong, unsigned long long, unsigned long long, uint64_t, id, OP)                                            \
+    X(int8, int8_t, int8_t, uint32_t, id, OP)                                                                         \
+    X(int16, int16_t, int16_t, uint32_t, id, OP)                                                                      \
+    X(int32, int32_t, int32_t, uint32_t, id, OP)                                                                      \
+    X(int64, int64_t, int64_t, uint64_t, id, OP)                                                                      \
+    X(uint8, uint8_t, uint8_t, uint32_t, id, OP)                                                                      \
+    X(uint16, uint16_t, uint16_t, uint32_t, id, OP)                                                                   \
+    X(uint32, uint32_t, uint32_t, uint32_t, id, OP)                                                                   \
+    X(uint64, uint64_t, uint64_t, uint64_t, id, OP)                                                                   \
+    X(size, size_t, size_t, uint64_t, id, OP)
+#define GOSHMEMI_FOR_STANDARD_REDUCE_TYPES(X, OP)                                                                     \
+    GOSHMEMI_FOR_BITWISE_REDUCE_TYPES(X, OP)                                                                          \
+    X(char, char, char, uint32_t, id, OP)                                                                             \
+    X(schar, signed char, signed char, uint32_t, id, OP)                                                              \
+    X(short, short, short, uint32_t, id, OP)                                                                          \
+    X(int, int, int, uint32_t, id, OP)                                                                                \
+    X(long, long, long, uint64_t, id, OP)                                                                             \
+    X(longlong, long long, long long, uint64_t, id, OP)                                                               \
+    X(bfloat16, goshmem_bfloat16_t, float, float, bf16, OP)                                                           \
+    X(half, goshmem_half_t, float, float, half, OP)                                                                   \
+    X(float, float, float, float, id, OP)                                                                             \
+    X(double, double, double, double, id, OP)
+/* Every (type, op) pair NVSHMEM defines: X(NAME, TYPE, ACC, WT, CONV, OP). */
+#define GOSHMEMI_FOR_REDUCE_TYPES_AND_OPS(X)                                                                          \
+    GOSHMEMI_FOR_BITWISE_REDUCE_TYPES(X, and)                                                                         \
+    GOSHMEMI_FOR_BITWISE_REDUCE_TYPES(X, or)                                                                          \
+    GOSHMEMI_FOR_BITWISE_REDUCE_TYPES(X, xor)                                                                         \
+    GOSHMEMI_FOR_STANDARD_REDUCE_TYPES(X, min)                                                                        \
+    GOSHMEMI_FOR_STANDARD_REDUCE_TYPES(X, max)                                                                        \
+    GOSHMEMI_FOR_STANDARD_REDUCE_TYPES(X, sum)                                                                        \
+    GOSHMEMI_FOR_STANDARD_REDUCE_TYPES(X, prod)
+
+/* goshmemi_rdx_NAME_OP(c, r, cnt): the group reduces cnt elements of the
+ * members' operands (member order 0, 1, ..., P-1) into the result(s): 16-byte
+ * vectors when every address is 16-byte aligned, then elements. Element k
+ * is read from every operand before any result of it is stored, so a result
+ * may overwrite this PE's operand (in place). No sync. */
+#define GOSHMEMI_RDX_DEF(NAME, TYPE, ACC, WT, CONV, OP)                                                               \
+    GOSHMEMI_FN void goshmemi_rdx_##NAME##_##OP(const goshmemi_coll_t *c, const goshmemi_rdx_t *r, size_t cnt)        \
+    {                                                                                                                 \
+        const int P = c->v.size;                                                                                      \
+        const size_t tid = c->tid, nt = c->nt;                                                                        \
+        size_t k0 = 0;                                                                                                \
+        if (goshmemi_rdx_aligned(r)) {                                                                                \
+            enum { V = 16 / sizeof(TYPE) };                                                                           \
+            const size_t nv = cnt / V;                                                                                \
+            for (size_t i = tid; i < nv; i += nt) {                                                                   \
+                TYPE x[V];                                                                                            \
+                ACC a[V];                                                                                             \
+                GOSHMEMI_LD16(x, goshmemi_rdx_src(c, r, 0) + i * 16);                                                 \
+                for (int e = 0; e < V; e++) a[e] = GOSHMEMI_RDX_LD_##CONV(x[e]);                                      \
+                for (int j = 1; j < P; j++) {                                                                         \
+                    GOSHMEMI_LD16(x, goshmemi_rdx_src(c, r, j) + i * 16);                                             \
+                    for (int e = 0; e < V; e++)                                                                       \
+                        a[e] = GOSHMEMI_RDX_OP_##OP(ACC, WT, a[e], GOSHMEMI_RDX_LD_##CONV(x[e]));                     \
+                }                                                                                                     \
+                for (int e = 0; e < V; e++) x[e] = GOSHMEMI_RDX_ST_##CONV(TYPE, a[e]);                                \
+                if (r->all)                                                                                           \
+                    for (int j = 0; j < P; j++) GOSHMEMI_ST16(goshmemi_rdx_dst(c, r, j) + i * 16, x);                 \
+                else                                                                                                  \
+                    GOSHMEMI_ST16(r->dst + i * 16, x);                                                                \
+            }                                                                                                         \
+            k0 = nv * V;                                                                                              \
+        }                                                                                                             \
+        for (size_t k = k0 + tid; k < cnt; k += nt) {                                                                 \
+            ACC a = GOSHMEMI_RDX_LD_##CONV(((const TYPE *)goshmemi_rdx_src(c, r, 0))[k]);                             \
+            for (int j = 1; j < P; j++)                                                                               \
+                a = GOSHMEMI_RDX_OP_##OP(ACC, WT, a, GOSHMEMI_RDX_LD_##CONV(((const TYPE *)goshmemi_rdx_src(c, r, j))[k])); \
+            TYPE y = GOSHMEMI_RDX_ST_##CONV(TYPE, a);                                                                 \
+            if (r->all)                                                                                               \
+                for (int j = 0; j < P; j++) ((TYPE *)goshmemi_rdx_dst(c, r, j))[k] = y;                               \
+            else                                                                                                      \
+                ((TYPE *)r->dst)[k] = y;                                                                              \
+        }                                                                                                             \
+    }                                                                                                                 \
+    /* reduce (all-reduce) of n elements; see the top of the file. */                                                 \
+    GOSHMEMI_FN int goshmemi_reduce_##NAME##_##OP(int scope, goshmem_team_t team, TYPE *dst, const TYPE *src,         \
+                                                  size_t n)                                                           \
+    {                                                                                                                 \
+        goshmemi_coll_t c;                                                                                            \
+        goshmemi_rdx_t r;                                                                                             \
+        goshmemi_coll_init(&c, scope, team);                                                                          \
+        if (n == 0) return 0;                                                                                         \
+        const size_t sz = sizeof(TYPE);                                                                               \
+        r.stride = c.member_bytes;                                                                                    \
+        r.peers = r.all = 0;                                                                                          \
+        if (c.v.size == 1) {                                                                                          \
+            r.own = r.base = (uintptr_t)src;                                                                          \
+            r.dst = (uintptr_t)dst;                                                                                   \
+            goshmemi_rdx_##NAME##_##OP(&c, &r, n);                                                                    \
+        } else if (c.all_ls && n * sz > c.member_bytes) {                                                             \
+            /* zero copy: share i of everyone's src -> share i of everyone's dst */                                   \
+            size_t lo, cnt = goshmemi_coll_share(n, c.v.size, 16 / sz, c.v.my_index, &lo);                            \
+            uint64_t soff = goshmemi_coll_off(&c, src, n * sz), doff = goshmemi_coll_off(&c, dst, n * sz);            \
+            goshmemi_coll_reserve(&c, 2, 0);                                                                          \
+            goshmemi_coll_flat_sync(&c, c.epoch + 1);                                                                 \
+            r.own = (uintptr_t)(src + lo);                                                                            \
+            r.base = soff + lo * sz;                                                                                  \
+            r.dst = doff + lo * sz;                                                                                   \
+            r.peers = r.all = 1;                                                                                      \
+            if (cnt) goshmemi_rdx_##NAME##_##OP(&c, &r, cnt);                                                         \
+            goshmemi_coll_flat_sync(&c, c.epoch + 2);                                                                 \
+        } else {                                                                                                      \
+            const size_t chunk = c.member_bytes / sz, nch = (n + chunk - 1) / chunk;                                  \
+            if (!c.all_ls) (void)goshmemi_coll_off(&c, src, n * sz);                                                  \
+            goshmemi_coll_reserve(&c, nch, nch);                                                                      \
+            for (size_t k = 0; k < nch; k++) {                                                                        \
+                const size_t lo = k * chunk, cnt = n - lo < chunk ? n - lo : chunk;                                   \
+                const unsigned h = (unsigned)((c.scount + k) & 1u);                                                   \
+                goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, (const char *)(src + lo), 0, cnt * sz, -1);                \
+                r.own = (uintptr_t)(src + lo);                                                                        \
+                r.base = goshmemi_coll_scratch(&c, h, 0);                                                             \
+                r.dst = (uintptr_t)(dst + lo);                                                                        \
+                goshmemi_rdx_##NAME##_##OP(&c, &r, cnt);                                                              \
+            }                                                                                                         \
+        }                                                                                                             \
+        goshmemi_cg_sync(scope);                                                                                      \
+        return 0;                                                                                                     \
+    }                                                                                                                 \
+    /* reducescatter of nreduce elements per member; see the top of the file. */                                      \
+    GOSHMEMI_FN int goshmemi_reducescatter_##NAME##_##OP(int scope, goshmem_team_t team, TYPE *dst, const TYPE *src,  \
+                                                         size_t nreduce)                                              \
+    {                                                                                                                 \
+        goshmemi_coll_t c;                                                                                            \
+        goshmemi_rdx_t r;                                                                                             \
+        goshmemi_coll_init(&c, scope, team);                                                                          \
+        if (nreduce == 0) return 0;                                                                                   \
+        const size_t sz = sizeof(TYPE), nb = nreduce * sz, me = (size_t)c.v.my_index;                                 \
+        r.stride = c.member_bytes;                                                                                    \
+        r.peers = r.all = 0;                                                                                          \
+        if (c.v.size == 1) {                                                                                          \
+            r.own = r.base = (uintptr_t)src;                                                                          \
+            r.dst = (uintptr_t)dst;                                                                                   \
+            goshmemi_rdx_##NAME##_##OP(&c, &r, nreduce);                                                              \
+        } else if (c.all_ls && nb > c.member_bytes) {                                                                 \
+            /* zero copy: block me of everyone's src -> dst */                                                        \
+            uint64_t soff = goshmemi_coll_off(&c, src, nb * (size_t)c.v.size);                                        \
+            goshmemi_coll_reserve(&c, 2, 0);                                                                          \
+            goshmemi_coll_flat_sync(&c, c.epoch + 1);                                                                 \
+            r.own = (uintptr_t)(src + me * nreduce);                                                                  \
+            r.base = soff + me * nb;                                                                                  \
+            r.dst = (uintptr_t)dst;                                                                                   \
+            r.peers = 1;                                                                                              \
+            goshmemi_rdx_##NAME##_##OP(&c, &r, nreduce);                                                              \
+            goshmemi_coll_flat_sync(&c, c.epoch + 2);                                                                 \
+        } else {                                                                                                      \
+            const size_t chunk = c.member_bytes / sz, nch = (nreduce + chunk - 1) / chunk;                            \
+            if (!c.all_ls) (void)goshmemi_coll_off(&c, src, nb * (size_t)c.v.size);                                   \
+            goshmemi_coll_reserve(&c, nch, nch);                                                                      \
+            for (size_t k = 0; k < nch; k++) {                                                                        \
+                const size_t lo = k * chunk, cnt = nreduce - lo < chunk ? nreduce - lo : chunk;                       \
+                const unsigned h = (unsigned)((c.scount + k) & 1u);                                                   \
+                goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, (const char *)(src + lo), nb, cnt * sz, -1);               \
+                r.own = (uintptr_t)(src + me * nreduce + lo);                                                         \
+                r.base = goshmemi_coll_scratch(&c, h, 0);                                                             \
+                r.dst = (uintptr_t)(dst + lo);                                                                        \
+                goshmemi_rdx_##NAME##_##OP(&c, &r, cnt);                                                              \
+            }                                                                                                         \
+        }                                                                                                             \
+        goshmemi_cg_sync(scope);                                                                                      \
+        return 0;                                                                                                     \
+    }                                                                                                                 \
+    GOSHMEMI_FN int goshmem_##NAME##_##OP##_reduce(goshmem_team_t team, TYPE *dst, const TYPE *src, size_t n)         \
+    {                                                                                                                 \
+        return goshmemi_reduce_##NAME##_##OP(GOSHMEMI_SCOPE_THREAD, team, dst, src, n);                               \
+    }                                                                                                                 \
+    GOSHMEMI_FN int goshmemx_##NAME##_##OP##_reduce_warp(goshmem_team_t team, TYPE *dst, const TYPE *src, size_t n)   \
+    {                                                                                                                 \
+        return goshmemi_reduce_##NAME##_##OP(GOSHMEMI_SCOPE_WARP, team, dst, src, n);                                 \
+    }                                                                                                                 \
+    GOSHMEMI_FN int goshmemx_##NAME##_##OP##_reduce_block(goshmem_team_t team, TYPE *dst, const TYPE *src, size_t n)  \
+    {                                                                                                                 \
+        return goshmemi_reduce_##NAME##_##OP(GOSHMEMI_SCOPE_BLOCK, team, dst, src, n);                                \
+    }                                                                                                                 \
+    GOSHMEMI_FN int goshmem_##NAME##_##OP##_reducescatter(goshmem_team_t team, TYPE *dst, const TYPE *src,            \
+                                                          size_t nreduce)                                             \
+    {                                                                                                                 \
+        return goshmemi_reducescatter_##NAME##_##OP(GOSHMEMI_SCOPE_THREAD, team, dst, src, nreduce);                  \
+    }                                                                                                                 \
+    GOSHMEMI_FN int goshmemx_##NAME##_##OP##_reducescatter_warp(goshmem_team_t team, TYPE *dst, const TYPE *src,      \
+                                                                size_t nreduce)                                       \
+    {                                                                                                                 \
+        return goshmemi_reducescatter_##NAME##_##OP(GOSHMEMI_SCOPE_WARP, team, dst, src, nreduce);                    \
+    }                                                                                                                 \
+    GOSHMEMI_FN int goshmemx_##NAME##_##OP##_reducescatter_block(goshmem_team_t team, TYPE *dst, const TYPE *src,     \
+                                                                 size_t nreduce)                                      \
+    {                                                                                                                 \
+        return goshmemi_reducescatter_##NAME##_##OP(GOSHMEMI_SCOPE_BLOCK, team, dst, src, nreduce);                   \
+    }
+GOSHMEMI_FOR_REDUCE_TYPES_AND_OPS(GOSHMEMI_RDX_DEF)
+#undef GOSHMEMI_RDX_DEF
+
+/* ---- data movers on bytes ---------------------------------------------------- */
+
+/* fcollect (alltoall when a2a): nb bytes per member block. */
+GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv, const void *srcv, size_t nb, int a2a)
+{
+    goshmemi_coll_t c;
+    char *dst = (char *)dstv;
+    const char *src = (const char *)srcv;
+    goshmemi_coll_init(&c, scope, team);
+    if (nb == 0) return 0;
+    const int P = c.v.size, me = c.v.my_index;
+    const size_t sstride = a2a ? nb : 0; /* block j of src for member j */
+    if (P == 1) {
+        goshmemi_cg_copy(dst, src, nb, c.tid, c.nt);
+    } else if (c.all_ls && nb > c.member_bytes) {
+        /* zero copy: store my block(s) into every member's dst, block me */
+        const goshmemi_device_state_t *cs = goshmemi_cstate();
+        uint64_t doff = goshmemi_coll_off(&c, dst, nb * (size_t)P) + (uint64_t)me * nb;
+        goshmemi_coll_reserve(&c, 2, 0);
+        goshmemi_coll_flat_sync(&c, c.epoch + 1);
+        for (int j = 0; j < P; j++)
+            goshmemi_cg_copy((void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(&c, j)] + doff), src + (size_t)j * sstride,
+                             nb, c.tid, c.nt);
+        goshmemi_coll_flat_sync(&c, c.epoch + 2);
+    } else {
+        const size_t chunk = c.member_bytes, nch = (nb + chunk - 1) / chunk;
+        if (!c.all_ls) (void)goshmemi_coll_off(&c, src, a2a ? nb * (size_t)P : nb);
+        goshmemi_coll_reserve(&c, nch, nch);
+        for (size_t k = 0; k < nch; k++) {
+            const size_t lo = k * chunk, cnt = nb - lo < chunk ? nb - lo : chunk;
+            const unsigned h = (unsigned)((c.scount + k) & 1u);
+            goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, -1);
+            for (int j = 0; j < P; j++) {
+                const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
+                goshmemi_cg_copy(dst + (size_t)j * nb + lo, from, cnt, c.tid, c.nt);
+            }
+        }
+    }
+    goshmemi_cg_sync(scope);
+    return 0;
+}
+
+GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dstv, const void *srcv, size_t nb, int root)
+{
+    goshmemi_coll_t c;
+    char *dst = (char *)dstv;
+    const char *src = (const char *)srcv;
+    goshmemi_coll_init(&c, scope, team);
+    if (GOSHMEMI_UNLIKELY(root < 0 || root >= c.v.size))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(root, c.v.size),
+                      "broadcast root is not a team index in [0, team_n_pes)");
+    if (nb == 0) return 0;
+    const int me = c.v.my_index;
+    if (c.v.size == 1) {
+        goshmemi_cg_copy(dst, src, nb, c.tid, c.nt);
+    } else if (c.all_ls && nb > c.member_bytes) {
+        /* zero copy: root signals, receivers copy from root's src and signal back */
+        uint64_t soff = goshmemi_coll_off(&c, src, nb);
+        goshmemi_coll_reserve(&c, 2, 0);
+        if (me == root) {
+            goshmemi_cg_sync(scope);
+            goshmemi_coll_signal_all(&c, c.epoch + 1);
+            goshmemi_cg_copy(dst, src, nb, c.tid, c.nt);
+            goshmemi_coll_wait_all(&c, c.epoch + 2);
+        } else {
+            if (c.tid == 0) goshmemi_coll_wait_one(&c, root, c.epoch + 1);
+            goshmemi_cg_sync(scope);
+            goshmemi_cg_copy(dst, (const void *)(uintptr_t)(goshmemi_cstate()->heap_base[goshmemi_coll_pe(&c, root)] + soff),
+                             nb, c.tid, c.nt);
+            goshmemi_cg_sync(scope);
+            if (c.tid == 0) goshmemi_coll_signal(&c, root, c.epoch + 2);
+        }
+    } else {
+        const size_t chunk = c.member_bytes, nch = (nb + chunk - 1) / chunk;
+        if (!c.all_ls && me == root) (void)goshmemi_coll_off(&c, src, nb);
+        goshmemi_coll_reserve(&c, nch, nch);
+        for (size_t k = 0; k < nch; k++) {
+            const size_t lo = k * chunk, cnt = nb - lo < chunk ? nb - lo : chunk;
+            const unsigned h = (unsigned)((c.scount + k) & 1u);
+            goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, 0, cnt, root);
+            goshmemi_cg_copy(dst + lo, me == root ? src + lo : (const char *)goshmemi_coll_scratch(&c, h, root), cnt,
+                             c.tid, c.nt);
+        }
+    }
+    goshmemi_cg_sync(scope);
+    return 0;
+}
+
+/* ---- the public names ----------------------------------------------------- */
+
+#define GOSHMEMI_MOVERS_MEM(PREFIX, SUFFIX, SCOPE)                                                                    \
+    /* broadcast of nelems bytes from team index root; see the top of the file. */                                    \
+    GOSHMEMI_FN int PREFIX##_broadcastmem##SUFFIX(goshmem_team_t team, void *dest, const void *source, size_t nelems, \
+                                                  int root)                                                           \
+    {                                                                                                                 \
+        return goshmemi_broadcast_mem(SCOPE, team, dest, source, nelems, root);                                       \
+    }                                                                                                                 \
+    /* fcollect of nelems bytes per member. */                                                                        \
+    GOSHMEMI_FN int PREFIX##_fcollectmem##SUFFIX(goshmem_team_t team, void *dest, const void *source, size_t nelems)  \
+    {                                                                                                                 \
+        return goshmemi_collect_mem(SCOPE, team, dest, source, nelems, 0);                                            \
+    }                                                                                                                 \
+    /* alltoall of nelems bytes per member pair. */                                                                   \
+    GOSHMEMI_FN int PREFIX##_alltoallmem##SUFFIX(goshmem_team_t team, void *dest, const void *source, size_t nelems)  \
+    {                                                                                                                 \
+        return goshmemi_collect_mem(SCOPE, team, dest, source, nelems, 1);                                            \
+    }
+GOSHMEMI_MOVERS_MEM(goshmem, , GOSHMEMI_SCOPE_THREAD)
+GOSHMEMI_MOVERS_MEM(goshmemx, _warp, GOSHMEMI_SCOPE_WARP)
+GOSHMEMI_MOVERS_MEM(goshmemx, _block, GOSHMEMI_SCOPE_BLOCK)
+#undef GOSHMEMI_MOVERS_MEM
+
+#define GOSHMEMI_MOVERS_TYPED_SCOPE(PREFIX, NAME, TYPE, SUFFIX, SCOPE)                                                \
+    GOSHMEMI_FN int PREFIX##_##NAME##_broadcast##SUFFIX(goshmem_team_t team, TYPE *dest, const TYPE *source,          \
+                                                        size_t nelems, int root)                                      \
+    {                                                                                                                 \
+        return goshmemi_broadcast_mem(SCOPE, team, dest, source, nelems * sizeof(TYPE), root);                        \
+    }                                                                                                                 \
+    GOSHMEMI_FN int PREFIX##_##NAME##_fcollect##SUFFIX(goshmem_team_t team, TYPE *dest, const TYPE *source,           \
+                                                       size_t nelems)                                                 \
+    {                                                                                                                 \
+        return goshmemi_collect_mem(SCOPE, team, dest, source, nelems * sizeof(TYPE), 0);                             \
+    }                                                                                                                 \
+    GOSHMEMI_FN int PREFIX##_##NAME##_alltoall##SUFFIX(goshmem_team_t team, TYPE *dest, const TYPE *source,           \
+                                                       size_t nelems)                                                 \
+    {                                                                                                                 \
+        return goshmemi_collect_mem(SCOPE, team, dest, source, nelems * sizeof(TYPE), 1);                             \
+    }
+#define GOSHMEMI_MOVERS_TYPED(NAME, TYPE, BITS)                                                                       \
+    GOSHMEMI_MOVERS_TYPED_SCOPE(goshmem, NAME, TYPE, , GOSHMEMI_SCOPE_THREAD)                                         \
+    GOSHMEMI_MOVERS_TYPED_SCOPE(goshmemx, NAME, TYPE, _warp, GOSHMEMI_SCOPE_WARP)                                     \
+    GOSHMEMI_MOVERS_TYPED_SCOPE(goshmemx, NAME, TYPE, _block, GOSHMEMI_SCOPE_BLOCK)
+GOSHMEMI_FOR_STANDARD_RMA_TYPES(GOSHMEMI_MOVERS_TYPED)
+#undef GOSHMEMI_MOVERS_TYPED
+#undef GOSHMEMI_MOVERS_TYPED_SCOPE
+
+#endif /* GOSHMEM_COLL_DATA_H */

@@ -1,0 +1,2 @@
+/* collcheck as C++17 (see collcheck.c) */
+#include "collcheck.c"
