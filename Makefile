@@ -8,6 +8,7 @@
 #   make gpu       fatbins (sm_90 SASS + compute_90 PTX) and Go binaries for the GPU machine, in bin/
 #   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 fatbin checks
 #   make build     every binary into bin/
+#   make gpulib    regenerate the embedded kernel library (internal/gpulib/lib.fatbin + its stamp; needs nvcc)
 
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
@@ -35,7 +36,7 @@ FUZZ_ALLOC ?= 200000x
 FUZZ_WQE   ?= 800000x
 FUZZ_CQE   ?= 20000x
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins ibgdacheck
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins ibgdacheck gpulib gpulib-check
 
 all: build
 
@@ -52,7 +53,25 @@ demo: deps
 	$(MPIRUN) -np $(DEMO_NP) $(BIN)/jacobi-cpu
 	@echo "demo: OK: the $(DEMO_NP)-PE result matches the 1-PE reference element by element (jacobi-cpu exits 1 on any mismatch)"
 
-test: deps lint hdrcheck ibgdacheck fatbins unit fuzz integration
+test: deps lint hdrcheck ibgdacheck fatbins gpulib-check unit fuzz integration
+
+# goshmem's own kernels (stream-ordered calls, host collectives on GPU
+# arrays), embedded in every Go binary: lib.fatbin is committed, with
+# lib.fatbin.sha256, the hash of its sources (stamp.sh). Regenerate after
+# editing internal/gpulib/lib.cu or any device header. The fatbin is
+# compressed (-compress-all): the driver inflates it at load.
+gpulib:
+	@bash scripts/deps.sh --cuda
+	cd internal/gpulib && nvcc -std=c++17 -I../../include -gencode arch=compute_90,code=sm_90 \
+	  -gencode arch=compute_90,code=compute_90 -Xfatbin -compress-all -fatbin lib.cu -o lib.fatbin
+	bash internal/gpulib/stamp.sh > internal/gpulib/lib.fatbin.sha256
+
+# CI: the committed fatbin's stamp matches its sources (nvcc output is not
+# byte-reproducible, so the sources' hash is what is compared).
+gpulib-check:
+	@want=$$(cat internal/gpulib/lib.fatbin.sha256); got=$$(bash internal/gpulib/stamp.sh); \
+	  if [ "$$want" != "$$got" ]; then echo "gpulib-check: internal/gpulib/lib.fatbin is stale: run make gpulib and commit it"; exit 1; fi; \
+	  echo "gpulib-check: lib.fatbin matches its sources"
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS)

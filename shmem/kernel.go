@@ -30,8 +30,9 @@ type Kernel struct {
 // LaunchConfig means the PE's default stream, a non-blocking stream
 // created on first use.
 type Stream struct {
-	r *runtime
-	s *core.Stream
+	r   *runtime
+	s   *core.Stream
+	err error // why StreamFromHandle could not wrap the handle
 }
 
 // Dim3 is a grid or block shape.
@@ -130,10 +131,23 @@ func NewStream() (*Stream, error) {
 // PE-wide Synchronize, for the work its kernels handed to the backends
 // (the soft NIC's WQEs, the GPU proxy's requests). A kernel fault is
 // reported here, naming the last kernel launched on the stream.
-func (s *Stream) Synchronize() error { return s.r.c.Synchronize(s.s, "Stream.Synchronize") }
+func (s *Stream) Synchronize() error {
+	_, cs, err := s.use("Stream.Synchronize")
+	if err != nil {
+		return err
+	}
+	return s.r.c.SyncStream(cs, "Stream.Synchronize")
+}
 
-// Destroy releases the stream.
-func (s *Stream) Destroy() error { return s.s.Destroy() }
+// Destroy releases the stream; a stream from StreamFromHandle is only
+// retired (its handle belongs to the library that made it). Later calls
+// on the stream return an error. Destroying twice is a no-op.
+func (s *Stream) Destroy() error {
+	if s == nil || s.s == nil {
+		return nil
+	}
+	return s.s.Destroy()
+}
 
 // Launch starts k with the given shape and arguments on cfg.Stream (the
 // default stream when nil) and returns without waiting. Arguments must
@@ -158,9 +172,9 @@ func (k *Kernel) launch(cfg LaunchConfig, coop bool, args []any) error {
 	if current.Load() != r {
 		return errs.New(errs.ErrNotInitialized, -1, "Launch", "kernel %q belongs to a finalized runtime", k.name)
 	}
-	var s *core.Stream
-	if cfg.Stream != nil {
-		s = cfg.Stream.s
+	_, s, err := cfg.Stream.use("Launch")
+	if err != nil {
+		return err
 	}
 	return r.c.Launch(k.f, cfg.Grid.arr(), cfg.Block.arr(), cfg.SharedMem, s, coop, args)
 }

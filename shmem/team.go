@@ -4,6 +4,7 @@ import (
 	"github.com/goshmem/goshmem/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/gpulib"
 	core "github.com/goshmem/goshmem/internal/runtime"
 )
 
@@ -318,7 +319,13 @@ func collArgs[T Elem](r *runtime, t Team, op string, dst, src Array[T], dstN, sr
 // into dst on every member, root included (Ref: OpenSHMEM 1.6 §9.9.7).
 // On return this PE's dst holds the data and the root's src may be reused;
 // the call does not complete other outstanding operations (Quiet does).
+// On GPU arrays (AllocDevice; then both must be) it runs goshmem's own
+// kernel on the PE's default stream and waits for it and for the
+// transports (Synchronize): the on-stream form followed by a sync.
 func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
+	if dst.OnDevice() || src.OnDevice() { // the library's kernel on the default stream (stream.go)
+		return gpuColl("Broadcast", func() error { return BroadcastOnStream(nil, t, dst, src, n, root) })
+	}
 	r, err := rt("Broadcast")
 	if err != nil {
 		return err
@@ -342,7 +349,13 @@ func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
 // element is combined in one order for all). On return this PE's dst holds
 // the result and src may be reused; the call does not complete other
 // outstanding operations.
+// On GPU arrays (AllocDevice; then both must be) it runs goshmem's own
+// kernel on the PE's default stream and waits for it and for the
+// transports (Synchronize): the on-stream form followed by a sync.
 func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
+	if dst.OnDevice() || src.OnDevice() {
+		return gpuColl("Reduce", func() error { return reduceOnStream(nil, t, op, dst, src, n, false, "Reduce") })
+	}
 	r, err := rt("Reduce")
 	if err != nil {
 		return err
@@ -368,7 +381,13 @@ func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
 // (Ref: OpenSHMEM 1.6 §9.9.9 shmem_fcollect). On return this PE's dst
 // holds every block and src may be reused; the call does not complete
 // other outstanding operations.
+// On GPU arrays (AllocDevice; then both must be) it runs goshmem's own
+// kernel on the PE's default stream and waits for it and for the
+// transports (Synchronize): the on-stream form followed by a sync.
 func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
+	if dst.OnDevice() || src.OnDevice() {
+		return gpuColl("FCollect", func() error { return moveOnStream(nil, t, dst, src, n, gpulib.FCollect, "FCollect") })
+	}
 	r, err := rt("FCollect")
 	if err != nil {
 		return err
@@ -390,7 +409,13 @@ func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 // (Ref: OpenSHMEM 1.6 §9.9.10 shmem_alltoall). On return this PE's dst
 // holds every member's block for it and src may be reused; the call does
 // not complete other outstanding operations.
+// On GPU arrays (AllocDevice; then both must be) it runs goshmem's own
+// kernel on the PE's default stream and waits for it and for the
+// transports (Synchronize): the on-stream form followed by a sync.
 func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
+	if dst.OnDevice() || src.OnDevice() {
+		return gpuColl("AllToAll", func() error { return moveOnStream(nil, t, dst, src, n, gpulib.AllToAll, "AllToAll") })
+	}
 	r, err := rt("AllToAll")
 	if err != nil {
 		return err

@@ -69,6 +69,7 @@ func (b *gpuBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	if r.GAlloc, err = symmetric.NewAllocator(b.t.Size()-cudatr.ControlBytes, GPUAlign); err != nil {
 		return nil, false, errs.Wrap(err, r.Me, "Init", "GPU heap allocator")
 	}
+	r.reserveLibFetch()
 	r.GPU = b.t
 	return nil, true, nil
 }
@@ -100,13 +101,15 @@ func (b *gpuBackend) Close() error {
 	}
 	t := b.t
 	b.t = nil
-	// The launch stream (DefaultStream) belongs to this context.
+	// The kernel library and the launch stream (DefaultStream) belong to
+	// this context.
+	lerr := b.r.closeLib(t)
 	var serr error
 	if g := &b.r.gpuState; g.stream != nil {
 		serr = g.stream.Destroy()
 		g.stream = nil
 	}
-	return errors.Join(serr, t.Close())
+	return errors.Join(lerr, serr, t.Close())
 }
 
 // gpuRemoteBackends is the phase after the GPU heap: how kernels reach

@@ -28,8 +28,10 @@ type Function struct {
 
 // Stream is a CUDA stream of this PE's GPU.
 type Stream struct {
-	s    cuda.Stream
-	last atomic.Pointer[string] // last kernel launched on it, for errors
+	s        cuda.Stream
+	last     atomic.Pointer[string] // last kernel launched on it, for errors
+	dead     atomic.Bool            // destroyed: calls on it are errors
+	borrowed bool                   // another library's handle (WrapStream): never destroyed here
 }
 
 // gpuState is the runtime's launch state (the default stream, the last
@@ -39,6 +41,7 @@ type gpuState struct {
 	stream     *Stream
 	streamErr  error
 	lastKernel atomic.Pointer[string]
+	lib        gpuLib // goshmem's own kernels (gpulib.go)
 }
 
 // NeedGPU is nil with a GPU heap, else why there is none, naming op.
@@ -110,8 +113,17 @@ func (r *Runtime) DefaultStream() (*Stream, error) {
 	return g.stream, g.streamErr
 }
 
-// Destroy releases the stream.
-func (s *Stream) Destroy() error { return s.s.Destroy() }
+// Destroy releases the stream (a borrowed one is only retired); later
+// calls on it are errors. Destroying twice is a no-op.
+func (s *Stream) Destroy() error {
+	if s.dead.Swap(true) || s.borrowed {
+		return nil
+	}
+	return s.s.Destroy()
+}
+
+// Handle is the stream's CUstream handle.
+func (s *Stream) Handle() uintptr { return s.s.Handle() }
 
 // DevicePtr is implemented by a GPU array passed as a kernel argument.
 type DevicePtr interface{ DevicePtr() uintptr }
@@ -123,11 +135,9 @@ func (r *Runtime) Launch(f *Function, grid, block [3]uint32, sharedMem uint32, s
 	if err := r.NeedGPU("Launch"); err != nil {
 		return err
 	}
-	if s == nil {
-		var err error
-		if s, err = r.DefaultStream(); err != nil {
-			return err
-		}
+	s, err := r.StreamOrDefault(s, "Launch")
+	if err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

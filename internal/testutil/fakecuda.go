@@ -17,8 +17,11 @@ import (
 // fakecuda.c, "device memory" in host memory) into a shared library in a
 // temporary directory and returns its path, for GOSHMEM_LIBCUDA. The fake's
 // own environment (FAKECUDA_DEVICES, FAKECUDA_INIT, FAKECUDA_LEAKS) is
-// described at the top of the C file. It skips when there is no C compiler
-// $CC (gcc by default); cgo needs one anyway.
+// described at the top of the C file. Next to it, libfakecuda_kernels.so
+// is goshmem's kernel library (internal/gpulib/lib.cu) built for the host
+// by $CXX (g++ by default), which the fake runs for the library's fatbin.
+// It skips when there is no C compiler $CC (gcc by default; cgo needs one
+// anyway) or no C++ compiler $CXX.
 func FakeCUDA(t testing.TB) string {
 	t.Helper()
 	cc := os.Getenv("CC")
@@ -32,8 +35,20 @@ func FakeCUDA(t testing.TB) string {
 	dir := filepath.Join(filepath.Dir(self), "..", "cgo", "cuda")
 	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
 	out, err := exec.Command(cc, "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Werror", "-I", dir,
-		"-o", lib, filepath.Join(dir, "testdata", "fakecuda.c")).CombinedOutput()
+		"-o", lib, filepath.Join(dir, "testdata", "fakecuda.c"), "-ldl").CombinedOutput()
 	require.NoError(t, err, "building the fake libcuda: %s", out)
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	if _, err := exec.LookPath(cxx); err != nil {
+		t.Skipf("no C++ compiler %q to build the kernel library for the fake libcuda: %v", cxx, err)
+	}
+	root := filepath.Join(filepath.Dir(self), "..", "..")
+	out, err = exec.Command(cxx, "-std=c++17", "-x", "c++", "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Wextra", "-Werror",
+		"-I", filepath.Join(root, "include"), "-o", filepath.Join(filepath.Dir(lib), "libfakecuda_kernels.so"),
+		filepath.Join(root, "internal", "gpulib", "lib.cu")).CombinedOutput()
+	require.NoError(t, err, "building the kernel library for the fake libcuda: %s", out)
 	return lib
 }
 

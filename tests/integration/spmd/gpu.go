@@ -10,7 +10,8 @@ import (
 // gpuModes are the -mode values of the GPU lifecycle tests
 // (tests/integration/gpu_fake_test.go, on the fake CUDA driver).
 var gpuModes = map[string]func() int{
-	"gpu-init": gpuInit,
+	"gpu-init":   gpuInit,
+	"gpu-stream": gpuStream, // gpustream.go
 }
 
 // gpuInit is -mode gpu-init: Init with the environment's GPU settings,

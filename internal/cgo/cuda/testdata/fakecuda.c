@@ -15,6 +15,18 @@
  * does not compile PTX; any other entry fails the load with
  * CUDA_ERROR_NOT_SUPPORTED.
  *
+ * A fatbin image (magic 0xBA55ED50: goshmem's embedded kernel library,
+ * internal/gpulib/lib.fatbin) loads the host-mode build of the same source
+ * (internal/gpulib/lib.cu compiled by g++ into libfakecuda_kernels.so next
+ * to this library, or the file FAKECUDA_KERNELS names): cuModuleGetFunction
+ * finds a kernel by its name there, and cuLaunchKernel calls it on the
+ * launching thread with the module's goshmemi_device_state installed as
+ * that thread's state. The grid must be one block; the one host call
+ * stands for the whole block (the header's _block forms are thread forms
+ * in host mode). Every stream is synchronous: work runs inside the call
+ * that queues it, so stream order holds trivially and a kernel that waits
+ * for a peer blocks its caller until the peer (another process) delivers.
+ *
  * Device memory is a shared memory file per allocation (memfd), so that a
  * CUDA IPC handle opens in another process as on a GPU: the opener maps the
  * owner's file through /proc/<pid>/fd (at another address). In the owner's
@@ -29,6 +41,7 @@
  * report at exit). Not thread-safe beyond what the tests need.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -49,12 +62,25 @@ struct CUctx_st {
 	int pending; /* fault to report at the next sync (cleared then: unlike the real driver) */
 	unsigned peers;
 };
+/* The kernel library's one by-value argument (internal/gpulib/lib.h). */
+struct lib_args {
+	uint64_t v[8];
+};
+typedef void (*lib_kernel)(struct lib_args);
 struct CUmod_st {
 	int magic;
 	unsigned long long ptx; /* PTX module: bit i = ptxfuncs[i] is in it */
+	/* kernel library module (fatbin image): */
+	int lib;
+	uint64_t state_ptr;  /* its goshmemi_device_state */
+	void *state_c;       /* its goshmemi_device_state_c */
+	struct CUfunc_st **fns;
+	int nfn;
 };
 struct CUfunc_st {
 	const char *name;
+	lib_kernel host; /* kernel library: the host build's function */
+	struct CUmod_st *mod;
 };
 struct CUstream_st {
 	int magic;
@@ -593,10 +619,66 @@ static CUresult ptx_scan(const char *img, unsigned long long *mask)
 	return *mask ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
 }
 
+/* The host build of the kernel library (see the top of the file). */
+static void *lib_so;
+static void (*lib_set_state)(void *);
+static unsigned long lib_state_bytes;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+static void lib_open(void)
+{
+	const char *env = getenv("FAKECUDA_KERNELS");
+	char path[4096];
+	Dl_info di;
+	const unsigned long *bytes;
+	if (env && *env) {
+		snprintf(path, sizeof path, "%s", env);
+	} else {
+		char *slash;
+		if (!dladdr((void *)lib_open, &di) || !di.dli_fname)
+			return;
+		snprintf(path, sizeof path, "%s", di.dli_fname);
+		slash = strrchr(path, '/');
+		snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0), "%s",
+			 "libfakecuda_kernels.so");
+	}
+	lib_so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib_so) {
+		fprintf(stderr, "fakecuda: cannot load the kernel library's host build: %s\n", dlerror());
+		return;
+	}
+	lib_set_state = (void (*)(void *))dlsym(lib_so, "goshmemi_lib_host_set_state");
+	bytes = (const unsigned long *)dlsym(lib_so, "goshmemi_lib_state_bytes");
+	if (!lib_set_state || !bytes) {
+		fprintf(stderr, "fakecuda: %s lacks goshmemi_lib_host_set_state or goshmemi_lib_state_bytes\n", path);
+		lib_so = NULL;
+		return;
+	}
+	lib_state_bytes = *bytes;
+}
+
+static int is_fatbin(const void *image)
+{
+	uint32_t magic;
+	memcpy(&magic, image, 4);
+	return magic == 0xBA55ED50u;
+}
+
 EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
 	unsigned long long mask = 0;
 	NEED_CTX();
+	if (image && is_fatbin(image)) {
+		pthread_once(&lib_once, lib_open);
+		if (!lib_so)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		*m = calloc(1, sizeof **m);
+		(*m)->magic = 0x6d6f64;
+		(*m)->lib = 1;
+		(*m)->state_c = calloc(1, lib_state_bytes);
+		live_add(L_MODULE, 1);
+		return CUDA_SUCCESS;
+	}
 	if (image && strncmp(image, ".version", 8) == 0) {
 		CUresult r = ptx_scan(image, &mask);
 		if (r != CUDA_SUCCESS)
@@ -604,7 +686,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 	} else if (!image || strncmp(image, "FAKEMODULE", 10) != 0) {
 		return CUDA_ERROR_INVALID_IMAGE;
 	}
-	*m = malloc(sizeof **m);
+	*m = calloc(1, sizeof **m);
 	(*m)->magic = 0x6d6f64;
 	(*m)->ptx = mask;
 	live_add(L_MODULE, 1);
@@ -627,9 +709,14 @@ EXPORT CUresult cuModuleLoad(CUmodule *m, const char *path)
 EXPORT CUresult cuModuleUnload(CUmodule m)
 {
 	NEED_CTX();
+	int i;
 	if (!m || m->magic != 0x6d6f64)
 		return CUDA_ERROR_INVALID_HANDLE;
 	m->magic = 0;
+	for (i = 0; i < m->nfn; i++)
+		free(m->fns[i]);
+	free(m->fns);
+	free(m->state_c);
 	free(m);
 	live_add(L_MODULE, -1);
 	return CUDA_SUCCESS;
@@ -641,6 +728,28 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 	NEED_CTX();
 	if (!m || m->magic != 0x6d6f64)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (m->lib) {
+		int k;
+		struct CUfunc_st **grown;
+		lib_kernel fn = (lib_kernel)dlsym(lib_so, name);
+		if (!fn)
+			return CUDA_ERROR_NOT_FOUND;
+		for (k = 0; k < m->nfn; k++)
+			if (m->fns[k]->host == fn) {
+				*f = m->fns[k];
+				return CUDA_SUCCESS;
+			}
+		grown = realloc(m->fns, (size_t)(m->nfn + 1) * sizeof *m->fns);
+		if (!grown)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		m->fns = grown;
+		m->fns[m->nfn] = calloc(1, sizeof **m->fns);
+		m->fns[m->nfn]->name = NULL;
+		m->fns[m->nfn]->host = fn;
+		m->fns[m->nfn]->mod = m;
+		*f = m->fns[m->nfn++];
+		return CUDA_SUCCESS;
+	}
 	if (m->ptx) {
 		for (i = 0; i < NPTX; i++)
 			if ((m->ptx >> i & 1) && strcmp(ptxnames[i], name) == 0) {
@@ -662,6 +771,23 @@ EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *n, CUmodule m, cons
 	NEED_CTX();
 	if (!m || m->magic != 0x6d6f64)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (m->lib) {
+		if (strcmp(name, "goshmemi_device_state") == 0) {
+			if (p)
+				*p = (CUdeviceptr)(uintptr_t)&m->state_ptr;
+			if (n)
+				*n = sizeof m->state_ptr;
+			return CUDA_SUCCESS;
+		}
+		if (strcmp(name, "goshmemi_device_state_c") == 0) {
+			if (p)
+				*p = (CUdeviceptr)(uintptr_t)m->state_c;
+			if (n)
+				*n = lib_state_bytes;
+			return CUDA_SUCCESS;
+		}
+		return CUDA_ERROR_NOT_FOUND;
+	}
 	if (m->ptx || strcmp(name, "goshmemi_device_state") != 0)
 		return CUDA_ERROR_NOT_FOUND;
 	if (p)
@@ -729,6 +855,18 @@ static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 		return CUDA_ERROR_INVALID_VALUE;
 	if (f >= &ptxfuncs[0] && f < &ptxfuncs[NPTX])
 		return ptx_run((size_t)(f - ptxfuncs), kp);
+	if (f->host) { /* the kernel library: one block, one host call */
+		struct lib_args a;
+		if (gx * gy * gz != 1)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		if (!kp)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(&a, kp[0], sizeof a);
+		lib_set_state((void *)(uintptr_t)f->mod->state_ptr);
+		f->host(a);
+		lib_set_state(NULL);
+		return CUDA_SUCCESS;
+	}
 	if (f == &funcs[0]) {
 		uint64_t *out, bad = 0;
 		uint32_t e;

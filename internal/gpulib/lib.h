@@ -1,0 +1,39 @@
+/* The ABI between package shmem (through internal/gpulib) and lib.cu:
+ * the kernels' one argument and the codes Go passes. gpulib.go mirrors
+ * every value; gpulib_test.go checks them against this file. */
+#ifndef GOSHMEMI_LIB_H
+#define GOSHMEMI_LIB_H
+
+#include <stdint.h>
+
+/* Threads of the one block every library kernel runs as. */
+#define GOSHMEMI_LIB_THREADS 1024
+
+#define GOSHMEMI_LIB_NARGS 8
+typedef struct goshmemi_lib_args {
+    uint64_t v[GOSHMEMI_LIB_NARGS];
+} goshmemi_lib_args_t;
+
+/* Comparisons of goshmemi_lib_signal_wait, in shmem.Cmp's order. */
+#define GOSHMEMI_LIB_CMP_EQ 0
+#define GOSHMEMI_LIB_CMP_NE 1
+#define GOSHMEMI_LIB_CMP_GT 2
+#define GOSHMEMI_LIB_CMP_GE 3
+#define GOSHMEMI_LIB_CMP_LT 4
+#define GOSHMEMI_LIB_CMP_LE 5
+
+/* Signal operations of goshmemi_lib_put_signal. */
+#define GOSHMEMI_LIB_SIGNAL_SET 0
+#define GOSHMEMI_LIB_SIGNAL_ADD 1
+
+/* Reduction operators, in shmem.Op's order (kernel names carry them as
+ * sum, prod, min, max, and, or, xor). */
+#define GOSHMEMI_LIB_OP_SUM 0
+#define GOSHMEMI_LIB_OP_PROD 1
+#define GOSHMEMI_LIB_OP_MIN 2
+#define GOSHMEMI_LIB_OP_MAX 3
+#define GOSHMEMI_LIB_OP_AND 4
+#define GOSHMEMI_LIB_OP_OR 5
+#define GOSHMEMI_LIB_OP_XOR 6
+
+#endif /* GOSHMEMI_LIB_H */

@@ -1,0 +1,202 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/gpulib"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
+)
+
+// LibChunkBytes is the most a library reduction handles per step: the
+// size of its local accumulator and of its symmetric fetch buffer (less
+// for the fetch buffer, and then the step, on a small GPU heap).
+const LibChunkBytes = 256 << 10
+
+// gpuLib is goshmem's kernel library (internal/gpulib) in this PE's GPU
+// context: loaded on first use, its device state installed like a user
+// module's, unloaded at Finalize (gpuBackend.Close).
+type gpuLib struct {
+	mu      sync.Mutex // guards everything below; held across a launch (args)
+	loaded  bool
+	err     error
+	mod     *cuda.Module
+	fns     [gpulib.Count]*cuda.Function
+	names   [gpulib.Count]string
+	scratch cuda.DevicePtr // local accumulator, LibChunkBytes
+	// fetch: heap offset and size of the symmetric fetch buffer, reserved
+	// from the GPU heap at Init (reserveLibFetch) so it is symmetric
+	// without a collective.
+	fetchOff   uint64
+	fetchBytes int
+	args       cuda.Args
+	buf     [gpulib.NArgs * 8]byte
+}
+
+// loadLib loads the library (under l.mu). A failure is kept: every later
+// call reports it.
+func (r *Runtime) loadLib(l *gpuLib, op string) error {
+	if l.loaded || l.err != nil {
+		return l.err
+	}
+	m, err := r.GPU.Ctx.ModuleLoadData(gpulib.Fatbin)
+	if err != nil {
+		l.err = errs.Wrap(err, r.Me, op, "loading goshmem's kernel library (sm_90 SASS + compute_90 PTX)")
+		return l.err
+	}
+	if _, err := r.GPU.InstallState(m); err != nil {
+		_ = m.Unload()
+		l.err = errs.Wrap(err, r.Me, op, "goshmem's kernel library")
+		return l.err
+	}
+	for k := range l.fns {
+		name := gpulib.Kernel(k).Name()
+		if l.fns[k], err = m.Function(name); err != nil {
+			r.GPU.ForgetModule(m)
+			_ = m.Unload()
+			l.err = errs.Wrap(err, r.Me, op, "goshmem's kernel library")
+			return l.err
+		}
+		l.names[k] = name
+	}
+	if l.scratch, err = r.GPU.Ctx.MemAlloc(LibChunkBytes); err != nil {
+		r.GPU.ForgetModule(m)
+		_ = m.Unload()
+		l.err = errs.Wrap(err, r.Me, op, "the kernel library's scratch")
+		return l.err
+	}
+	l.mod, l.loaded = m, true
+	return nil
+}
+
+// closeLib unloads the library and frees its scratch (Finalize).
+func (r *Runtime) closeLib(t *cudatr.Transport) error {
+	l := &r.gpuState.lib
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.loaded {
+		l.err = nil
+		return nil
+	}
+	l.loaded = false
+	t.ForgetModule(l.mod)
+	err := l.mod.Unload()
+	if ferr := t.Ctx.MemFree(l.scratch); err == nil {
+		err = ferr
+	}
+	l.mod, l.scratch = nil, 0
+	return err
+}
+
+// reserveLibFetch takes the library's symmetric fetch buffer from the
+// fresh GPU heap allocator (Connect): every PE's allocator starts empty
+// and makes the same first allocation, so the offset is the same on every
+// PE with no exchange. A heap too small for it leaves it 0 (reductions
+// then need every member load/store reachable).
+func (r *Runtime) reserveLibFetch() {
+	l := &r.gpuState.lib
+	n := min(LibChunkBytes, int(r.GAlloc.Total()/16)) &^ 4095
+	if n <= 0 {
+		return
+	}
+	off, err := r.GAlloc.Alloc(uint64(n), GPUAlign)
+	if err != nil {
+		return
+	}
+	l.fetchOff, l.fetchBytes = cudatr.ControlBytes+off, n
+}
+
+// LibScratch returns the library's local accumulator (device address),
+// its symmetric fetch buffer (this PE's device address; 0 when there is
+// none) and the chunk size reductions use, loading the library on first
+// use.
+func (r *Runtime) LibScratch(op string) (acc, fetch cuda.DevicePtr, chunk int, err error) {
+	if err := r.NeedGPU(op); err != nil {
+		return 0, 0, 0, err
+	}
+	l := &r.gpuState.lib
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := r.loadLib(l, op); err != nil {
+		return 0, 0, 0, err
+	}
+	if l.fetchBytes == 0 {
+		return l.scratch, 0, LibChunkBytes, nil
+	}
+	return l.scratch, r.GPU.Base() + cuda.DevicePtr(l.fetchOff), l.fetchBytes, nil
+}
+
+// StreamOrDefault is s, or the PE's default stream when s is nil; a
+// destroyed stream is an error naming op.
+func (r *Runtime) StreamOrDefault(s *Stream, op string) (*Stream, error) {
+	if err := r.NeedGPU(op); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return r.DefaultStream()
+	}
+	if s.dead.Load() {
+		return nil, errs.New(errs.ErrInvalidArgument, r.Me, op, "the stream was destroyed")
+	}
+	return s, nil
+}
+
+// LibLaunch queues library kernel k (one block of gpulib.Threads threads)
+// with argument words v on s (nil: the default stream) and returns
+// without waiting. It allocates nothing once the library is loaded.
+func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, op string) error {
+	s, err := r.StreamOrDefault(s, op)
+	if err != nil {
+		return err
+	}
+	l := &r.gpuState.lib
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := r.loadLib(l, op); err != nil {
+		return err
+	}
+	for i, w := range v {
+		binary.LittleEndian.PutUint64(l.buf[8*i:], w)
+	}
+	one, block := [3]uint32{1, 1, 1}, [3]uint32{gpulib.Threads, 1, 1}
+	if err := l.fns[k].Launch(one, block, 0, s.s, l.args.Reset().Struct(l.buf[:], 8)); err != nil {
+		return errs.Wrap(err, r.Me, op, "launching %s", l.names[k])
+	}
+	s.last.Store(&l.names[k])
+	r.gpuState.lastKernel.Store(&l.names[k])
+	return nil
+}
+
+// CopyOnStream queues a copy of n bytes between device addresses (local
+// or a peer's mapped heap) on s (nil: the default stream).
+func (r *Runtime) CopyOnStream(s *Stream, dst, src cuda.DevicePtr, n int, op string) error {
+	s, err := r.StreamOrDefault(s, op)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	return errs.Wrap(s.s.MemcpyDtoDAsync(dst, src, n), r.Me, op, "cuMemcpyDtoDAsync of %d bytes", n)
+}
+
+// WrapStream is the Stream for another library's CUstream h of this PE's
+// context (0: the NULL stream). Destroy only retires the wrapper.
+func (r *Runtime) WrapStream(h uintptr) (*Stream, error) {
+	if err := r.NeedGPU("StreamFromHandle"); err != nil {
+		return nil, err
+	}
+	return &Stream{s: r.GPU.Ctx.WrapStream(h), borrowed: true}, nil
+}
+
+// SyncStream waits for s (nil: the default stream) and then for the
+// backends' accepted work, like Synchronize(s).
+func (r *Runtime) SyncStream(s *Stream, op string) error {
+	s, err := r.StreamOrDefault(s, op)
+	if err != nil {
+		return err
+	}
+	return r.Synchronize(s, op)
+}

@@ -1,0 +1,508 @@
+package shmem
+
+import (
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/elem"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/gpulib"
+	core "github.com/goshmem/goshmem/internal/runtime"
+)
+
+// Stream-ordered communication (Ref: NVSHMEM nvshmemx_*_on_stream): each
+// call validates its arguments, enqueues the operation on the stream and
+// returns without waiting for the GPU; the operation runs in stream order
+// with the kernels and copies queued there (nil stream: the PE's default
+// stream, the one Launch uses for a nil LaunchConfig.Stream). Errors in
+// the arguments are returned at the call; a failure while the operation
+// runs surfaces at the next Synchronize of the stream (or the PE), like a
+// kernel's. The operations run goshmem's own kernels (internal/gpulib,
+// embedded in the binary) or, where a plain copy does the job, a stream
+// copy: a put or get to a PE whose heap this GPU maps (CUDA IPC, NVLink)
+// is cuMemcpyDtoDAsync; every PE the GPU reaches through the proxy or
+// IBGDA (GOSHMEM_GPU_TRANSPORT) goes through a kernel.
+//
+// Collectives on stream: every member enqueues the same collective, and
+// the GPU work of all members must be able to run at the same time (one
+// GPU shared under MPS, or one GPU per PE), as for any device barrier.
+// One team's on-stream collectives and barriers must be issued on one
+// stream per PE (they share the team's device barrier state), and a team
+// needs a device slot (Team.DeviceID >= 0).
+
+// StreamFromHandle wraps h, a CUstream of this PE's GPU context made by
+// another library (cuBLAS, a framework), for the on-stream calls and
+// Launch; h = 0 is the legacy NULL stream. The handle stays the other
+// library's: Destroy only retires the wrapper. Called before Init or
+// without a GPU, it returns a Stream whose every use reports why.
+func StreamFromHandle(h uintptr) *Stream {
+	r, err := rt("StreamFromHandle")
+	if err != nil {
+		return &Stream{err: err}
+	}
+	cs, err := r.c.WrapStream(h)
+	if err != nil {
+		return &Stream{err: err}
+	}
+	return &Stream{r: r, s: cs}
+}
+
+// Handle is the stream's CUstream handle, for another library (0 for a
+// stream StreamFromHandle could not wrap).
+func (s *Stream) Handle() uintptr {
+	if s == nil || s.s == nil {
+		return 0
+	}
+	return s.s.Handle()
+}
+
+// use resolves s for op: the runtime and the core stream (nil: the
+// default stream).
+func (s *Stream) use(op string) (*runtime, *core.Stream, error) {
+	r, err := rt(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s == nil {
+		return r, nil, nil
+	}
+	if s.err != nil {
+		return nil, nil, errs.Wrap(s.err, r.me, op, "a stream StreamFromHandle could not wrap")
+	}
+	if s.r != r {
+		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "the stream belongs to a finalized runtime")
+	}
+	return r, s.s, nil
+}
+
+// devSpan checks that a is a live GPU array with elements [idx, idx+n)
+// and pe a PE, and returns the elements' heap offset (the symmetric
+// offset on every PE).
+func devSpan[T Elem](r *runtime, a Array[T], op, name string, idx, n, pe int) (uint64, error) {
+	if a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
+		return 0, badArray(r, a, op+" ("+name+")")
+	}
+	if !a.b.dev {
+		return 0, errs.Hint(errs.ErrInvalidArgument, "allocate it with shmem.AllocDevice", r.me, op,
+			"%s is a host array: stream-ordered operations and collectives on GPU arrays need every array on the GPU", name)
+	}
+	if uint(pe) >= uint(r.npes) {
+		return 0, errs.New(errs.ErrPEOutOfRange, r.me, op, "pe = %d; must be in [0, %d)", pe, r.npes)
+	}
+	if idx < 0 || n < 0 || idx > a.b.n || n > a.b.n-idx {
+		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "%s: index %d, length %d: elements [%d, %s) are outside the array's [0, %d)",
+			name, idx, n, idx, exactSum(idx, n), a.b.n)
+	}
+	return a.b.off + uint64(idx)*uint64(elem.Size[T]()), nil
+}
+
+// devPeer is the device's address of pe's heap (0: a remote transport
+// carries it), or an error when the GPU cannot reach pe at all.
+func (r *runtime) devPeer(pe int, op string) (cuda.DevicePtr, error) {
+	g := r.c.GPU
+	if p := g.DeviceAddr(pe); p != 0 || g.DeviceRemote() {
+		return p, nil
+	}
+	return 0, errs.Hint(errs.ErrNotSupported, "set GOSHMEM_GPU_TRANSPORT=proxy (or ibgda) to reach other nodes' GPUs", r.me, op,
+		"the GPU heap of PE %d is not mapped on this GPU and no GPU remote transport is configured", pe)
+}
+
+// devLocal is this PE's device address of heap offset off.
+func (r *runtime) devLocal(off uint64) uint64 { return uint64(r.c.GPU.Base()) + off }
+
+// PutOnStream enqueues on s a put of src[srcIdx:srcIdx+n] (this PE) into
+// dst[dstIdx:dstIdx+n] on pe; both are GPU arrays. When the stream's next
+// operation starts the data has been delivered to pe (Ref: NVSHMEM
+// nvshmemx_putmem_on_stream; here also remotely complete).
+func PutOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int) error {
+	const op = "PutOnStream"
+	r, cs, err := s.use(op)
+	if err != nil {
+		return err
+	}
+	doff, err := devSpan(r, dst, op, "dst", dstIdx, n, pe)
+	if err != nil {
+		return err
+	}
+	soff, err := devSpan(r, src, op, "src", srcIdx, n, r.me)
+	if err != nil {
+		return err
+	}
+	peer, err := r.devPeer(pe, op)
+	if err != nil {
+		return err
+	}
+	bytes := n * elem.Size[T]()
+	if peer != 0 {
+		return r.c.CopyOnStream(cs, peer+cuda.DevicePtr(doff), cuda.DevicePtr(r.devLocal(soff)), bytes, op)
+	}
+	return r.c.LibLaunch(cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(doff), r.devLocal(soff), uint64(bytes), uint64(pe)}, op)
+}
+
+// GetOnStream enqueues on s a get of src[srcIdx:srcIdx+n] on pe into
+// dst[dstIdx:dstIdx+n] (this PE); both are GPU arrays. The data is in dst
+// when the stream's next operation starts (Ref: NVSHMEM
+// nvshmemx_getmem_on_stream).
+func GetOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int) error {
+	const op = "GetOnStream"
+	r, cs, err := s.use(op)
+	if err != nil {
+		return err
+	}
+	doff, err := devSpan(r, dst, op, "dst", dstIdx, n, r.me)
+	if err != nil {
+		return err
+	}
+	soff, err := devSpan(r, src, op, "src", srcIdx, n, pe)
+	if err != nil {
+		return err
+	}
+	peer, err := r.devPeer(pe, op)
+	if err != nil {
+		return err
+	}
+	bytes := n * elem.Size[T]()
+	if peer != 0 {
+		return r.c.CopyOnStream(cs, cuda.DevicePtr(r.devLocal(doff)), peer+cuda.DevicePtr(soff), bytes, op)
+	}
+	return r.c.LibLaunch(cs, gpulib.Get, &[gpulib.NArgs]uint64{r.devLocal(doff), r.devLocal(soff), uint64(bytes), uint64(pe)}, op)
+}
+
+// PutSignalOnStream enqueues on s a put of src[srcIdx:srcIdx+n] into
+// dst[dstIdx:] on pe followed by the update of sig[sigIdx] on pe with
+// sigVal (SignalSet or SignalAdd): a PE that sees the signal sees the data
+// (Ref: NVSHMEM nvshmemx_putmem_signal_on_stream). dst, src and sig are
+// GPU arrays.
+func PutSignalOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n int, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
+	const name = "PutSignalOnStream"
+	r, cs, err := s.use(name)
+	if err != nil {
+		return err
+	}
+	doff, err := devSpan(r, dst, name, "dst", dstIdx, n, pe)
+	if err != nil {
+		return err
+	}
+	soff, err := devSpan(r, src, name, "src", srcIdx, n, r.me)
+	if err != nil {
+		return err
+	}
+	goff, err := devSpan(r, sig, name, "sig", sigIdx, 1, pe)
+	if err != nil {
+		return err
+	}
+	var code uint64
+	switch op {
+	case SignalSet:
+		code = gpulib.SignalSet
+	case SignalAdd:
+		code = gpulib.SignalAdd
+	default:
+		return errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be SignalSet or SignalAdd", int(op))
+	}
+	if _, err := r.devPeer(pe, name); err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(doff), r.devLocal(soff), uint64(n * elem.Size[T]()),
+		r.devLocal(goff), sigVal, code, uint64(pe)}, name)
+}
+
+// libCmp maps c to the library's code (lib.h GOSHMEMI_LIB_CMP_*).
+var libCmp = [...]uint64{CmpEQ: gpulib.CmpEQ, CmpNE: gpulib.CmpNE, CmpGT: gpulib.CmpGT, CmpGE: gpulib.CmpGE,
+	CmpLT: gpulib.CmpLT, CmpLE: gpulib.CmpLE}
+
+// SignalWaitUntilOnStream enqueues on s a wait until this PE's sig[idx]
+// (a GPU array) satisfies (sig[idx] cmp v): the stream's later work runs
+// after the wait ends and sees the data published before the signal (Ref:
+// NVSHMEM nvshmemx_signal_wait_until_on_stream).
+func SignalWaitUntilOnStream(s *Stream, sig Array[uint64], idx int, cmp Cmp, v uint64) error {
+	const op = "SignalWaitUntilOnStream"
+	r, cs, err := s.use(op)
+	if err != nil {
+		return err
+	}
+	off, err := devSpan(r, sig, op, "sig", idx, 1, r.me)
+	if err != nil {
+		return err
+	}
+	if !cmp.valid() {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
+	}
+	return r.c.LibLaunch(cs, gpulib.SignalWait, &[gpulib.NArgs]uint64{r.devLocal(off), libCmp[cmp], v}, op)
+}
+
+// QuietOnStream enqueues on s the completion of every put, get and atomic
+// this PE's GPU issued before it (goshmem_quiet; Ref: NVSHMEM
+// nvshmemx_quiet_on_stream).
+func QuietOnStream(s *Stream) error {
+	r, cs, err := s.use("QuietOnStream")
+	if err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Quiet, &[gpulib.NArgs]uint64{}, "QuietOnStream")
+}
+
+// BarrierAllOnStream enqueues on s a barrier of all PEs: quiet, then wait
+// until every PE's stream reached its barrier (Ref: NVSHMEM
+// nvshmemx_barrier_all_on_stream). Collective.
+func BarrierAllOnStream(s *Stream) error {
+	r, cs, err := s.use("BarrierAllOnStream")
+	if err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{0}, "BarrierAllOnStream")
+}
+
+// SyncAllOnStream enqueues on s a sync of all PEs: it waits until every
+// PE's stream reached it, ordering (not completing) earlier stores (Ref:
+// NVSHMEM nvshmemx_sync_all_on_stream). Collective.
+func SyncAllOnStream(s *Stream) error {
+	r, cs, err := s.use("SyncAllOnStream")
+	if err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Sync, &[gpulib.NArgs]uint64{0}, "SyncAllOnStream")
+}
+
+// BarrierOnStream enqueues on s a barrier of t's members (quiet, then
+// wait for every member; Ref: NVSHMEM nvshmemx_barrier_on_stream).
+// Collective over t.
+func (t Team) BarrierOnStream(s *Stream) error {
+	const op = "Team.BarrierOnStream"
+	r, cs, err := s.use(op)
+	if err != nil {
+		return err
+	}
+	id, _, err := r.devTeam(t, op)
+	if err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{uint64(id)}, op)
+}
+
+// devTeam is t's device team id (world: GOSHMEM_TEAM_WORLD) and size, or
+// an error when t has none here.
+func (r *runtime) devTeam(t Team, op string) (int, int, error) {
+	if err := r.c.NeedGPU(op); err != nil {
+		return 0, 0, err
+	}
+	ct, err := r.team(t, op)
+	if err != nil {
+		return 0, 0, err
+	}
+	if t == TeamWorld {
+		return 0, ct.Size, nil
+	}
+	id := t.DeviceID()
+	if id < 0 {
+		return 0, 0, errs.Hint(errs.ErrNotSupported, "use a strided team (TeamWorld, a split) among the first device slots", r.me, op,
+			"the team has no device slot (not strided, or beyond the %d teams published to the GPU)", core.MaxDeviceTeams)
+	}
+	return id, ct.Size, nil
+}
+
+// libType is the reduction kernel's element type for T.
+func libType[T Elem]() gpulib.Type {
+	var z T
+	switch any(z).(type) {
+	case int8:
+		return 0
+	case int16:
+		return 1
+	case int32:
+		return 2
+	case int64:
+		return 3
+	case uint8:
+		return 4
+	case uint16:
+		return 5
+	case uint32:
+		return 6
+	case uint64:
+		return 7
+	case float32:
+		return 8
+	case float64:
+		return 9
+	}
+	// a type defined on one of them
+	size, signed := elem.Size[T](), z-1 < 0
+	if elem.IsFloat[T]() {
+		if size == 4 {
+			return 8
+		}
+		return 9
+	}
+	t := gpulib.Type(map[int]int{1: 0, 2: 1, 4: 2, 8: 3}[size])
+	if !signed {
+		t += 4
+	}
+	return t
+}
+
+// collDev validates an on-stream collective's arrays (GPU arrays of at
+// least dstN and srcN elements) and returns their heap offsets.
+func collDev[T Elem](r *runtime, op string, dst, src Array[T], dstN, srcN int) (uint64, uint64, error) {
+	doff, err := devSpan(r, dst, op, "dst", 0, dstN, r.me)
+	if err != nil {
+		return 0, 0, err
+	}
+	soff, err := devSpan(r, src, op, "src", 0, srcN, r.me)
+	return doff, soff, err
+}
+
+// noPartialOverlap refuses dst and src that overlap without being the
+// same elements (Ref: OpenSHMEM 1.6 §9.9.11: in place, or disjoint).
+func noPartialOverlap(r *runtime, op string, doff uint64, dn int, soff uint64, sn int, size int) error {
+	if doff == soff || doff+uint64(dn*size) <= soff || soff+uint64(sn*size) <= doff {
+		return nil
+	}
+	return errs.New(errs.ErrInvalidArgument, r.me, op, "dst and src overlap without being the same array (in place) or disjoint")
+}
+
+// ReduceOnStream enqueues on s the all-reduce of Reduce: n elements of src
+// combined with op over t's members into dst on every member (dst may be
+// src; Ref: NVSHMEM nvshmemx_<T>_<op>_reduce_on_stream). GPU arrays.
+// Every member gets the same bits. Collective over t.
+func ReduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int) error {
+	return reduceOnStream(s, t, op, dst, src, n, false, "ReduceOnStream")
+}
+
+// ReduceScatterOnStream enqueues on s a reduce-scatter over t: src holds
+// t.NPEs() blocks of n elements on every member; the member numbered i in
+// t gets in dst[0:n] the reduction with op of every member's block i (Ref:
+// NVSHMEM nvshmemx_<T>_<op>_reducescatter_on_stream). dst may be src (its
+// first n elements). GPU arrays. Collective over t.
+func ReduceScatterOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int) error {
+	return reduceOnStream(s, t, op, dst, src, n, true, "ReduceScatterOnStream")
+}
+
+func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, scatter bool, name string) error {
+	r, cs, err := s.use(name)
+	if err != nil {
+		return err
+	}
+	if op < OpSum || op > OpXor {
+		return errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be one of OpSum..OpXor", int(op))
+	}
+	if op.Bitwise() && elem.IsFloat[T]() {
+		return errs.Hint(errs.ErrInvalidArgument, "use OpSum, OpProd, OpMin or OpMax for floating point",
+			r.me, name, "op %v is bitwise; element type %s is floating point", op, elem.Name[T]())
+	}
+	id, size, err := r.devTeam(t, name)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return errs.New(errs.ErrInvalidArgument, r.me, name, "n = %d; must be >= 0", n)
+	}
+	srcN, sc := n, uint64(0)
+	if scatter {
+		srcN, sc = n*size, 1
+	}
+	doff, soff, err := collDev(r, name, dst, src, n, srcN)
+	if err != nil {
+		return err
+	}
+	if err := noPartialOverlap(r, name, doff, n, soff, srcN, elem.Size[T]()); err != nil {
+		return err
+	}
+	acc, fetch, chunk, err := r.c.LibScratch(name)
+	if err != nil {
+		return err
+	}
+	if fetch == 0 && len(r.c.GPU.RemotePEs()) > 0 {
+		return errs.Hint(errs.ErrNotSupported, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, name,
+			"the GPU heap is too small for the reduction's fetch buffer, which remote members need")
+	}
+	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n),
+		uint64(acc), uint64(fetch), uint64(chunk), uint64(op) | sc<<8}, name)
+}
+
+// BroadcastOnStream enqueues on s the Broadcast of n elements of src on
+// t's root (a number in t) into dst on every member, root included (Ref:
+// NVSHMEM nvshmemx_<T>_broadcast_on_stream). GPU arrays. Collective over t.
+func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int) error {
+	const op = "BroadcastOnStream"
+	r, cs, err := s.use(op)
+	if err != nil {
+		return err
+	}
+	id, size, err := r.devTeam(t, op)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "n = %d; must be >= 0", n)
+	}
+	if root < 0 || root >= size {
+		return errs.New(errs.ErrPEOutOfRange, r.me, op, "root = %d; must be in [0, %d) (a number in the team)", root, size)
+	}
+	doff, soff, err := collDev(r, op, dst, src, n, n)
+	if err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Broadcast, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
+		uint64(n * elem.Size[T]()), uint64(root)}, op)
+}
+
+// FCollectOnStream enqueues on s the FCollect of n elements of src from
+// every member of t into dst (n*t.NPEs() elements) in team order (Ref:
+// NVSHMEM nvshmemx_<T>_fcollect_on_stream). GPU arrays. Collective over t.
+func FCollectOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int) error {
+	return moveOnStream(s, t, dst, src, n, gpulib.FCollect, "FCollectOnStream")
+}
+
+// AllToAllOnStream enqueues on s the AllToAll of t: block j (n elements)
+// of src on every member lands at block MyPE-in-t of dst on member j; src
+// and dst hold n*t.NPEs() elements (Ref: NVSHMEM
+// nvshmemx_<T>_alltoall_on_stream). GPU arrays. Collective over t.
+func AllToAllOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int) error {
+	return moveOnStream(s, t, dst, src, n, gpulib.AllToAll, "AllToAllOnStream")
+}
+
+func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.Kernel, op string) error {
+	r, cs, err := s.use(op)
+	if err != nil {
+		return err
+	}
+	id, size, err := r.devTeam(t, op)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "n = %d; must be >= 0", n)
+	}
+	srcN := n
+	if k == gpulib.AllToAll {
+		srcN = n * size
+	}
+	doff, soff, err := collDev(r, op, dst, src, n*size, srcN)
+	if err != nil {
+		return err
+	}
+	if err := noOverlap(r, op, doff, n*size, soff, srcN, elem.Size[T]()); err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n * elem.Size[T]())}, op)
+}
+
+// noOverlap refuses overlapping dst and src (fcollect, alltoall).
+func noOverlap(r *runtime, op string, doff uint64, dn int, soff uint64, sn int, size int) error {
+	if dn == 0 || sn == 0 || doff+uint64(dn*size) <= soff || soff+uint64(sn*size) <= doff {
+		return nil
+	}
+	return errs.New(errs.ErrInvalidArgument, r.me, op, "dst and src overlap; they must be disjoint")
+}
+
+// gpuColl runs an on-stream collective on the default stream and waits
+// for it: the host collectives on GPU arrays.
+func gpuColl(op string, enqueue func() error) error {
+	r, err := rt(op)
+	if err != nil {
+		return err
+	}
+	if err := enqueue(); err != nil {
+		return err
+	}
+	return r.c.SyncStream(nil, op)
+}

@@ -1,0 +1,63 @@
+package integration
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
+)
+
+// The stream-ordered calls (PutOnStream ... AllToAllOnStream, the team
+// barrier, StreamFromHandle) and the host collectives on GPU arrays under
+// mpirun on the fake CUDA driver, which runs goshmem's kernel library
+// (internal/gpulib/lib.cu, built for the host) by kernel name. The fake's
+// streams are synchronous: each operation runs inside the call that
+// queues it, so these runs check values, argument errors and the
+// library's lifecycle (loaded on first use, unloaded at Finalize: no live
+// driver object after it), not asynchrony. Each transport the GPU uses to
+// reach peers: load/store (CUDA IPC), the CPU proxy, and IBGDA through the
+// soft NIC (an emulation).
+func TestGPUStream(t *testing.T) {
+	needMPI(t)
+	lib := testutil.FakeCUDA(t)
+	steps := []string{"PutOnStream", "GetOnStream", "PutSignalOnStream", "StreamFromHandle", "ReduceOnStream",
+		"ReduceScatterOnStream", "BroadcastOnStream", "FCollectOnStream", "AllToAllOnStream", "team on stream",
+		"host collectives on GPU arrays", "errors", "Finalize"}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		nps  []int
+	}{
+		{"p2p", nil, []int{2, 4}},
+		{"proxy", []string{"GOSHMEM_GPU_TRANSPORT=proxy"}, []int{2, 4}},
+		{"ibgda-soft", []string{"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"}, []int{2}},
+	} {
+		for _, np := range tc.nps {
+			t.Run(fmt.Sprintf("%s/np%d", tc.name, np), func(t *testing.T) {
+				leaks := filepath.Join(t.TempDir(), "live")
+				env := append([]string{"GOSHMEM_LIBCUDA=" + lib, "FAKECUDA_LEAKS=" + leaks, "GOSHMEM_GPU=on",
+					"GOSHMEM_DEVICE_HEAP_SIZE=16M", "FAKECUDA_DEVICES=", "FAKECUDA_INIT=", "GOSHMEM_GPU_TRANSPORT="}, tc.env...)
+				r := job(t, np, 120*time.Second, env, "-mode", "gpu-stream", "-heap", "16777216", "-guard", "100s")
+				t.Logf("exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)
+				require.Equal(t, 0, r.code, "output:\n%s", r.out)
+				assert.NotContains(t, r.out, "FAIL")
+				var missing []string
+				for pe := 0; pe < np; pe++ {
+					for _, s := range steps {
+						if l := fmt.Sprintf("gpu-stream: PE %d: %s: ok\n", pe, s); !strings.Contains(r.out, l) {
+							missing = append(missing, strings.TrimSpace(l))
+						}
+					}
+				}
+				assert.Empty(t, missing, "steps that did not pass (output above)")
+				noLiveObjects(t, leaks, np)
+			})
+		}
+	}
+}
