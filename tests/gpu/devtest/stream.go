@@ -86,8 +86,7 @@ func foreignStream() (*shmem.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	// cuda.Stream is {ctx *Context; h CUstream}: the raw handle is its second word.
-	h := *(*uintptr)(unsafe.Add(unsafe.Pointer(&st), unsafe.Sizeof(uintptr(0))))
+	h := st.Handle()
 	if h == 0 {
 		return nil, fmt.Errorf("cuStreamCreate returned a NULL stream")
 	}
@@ -100,7 +99,11 @@ func eachStream(fn func(k streamKind, s *shmem.Stream) error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
-		if err := fn(k, s); err != nil {
+		err = fn(k, s)
+		if s != nil {
+			_ = s.Destroy()
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
 		if err := shmem.BarrierAll(); err != nil {
