@@ -6,10 +6,10 @@
 #      collective rows of bench/gpu/coll.cuh; -DNO_COLL when that fails) in
 #      the background, against the Python environment's NVSHMEM;
 #   2. starts MPS (tests/gpu/mps.sh) and runs the device suite's collective
-#      and stream tests (bin/devtest -part coll: device collectives of every
-#      op family, types, teams, scopes; every *OnStream call, StreamFromHandle,
-#      host collectives on GPU arrays) at 2 and 4 PEs over load/store and
-#      over the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
+#      and stream tests (bin/devtest -part devcoll: device collectives of every
+#      op family, types, teams, scopes; -part stream: every *OnStream call,
+#      StreamFromHandle, host collectives on GPU arrays) at 2 and 4 PEs over
+#      load/store and over the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
 #      -DGOSHMEM_REMOTE_TRANSPORTS kernels);
 #   3. the benchmark rows, 2 PEs under MPS: goshmem-perf device -only
 #      coll|onstream and the NVSHMEM peer's same rows, then the ratio report;
@@ -134,18 +134,24 @@ step() {
 }
 
 MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
-# -part coll: only the collective and stream tests (-fatbin: any module with the device API)
-DT="bin/devtest -part coll -watchdog $WATCHDOG"
+# -part devcoll / stream: the device collectives, then the stream and host-GPU
+# collective tests, as separate runs (a hang ends one run, not the other)
+DT="bin/devtest -watchdog $WATCHDOG"
 for np in $NPS; do
-    lim=100
-    [ "$np" -gt 2 ] && lim=120
-    step "${np} PEs, 1 GPU, MPS, load/store" $lim $MPIRUN -np "$np" $DT -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+    lim=80
+    [ "$np" -gt 2 ] && lim=100
+    step "${np} PEs, 1 GPU, MPS, load/store: device collectives" $lim $MPIRUN -np "$np" \
+        $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+    step "${np} PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np "$np" \
+        $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
 done
 if [ "${SKIP_PROXY:-0}" != 1 ]; then
     for np in $NPS; do
-        step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 90 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s \
-            $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
-            $DT -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+        for p in devcoll stream; do
+            step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
+                env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
+                $DT -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+        done
     done
 fi
 
