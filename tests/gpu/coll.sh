@@ -40,10 +40,6 @@ rows=()
 fails=0
 
 # ---- 0. what is here ----
-missing=""
-for f in bin/devtest bin/goshmem-perf bin/gpu/devcoll.fatbin bin/gpu/devcoll_remote.fatbin bin/gpu/perf.fatbin bin/gpu/perf_coll.fatbin; do
-    [ -s "$f" ] || missing="$missing $f"
-done
 {
     echo "date: $(date -u +%FT%TZ); host $(hostname); $(nproc) CPUs"
     nvidia-smi -L
@@ -55,7 +51,6 @@ done
     echo "git: $(git log -1 --format='%h %s' 2>/dev/null || echo '(no git)')"
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt" >>"$log"
-[ -n "$missing" ] && say "MISSING (build them here with make gpu and carry bin/):$missing"
 
 # ---- 1. NVSHMEM peer, built in the background ----
 NV=${NVSHMEM_HOME:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem}
@@ -92,6 +87,30 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     build_peer >"$out/nvshmem_build.log" 2>&1 &
     build_pid=$!
 fi
+
+# kernels not carried: built here with this machine's nvcc, in parallel
+# (slower than carrying them: nvcc takes minutes on devcoll.cu)
+NVCC_FATBIN="nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin"
+kbuild=()
+for k in devcoll devcoll_remote perf_coll; do
+    [ -s bin/gpu/$k.fatbin ] && continue
+    src=tests/gpu/kernels/devcoll.cu
+    flags=""
+    [ $k = devcoll_remote ] && flags=-DGOSHMEM_REMOTE_TRANSPORTS
+    [ $k = perf_coll ] && src=bench/gpu/perf_coll.cu flags=-O3
+    say "building bin/gpu/$k.fatbin with the local nvcc ($src $flags)"
+    mkdir -p bin/gpu
+    timeout 300 $NVCC_FATBIN $flags $src -o bin/gpu/$k.fatbin >"$out/build_$k.log" 2>&1 &
+    kbuild+=($!)
+done
+for p in "${kbuild[@]}"; do wait "$p" || say "kernel build (pid $p) failed: see $out/build_*.log"; done
+[ ${#kbuild[@]} -gt 0 ] && say "kernels built in $(($(date +%s) - T0)) s"
+missing=""
+for f in bin/devtest bin/goshmem-perf bin/gpu/devcoll.fatbin bin/gpu/devcoll_remote.fatbin bin/gpu/perf_coll.fatbin; do
+    [ -s "$f" ] || missing="$missing $f"
+done
+[ -n "$missing" ] && say "MISSING (build them on the dev machine with make gpu and carry bin/):$missing"
+
 
 # ---- 2. MPS + suite ----
 . tests/gpu/mps.sh
