@@ -156,15 +156,16 @@ func collVerdict(what string, r []int32, wantCases int, describe func(a, b, n, i
 }
 
 type redType struct {
-	name string
-	size int
-	mask int32 // ops compiled for the type (bit = index in opNames), as devcoll.cu's RED_*_TYPES
+	name    string
+	size    int
+	mr, mrs int32 // ops compiled for reduce / reducescatter (bit = index in opNames), as devcoll.cu's RED_*_TYPES
+	warpToo bool  // warp scope compiled
 }
 
 // the c_reduce_<name> kernels of devcoll.cu
 var redTypes = []redType{
-	{"int8", 1, 0x71}, {"int32", 4, 0x7f}, {"uint64", 8, 0x79},
-	{"float", 4, 0x0f}, {"double", 8, 0x09}, {"half", 2, 0x0f}, {"bfloat16", 2, 0x05},
+	{"int8", 1, 0x71, 0x01, false}, {"int32", 4, 0x7f, 0x7f, true}, {"uint64", 8, 0x79, 0x40, false},
+	{"float", 4, 0x0f, 0x09, true}, {"double", 8, 0x09, 0x01, false}, {"half", 2, 0x0f, 0x01, true}, {"bfloat16", 2, 0x05, 0x01, false},
 }
 
 // the c_move_<name> kernels
@@ -187,7 +188,13 @@ func reduceTest(rt redType, rs bool) test {
 		if err := collSetup(); err != nil {
 			return err
 		}
-		opmask := rt.mask
+		opmask, scopes := rt.mr, 2
+		if rs {
+			opmask = rt.mrs
+		}
+		if rt.warpToo {
+			scopes = 3
+		}
 		rsArg := int32(0)
 		if rs {
 			rsArg = 1
@@ -208,7 +215,7 @@ func reduceTest(rt redType, rs bool) test {
 					}
 				}
 			}
-			want *= bits.OnesCount32(uint32(opmask)) * 3
+			want *= bits.OnesCount32(uint32(opmask)) * scopes
 			r, err := collKernel("c_reduce_"+rt.name, cbuf, uint64(collBytes/2), res, int32(ct.id), opmask, int32(7), int32(*collLarge), rsArg)
 			if err != nil {
 				return fmt.Errorf("team %s: %w", ct.name, err)
@@ -324,7 +331,7 @@ func hostCheckTest() test {
 }
 
 func everyTypeTest() test {
-	return test{"dev sum_reduce+broadcast every type", func() error {
+	return test{"dev sum_reduce every type", func() error {
 		if err := collSetup(); err != nil {
 			return err
 		}
@@ -334,7 +341,7 @@ func everyTypeTest() test {
 				return fmt.Errorf("team %s: %w", ct.name, err)
 			}
 			if err := collVerdict("team "+ct.name, r, -1, func(t, what, n, i, c int32) string {
-				return fmt.Sprintf("type #%d %s element %d", t, []string{"sum_reduce", "broadcast"}[what%2], i)
+				return fmt.Sprintf("type #%d (devcoll.cu RED_*_TYPES order) sum_reduce element %d", t, i)
 			}); err != nil {
 				return err
 			}

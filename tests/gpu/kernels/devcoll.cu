@@ -121,25 +121,34 @@ __device__ __forceinline__ void fail_case(int *res, int line, int a, int b, long
 
 /* CALL(op, scope, rs, team, d, s, n): one collective in this thread's role;
  * the caller runs it on thread 0 (thread), warp 0 (warp) or every thread
- * (block). Returns the call's int result (0 on success), -100 for an op
- * not compiled for the type. Only the ops of the type's mask M are
- * compiled (if constexpr): nvcc's time grows with every inlined collective. */
-#define RED_CASE(TN, OP, SFX, PFX) \
-    return rs ? PFX##_##TN##_##OP##_reducescatter##SFX(team, d, s, n) : PFX##_##TN##_##OP##_reduce##SFX(team, d, s, n);
-#define RED_SCOPES(TN, OP)                                                                                            \
+ * (block). Returns the call's int result (0 on success), -100 for a case
+ * not compiled for the type. Only the type's ops (MR: reduce, MRS:
+ * reducescatter; bit = OP_*) and scopes (W: warp too) are compiled (if
+ * constexpr): nvcc's time grows with every inlined collective. */
+#define RED_SCOPES(TN, OP, F)                                                                                         \
     switch (sc) {                                                                                                     \
-    case SC_THREAD: RED_CASE(TN, OP, , goshmem)                                                                       \
-    case SC_WARP: RED_CASE(TN, OP, _warp, goshmemx)                                                                   \
-    default: RED_CASE(TN, OP, _block, goshmemx)                                                                       \
+    case SC_THREAD: return goshmem_##TN##_##OP##_##F(team, d, s, n);                                                  \
+    case SC_WARP:                                                                                                     \
+        if constexpr (W) {                                                                                            \
+            return goshmemx_##TN##_##OP##_##F##_warp(team, d, s, n);                                                  \
+        }                                                                                                             \
+        return -100;                                                                                                  \
+    default: return goshmemx_##TN##_##OP##_##F##_block(team, d, s, n);                                                \
     }
 #define RED_OPCASE(BIT, TN, OP)                                                                                       \
     case BIT:                                                                                                         \
-        if constexpr (((M) >> (BIT)) & 1) {                                                                           \
-            RED_SCOPES(TN, OP)                                                                                        \
+        if (rs) {                                                                                                     \
+            if constexpr (((MRS) >> (BIT)) & 1) {                                                                     \
+                RED_SCOPES(TN, OP, reducescatter)                                                                     \
+            }                                                                                                         \
+        } else {                                                                                                      \
+            if constexpr (((MR) >> (BIT)) & 1) {                                                                      \
+                RED_SCOPES(TN, OP, reduce)                                                                            \
+            }                                                                                                         \
         }                                                                                                             \
         return -100;
 #define RED_CALL_ARITH(TN, T)                                                                                         \
-    template <int M>                                                                                                  \
+    template <int MR, int MRS, int W>                                                                                 \
     __device__ int red_call_##TN(int op, int sc, int rs, goshmem_team_t team, T *d, const T *s, size_t n)            \
     {                                                                                                                 \
         switch (op) {                                                                                                 \
@@ -151,7 +160,7 @@ __device__ __forceinline__ void fail_case(int *res, int line, int a, int b, long
         }                                                                                                             \
     }
 #define RED_CALL_ALL(TN, T)                                                                                           \
-    template <int M>                                                                                                  \
+    template <int MR, int MRS, int W>                                                                                 \
     __device__ int red_call_##TN(int op, int sc, int rs, goshmem_team_t team, T *d, const T *s, size_t n)            \
     {                                                                                                                 \
         switch (op) {                                                                                                 \
@@ -253,51 +262,53 @@ __device__ void run_reduce(char *buf, size_t half_bytes, int *res, goshmem_team_
 }
 
 /* Kernel per type: c_reduce_<TN>(buf, half_bytes, res, team, opmask, scmask,
- * nlarge, rs); opmask must be within the type's compiled mask (devtest's
- * redTypes has the same masks). */
-#define RED_KERNEL(TN, T, SGN, MASK)                                                                                  \
+ * nlarge, rs); the cases outside the type's compiled ops and scopes are
+ * skipped (devtest's redTypes has the same masks and counts the cases). */
+#define RED_KERNEL(TN, T, SGN, MR, MRS, W)                                                                            \
     extern "C" __global__ void c_reduce_##TN(char *buf, unsigned long long half_bytes, int *res, int team, int opmask, \
                                              int scmask, int nlarge, int rs)                                          \
     {                                                                                                                 \
-        run_reduce<T, red_call_##TN<MASK>>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, opmask & (MASK),       \
-                                           scmask, nlarge, rs, SGN, true);                                            \
+        run_reduce<T, red_call_##TN<MR, MRS, W>>(buf, (size_t)half_bytes, res, (goshmem_team_t)team,                  \
+                                                 opmask & (rs ? (MRS) : (MR)), scmask & ((W) ? 7 : 5), nlarge, rs,    \
+                                                 SGN, true);                                                          \
     }
 
-/* The types and ops of the reduce / reducescatter kernels, X(NAME, TYPE,
- * signed, op mask: bit OP_*): every op on int32; the bitwise ops on a
- * sub-word and a 64-bit unsigned type; the floating types incl. half and
- * bfloat16. (c_every_type runs sum on every type of NVSHMEM's list.) */
+/* The types of the reduce / reducescatter kernels, X(NAME, TYPE, signed,
+ * reduce ops, reducescatter ops, warp scope): every op and scope on int32;
+ * the bitwise ops on a sub-word and a 64-bit unsigned type; the floating
+ * types incl. half and bfloat16. (c_every_type runs sum on every type of
+ * NVSHMEM's list.) */
 #define RED_ALL_TYPES(X)                                                                                              \
-    X(int8, int8_t, true, 0x71)                                                                                       \
-    X(int32, int32_t, true, 0x7f)                                                                                     \
-    X(uint64, uint64_t, false, 0x79)
+    X(int8, int8_t, true, 0x71, 0x01, 0)                                                                              \
+    X(int32, int32_t, true, 0x7f, 0x7f, 1)                                                                            \
+    X(uint64, uint64_t, false, 0x79, 0x40, 0)
 #define RED_ARITH_TYPES(X)                                                                                            \
-    X(float, float, true, 0x0f)                                                                                       \
-    X(double, double, true, 0x09)                                                                                     \
-    X(half, half, true, 0x0f)                                                                                         \
-    X(bfloat16, __nv_bfloat16, true, 0x05)
+    X(float, float, true, 0x0f, 0x09, 1)                                                                              \
+    X(double, double, true, 0x09, 0x01, 0)                                                                            \
+    X(half, half, true, 0x0f, 0x01, 1)                                                                                \
+    X(bfloat16, __nv_bfloat16, true, 0x05, 0x01, 0)
 /* c_every_type only (thread-scope sum_reduce and broadcast on n = 5) */
 #define RED_MORE_TYPES(X)                                                                                             \
-    X(char, char, true, 1)                                                                                            \
-    X(schar, signed char, true, 1)                                                                                    \
-    X(short, short, true, 1)                                                                                          \
-    X(int, int, true, 1)                                                                                              \
-    X(long, long, true, 1)                                                                                            \
-    X(longlong, long long, true, 1)                                                                                   \
-    X(uchar, unsigned char, false, 1)                                                                                 \
-    X(ushort, unsigned short, false, 1)                                                                               \
-    X(uint, unsigned int, false, 1)                                                                                   \
-    X(ulong, unsigned long, false, 1)                                                                                 \
-    X(ulonglong, unsigned long long, false, 1)                                                                        \
-    X(uint8, uint8_t, false, 1)                                                                                       \
-    X(int16, int16_t, true, 1)                                                                                        \
-    X(uint16, uint16_t, false, 1)                                                                                     \
-    X(uint32, uint32_t, false, 1)                                                                                     \
-    X(int64, int64_t, true, 1)                                                                                        \
-    X(size, size_t, false, 1)
+    X(char, char, true, 1, 1, 0)                                                                                      \
+    X(schar, signed char, true, 1, 1, 0)                                                                              \
+    X(short, short, true, 1, 1, 0)                                                                                    \
+    X(int, int, true, 1, 1, 0)                                                                                        \
+    X(long, long, true, 1, 1, 0)                                                                                      \
+    X(longlong, long long, true, 1, 1, 0)                                                                             \
+    X(uchar, unsigned char, false, 1, 1, 0)                                                                           \
+    X(ushort, unsigned short, false, 1, 1, 0)                                                                         \
+    X(uint, unsigned int, false, 1, 1, 0)                                                                             \
+    X(ulong, unsigned long, false, 1, 1, 0)                                                                           \
+    X(ulonglong, unsigned long long, false, 1, 1, 0)                                                                  \
+    X(uint8, uint8_t, false, 1, 1, 0)                                                                                 \
+    X(int16, int16_t, true, 1, 1, 0)                                                                                  \
+    X(uint16, uint16_t, false, 1, 1, 0)                                                                               \
+    X(uint32, uint32_t, false, 1, 1, 0)                                                                               \
+    X(int64, int64_t, true, 1, 1, 0)                                                                                  \
+    X(size, size_t, false, 1, 1, 0)
 
-#define X_CALL_ALL(TN, T, S, M) RED_CALL_ALL(TN, T)
-#define X_CALL_ARITH(TN, T, S, M) RED_CALL_ARITH(TN, T)
+#define X_CALL_ALL(TN, T, S, MR, MRS, W) RED_CALL_ALL(TN, T)
+#define X_CALL_ARITH(TN, T, S, MR, MRS, W) RED_CALL_ARITH(TN, T)
 RED_ALL_TYPES(X_CALL_ALL)
 RED_ARITH_TYPES(X_CALL_ARITH)
 RED_ALL_TYPES(RED_KERNEL)
@@ -424,9 +435,9 @@ extern "C" __global__ void c_move_mem(char *buf, unsigned long long half_bytes, 
     run_move<unsigned char, mv_call_mem>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, fam, scmask, nlarge);
 }
 
-/* ======================= every type once: sum reduce + broadcast, thread scope =========
- * Compiles and runs the typed names of NVSHMEM's whole arithmetic list
- * (sum_reduce) and RMA list (broadcast) on n = 5. res[12] counts types. */
+/* ======================= every type once: sum reduce, thread scope =========
+ * Compiles and runs the typed sum_reduce of every type of NVSHMEM's list on
+ * n = 5. res[12] counts types. */
 #define ONE_TYPE(TN, T)                                                                                               \
     {                                                                                                                 \
         T *s = (T *)buf, *d = (T *)(buf + 4096);                                                                      \
@@ -444,19 +455,11 @@ extern "C" __global__ void c_move_mem(char *buf, unsigned long long half_bytes, 
                 for (int j = 0; j < tn; j++) w += (double)aval(OP_SUM, member_pe(team, j), i, false);               \
                 if (to_d(d[i]) != w) fail_case(res, __LINE__, ntypes, 0, 5, i, 0, (long long)to_d(d[i]), (long long)w); \
             }                                                                                                         \
-        }                                                                                                             \
-        goshmemx_barrier_block(team);                                                                                 \
-        if (tid == 0) {                                                                                               \
-            if (goshmem_##TN##_broadcast(team, d, s, 5, tn - 1) != 0) atomicAdd(&res[11], 1);                        \
-            for (int i = 0; i < 5; i++) {                                                                             \
-                double w = (double)aval(OP_SUM, member_pe(team, tn - 1), i, false);                                   \
-                if (to_d(d[i]) != w) fail_case(res, __LINE__, ntypes, 1, 5, i, 0, (long long)to_d(d[i]), (long long)w); \
-            }                                                                                                         \
             ntypes++;                                                                                                 \
         }                                                                                                             \
         goshmemx_barrier_block(team);                                                                                 \
     }
-#define ONE_TYPE_X(TN, T, S, I) ONE_TYPE(TN, T)
+#define ONE_TYPE_X(TN, T, S, MR, MRS, W) ONE_TYPE(TN, T)
 extern "C" __global__ void c_every_type(char *buf, int *res, int team_)
 {
     const goshmem_team_t team = (goshmem_team_t)team_;
