@@ -36,7 +36,7 @@ FUZZ_ALLOC ?= 200000x
 FUZZ_WQE   ?= 800000x
 FUZZ_CQE   ?= 20000x
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins ibgdacheck gpulib gpulib-check
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu gpucoll fatbins ibgdacheck gpulib gpulib-check
 
 all: build
 
@@ -100,6 +100,11 @@ gpu: fatbins
 	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
 	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
 	$(GO) build -ldflags='-s -w' -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
+
+# Only what tests/gpu/coll.sh needs (issue 17's GPU run): `make -j4 gpucoll`.
+gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
+	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
+	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
 
 # Every kernel of the project to an sm_90 + compute_90 fatbin (CI runs this:
 # the kernels must compile even where no GPU exists). Skipped loudly without nvcc.
