@@ -101,11 +101,6 @@ gpu: fatbins
 	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
 	$(GO) build -ldflags='-s -w' -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
 
-# Only what tests/gpu/coll.sh needs (issue 17's GPU run): `make -j4 gpucoll`.
-gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
-	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
-	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
-
 # Every kernel of the project to an sm_90 + compute_90 fatbin (CI runs this:
 # the kernels must compile even where no GPU exists). Skipped loudly without nvcc.
 fatbins:
@@ -137,6 +132,11 @@ $(G)/devcoll_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devcoll.cu -o $@
 $(G)/perf_coll.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
+# Only what tests/gpu/coll.sh needs (issue 17's GPU run): `make -j4 gpucoll`.
+gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
+	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
+	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
+
 $(G)/perf.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) bench/gpu/perf.cu -o $@
 $(G)/perf_remote.fatbin:
