@@ -15,8 +15,10 @@
 #      coll|onstream and the NVSHMEM peer's same rows, then the ratio report;
 #   4. OUTDIR/summary.md (machine, commands, step results, failing tests,
 #      ratio table, headline verdicts) and the raw logs beside it.
-# Needs what `make gpu` built here and was carried: bin/devtest,
-# bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin.
+# Needs what `make -j4 gpucoll` (or `make gpu`) built here and was carried:
+# bin/devtest, bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin
+# (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
+# fatbin is built on the GPU machine with its nvcc before the suite (minutes).
 # Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1,
 # WATCHDOG (devtest's per-test limit, default 30s), LARGE (the large n of
 # the collective cases, default 40001; over the proxy PLARGE, 4099).
