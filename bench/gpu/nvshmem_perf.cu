@@ -94,6 +94,7 @@ static bool concurrent = true;
 /* collective and on-stream rows (goshmem-perf device -coll-*, -stream-*) */
 static long long coll_max = 64ll << 20;
 static int coll_threads = 1024, coll_iters = 100, coll_warmup = 10, stream_iters = 1000;
+static bool coll_on = false; /* -coll, or an -only naming them: the coll and on-stream rows are opt-in */
 static std::string only;
 static long long *d_samples;
 static unsigned long long *d_meta;
@@ -501,6 +502,7 @@ int main(int argc, char **argv)
         else if (arg("-coll-warmup")) coll_warmup = atoi(argv[++i]);
         else if (arg("-stream-iters")) stream_iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "-no-concurrent") == 0) concurrent = false;
+        else if (strcmp(argv[i], "-coll") == 0) coll_on = true;
         else {
             fprintf(stderr, "nvshmem_perf: unknown flag %s\n", argv[i]);
             return 2;
@@ -583,7 +585,7 @@ int main(int argc, char **argv)
     }
     if (want("put_bw")) bw_rows();
     if (want("launch")) launch_rows();
-    if (concurrent && npes > 1) {
+    if (concurrent && npes > 1 && (coll_on || !only.empty())) {
 #ifndef NO_COLL
         coll_rows(bufsz);
 #endif

@@ -49,6 +49,7 @@ type deviceOpts struct {
 	collMax, collThreads  int
 	collIters, collWarmup int
 	streamIters           int
+	coll                  bool
 }
 
 func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
@@ -76,6 +77,7 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	fs.StringVar(&o.md, "md", "", "write the ratio report as Markdown to `file` (needs -peer)")
 	fs.Var((*multiFlag)(&o.peers), "peer", "peer JSON-lines `file` (bench/gpu/nvshmem_perf output); repeatable")
 	fs.StringVar(&o.variant, "variant", "", "label the rows as series goshmem/`name`")
+	fs.BoolVar(&o.coll, "coll", false, "also run the coll and onstream rows (on when -only names them)")
 	fs.StringVar(&o.collModule, "coll-module", "bin/gpu/perf_coll.fatbin", "fatbin of bench/gpu/perf_coll.cu (the coll rows; skipped when missing or empty)")
 	fs.IntVar(&o.collMax, "coll-maxsize", 64<<20, "largest collective size (bytes of the call's n elements) of the coll and on-stream rows")
 	fs.IntVar(&o.collThreads, "coll-threads", 1024, "threads of the coll rows' one block")
@@ -307,6 +309,9 @@ func (d *dev) run(image []byte, stdout, stderr io.Writer) (err error) {
 	for _, s := range steps {
 		if !d.want(s.name) || (strings.HasPrefix(s.name, "diag_") && !d.o.diag) {
 			continue
+		}
+		if (s.name == "coll" || s.name == "onstream") && !d.o.coll && d.o.only == nil {
+			continue // opt-in: -coll or -only
 		}
 		if s.concurrent && (!d.o.concurrent || d.npes < 2) {
 			if d.me == 0 {
