@@ -37,7 +37,7 @@ FUZZ_ALLOC ?= 200000x
 FUZZ_WQE   ?= 800000x
 FUZZ_CQE   ?= 20000x
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu fatbins ibgdacheck gpulib gpulib-check
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu gpucoll fatbins ibgdacheck gpulib gpulib-check
 
 all: build
 
@@ -120,7 +120,8 @@ fatbins:
 G := $(BIN)/gpu
 FATBINS := $(G)/devtest.fatbin $(G)/compat.fatbin $(G)/devtest_remote.fatbin $(G)/compat_remote.fatbin \
 	$(G)/perf.fatbin $(G)/perf_remote.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
-	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin
+	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin \
+	$(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf_coll.fatbin
 .PHONY: $(FATBINS)
 $(G)/devtest.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $@
@@ -130,6 +131,17 @@ $(G)/devtest_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devtest.cu -o $@
 $(G)/compat_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $@
+$(G)/devcoll.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devcoll.cu -o $@
+$(G)/devcoll_remote.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devcoll.cu -o $@
+$(G)/perf_coll.fatbin:
+	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
+# Only what tests/gpu/coll.sh needs (issue 17's GPU run): `make -j4 gpucoll`.
+gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
+	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
+	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
+
 $(G)/perf.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) bench/gpu/perf.cu -o $@
 $(G)/perf_remote.fatbin:

@@ -25,6 +25,15 @@
 #include <vector>
 
 #include "kernels.cuh"
+/* the collective rows' kernels (coll.cuh) over NVSHMEM's names; -DNO_COLL
+ * leaves them out (bench/gpu/run.sh and tests/gpu/coll.sh rebuild with it
+ * when the full build fails, so the point-to-point rows still run) */
+#ifndef NO_COLL
+#define PC_T(name) nvshmem_##name
+#define PC_X(name) nvshmemx_##name
+typedef nvshmem_team_t pc_team_t;
+#include "coll.cuh"
+#endif
 
 /* ---- floor kernels: no library at all ---- */
 template <int SYS>
@@ -82,13 +91,30 @@ static int iters = 10000, warmup = 1000, maxsize = 1 << 20, maxsize_thread = 64 
 static long long bw_max = 256ll << 20, bw_target = 4ll << 30; /* bytes moved per bw size */
 static int launches = 10000;
 static bool concurrent = true;
+/* collective and on-stream rows (goshmem-perf device -coll-*, -stream-*) */
+static long long coll_max = 64ll << 20;
+static int coll_threads = 1024, coll_iters = 100, coll_warmup = 10, stream_iters = 1000;
+static bool coll_on = false; /* -coll, or an -only naming them: the coll and on-stream rows are opt-in */
 static std::string only;
 static long long *d_samples;
 static unsigned long long *d_meta;
 static std::vector<long long> h_samples;
 static cudaStream_t stream;
 
-static bool want(const char *name) { return only.empty() || strstr(name, only.c_str()) != nullptr; }
+/* -only A|B|...: rows whose name contains one of the alternatives */
+static bool want(const char *name)
+{
+    if (only.empty()) return true;
+    size_t start = 0;
+    while (start <= only.size()) {
+        size_t bar = only.find('|', start);
+        std::string alt = only.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+        if (!alt.empty() && strstr(name, alt.c_str()) != nullptr) return true;
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+    }
+    return false;
+}
 
 static int iters_for(long long size)
 {
@@ -346,6 +372,117 @@ static void launch_rows()
     nvshmem_barrier_all();
 }
 
+/* ---- device collective rows (coll.cuh): NVSHMEM perftest shapes ----
+ * Sizes: the collective's nelems * element size, 8 B up; thread scope
+ * below 512 elements and warp below 4096 (as perftest/device/coll), block
+ * up to -coll-maxsize. Iterations: -coll-iters up to 1 MiB, then
+ * scaled down by size (at least 10); warm-up -coll-warmup (2 above 1 MiB).
+ * The same policy as goshmem-perf (devcoll.go: collIters). */
+static int pc_iters(long long size)
+{
+    if (size <= (1 << 20)) return coll_iters;
+    return std::max(10, (int)((long long)coll_iters * (1 << 20) / size));
+}
+static int pc_warm(long long size) { return size <= (1 << 20) ? coll_warmup : std::min(coll_warmup, 2); }
+
+#ifndef NO_COLL
+typedef void (*pc_kernel)(int, void *, const void *, unsigned long long, int, int, int, unsigned long long *);
+static void coll_rows(size_t bufsz)
+{
+    struct {
+        const char *name;
+        int esz;
+        bool times_npes; /* dst (alltoall: and src) hold n * npes elements */
+        pc_kernel k[3];
+    } rows[] = {
+        {"reduce_sum_float", 4, false, {pc_reduce_sum_float_thread, pc_reduce_sum_float_warp, pc_reduce_sum_float_block}},
+        {"reduce_sum_int64", 8, false, {pc_reduce_sum_int64_thread, pc_reduce_sum_int64_warp, pc_reduce_sum_int64_block}},
+        {"broadcast", 8, false, {pc_broadcast_thread, pc_broadcast_warp, pc_broadcast_block}},
+        {"fcollect", 8, true, {pc_fcollect_thread, pc_fcollect_warp, pc_fcollect_block}},
+        {"alltoall", 8, true, {pc_alltoall_thread, pc_alltoall_warp, pc_alltoall_block}},
+#ifndef PC_NO_REDUCESCATTER
+        {"reducescatter_sum_float", 4, true, {pc_reducescatter_sum_float_thread, pc_reducescatter_sum_float_warp,
+                                              pc_reducescatter_sum_float_block}},
+#endif
+    };
+    const char *scopes[3] = {"thread", "warp", "block"};
+    std::vector<unsigned long long> meta(2);
+    for (auto &r : rows) {
+        if (!want(r.name) && !want("coll")) continue;
+        for (int sc = 0; sc < 3; sc++) {
+            long long top = std::min(coll_max, (long long)(bufsz / (r.times_npes ? npes : 1)));
+            for (long long size = 8; size <= top; size *= 2) {
+                long long n = size / r.esz;
+                if ((sc == 0 && n >= 512) || (sc == 1 && n >= 4096)) break;
+                int it = pc_iters(size), w = pc_warm(size);
+                int team = (int)NVSHMEM_TEAM_WORLD, root = 0;
+                void *dst = dbuf, *src = sbuf;
+                unsigned long long nn = (unsigned long long)n;
+                void *args[] = {&team, &dst, &src, &nn, &root, &it, &w, &d_meta};
+                nvshmem_barrier_all();
+                int rc = nvshmemx_collective_launch((const void *)r.k[sc], dim3(1), dim3(coll_threads), args, 0, stream);
+                if (rc != 0) {
+                    fprintf(stderr, "nvshmem_perf: PE %d: collective launch of %s/%s: %d\n", me, r.name, scopes[sc], rc);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                CK(cudaStreamSynchronize(stream));
+                if (me == 0) {
+                    CK(cudaMemcpy(meta.data(), d_meta, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                    double per = (double)(meta[1] - meta[0]) / it; /* ns per call */
+                    char t[160];
+                    snprintf(t, sizeof t, "globaltimer around %d calls in one kernel (after %d + a block barrier), 1 block x %d threads",
+                             it, w, coll_threads);
+                    emit("nvshmem", r.name, size, it, per / 1000, per / 1000, per > 0 ? (double)size / per : 0, scopes[sc], t);
+                }
+                nvshmem_barrier_all();
+            }
+        }
+    }
+}
+#endif
+
+/* ---- on-stream rows: host clock around N enqueues + one stream sync ---- */
+static double now_ns()
+{
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+static void onstream_rows(size_t bufsz)
+{
+    if (want("barrier_on_stream") || want("on_stream")) {
+        for (int i = 0; i < 10; i++) nvshmemx_barrier_all_on_stream(stream);
+        CK(cudaStreamSynchronize(stream));
+        nvshmem_barrier_all();
+        double t0 = now_ns();
+        for (int i = 0; i < stream_iters; i++) nvshmemx_barrier_all_on_stream(stream);
+        CK(cudaStreamSynchronize(stream));
+        double per = (now_ns() - t0) / stream_iters;
+        char t[160];
+        snprintf(t, sizeof t, "host clock around %d nvshmemx_barrier_all_on_stream + one cudaStreamSynchronize", stream_iters);
+        emit("nvshmem", "barrier_on_stream", 0, stream_iters, per / 1000, per / 1000, 0, "-", t);
+        nvshmem_barrier_all();
+    }
+    if (want("sum_reduce_on_stream") || want("on_stream")) {
+        long long top = std::min(coll_max, (long long)bufsz);
+        for (long long size = 8; size <= top; size *= 2) {
+            size_t n = (size_t)size / 4;
+            int it = pc_iters(size);
+            for (int i = 0; i < 2; i++)
+                nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)dbuf, (const float *)sbuf, n, stream);
+            CK(cudaStreamSynchronize(stream));
+            nvshmem_barrier_all();
+            double t0 = now_ns();
+            for (int i = 0; i < it; i++)
+                nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)dbuf, (const float *)sbuf, n, stream);
+            CK(cudaStreamSynchronize(stream));
+            double per = (now_ns() - t0) / it;
+            char t[160];
+            snprintf(t, sizeof t, "host clock around %d nvshmemx_float_sum_reduce_on_stream + one cudaStreamSynchronize", it);
+            emit("nvshmem", "sum_reduce_on_stream", size, it, per / 1000, per / 1000, (double)size / per, "-", t);
+            nvshmem_barrier_all();
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -359,7 +496,13 @@ int main(int argc, char **argv)
         else if (arg("-bw-threads")) bw_threads = atoi(argv[++i]);
         else if (arg("-launches")) launches = atoi(argv[++i]);
         else if (arg("-only")) only = argv[++i];
+        else if (arg("-coll-maxsize")) coll_max = atoll(argv[++i]);
+        else if (arg("-coll-threads")) coll_threads = atoi(argv[++i]);
+        else if (arg("-coll-iters")) coll_iters = atoi(argv[++i]);
+        else if (arg("-coll-warmup")) coll_warmup = atoi(argv[++i]);
+        else if (arg("-stream-iters")) stream_iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "-no-concurrent") == 0) concurrent = false;
+        else if (strcmp(argv[i], "-coll") == 0) coll_on = true;
         else {
             fprintf(stderr, "nvshmem_perf: unknown flag %s\n", argv[i]);
             return 2;
@@ -442,6 +585,12 @@ int main(int argc, char **argv)
     }
     if (want("put_bw")) bw_rows();
     if (want("launch")) launch_rows();
+    if (concurrent && npes > 1 && (coll_on || !only.empty())) {
+#ifndef NO_COLL
+        coll_rows(bufsz);
+#endif
+        onstream_rows(bufsz);
+    }
     nvshmem_barrier_all();
     nvshmem_free(sbuf);
     nvshmem_free(dbuf);

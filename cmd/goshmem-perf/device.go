@@ -44,6 +44,12 @@ type deviceOpts struct {
 	plot, md         string
 	peers            []string
 	variant          string
+	// collective and on-stream rows (devcoll.go, devstream.go)
+	collModule            string
+	collMax, collThreads  int
+	collIters, collWarmup int
+	streamIters           int
+	coll                  bool
 }
 
 func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
@@ -71,9 +77,17 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	fs.StringVar(&o.md, "md", "", "write the ratio report as Markdown to `file` (needs -peer)")
 	fs.Var((*multiFlag)(&o.peers), "peer", "peer JSON-lines `file` (bench/gpu/nvshmem_perf output); repeatable")
 	fs.StringVar(&o.variant, "variant", "", "label the rows as series goshmem/`name`")
+	fs.BoolVar(&o.coll, "coll", false, "also run the coll and onstream rows (on when -only names them)")
+	fs.StringVar(&o.collModule, "coll-module", "bin/gpu/perf_coll.fatbin", "fatbin of bench/gpu/perf_coll.cu (the coll rows; skipped when missing or empty)")
+	fs.IntVar(&o.collMax, "coll-maxsize", 64<<20, "largest collective size (bytes of the call's n elements) of the coll and on-stream rows")
+	fs.IntVar(&o.collThreads, "coll-threads", 1024, "threads of the coll rows' one block")
+	fs.IntVar(&o.collIters, "coll-iters", 100, "calls per coll / sum_reduce_on_stream row up to 1 MiB (then scaled down by size, at least 10)")
+	fs.IntVar(&o.collWarmup, "coll-warmup", 10, "untimed calls before each coll row (at most 2 above 1 MiB)")
+	fs.IntVar(&o.streamIters, "stream-iters", 1000, "BarrierAllOnStream calls of the barrier_on_stream row")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun --bind-to none -np 2 goshmem-perf device [flags]   (MPS on when both PEs share one GPU)\n"+
-			"Rows: put_lat get_lat (thread, warp, block) p_lat g_lat pingpong_p pingpong_putsignal barrier (thread, block) put_bw launch launch_sync\n")
+			"Rows: put_lat get_lat (thread, warp, block) p_lat g_lat pingpong_p pingpong_putsignal barrier (thread, block) put_bw launch launch_sync\n"+
+			"  coll: reduce_sum_float reduce_sum_int64 broadcast fcollect alltoall reducescatter_sum_float (thread, warp, block); onstream: barrier_on_stream sum_reduce_on_stream host_reduce_gpu\n")
 		fs.PrintDefaults()
 	}
 	re, err := parseFlags(fs, args, only)
@@ -89,6 +103,11 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	o.bwMax = max(o.bwMax, o.bwMin)
 	o.ctas = max(o.ctas, 1)
 	o.launches = max(o.launches, 1)
+	o.collMax = max(o.collMax, 8)
+	o.collThreads = max(o.collThreads, 32)
+	o.collIters = max(o.collIters, 1)
+	o.collWarmup = max(o.collWarmup, 0)
+	o.streamIters = max(o.streamIters, 1)
 	return o, nil
 }
 
@@ -137,7 +156,8 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	// The device heap must hold put_bw's source and destination.
-	need := uint64(2*max(o.bwMax, o.maxSize, o.maxSizeThread)) + 64<<20
+	// + the on-stream rows' two float arrays of -coll-maxsize
+	need := uint64(2*max(o.bwMax, o.maxSize, o.maxSizeThread)) + uint64(2*o.collMax) + 64<<20
 	if os.Getenv("GOSHMEM_DEVICE_HEAP_SIZE") == "" && need > 1<<30 {
 		os.Setenv("GOSHMEM_DEVICE_HEAP_SIZE", fmt.Sprint(need))
 	}
@@ -283,10 +303,15 @@ func (d *dev) run(image []byte, stdout, stderr io.Writer) (err error) {
 		{"diag_put_bw_unroll4", false, func() error { return d.putBW("diag_put_bw_unroll4", "diag_put_bw_unroll4") }},
 		{"diag_pingpong", true, d.diagPingpong},
 		{"diag_barrier", true, d.diagBarrier},
+		{"coll", true, d.collRows},
+		{"onstream", true, d.streamRows},
 	}
 	for _, s := range steps {
 		if !d.want(s.name) || (strings.HasPrefix(s.name, "diag_") && !d.o.diag) {
 			continue
+		}
+		if (s.name == "coll" || s.name == "onstream") && !d.o.coll && d.o.only == nil {
+			continue // opt-in: -coll or -only
 		}
 		if s.concurrent && (!d.o.concurrent || d.npes < 2) {
 			if d.me == 0 {

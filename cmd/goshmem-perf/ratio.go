@@ -313,7 +313,7 @@ func isColl(rows []Row) bool {
 func headlinesFor(d Dataset) []Headline {
 	switch {
 	case isDevice(d.Ours):
-		return DeviceHeadlines
+		return append(DeviceHeadlines[:len(DeviceHeadlines):len(DeviceHeadlines)], devCollHeadlines()...)
 	case isColl(d.Ours):
 		return CollHeadlines(d.Ours[0].NPEs)
 	}

@@ -34,6 +34,7 @@ var (
 	fault    = flag.Bool("fault", false, "fault mode: PE 0 runs a kernel that writes to an illegal address")
 	watchdog = flag.Duration("watchdog", 90*time.Second, "per-test limit; a test over it ends the process with status 3")
 	only     = flag.String("run", "", "run only tests whose name contains this")
+	part     = flag.String("part", "all", "all, p2p (the point-to-point suite only), coll (the collective and stream tests only; needs -coll), devcoll (device collectives only) or stream (stream and host-GPU collective tests only)")
 )
 
 var (
@@ -63,11 +64,15 @@ func main() {
 	}
 	fmt.Printf("devtest: PE %d/%d: GPU %d %s (PCI %s), device heap %d MiB, all peers same GPU: %v\n",
 		me, npes, gpu.Device, gpu.Name, gpu.PCIBusID, gpu.HeapBytes>>20, gpu.SameDevice)
-	if mod, err = shmem.LoadModuleFile(*fatbin); err != nil {
-		die("LoadModuleFile(%s): %v", *fatbin, err)
-	}
-	if !mod.HasDeviceAPI {
-		die("%s: module has no goshmemi_device_state", *fatbin)
+	// -part coll -fatbin "": no point-to-point module (the host-only
+	// collective cases run without any kernel of ours, e.g. under the fake driver)
+	if *part == "all" || *part == "p2p" || *fatbin != "" {
+		if mod, err = shmem.LoadModuleFile(*fatbin); err != nil {
+			die("LoadModuleFile(%s): %v", *fatbin, err)
+		}
+		if !mod.HasDeviceAPI {
+			die("%s: module has no goshmemi_device_state", *fatbin)
+		}
 	}
 	if buf, err = shmem.AllocDevice[uint8](bufBytes); err != nil {
 		die("AllocDevice buf: %v", err)
@@ -79,10 +84,31 @@ func main() {
 		faultMode()
 		return
 	}
-	if cmod, err = shmem.LoadModuleFile(*compat); err != nil {
-		die("LoadModuleFile(%s): %v", *compat, err)
+	if *part == "all" || *part == "p2p" {
+		if cmod, err = shmem.LoadModuleFile(*compat); err != nil {
+			die("LoadModuleFile(%s): %v", *compat, err)
+		}
 	}
-	for _, t := range tests {
+	var all []test
+	switch *part {
+	case "all":
+		all = append(append(tests[:len(tests):len(tests)], collTests()...), streamTests()...)
+	case "p2p":
+		all = tests
+	case "coll", "devcoll", "stream":
+		if *part != "stream" {
+			all = collTests()
+		}
+		if *part != "devcoll" {
+			all = append(all, streamTests()...)
+		}
+		if len(all) == 0 {
+			die("-part %s: no collective tests (give -coll FATBIN)", *part)
+		}
+	default:
+		die("-part %q: want all, p2p or coll", *part)
+	}
+	for _, t := range all {
 		if *only != "" && !strings.Contains(t.name, *only) {
 			continue
 		}

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# tests/gpu/coll.sh OUTDIR: issue 17 on the GPU machine in ONE call (one
+# H200; about 8 minutes at most, every step under its own timeout and the
+# whole under BUDGET seconds):
+#   1. builds the NVSHMEM peer (bench/gpu/nvshmem_perf.cu, with the
+#      collective rows of bench/gpu/coll.cuh; -DNO_COLL when that fails) in
+#      the background, against the Python environment's NVSHMEM;
+#   2. starts MPS (tests/gpu/mps.sh) and runs the device suite's collective
+#      and stream tests (bin/devtest -part devcoll: device collectives of every
+#      op family, types, teams, scopes; -part stream: every *OnStream call,
+#      StreamFromHandle, host collectives on GPU arrays) at 2 and 4 PEs over
+#      load/store and over the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
+#      -DGOSHMEM_REMOTE_TRANSPORTS kernels);
+#   3. the benchmark rows, 2 PEs under MPS: goshmem-perf device -only
+#      coll|onstream and the NVSHMEM peer's same rows, then the ratio report;
+#   4. OUTDIR/summary.md (machine, commands, step results, failing tests,
+#      ratio table, headline verdicts) and the raw logs beside it.
+# Needs what `make -j4 gpucoll` (or `make gpu`) built here and was carried:
+# bin/devtest, bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin
+# (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
+# fatbin is built on the GPU machine with its nvcc before the suite (minutes).
+# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1,
+# WATCHDOG (devtest's per-test limit, default 30s), LARGE (the large n of
+# the collective cases, default 40001; over the proxy PLARGE, 4099).
+set -u
+cd "$(dirname "$0")/../.."
+out=${1:-${OUT:-bench/out/gpu-coll}}
+mkdir -p "$out"
+T0=$(date +%s)
+BUDGET=${BUDGET:-510}
+NPS=${NPS:-2 4}
+WATCHDOG=${WATCHDOG:-30s}
+LARGE=${LARGE:-40001}
+PLARGE=${PLARGE:-4099}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GOSHMEM_GPU=on NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
+log=$out/coll.log
+: >"$log"
+say() { echo "$@" | tee -a "$log"; }
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+rows=()
+fails=0
+
+# ---- 0. what is here ----
+{
+    echo "date: $(date -u +%FT%TZ); host $(hostname); $(nproc) CPUs"
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,compute_mode --format=csv
+    echo "mpirun: $(mpirun --version 2>&1 | head -1)"
+    echo "nvcc: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo none)"
+    echo "binaries: $(ls -la bin/devtest bin/goshmem-perf 2>&1 | awk '{print $5, $9}' | tr '\n' ' ')"
+    echo "fatbins: $(ls -la bin/gpu/devcoll*.fatbin bin/gpu/perf*.fatbin 2>&1 | awk '{print $5, $9}' | tr '\n' ' ')"
+    echo "git: $(git log -1 --format='%h %s' 2>/dev/null || echo '(no git)')"
+} >"$out/machine.txt" 2>&1
+cat "$out/machine.txt" >>"$log"
+
+# ---- 1. NVSHMEM peer, built in the background ----
+NV=${NVSHMEM_HOME:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem}
+NVROOT=$(dirname "$NV")
+LIBS=$NV/lib
+for d in "$NVROOT"/*/lib; do LIBS=$LIBS:$d; done
+export LD_LIBRARY_PATH=$LIBS:${LD_LIBRARY_PATH:-}
+B=/tmp/goshmem-coll-build
+mkdir -p $B
+build_peer() {
+    local MPI_INC MPI_LIBDIR t0=$(date +%s)
+    MPI_INC=$(mpicc --showme:incdirs 2>/dev/null | awk '{print $1}')
+    [ -n "$MPI_INC" ] || MPI_INC=/usr/lib/x86_64-linux-gnu/openmpi/include
+    MPI_LIBDIR=$(mpicc --showme:libdirs 2>/dev/null | awk '{print $1}')
+    [ -n "$MPI_LIBDIR" ] || MPI_LIBDIR=/usr/lib/x86_64-linux-gnu/openmpi/lib
+    ln -sf "$(ls $NV/lib/libnvshmem_host.so* | head -1)" $B/libnvshmem_host.so
+    local cmd=(nvcc -rdc=true -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I"$NV/include" -I"$MPI_INC"
+        bench/gpu/nvshmem_perf.cu -L$B -L"$NV/lib" -L"$MPI_LIBDIR" -lnvshmem_host -lnvshmem_device -lmpi
+        -Xlinker -rpath -Xlinker "$NV/lib")
+    if timeout 300 "${cmd[@]}" -o $B/nvshmem_perf; then
+        echo "nvshmem_perf: built with the collective rows in $(($(date +%s) - t0)) s"
+    else
+        echo "nvshmem_perf: BUILD WITH COLLECTIVE ROWS FAILED; retrying without reducescatter (-DPC_NO_REDUCESCATTER)"
+        if timeout 200 "${cmd[@]}" -DPC_NO_REDUCESCATTER -o $B/nvshmem_perf; then
+            echo "nvshmem_perf: built WITHOUT the reducescatter rows"
+        else
+            echo "nvshmem_perf: retrying with -DNO_COLL"
+            timeout 200 "${cmd[@]}" -DNO_COLL -o $B/nvshmem_perf && echo "nvshmem_perf: built WITHOUT the collective rows (-DNO_COLL)"
+        fi
+    fi
+}
+rm -f $B/nvshmem_perf
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+    build_peer >"$out/nvshmem_build.log" 2>&1 &
+    build_pid=$!
+fi
+
+# kernels not carried: built here with this machine's nvcc, in parallel
+# (slower than carrying them: nvcc takes minutes on devcoll.cu)
+NVCC_FATBIN="nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin"
+kbuild=()
+for k in devcoll devcoll_remote perf_coll; do
+    [ -s bin/gpu/$k.fatbin ] && continue
+    src=tests/gpu/kernels/devcoll.cu
+    flags=""
+    [ $k = devcoll_remote ] && flags=-DGOSHMEM_REMOTE_TRANSPORTS
+    [ $k = perf_coll ] && src=bench/gpu/perf_coll.cu flags=-O3
+    say "building bin/gpu/$k.fatbin with the local nvcc ($src $flags)"
+    mkdir -p bin/gpu
+    timeout 300 $NVCC_FATBIN $flags $src -o bin/gpu/$k.fatbin >"$out/build_$k.log" 2>&1 &
+    kbuild+=($!)
+done
+for p in "${kbuild[@]}"; do wait "$p" || say "kernel build (pid $p) failed: see $out/build_*.log"; done
+[ ${#kbuild[@]} -gt 0 ] && say "kernels built in $(($(date +%s) - T0)) s"
+missing=""
+for f in bin/devtest bin/goshmem-perf bin/gpu/devcoll.fatbin bin/gpu/devcoll_remote.fatbin bin/gpu/perf_coll.fatbin; do
+    [ -s "$f" ] || missing="$missing $f"
+done
+[ -n "$missing" ] && say "MISSING (build them on the dev machine with make gpu and carry bin/):$missing"
+
+
+# ---- 2. MPS + suite ----
+. tests/gpu/mps.sh
+trap 'mps_stop >>"$log" 2>&1' EXIT
+mps_start >>"$log" 2>&1 || { say "MPS did not start"; fails=$((fails + 1)); }
+
+secs_since() { echo $(($(date +%s) - $1)); }
+# step NAME LIMIT CMD...: runs CMD under min(LIMIT, budget left - reserve) seconds
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local reserve=${RESERVE:-150} lim
+    lim=$(($(left) - reserve))
+    [ "$lim" -gt "$limit" ] && lim=$limit
+    if [ "$lim" -lt 20 ]; then
+        rows+=("| $name | \`$*\` | NOT RUN (budget) | 0 | |")
+        say "== $name: NOT RUN (budget left $(left) s)"
+        return
+    fi
+    local f t0 rc line verdict
+    f=$out/$(echo "$name" | tr -c 'a-zA-Z0-9_\n' '_').log
+    say "== $name (limit ${lim}s): $*"
+    t0=$(date +%s)
+    if [ -n "${STEP_STDOUT:-}" ]; then # stdout (JSON rows) to its own file
+        timeout -k 5 "$lim" "$@" >"$STEP_STDOUT" 2>"$f"
+    else
+        timeout -k 5 "$lim" "$@" >"$f" 2>&1
+    fi
+    rc=$?
+    line=$(grep -E 'devtest: [0-9]+ passed' "$f" | tail -1 | sed 's/^devtest: //')
+    [ -z "$line" ] && line="(no summary line: $(grep -m1 -E 'FAIL|hang|still running|panic|Error|error' "$f" | cut -c1-160))"
+    verdict=PASS
+    if [ "$rc" != 0 ]; then
+        verdict="FAIL (rc $rc$([ "$rc" = 124 ] && echo ', timeout'))"
+        fails=$((fails + 1))
+    fi
+    rows+=("| $name | \`$*\` | $verdict | $(secs_since "$t0") | $line |")
+    say "   -> $verdict in $(secs_since "$t0") s: $line"
+    grep -E '^devtest: (FAIL|ok)' "$f" >>"$log"
+}
+
+MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+# -part devcoll / stream: the device collectives, then the stream and host-GPU
+# collective tests, as separate runs (a hang ends one run, not the other)
+DT="bin/devtest -watchdog $WATCHDOG"
+for np in $NPS; do
+    lim=80
+    [ "$np" -gt 2 ] && lim=100
+    step "${np} PEs, 1 GPU, MPS, load/store: device collectives" $lim $MPIRUN -np "$np" \
+        $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+    step "${np} PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np "$np" \
+        $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+done
+if [ "${SKIP_PROXY:-0}" != 1 ]; then
+    for np in $NPS; do
+        for p in devcoll stream; do
+            step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
+                env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
+                $DT -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+        done
+    done
+fi
+
+# ---- 3. benchmarks, 2 PEs ----
+bench_rows=""
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+    export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G}
+    PMPI="mpirun --bind-to none -np 2 -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+    COMMON="-bw-maxsize 134217728 -coll-maxsize ${COLL_MAX:-67108864}"
+    RESERVE=75 STEP_STDOUT=$out/goshmem.jsonl step "goshmem-perf device coll+onstream, 2 PEs" 120 \
+        $PMPI bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin \
+        -only '^(coll|onstream)$' $COMMON
+    say "   goshmem rows: $(grep -c '^{' "$out/goshmem.jsonl" 2>/dev/null)"
+    # the peer's build had the whole suite to finish; give it what is left
+    w=0
+    while kill -0 "$build_pid" 2>/dev/null && [ "$(left)" -gt 70 ]; do sleep 2; w=$((w + 2)); done
+    kill "$build_pid" 2>/dev/null
+    cat "$out/nvshmem_build.log" >>"$log"
+    say "   waited $w s for the NVSHMEM build"
+    if [ -x $B/nvshmem_perf ]; then
+        RESERVE=15 STEP_STDOUT=$out/nvshmem.jsonl step "nvshmem_perf coll+on_stream, 2 PEs" 120 \
+            $PMPI $B/nvshmem_perf -only 'coll|on_stream' $COMMON
+        say "   nvshmem rows: $(grep -c '^{' "$out/nvshmem.jsonl" 2>/dev/null)"
+    else
+        rows+=("| nvshmem_perf | build | FAIL (see nvshmem_build.log) | 0 | |")
+        fails=$((fails + 1))
+    fi
+    if [ -s "$out/goshmem.jsonl" ]; then
+        peer=""
+        [ -s "$out/nvshmem.jsonl" ] && peer="$out/nvshmem.jsonl"
+        timeout 30 bin/goshmem-perf report -md "$out/ratios.md" "$out/goshmem.jsonl" $peer >"$out/ratios.txt" 2>>"$log"
+        bench_rows=1
+    fi
+fi
+mps_stop >>"$log" 2>&1
+
+# ---- 4. summary ----
+{
+    echo "# issue 17 on the GPU machine: device collectives, stream calls, collective benchmarks (tests/gpu/coll.sh)"
+    echo
+    echo '```'
+    cat "$out/machine.txt"
+    echo '```'
+    echo
+    echo "Budget ${BUDGET} s, used $(($(date +%s) - T0)) s. Kernels: bin/gpu/devcoll.fatbin (load/store), devcoll_remote.fatbin (proxy); large n $LARGE (proxy $PLARGE)."
+    echo
+    echo "| step | command | result | seconds | devtest summary |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "## failing tests"
+    echo
+    echo '```'
+    for f in "$out"/*PEs*.log; do
+        [ -f "$f" ] || continue
+        echo "-- $(basename "$f")"
+        grep -E 'devtest: (PE [0-9]+: )?FAIL|hang\?|panic:|timed out|trap|exiting|LoadModule|goshmem: PE' "$f" | cut -c1-400 | head -30
+    done
+    echo '```'
+    if [ -n "$bench_rows" ]; then
+        echo
+        echo "## benchmarks (2 PEs, one GPU, MPS): goshmem vs NVSHMEM, ratio = goshmem time / NVSHMEM time"
+        echo
+        cat "$out/ratios.md" 2>/dev/null || { echo '```'; cat "$out/ratios.txt"; echo '```'; }
+        echo
+        echo "host Reduce on a GPU array vs the on-stream reduce of the same size:"
+        echo
+        grep '"host_reduce_gpu"' "$out/goshmem.jsonl" | sed 's/^/    /'
+    fi
+    echo
+    echo "overall: $([ $fails = 0 ] && echo PASS || echo "FAIL ($fails steps failed)")"
+} >"$out/summary.md"
+cat "$out/summary.md"
+(cd "$out" && tar czf coll.tgz ./*.log ./*.jsonl ./*.txt ./*.md 2>/dev/null)
+exit $((fails > 0))
