@@ -19,7 +19,8 @@
 # bin/devtest, bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin
 # (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
 # fatbin is built on the GPU machine with its nvcc before the suite (minutes).
-# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1,
+# On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
+# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1,
 # WATCHDOG (devtest's per-test limit, default 30s), LARGE (the large n of
 # the collective cases, default 40001; over the proxy PLARGE, 4099).
 set -u
@@ -173,6 +174,15 @@ if [ "${SKIP_PROXY:-0}" != 1 ]; then
                 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
                 $DT -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
         done
+    done
+fi
+
+# two GPUs when this machine has them (one PE per GPU: GPU = node-local rank)
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [ "$ngpu" -ge 2 ] && [ "${SKIP_2GPU:-0}" != 1 ]; then
+    for p in devcoll stream; do
+        step "2 PEs, 2 GPUs, load/store: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
+            $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
     done
 fi
 
