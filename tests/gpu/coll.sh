@@ -155,7 +155,9 @@ step() {
     grep -E '^devtest: (FAIL|ok)' "$f" >>"$log"
 }
 
-MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+# every step on GPU 0 but the two-GPU ones
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x CUDA_VISIBLE_DEVICES"
 # -part devcoll / stream: the device collectives, then the stream and host-GPU
 # collective tests, as separate runs (a hang ends one run, not the other)
 DT="bin/devtest -watchdog $WATCHDOG"
@@ -178,11 +180,11 @@ if [ "${SKIP_PROXY:-0}" != 1 ]; then
 fi
 
 # two GPUs when this machine has them (one PE per GPU: GPU = node-local rank)
-ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+ngpu=$(CUDA_VISIBLE_DEVICES= nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$ngpu" -ge 2 ] && [ "${SKIP_2GPU:-0}" != 1 ]; then
     for p in devcoll stream; do
         step "2 PEs, 2 GPUs, load/store: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
-            $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+            env CUDA_VISIBLE_DEVICES=0,1 $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
     done
 fi
 
@@ -190,7 +192,7 @@ fi
 bench_rows=""
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
     export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G}
-    PMPI="mpirun --bind-to none -np 2 -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+    PMPI="mpirun --bind-to none -np 2 -x CUDA_VISIBLE_DEVICES -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
     COMMON="-bw-maxsize 134217728 -coll-maxsize ${COLL_MAX:-67108864}"
     RESERVE=75 STEP_STDOUT=$out/goshmem.jsonl step "goshmem-perf device coll+onstream, 2 PEs" 120 \
         $PMPI bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin \
