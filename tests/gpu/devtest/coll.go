@@ -280,7 +280,7 @@ func hostCheckTest() test {
 			return err
 		}
 		n := int64(*collLarge)
-		r, err := collKernel("c_move_int64", cbuf, uint64(collBytes/2), res, int32(0), int32(1), int32(4), int32(n))
+		r, err := collKernel("c_move_int64", cbuf, uint64(collBytes/2), res, int32(shmem.TeamWorld.DeviceID()), int32(1), int32(4), int32(n))
 		if err != nil {
 			return err
 		}
@@ -304,7 +304,7 @@ func hostCheckTest() test {
 			}
 		}
 		// int32 sum, block scope: the last case is n = large, in place (the result is in the source half)
-		r, err = collKernel("c_reduce_int32", cbuf, uint64(collBytes/2), res, int32(0), int32(1), int32(4), int32(n), int32(0))
+		r, err = collKernel("c_reduce_int32", cbuf, uint64(collBytes/2), res, int32(shmem.TeamWorld.DeviceID()), int32(1), int32(4), int32(n), int32(0))
 		if err != nil {
 			return err
 		}
