@@ -354,7 +354,7 @@ func everyTypeTest() test {
 }
 
 func syncTest() test {
-	return test{"dev barrier/team_sync/sync_all int returns", func() error {
+	return test{"dev barrier/team_sync/sync/sync_all int returns", func() error {
 		if err := collSetup(); err != nil {
 			return err
 		}
@@ -364,7 +364,7 @@ func syncTest() test {
 			if err != nil {
 				return fmt.Errorf("team %s: %w", ct.name, err)
 			}
-			forms := []string{"barrier", "barrier_warp", "barrier_block", "team_sync", "team_sync_warp", "team_sync_block", "sync_all", "sync_all_block"}
+			forms := []string{"barrier", "barrier_warp", "barrier_block", "team_sync|sync", "team_sync_warp|sync_warp", "team_sync_block|sync_block", "sync_all", "sync_all_block"}
 			if err := collVerdict("team "+ct.name, r, int(rounds), func(form, _, round, j, _ int32) string {
 				return fmt.Sprintf("after %s in round %d, member %d's slot", forms[form%8], round, j)
 			}); err != nil {
