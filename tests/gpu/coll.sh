@@ -21,7 +21,7 @@
 # fatbin is built on the GPU machine with its nvcc before the suite (minutes).
 # On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
 # Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1,
-# WATCHDOG (devtest's per-test limit, default 30s), LARGE (the large n of
+# WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
 # the collective cases, default 40001; over the proxy PLARGE, 4099).
 set -u
 cd "$(dirname "$0")/../.."
@@ -174,7 +174,7 @@ if [ "${SKIP_PROXY:-0}" != 1 ]; then
         for p in devcoll stream; do
             step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
                 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
-                $DT -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+                $DT -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
         done
     done
 fi
