@@ -181,19 +181,38 @@ GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned
 
 /* ---- one collective's context ---------------------------------------------- */
 
+/* Kept small on purpose: what the whole collective needs stays in registers
+ * of the caller's kernel, the rest is recomputed from the constant state. */
 typedef struct goshmemi_coll {
     goshmemi_team_view_t v;
-    int scope, sys, all_ls;
-    unsigned tid, nt;
-    uint64_t epoch;       /* the collective's epochs are epoch+1 .. epoch+nepochs */
-    uint64_t scount;      /* scratch steps: scount .. scount+nscratch-1 (half = step & 1) */
-    uintptr_t my_base;    /* heap_base[my_pe] */
-    uint64_t flags_off;   /* symmetric offset of this slot's flag array */
-    uint64_t scratch_off; /* symmetric offset of this slot's scratch */
-    size_t member_bytes;  /* scratch bytes per member per half (multiple of 16) */
+    int scope, all_ls;
+    uint64_t epoch;  /* the collective's epochs are epoch+1 .. epoch+nepochs */
+    uint64_t scount; /* scratch steps: scount .. scount+nscratch-1 (half = step & 1) */
 } goshmemi_coll_t;
 
 GOSHMEMI_FN int goshmemi_coll_pe(const goshmemi_coll_t *c, int j) { return c->v.start + j * c->v.stride; }
+#define GOSHMEMI_COLL_TID(c) goshmemi_cg_tid((c)->scope)
+#define GOSHMEMI_COLL_NT(c) goshmemi_cg_size((c)->scope)
+/* heap_base[my_pe] */
+GOSHMEMI_FN uintptr_t goshmemi_coll_my_base(void)
+{
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    return (uintptr_t)cs->heap_base[cs->my_pe];
+}
+/* symmetric offset of this slot's flag array / scratch */
+GOSHMEMI_FN uint64_t goshmemi_coll_flags_off(const goshmemi_coll_t *c)
+{
+    return (uint64_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_FLAGS_OFF;
+}
+GOSHMEMI_FN uint64_t goshmemi_coll_scratch_off(const goshmemi_coll_t *c)
+{
+    return GOSHMEMI_COLL_SCRATCH_OFF + (uint64_t)c->v.slot * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES;
+}
+/* scratch bytes per member per half (multiple of 16) */
+GOSHMEMI_FN size_t goshmemi_coll_member_bytes(const goshmemi_coll_t *c)
+{
+    return ((size_t)(GOSHMEMI_COLL_SCRATCH_SLOT_BYTES / 2) / (size_t)c->v.size) & ~(size_t)15;
+}
 
 /* Resolves team (traps when invalid or when this PE is not a member). */
 GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_t team)
@@ -201,13 +220,6 @@ GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     c->v = goshmemi_team_view(team);
     c->scope = scope;
-    c->sys = goshmemi_sys_scope();
-    c->tid = goshmemi_cg_tid(scope);
-    c->nt = goshmemi_cg_size(scope);
-    c->my_base = (uintptr_t)cs->heap_base[cs->my_pe];
-    c->flags_off = (uint64_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_FLAGS_OFF;
-    c->scratch_off = GOSHMEMI_COLL_SCRATCH_OFF + (uint64_t)c->v.slot * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES;
-    c->member_bytes = ((size_t)(GOSHMEMI_COLL_SCRATCH_SLOT_BYTES / 2) / (size_t)c->v.size) & ~(size_t)15;
     int ls = 1;
     for (int j = 0; j < c->v.size; j++) ls &= cs->heap_base[goshmemi_coll_pe(c, j)] != 0;
     c->all_ls = ls;
@@ -219,11 +231,11 @@ GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_
 GOSHMEMI_FN void goshmemi_coll_reserve(goshmemi_coll_t *c, uint64_t nepochs, uint64_t nscratch)
 {
     goshmemi_device_state_t *st = goshmemi_state();
-    uint64_t *ctr = (uint64_t *)(c->my_base + (uintptr_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_COUNTER_OFF);
+    uint64_t *ctr = (uint64_t *)(goshmemi_coll_my_base() + (uintptr_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_COUNTER_OFF);
     c->epoch = st->team_epoch[c->v.slot];
     c->scount = *ctr;
     goshmemi_cg_sync(c->scope); /* everyone read them before the leader moves them */
-    if (c->tid == 0) {
+    if (GOSHMEMI_COLL_TID(c) == 0) {
         st->team_epoch[c->v.slot] = c->epoch + nepochs;
         *ctr = c->scount + nscratch;
     }
@@ -233,7 +245,8 @@ GOSHMEMI_FN void goshmemi_coll_reserve(goshmemi_coll_t *c, uint64_t nepochs, uin
 GOSHMEMI_FN uint64_t goshmemi_coll_off(const goshmemi_coll_t *c, const void *p, size_t nbytes)
 {
     const goshmemi_device_state_t *cs = goshmemi_cstate();
-    uint64_t o = (uint64_t)(uintptr_t)p - c->my_base;
+    (void)c;
+    uint64_t o = (uint64_t)(uintptr_t)p - goshmemi_coll_my_base();
     if (GOSHMEMI_UNLIKELY(o > cs->heap_size || (uint64_t)nbytes > cs->heap_size - o))
         goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_NOT_SYMMETRIC, GOSHMEMI_ERROR_INFO(cs->my_pe, o),
                       "collective buffer is not inside the symmetric heap");
@@ -243,8 +256,8 @@ GOSHMEMI_FN uint64_t goshmemi_coll_off(const goshmemi_coll_t *c, const void *p, 
 /* Local scratch of half h, member j's part. */
 GOSHMEMI_FN uintptr_t goshmemi_coll_scratch(const goshmemi_coll_t *c, unsigned h, int j)
 {
-    return c->my_base + (uintptr_t)c->scratch_off + (uintptr_t)h * (GOSHMEMI_COLL_SCRATCH_SLOT_BYTES / 2) +
-           (uintptr_t)j * c->member_bytes;
+    return goshmemi_coll_my_base() + (uintptr_t)goshmemi_coll_scratch_off(c) + (uintptr_t)h * (GOSHMEMI_COLL_SCRATCH_SLOT_BYTES / 2) +
+           (uintptr_t)j * goshmemi_coll_member_bytes(c);
 }
 
 /* Member j (!= me) learns epoch e from this PE: a release store of e into
@@ -253,10 +266,10 @@ GOSHMEMI_FN uintptr_t goshmemi_coll_scratch(const goshmemi_coll_t *c, unsigned h
 GOSHMEMI_FN void goshmemi_coll_signal(const goshmemi_coll_t *c, int j, uint64_t e)
 {
     int pe = goshmemi_coll_pe(c, j);
-    uint64_t off = c->flags_off + 8u * (uint64_t)c->v.my_index;
+    uint64_t off = goshmemi_coll_flags_off(c) + 8u * (uint64_t)c->v.my_index;
     uint64_t base = goshmemi_cstate()->heap_base[pe];
     if (GOSHMEMI_LIKELY(base != 0)) {
-        goshmemi_release_store_u64((uint64_t *)(uintptr_t)(base + off), e, c->sys);
+        goshmemi_release_store_u64((uint64_t *)(uintptr_t)(base + off), e, goshmemi_sys_scope());
     } else {
         goshmemi_order_fence(1); /* after this thread's earlier requests and stores */
         goshmemi_remote_put_value(0, pe, off, e, sizeof(uint64_t));
@@ -266,15 +279,15 @@ GOSHMEMI_FN void goshmemi_coll_signal(const goshmemi_coll_t *c, int j, uint64_t 
 /* Waits (acquire) until member j's flag here reached e. */
 GOSHMEMI_FN void goshmemi_coll_wait_one(const goshmemi_coll_t *c, int j, uint64_t e)
 {
-    const uint64_t *f = (const uint64_t *)(c->my_base + (uintptr_t)c->flags_off + 8u * (uintptr_t)j);
-    while (goshmemi_acquire_load_u64(f, c->sys) < e) goshmemi_poll_pause();
+    const uint64_t *f = (const uint64_t *)(goshmemi_coll_my_base() + (uintptr_t)goshmemi_coll_flags_off(c) + 8u * (uintptr_t)j);
+    while (goshmemi_acquire_load_u64(f, goshmemi_sys_scope()) < e) goshmemi_poll_pause();
 }
 
 /* Every member but this one signals e to this PE: the group splits the
  * polls, then syncs (what one thread acquired, the group sees after it). */
 GOSHMEMI_FN void goshmemi_coll_wait_all(const goshmemi_coll_t *c, uint64_t e)
 {
-    for (int j = (int)c->tid; j < c->v.size; j += (int)c->nt)
+    for (int j = (int)GOSHMEMI_COLL_TID(c); j < c->v.size; j += (int)GOSHMEMI_COLL_NT(c))
         if (j != c->v.my_index) goshmemi_coll_wait_one(c, j, e);
     goshmemi_cg_sync(c->scope);
 }
@@ -283,9 +296,9 @@ GOSHMEMI_FN void goshmemi_coll_wait_all(const goshmemi_coll_t *c, uint64_t e)
 GOSHMEMI_FN void goshmemi_coll_signal_all(const goshmemi_coll_t *c, uint64_t e)
 {
     if (c->all_ls) {
-        for (int j = (int)c->tid; j < c->v.size; j += (int)c->nt)
+        for (int j = (int)GOSHMEMI_COLL_TID(c); j < c->v.size; j += (int)GOSHMEMI_COLL_NT(c))
             if (j != c->v.my_index) goshmemi_coll_signal(c, j, e);
-    } else if (c->tid == 0) {
+    } else if (GOSHMEMI_COLL_TID(c) == 0) {
         for (int j = 0; j < c->v.size; j++)
             if (j != c->v.my_index) goshmemi_coll_signal(c, j, e);
     }
@@ -311,25 +324,25 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     const int me = c->v.my_index, P = c->v.size;
     const int sends = len != 0 && (sender < 0 || sender == me);
-    const uint64_t dst_off = (uint64_t)(goshmemi_coll_scratch(c, h, me) - c->my_base);
+    const uint64_t dst_off = (uint64_t)(goshmemi_coll_scratch(c, h, me) - goshmemi_coll_my_base());
     if (sends) {
         for (int j = 0; j < P; j++) {
             uint64_t base = cs->heap_base[goshmemi_coll_pe(c, j)];
             if (j != me && base != 0)
-                goshmemi_cg_copy((void *)(uintptr_t)(base + dst_off), src + (size_t)j * src_stride, len, c->tid, c->nt);
+                goshmemi_cg_copy((void *)(uintptr_t)(base + dst_off), src + (size_t)j * src_stride, len, GOSHMEMI_COLL_TID(c), GOSHMEMI_COLL_NT(c));
         }
     }
     goshmemi_cg_sync(c->scope);
     if (c->all_ls) {
-        for (int j = (int)c->tid; j < P; j += (int)c->nt)
+        for (int j = (int)GOSHMEMI_COLL_TID(c); j < P; j += (int)GOSHMEMI_COLL_NT(c))
             if (j != me) goshmemi_coll_signal(c, j, e);
-    } else if (c->tid == 0) {
+    } else if (GOSHMEMI_COLL_TID(c) == 0) {
         for (int j = 0; j < P; j++) {
             if (j == me) continue;
             int pe = goshmemi_coll_pe(c, j);
             if (sends && cs->heap_base[pe] == 0)
                 goshmemi_remote_put_signal(0, pe, dst_off, src + (size_t)j * src_stride, len,
-                                           c->flags_off + 8u * (uint64_t)me, e, GOSHMEM_SIGNAL_SET, 0);
+                                           goshmemi_coll_flags_off(c) + 8u * (uint64_t)me, e, GOSHMEM_SIGNAL_SET, 0);
             else
                 goshmemi_coll_signal(c, j, e);
         }
@@ -380,22 +393,52 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
     return ((r->own | r->base | r->dst | (r->peers ? 0 : r->stride)) & 15u) == 0;
 }
 
+/* Vector accesses of W (8 or 16) bytes; the reduction uses 16-byte vectors
+ * for 4- and 8-byte types and 8-byte vectors for 1- and 2-byte ones (16
+ * one-byte accumulators would take 32 registers). CUDA: one ld/st.v. */
 #if GOSHMEMI_CUDA
-#define GOSHMEMI_LD16(out, p)                                                                                         \
+#define GOSHMEMI_VT_16 uint4
+#define GOSHMEMI_VT_8 unsigned long long
+#define GOSHMEMI_LDV(W, out, p)                                                                                       \
     do {                                                                                                              \
-        uint4 w_ = *(const uint4 *)(p);                                                                               \
-        __builtin_memcpy((out), &w_, 16);                                                                             \
+        GOSHMEMI_VT_##W w_ = *(const GOSHMEMI_VT_##W *)(p);                                                           \
+        __builtin_memcpy((out), &w_, W);                                                                              \
     } while (0)
-#define GOSHMEMI_ST16(p, in)                                                                                          \
+#define GOSHMEMI_STV(W, p, in)                                                                                        \
     do {                                                                                                              \
-        uint4 w_;                                                                                                     \
-        __builtin_memcpy(&w_, (in), 16);                                                                              \
-        *(uint4 *)(p) = w_;                                                                                           \
+        GOSHMEMI_VT_##W w_;                                                                                           \
+        __builtin_memcpy(&w_, (in), W);                                                                               \
+        *(GOSHMEMI_VT_##W *)(p) = w_;                                                                                 \
     } while (0)
+#define GOSHMEMI_NOUNROLL _Pragma("unroll 1")
 #else
-#define GOSHMEMI_LD16(out, p) memcpy((out), (const void *)(p), 16)
-#define GOSHMEMI_ST16(p, in) memcpy((void *)(p), (in), 16)
+#define GOSHMEMI_LDV(W, out, p) memcpy((out), (const void *)(p), W)
+#define GOSHMEMI_STV(W, p, in) memcpy((void *)(p), (in), W)
+#define GOSHMEMI_NOUNROLL
 #endif
+/* the reduction's vector loop for vector width W bytes */
+#define GOSHMEMI_RDX_VLOOP(W, TYPE, ACC, WT, CONV, OP)                                                                \
+    {                                                                                                                 \
+        enum { V = W / sizeof(TYPE) };                                                                                \
+        const size_t nv = cnt / V;                                                                                    \
+        GOSHMEMI_NOUNROLL for (size_t i = tid; i < nv; i += nt)                                                       \
+        {                                                                                                             \
+            TYPE x[V];                                                                                                \
+            ACC a[V];                                                                                                 \
+            GOSHMEMI_LDV(W, x, goshmemi_rdx_src(c, r, 0) + i * W);                                                    \
+            for (int e = 0; e < V; e++) a[e] = GOSHMEMI_RDX_LD_##CONV(x[e]);                                          \
+            for (int j = 1; j < P; j++) {                                                                             \
+                GOSHMEMI_LDV(W, x, goshmemi_rdx_src(c, r, j) + i * W);                                                \
+                for (int e = 0; e < V; e++) a[e] = GOSHMEMI_RDX_OP_##OP(ACC, WT, a[e], GOSHMEMI_RDX_LD_##CONV(x[e])); \
+            }                                                                                                         \
+            for (int e = 0; e < V; e++) x[e] = GOSHMEMI_RDX_ST_##CONV(TYPE, a[e]);                                    \
+            if (r->all)                                                                                               \
+                for (int j = 0; j < P; j++) GOSHMEMI_STV(W, goshmemi_rdx_dst(c, r, j) + i * W, x);                    \
+            else                                                                                                      \
+                GOSHMEMI_STV(W, r->dst + i * W, x);                                                                   \
+        }                                                                                                             \
+        k0 = nv * V;                                                                                                  \
+    }
 
 /* Element conversions: id (the type is its own accumulator), half, bfloat16 (float accumulator). */
 #define GOSHMEMI_RDX_LD_id(x) (x)
@@ -466,30 +509,15 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
     GOSHMEMI_FN void goshmemi_rdx_##NAME##_##OP(const goshmemi_coll_t *c, const goshmemi_rdx_t *r, size_t cnt)        \
     {                                                                                                                 \
         const int P = c->v.size;                                                                                      \
-        const size_t tid = c->tid, nt = c->nt;                                                                        \
+        const size_t tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c);                                                                        \
         size_t k0 = 0;                                                                                                \
         if (goshmemi_rdx_aligned(r)) {                                                                                \
-            enum { V = 16 / sizeof(TYPE) };                                                                           \
-            const size_t nv = cnt / V;                                                                                \
-            for (size_t i = tid; i < nv; i += nt) {                                                                   \
-                TYPE x[V];                                                                                            \
-                ACC a[V];                                                                                             \
-                GOSHMEMI_LD16(x, goshmemi_rdx_src(c, r, 0) + i * 16);                                                 \
-                for (int e = 0; e < V; e++) a[e] = GOSHMEMI_RDX_LD_##CONV(x[e]);                                      \
-                for (int j = 1; j < P; j++) {                                                                         \
-                    GOSHMEMI_LD16(x, goshmemi_rdx_src(c, r, j) + i * 16);                                             \
-                    for (int e = 0; e < V; e++)                                                                       \
-                        a[e] = GOSHMEMI_RDX_OP_##OP(ACC, WT, a[e], GOSHMEMI_RDX_LD_##CONV(x[e]));                     \
-                }                                                                                                     \
-                for (int e = 0; e < V; e++) x[e] = GOSHMEMI_RDX_ST_##CONV(TYPE, a[e]);                                \
-                if (r->all)                                                                                           \
-                    for (int j = 0; j < P; j++) GOSHMEMI_ST16(goshmemi_rdx_dst(c, r, j) + i * 16, x);                 \
-                else                                                                                                  \
-                    GOSHMEMI_ST16(r->dst + i * 16, x);                                                                \
-            }                                                                                                         \
-            k0 = nv * V;                                                                                              \
+            if (sizeof(TYPE) >= 4)                                                                                    \
+                GOSHMEMI_RDX_VLOOP(16, TYPE, ACC, WT, CONV, OP)                                                       \
+            else                                                                                                      \
+                GOSHMEMI_RDX_VLOOP(8, TYPE, ACC, WT, CONV, OP)                                                        \
         }                                                                                                             \
-        for (size_t k = k0 + tid; k < cnt; k += nt) {                                                                 \
+        GOSHMEMI_NOUNROLL for (size_t k = k0 + tid; k < cnt; k += nt) {                                                                 \
             ACC a = GOSHMEMI_RDX_LD_##CONV(((const TYPE *)goshmemi_rdx_src(c, r, 0))[k]);                             \
             for (int j = 1; j < P; j++)                                                                               \
                 a = GOSHMEMI_RDX_OP_##OP(ACC, WT, a, GOSHMEMI_RDX_LD_##CONV(((const TYPE *)goshmemi_rdx_src(c, r, j))[k])); \
@@ -509,13 +537,13 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         goshmemi_coll_init(&c, scope, team);                                                                          \
         if (n == 0) return 0;                                                                                         \
         const size_t sz = sizeof(TYPE);                                                                               \
-        r.stride = c.member_bytes;                                                                                    \
+        r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
         r.peers = r.all = 0;                                                                                          \
         if (c.v.size == 1) {                                                                                          \
             r.own = r.base = (uintptr_t)src;                                                                          \
             r.dst = (uintptr_t)dst;                                                                                   \
             goshmemi_rdx_##NAME##_##OP(&c, &r, n);                                                                    \
-        } else if (c.all_ls && n * sz > c.member_bytes) {                                                             \
+        } else if (c.all_ls && n * sz > goshmemi_coll_member_bytes(&c)) {                                                             \
             /* zero copy: share i of everyone's src -> share i of everyone's dst */                                   \
             size_t lo, cnt = goshmemi_coll_share(n, c.v.size, 16 / sz, c.v.my_index, &lo);                            \
             uint64_t soff = goshmemi_coll_off(&c, src, n * sz), doff = goshmemi_coll_off(&c, dst, n * sz);            \
@@ -528,7 +556,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             if (cnt) goshmemi_rdx_##NAME##_##OP(&c, &r, cnt);                                                         \
             goshmemi_coll_flat_sync(&c, c.epoch + 2);                                                                 \
         } else {                                                                                                      \
-            const size_t chunk = c.member_bytes / sz, nch = (n + chunk - 1) / chunk;                                  \
+            const size_t chunk = goshmemi_coll_member_bytes(&c) / sz, nch = (n + chunk - 1) / chunk;                                  \
             if (!c.all_ls) (void)goshmemi_coll_off(&c, src, n * sz);                                                  \
             goshmemi_coll_reserve(&c, nch, nch);                                                                      \
             for (size_t k = 0; k < nch; k++) {                                                                        \
@@ -553,13 +581,13 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         goshmemi_coll_init(&c, scope, team);                                                                          \
         if (nreduce == 0) return 0;                                                                                   \
         const size_t sz = sizeof(TYPE), nb = nreduce * sz, me = (size_t)c.v.my_index;                                 \
-        r.stride = c.member_bytes;                                                                                    \
+        r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
         r.peers = r.all = 0;                                                                                          \
         if (c.v.size == 1) {                                                                                          \
             r.own = r.base = (uintptr_t)src;                                                                          \
             r.dst = (uintptr_t)dst;                                                                                   \
             goshmemi_rdx_##NAME##_##OP(&c, &r, nreduce);                                                              \
-        } else if (c.all_ls && nb > c.member_bytes) {                                                                 \
+        } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {                                                                 \
             /* zero copy: block me of everyone's src -> dst */                                                        \
             uint64_t soff = goshmemi_coll_off(&c, src, nb * (size_t)c.v.size);                                        \
             goshmemi_coll_reserve(&c, 2, 0);                                                                          \
@@ -571,7 +599,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             goshmemi_rdx_##NAME##_##OP(&c, &r, nreduce);                                                              \
             goshmemi_coll_flat_sync(&c, c.epoch + 2);                                                                 \
         } else {                                                                                                      \
-            const size_t chunk = c.member_bytes / sz, nch = (nreduce + chunk - 1) / chunk;                            \
+            const size_t chunk = goshmemi_coll_member_bytes(&c) / sz, nch = (nreduce + chunk - 1) / chunk;                            \
             if (!c.all_ls) (void)goshmemi_coll_off(&c, src, nb * (size_t)c.v.size);                                   \
             goshmemi_coll_reserve(&c, nch, nch);                                                                      \
             for (size_t k = 0; k < nch; k++) {                                                                        \
@@ -630,8 +658,8 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
     const int P = c.v.size, me = c.v.my_index;
     const size_t sstride = a2a ? nb : 0; /* block j of src for member j */
     if (P == 1) {
-        goshmemi_cg_copy(dst, src, nb, c.tid, c.nt);
-    } else if (c.all_ls && nb > c.member_bytes) {
+        goshmemi_cg_copy(dst, src, nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+    } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {
         /* zero copy: store my block(s) into every member's dst, block me */
         const goshmemi_device_state_t *cs = goshmemi_cstate();
         uint64_t doff = goshmemi_coll_off(&c, dst, nb * (size_t)P) + (uint64_t)me * nb;
@@ -639,10 +667,10 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
         goshmemi_coll_flat_sync(&c, c.epoch + 1);
         for (int j = 0; j < P; j++)
             goshmemi_cg_copy((void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(&c, j)] + doff), src + (size_t)j * sstride,
-                             nb, c.tid, c.nt);
+                             nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
         goshmemi_coll_flat_sync(&c, c.epoch + 2);
     } else {
-        const size_t chunk = c.member_bytes, nch = (nb + chunk - 1) / chunk;
+        const size_t chunk = goshmemi_coll_member_bytes(&c), nch = (nb + chunk - 1) / chunk;
         if (!c.all_ls) (void)goshmemi_coll_off(&c, src, a2a ? nb * (size_t)P : nb);
         goshmemi_coll_reserve(&c, nch, nch);
         for (size_t k = 0; k < nch; k++) {
@@ -651,7 +679,7 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
             goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, -1);
             for (int j = 0; j < P; j++) {
                 const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
-                goshmemi_cg_copy(dst + (size_t)j * nb + lo, from, cnt, c.tid, c.nt);
+                goshmemi_cg_copy(dst + (size_t)j * nb + lo, from, cnt, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
             }
         }
     }
@@ -671,26 +699,26 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
     if (nb == 0) return 0;
     const int me = c.v.my_index;
     if (c.v.size == 1) {
-        goshmemi_cg_copy(dst, src, nb, c.tid, c.nt);
-    } else if (c.all_ls && nb > c.member_bytes) {
+        goshmemi_cg_copy(dst, src, nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+    } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {
         /* zero copy: root signals, receivers copy from root's src and signal back */
         uint64_t soff = goshmemi_coll_off(&c, src, nb);
         goshmemi_coll_reserve(&c, 2, 0);
         if (me == root) {
             goshmemi_cg_sync(scope);
             goshmemi_coll_signal_all(&c, c.epoch + 1);
-            goshmemi_cg_copy(dst, src, nb, c.tid, c.nt);
+            goshmemi_cg_copy(dst, src, nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
             goshmemi_coll_wait_all(&c, c.epoch + 2);
         } else {
-            if (c.tid == 0) goshmemi_coll_wait_one(&c, root, c.epoch + 1);
+            if (GOSHMEMI_COLL_TID(&c) == 0) goshmemi_coll_wait_one(&c, root, c.epoch + 1);
             goshmemi_cg_sync(scope);
             goshmemi_cg_copy(dst, (const void *)(uintptr_t)(goshmemi_cstate()->heap_base[goshmemi_coll_pe(&c, root)] + soff),
-                             nb, c.tid, c.nt);
+                             nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
             goshmemi_cg_sync(scope);
-            if (c.tid == 0) goshmemi_coll_signal(&c, root, c.epoch + 2);
+            if (GOSHMEMI_COLL_TID(&c) == 0) goshmemi_coll_signal(&c, root, c.epoch + 2);
         }
     } else {
-        const size_t chunk = c.member_bytes, nch = (nb + chunk - 1) / chunk;
+        const size_t chunk = goshmemi_coll_member_bytes(&c), nch = (nb + chunk - 1) / chunk;
         if (!c.all_ls && me == root) (void)goshmemi_coll_off(&c, src, nb);
         goshmemi_coll_reserve(&c, nch, nch);
         for (size_t k = 0; k < nch; k++) {
@@ -698,7 +726,7 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
             const unsigned h = (unsigned)((c.scount + k) & 1u);
             goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, 0, cnt, root);
             goshmemi_cg_copy(dst + lo, me == root ? src + lo : (const char *)goshmemi_coll_scratch(&c, h, root), cnt,
-                             c.tid, c.nt);
+                             GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
         }
     }
     goshmemi_cg_sync(scope);

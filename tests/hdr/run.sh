@@ -86,6 +86,10 @@ check "IBGDA ring with -DGOSHMEM_IBGDA_ORDER_GPU: relaxed record, st.release.gpu
     grep -q st.relaxed.sys.global.u32 '$out/ring_gpu.ptx' && grep -q st.release.gpu.global.u64 '$out/ring_gpu.ptx' &&
     ! grep -q st.release.gpu.global.u32 '$out/ring_gpu.ptx' && ! grep -q fence.sc.sys '$out/ring_gpu.ptx'"
 
+# device collectives with the remote backends compiled in (their put_signal path)
+printf '#define GOSHMEM_REMOTE_TRANSPORTS\n#include <goshmem.h>\nextern "C" __global__ void k_c(float *d, const float *s, size_t n) { goshmemx_float_sum_reduce_block(0, d, s, n); goshmemx_fcollectmem_block(0, d, s, n); }\n' >"$out/coll_remote.cu"
+check "device collectives with -DGOSHMEM_REMOTE_TRANSPORTS" $NVCC $GENCODE -fatbin "$out/coll_remote.cu" -o "$out/coll_remote.fatbin"
+
 # two objects that both include goshmem.h link into one host program
 # (nvcc's host shadow of the __constant__ pointer is internal)
 printf '#include <goshmem.h>\nextern "C" __global__ void k_a(int *x) { *x = goshmem_my_pe(); }\n' >"$out/link_a.cu"
