@@ -120,6 +120,14 @@
 //     access apply (use the atomics for words several goroutines update).
 //   - GPU calls are safe from several goroutines; the host-side copies and
 //     atomics on GPU arrays are serialized by the GPU transport.
+//   - Stream-ordered calls (PutOnStream ... AllToAllOnStream, stream.go)
+//     enqueue on a CUDA stream and return without waiting: the operation
+//     runs in stream order with the kernels queued there (nil: the PE's
+//     default stream). Their collectives follow the collective rules above
+//     on the GPU's side: every member enqueues them in one order, one
+//     stream per PE. Reduce, Broadcast, FCollect and AllToAll on GPU
+//     arrays run goshmem's embedded kernels and wait for them
+//     (docs/gpu.md, "Stream-ordered communication from Go").
 //
 // # Errors
 //

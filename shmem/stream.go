@@ -62,6 +62,9 @@ func (s *Stream) use(op string) (*runtime, *core.Stream, error) {
 		return nil, nil, err
 	}
 	if s == nil {
+		if err := r.c.NeedGPU(op); err != nil {
+			return nil, nil, err
+		}
 		return r, nil, nil
 	}
 	if s.err != nil {
@@ -320,17 +323,17 @@ func libType[T Elem]() gpulib.Type {
 	case uint64:
 		return 7
 	case float32:
-		return 8
+		return gpulib.Float32
 	case float64:
-		return 9
+		return gpulib.Float64
 	}
 	// a type defined on one of them
 	size, signed := elem.Size[T](), z-1 < 0
 	if elem.IsFloat[T]() {
 		if size == 4 {
-			return 8
+			return gpulib.Float32
 		}
-		return 9
+		return gpulib.Float64
 	}
 	t := gpulib.Type(map[int]int{1: 0, 2: 1, 4: 2, 8: 3}[size])
 	if !signed {
@@ -370,8 +373,8 @@ func ReduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int) 
 // ReduceScatterOnStream enqueues on s a reduce-scatter over t: src holds
 // t.NPEs() blocks of n elements on every member; the member numbered i in
 // t gets in dst[0:n] the reduction with op of every member's block i (Ref:
-// NVSHMEM nvshmemx_<T>_<op>_reducescatter_on_stream). dst may be src (its
-// first n elements). GPU arrays. Collective over t.
+// NVSHMEM nvshmemx_<T>_<op>_reducescatter_on_stream). dst and src are
+// disjoint GPU arrays. Collective over t.
 func ReduceScatterOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int) error {
 	return reduceOnStream(s, t, op, dst, src, n, true, "ReduceScatterOnStream")
 }
@@ -403,19 +406,15 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	if err != nil {
 		return err
 	}
-	if err := noPartialOverlap(r, name, doff, n, soff, srcN, elem.Size[T]()); err != nil {
-		return err
+	overlap := noPartialOverlap
+	if scatter {
+		overlap = noOverlap
 	}
-	acc, fetch, chunk, err := r.c.LibScratch(name)
-	if err != nil {
+	if err := overlap(r, name, doff, n, soff, srcN, elem.Size[T]()); err != nil {
 		return err
-	}
-	if fetch == 0 && len(r.c.GPU.RemotePEs()) > 0 {
-		return errs.Hint(errs.ErrNotSupported, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, name,
-			"the GPU heap is too small for the reduction's fetch buffer, which remote members need")
 	}
 	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n),
-		uint64(acc), uint64(fetch), uint64(chunk), uint64(op) | sc<<8}, name)
+		uint64(op), sc}, name)
 }
 
 // BroadcastOnStream enqueues on s the Broadcast of n elements of src on

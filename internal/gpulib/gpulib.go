@@ -61,15 +61,24 @@ var fixedNames = [nFixed]string{"goshmemi_lib_put", "goshmemi_lib_get", "goshmem
 	"goshmemi_lib_signal_wait", "goshmemi_lib_quiet", "goshmemi_lib_barrier", "goshmemi_lib_sync",
 	"goshmemi_lib_broadcast", "goshmemi_lib_fcollect", "goshmemi_lib_alltoall"}
 
-// Types are the element types of the reduction kernels, in Type order;
+// Types are the element types of the reduction kernels, in Type order,
+// as the device collectives name them (goshmemx_<T>_<op>_reduce_block);
 // OpNames the operators (GOSHMEMI_LIB_OP_*), in shmem.Op order.
 var (
-	Types   = [...]string{"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
+	Types   = [...]string{"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float", "double", "half", "bfloat16"}
 	OpNames = [...]string{"sum", "prod", "min", "max", "and", "or", "xor"}
 )
 
 // Type indexes Types.
 type Type int
+
+// The floating-point types (Types[Float32] == "float", ...).
+const (
+	Float32 Type = 8 + iota
+	Float64
+	Float16
+	BFloat16
+)
 
 // IsFloat reports whether the type's reductions lack and/or/xor.
 func (t Type) IsFloat() bool { return t >= 8 }

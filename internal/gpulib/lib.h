@@ -26,8 +26,7 @@ typedef struct goshmemi_lib_args {
 #define GOSHMEMI_LIB_SIGNAL_SET 0
 #define GOSHMEMI_LIB_SIGNAL_ADD 1
 
-/* Reduction operators, in shmem.Op's order (kernel names carry them as
- * sum, prod, min, max, and, or, xor). */
+/* Reduction operators, in shmem.Op's order. */
 #define GOSHMEMI_LIB_OP_SUM 0
 #define GOSHMEMI_LIB_OP_PROD 1
 #define GOSHMEMI_LIB_OP_MIN 2

@@ -69,7 +69,6 @@ func (b *gpuBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	if r.GAlloc, err = symmetric.NewAllocator(b.t.Size()-cudatr.ControlBytes, GPUAlign); err != nil {
 		return nil, false, errs.Wrap(err, r.Me, "Init", "GPU heap allocator")
 	}
-	r.reserveLibFetch()
 	r.GPU = b.t
 	return nil, true, nil
 }

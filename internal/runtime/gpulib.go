@@ -10,29 +10,18 @@ import (
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
-// LibChunkBytes is the most a library reduction handles per step: the
-// size of its local accumulator and of its symmetric fetch buffer (less
-// for the fetch buffer, and then the step, on a small GPU heap).
-const LibChunkBytes = 256 << 10
-
 // gpuLib is goshmem's kernel library (internal/gpulib) in this PE's GPU
 // context: loaded on first use, its device state installed like a user
 // module's, unloaded at Finalize (gpuBackend.Close).
 type gpuLib struct {
-	mu      sync.Mutex // guards everything below; held across a launch (args)
-	loaded  bool
-	err     error
-	mod     *cuda.Module
-	fns     [gpulib.Count]*cuda.Function
-	names   [gpulib.Count]string
-	scratch cuda.DevicePtr // local accumulator, LibChunkBytes
-	// fetch: heap offset and size of the symmetric fetch buffer, reserved
-	// from the GPU heap at Init (reserveLibFetch) so it is symmetric
-	// without a collective.
-	fetchOff   uint64
-	fetchBytes int
-	args       cuda.Args
-	buf     [gpulib.NArgs * 8]byte
+	mu     sync.Mutex // guards everything below; held across a launch (args)
+	loaded bool
+	err    error
+	mod    *cuda.Module
+	fns    [gpulib.Count]*cuda.Function
+	names  [gpulib.Count]string
+	args   cuda.Args
+	buf    [gpulib.NArgs * 8]byte
 }
 
 // loadLib loads the library (under l.mu). A failure is kept: every later
@@ -61,17 +50,11 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 		}
 		l.names[k] = name
 	}
-	if l.scratch, err = r.GPU.Ctx.MemAlloc(LibChunkBytes); err != nil {
-		r.GPU.ForgetModule(m)
-		_ = m.Unload()
-		l.err = errs.Wrap(err, r.Me, op, "the kernel library's scratch")
-		return l.err
-	}
 	l.mod, l.loaded = m, true
 	return nil
 }
 
-// closeLib unloads the library and frees its scratch (Finalize).
+// closeLib unloads the library (Finalize).
 func (r *Runtime) closeLib(t *cudatr.Transport) error {
 	l := &r.gpuState.lib
 	l.mu.Lock()
@@ -83,49 +66,8 @@ func (r *Runtime) closeLib(t *cudatr.Transport) error {
 	l.loaded = false
 	t.ForgetModule(l.mod)
 	err := l.mod.Unload()
-	if ferr := t.Ctx.MemFree(l.scratch); err == nil {
-		err = ferr
-	}
-	l.mod, l.scratch = nil, 0
+	l.mod = nil
 	return err
-}
-
-// reserveLibFetch takes the library's symmetric fetch buffer from the
-// fresh GPU heap allocator (Connect): every PE's allocator starts empty
-// and makes the same first allocation, so the offset is the same on every
-// PE with no exchange. A heap too small for it leaves it 0 (reductions
-// then need every member load/store reachable).
-func (r *Runtime) reserveLibFetch() {
-	l := &r.gpuState.lib
-	n := min(LibChunkBytes, int(r.GAlloc.Total()/16)) &^ 4095
-	if n <= 0 {
-		return
-	}
-	off, err := r.GAlloc.Alloc(uint64(n), GPUAlign)
-	if err != nil {
-		return
-	}
-	l.fetchOff, l.fetchBytes = cudatr.ControlBytes+off, n
-}
-
-// LibScratch returns the library's local accumulator (device address),
-// its symmetric fetch buffer (this PE's device address; 0 when there is
-// none) and the chunk size reductions use, loading the library on first
-// use.
-func (r *Runtime) LibScratch(op string) (acc, fetch cuda.DevicePtr, chunk int, err error) {
-	if err := r.NeedGPU(op); err != nil {
-		return 0, 0, 0, err
-	}
-	l := &r.gpuState.lib
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := r.loadLib(l, op); err != nil {
-		return 0, 0, 0, err
-	}
-	if l.fetchBytes == 0 {
-		return l.scratch, 0, LibChunkBytes, nil
-	}
-	return l.scratch, r.GPU.Base() + cuda.DevicePtr(l.fetchOff), l.fetchBytes, nil
 }
 
 // StreamOrDefault is s, or the PE's default stream when s is nil; a

@@ -235,7 +235,7 @@ func stReduce(me, n int) error {
 		reduceCase(me, n, stN, shmem.OpMax, false, func(pe, i int) float32 { return float32((pe*31 + i) % 17) }, func(x, y float32) float32 { return float32(math.Max(float64(x), float64(y))) }),
 		reduceCase(me, n, stN, shmem.OpMin, true, func(pe, i int) int16 { return int16((pe*13+i)%50 - 25) }, func(x, y int16) int16 { return min(x, y) }),
 		reduceCase(me, n, 7, shmem.OpProd, false, func(pe, i int) uint8 { return uint8(pe + i + 1) }, func(x, y uint8) uint8 { return x * y }),
-		reduceCase(me, n, stN, shmem.OpAnd, false, func(pe, i int) uint32 { return ^uint32(1 << (pe % 32)) ^ uint32(i) }, func(x, y uint32) uint32 { return x & y }),
+		reduceCase(me, n, stN, shmem.OpAnd, false, func(pe, i int) uint32 { return ^uint32(1<<(pe%32)) ^ uint32(i) }, func(x, y uint32) uint32 { return x & y }),
 		reduceCase(me, n, stN, shmem.OpOr, false, func(pe, i int) int8 { return int8(1<<(pe%7)) | int8(i%3) }, func(x, y int8) int8 { return x | y }),
 		reduceCase(me, n, stN, shmem.OpXor, true, func(pe, i int) uint64 { return uint64(pe*0x9e3779b9 + i) }, func(x, y uint64) uint64 { return x ^ y }),
 		reduceCase(me, n, 0, shmem.OpSum, false, func(pe, i int) int32 { return 1 }, func(x, y int32) int32 { return x + y }),
@@ -264,11 +264,22 @@ func stReduceScatter(me, n int) error {
 	if err := expect("dst", dst, per, want); err != nil {
 		return err
 	}
-	// in place: the result lands in src[0:per]
-	if err := all(shmem.ReduceScatterOnStream(nil, shmem.TeamWorld, shmem.OpMax, src, src, per), shmem.Synchronize()); err != nil {
+	// another operator into a second destination; in place is an error
+	// (reduce-scatter's dst and src must be disjoint)
+	dst2, err := shmem.AllocDevice[int32](per)
+	if err != nil {
 		return err
 	}
-	if err := expect("src (in place)", src, per, func(i int) int32 { return v(n-1, me*per+i) }); err != nil {
+	if err := all(shmem.ReduceScatterOnStream(nil, shmem.TeamWorld, shmem.OpMax, dst2, src, per), shmem.Synchronize()); err != nil {
+		return err
+	}
+	if err := expect("dst2", dst2, per, func(i int) int32 { return v(n-1, me*per+i) }); err != nil {
+		return err
+	}
+	if err := shmem.ReduceScatterOnStream(nil, shmem.TeamWorld, shmem.OpSum, src, src, per); !errors.Is(err, shmem.ErrInvalidArgument) {
+		return fmt.Errorf("in-place ReduceScatterOnStream: %v, want ErrInvalidArgument", err)
+	}
+	if err := dst2.Free(); err != nil {
 		return err
 	}
 	return all(src.Free(), dst.Free())
