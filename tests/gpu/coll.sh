@@ -19,8 +19,9 @@
 # bin/devtest, bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin
 # (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
 # fatbin is built on the GPU machine with its nvcc before the suite (minutes).
-# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1,
-# WATCHDOG (devtest's per-test limit, default 30s), LARGE (the large n of
+# On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
+# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1,
+# WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
 # the collective cases, default 40001; over the proxy PLARGE, 4099).
 set -u
 cd "$(dirname "$0")/../.."
@@ -117,7 +118,8 @@ done
 # ---- 2. MPS + suite ----
 . tests/gpu/mps.sh
 trap 'mps_stop >>"$log" 2>&1' EXIT
-mps_start >>"$log" 2>&1 || { say "MPS did not start"; fails=$((fails + 1)); }
+mps_ok=1
+mps_start >>"$log" 2>&1 || { say "MPS did not start: the one-GPU steps are skipped (their kernels would wait on each other forever)"; fails=$((fails + 1)); mps_ok=0; }
 
 secs_since() { echo $(($(date +%s) - $1)); }
 # step NAME LIMIT CMD...: runs CMD under min(LIMIT, budget left - reserve) seconds
@@ -127,6 +129,11 @@ step() {
     local reserve=${RESERVE:-150} lim
     lim=$(($(left) - reserve))
     [ "$lim" -gt "$limit" ] && lim=$limit
+    if [ "$mps_ok" = 0 ] && [ "${name#*2 GPUs}" = "$name" ]; then # every PE on GPU 0
+        rows+=("| $name | \`$*\` | NOT RUN (no MPS) | 0 | |")
+        say "== $name: NOT RUN (no MPS)"
+        return
+    fi
     if [ "$lim" -lt 20 ]; then
         rows+=("| $name | \`$*\` | NOT RUN (budget) | 0 | |")
         say "== $name: NOT RUN (budget left $(left) s)"
@@ -154,7 +161,9 @@ step() {
     grep -E '^devtest: (FAIL|ok)' "$f" >>"$log"
 }
 
-MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+# every step on GPU 0 but the two-GPU ones
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x CUDA_VISIBLE_DEVICES"
 # -part devcoll / stream: the device collectives, then the stream and host-GPU
 # collective tests, as separate runs (a hang ends one run, not the other)
 DT="bin/devtest -watchdog $WATCHDOG"
@@ -171,8 +180,17 @@ if [ "${SKIP_PROXY:-0}" != 1 ]; then
         for p in devcoll stream; do
             step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
                 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
-                $DT -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+                $DT -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
         done
+    done
+fi
+
+# two GPUs when this machine has them (one PE per GPU: GPU = node-local rank)
+ngpu=$(CUDA_VISIBLE_DEVICES= nvidia-smi -L 2>/dev/null | wc -l)
+if [ "$ngpu" -ge 2 ] && [ "${SKIP_2GPU:-0}" != 1 ]; then
+    for p in devcoll stream; do
+        step "2 PEs, 2 GPUs, load/store: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
+            env CUDA_VISIBLE_DEVICES=0,1 $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
     done
 fi
 
@@ -180,7 +198,7 @@ fi
 bench_rows=""
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
     export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G}
-    PMPI="mpirun --bind-to none -np 2 -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+    PMPI="mpirun --bind-to none -np 2 -x CUDA_VISIBLE_DEVICES -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
     COMMON="-bw-maxsize 134217728 -coll-maxsize ${COLL_MAX:-67108864}"
     RESERVE=75 STEP_STDOUT=$out/goshmem.jsonl step "goshmem-perf device coll+onstream, 2 PEs" 120 \
         $PMPI bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin \

@@ -280,7 +280,7 @@ func hostCheckTest() test {
 			return err
 		}
 		n := int64(*collLarge)
-		r, err := collKernel("c_move_int64", cbuf, uint64(collBytes/2), res, int32(0), int32(1), int32(4), int32(n))
+		r, err := collKernel("c_move_int64", cbuf, uint64(collBytes/2), res, int32(shmem.TeamWorld.DeviceID()), int32(1), int32(4), int32(n))
 		if err != nil {
 			return err
 		}
@@ -304,7 +304,7 @@ func hostCheckTest() test {
 			}
 		}
 		// int32 sum, block scope: the last case is n = large, in place (the result is in the source half)
-		r, err = collKernel("c_reduce_int32", cbuf, uint64(collBytes/2), res, int32(0), int32(1), int32(4), int32(n), int32(0))
+		r, err = collKernel("c_reduce_int32", cbuf, uint64(collBytes/2), res, int32(shmem.TeamWorld.DeviceID()), int32(1), int32(4), int32(n), int32(0))
 		if err != nil {
 			return err
 		}
@@ -354,7 +354,7 @@ func everyTypeTest() test {
 }
 
 func syncTest() test {
-	return test{"dev barrier/team_sync/sync_all int returns", func() error {
+	return test{"dev barrier/team_sync/sync/sync_all int returns", func() error {
 		if err := collSetup(); err != nil {
 			return err
 		}
@@ -364,7 +364,7 @@ func syncTest() test {
 			if err != nil {
 				return fmt.Errorf("team %s: %w", ct.name, err)
 			}
-			forms := []string{"barrier", "barrier_warp", "barrier_block", "team_sync", "team_sync_warp", "team_sync_block", "sync_all", "sync_all_block"}
+			forms := []string{"barrier", "barrier_warp", "barrier_block", "team_sync|sync", "team_sync_warp|sync_warp", "team_sync_block|sync_block", "sync_all", "sync_all_block"}
 			if err := collVerdict("team "+ct.name, r, int(rounds), func(form, _, round, j, _ int32) string {
 				return fmt.Sprintf("after %s in round %d, member %d's slot", forms[form%8], round, j)
 			}); err != nil {

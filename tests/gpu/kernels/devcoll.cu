@@ -474,7 +474,7 @@ extern "C" __global__ void c_every_type(char *buf, int *res, int team_)
 
 /* ======================= barrier / sync: int returns, every scope ==========
  * Round r: thread 0 stores r into slot[r&1][my index] on every member, runs
- * the call of round r (barrier / team_sync / sync_all, thread / warp /
+ * the call of round r (barrier / team_sync / sync / sync_all, thread / warp /
  * block), then must see r in every member's slot. */
 extern "C" __global__ void c_sync(char *buf, int *res, int team_, int rounds)
 {
@@ -493,9 +493,10 @@ extern "C" __global__ void c_sync(char *buf, int *res, int team_, int rounds)
         case 0: if (tid == 0) rc = goshmem_barrier(team); break;
         case 1: if (tid < 32) rc = goshmemx_barrier_warp(team); break;
         case 2: rc = goshmemx_barrier_block(team); break;
-        case 3: if (tid == 0) { goshmem_quiet(); rc = goshmem_team_sync(team); } break;
-        case 4: if (tid < 32) { goshmem_quiet(); rc = goshmemx_team_sync_warp(team); } break;
-        case 5: goshmem_quiet(); rc = goshmemx_team_sync_block(team); break;
+        /* team_sync and its OpenSHMEM name sync(team), alternately */
+        case 3: if (tid == 0) { goshmem_quiet(); rc = (r & 8) ? goshmem_sync(team) : goshmem_team_sync(team); } break;
+        case 4: if (tid < 32) { goshmem_quiet(); rc = (r & 8) ? goshmemx_sync_warp(team) : goshmemx_team_sync_warp(team); } break;
+        case 5: goshmem_quiet(); rc = (r & 8) ? goshmemx_sync_block(team) : goshmemx_team_sync_block(team); break;
         case 6: if (tid == 0) { goshmem_quiet(); goshmem_sync_all(); } break;
         default: goshmem_quiet(); goshmemx_sync_all_block(); break;
         }
