@@ -20,7 +20,7 @@
 # (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
 # fatbin is built on the GPU machine with its nvcc before the suite (minutes).
 # On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
-# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1,
+# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1, COLL_THREADS (1024),
 # WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
 # the collective cases, default 40001; over the proxy PLARGE, 4099).
 set -u
@@ -199,7 +199,7 @@ bench_rows=""
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
     export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G}
     PMPI="mpirun --bind-to none -np 2 -x CUDA_VISIBLE_DEVICES -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
-    COMMON="-bw-maxsize 134217728 -coll-maxsize ${COLL_MAX:-67108864}"
+    COMMON="-bw-maxsize 134217728 -coll-maxsize ${COLL_MAX:-67108864} -coll-threads ${COLL_THREADS:-1024}"
     RESERVE=75 STEP_STDOUT=$out/goshmem.jsonl step "goshmem-perf device coll+onstream, 2 PEs" 120 \
         $PMPI bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin \
         -only '^(coll|onstream)$' $COMMON
