@@ -304,6 +304,12 @@ func (r *runtime) devTeam(t Team, op string) (int, int, error) {
 
 // libType is the reduction kernel's element type for T.
 func libType[T Elem]() gpulib.Type {
+	switch elem.HalfKind[T]() {
+	case elem.KindFloat16:
+		return gpulib.Float16
+	case elem.KindBFloat16:
+		return gpulib.BFloat16
+	}
 	var z T
 	switch any(z).(type) {
 	case int8:
