@@ -87,9 +87,20 @@ func (d *dev) collRows() error {
 				if err := shmem.BarrierAll(); err != nil {
 					return err
 				}
-				cfg := shmem.LaunchConfig{Grid: shmem.Dim(1), Block: shmem.Dim(uint32(d.o.collThreads))}
-				if err := shmem.LaunchCollective(k, cfg, world, d.dbuf.DevicePtr(), d.sbuf.DevicePtr(), uint64(n), int32(0),
-					int32(it), int32(w), d.meta); err != nil {
+				// A kernel above 64 registers cannot launch 1024 threads:
+				// halve the block (the row's timing names the size used).
+				threads := d.o.collThreads
+				var err error
+				for {
+					cfg := shmem.LaunchConfig{Grid: shmem.Dim(1), Block: shmem.Dim(uint32(threads))}
+					err = shmem.LaunchCollective(k, cfg, world, d.dbuf.DevicePtr(), d.sbuf.DevicePtr(), uint64(n), int32(0),
+						int32(it), int32(w), d.meta)
+					if err == nil || threads <= 32 {
+						break
+					}
+					threads /= 2
+				}
+				if err != nil {
 					return fmt.Errorf("%s/%s %d B: %w", r.name, scope, size, err)
 				}
 				if err := shmem.Synchronize(); err != nil {
@@ -106,7 +117,7 @@ func (d *dev) collRows() error {
 					}
 					d.emit(Row{Name: r.name, Size: int64(size), Iters: int64(it), MedianUS: per / 1000, P99US: per / 1000,
 						BWGBs: bw, Scope: scope, NPEs: d.npes,
-						Timing: fmt.Sprintf("globaltimer around %d calls in one kernel (after %d + a block barrier), 1 block x %d threads", it, w, d.o.collThreads)})
+						Timing: fmt.Sprintf("globaltimer around %d calls in one kernel (after %d + a block barrier), 1 block x %d threads", it, w, threads)})
 				}
 				if err := shmem.BarrierAll(); err != nil {
 					return err
