@@ -171,7 +171,7 @@ func TestInitLocalFailure(t *testing.T) {
 			}, "debug checks"},
 		{"bootstrap-invalid-on-one", nil, "1:GOSHMEM_BOOTSTRAP=bogus", "ErrInvalidArgument",
 			func(pe, np int) []string {
-				return []string{`PE 1: Init: environment: Init: GOSHMEM_BOOTSTRAP="bogus"; want auto, mpi or single`}
+				return []string{`PE 1: Init: environment: Init: GOSHMEM_BOOTSTRAP="bogus"; want auto, mpi, tcp or single`}
 			}, ""},
 		{"bootstrap-single-on-one", nil, "1:GOSHMEM_BOOTSTRAP=single", "ErrInvalidArgument",
 			func(pe, np int) []string {
