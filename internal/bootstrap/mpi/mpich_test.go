@@ -39,12 +39,13 @@ func TestMPIExecAbort(t *testing.T) {
 }
 
 // TestMPIExecFault: rank 2 panics while the others wait in a barrier; Hydra
-// ends the whole job by itself, non-zero.
+// ends the whole job by itself, non-zero. (Hydra's own "BAD TERMINATION"
+// banner is not asserted: whether it prints depends on which exit Hydra
+// notices first.)
 func TestMPIExecFault(t *testing.T) {
 	res := mpiexec(t, 15*time.Second, 4, "panic")
 	assert.NotEqual(t, 0, res.code, res.out)
 	assert.Contains(t, res.out, "panic: probe: PE 2 panics on purpose", res.out)
-	assert.Contains(t, res.out, "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES")
 	assert.NotContains(t, res.out, "PE 0: done")
 }
 
