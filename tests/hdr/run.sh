@@ -24,10 +24,10 @@ g++ -std=c++17 $CFLAGS tests/hdr/hdrcheck.cpp -o "$out/hdrcheck_cpp"
 "$out/hdrcheck_cpp" 2>"$out/hdrcheck_cpp.stderr" || { cat "$out/hdrcheck_cpp.stderr"; exit 1; }
 echo "collcheck: gcc -std=c11"
 gcc -std=c11 $CFLAGS tests/hdr/collcheck.c -o "$out/collcheck_c" -lm
-"$out/collcheck_c" 2>"$out/collcheck_c.stderr" || { cat "$out/collcheck_c.stderr"; exit 1; }
+timeout 600 "$out/collcheck_c" 2>"$out/collcheck_c.stderr" || { cat "$out/collcheck_c.stderr"; exit 1; }
 echo "collcheck: g++ -std=c++17 (every 4th type/op)"
 g++ -std=c++17 $CFLAGS tests/hdr/collcheck.cpp -o "$out/collcheck_cpp" -lm
-"$out/collcheck_cpp" quick 2>"$out/collcheck_cpp.stderr" || { cat "$out/collcheck_cpp.stderr"; exit 1; }
+timeout 600 "$out/collcheck_cpp" quick 2>"$out/collcheck_cpp.stderr" || { cat "$out/collcheck_cpp.stderr"; exit 1; }
 
 for lang in c cpp; do # signal paths: typed put_signal_nbi, bad signal ops, NVSHMEM constants
     if [ $lang = c ]; then cc="gcc -std=c11"; else cc="g++ -std=c++17"; fi
