@@ -121,9 +121,10 @@ typedef int32_t goshmem_team_t;
 
 /* ---- error codes written to goshmemi_device_state_t.error_code ----
  * The first error wins (compare-and-swap from 0); error_info then holds
- * GOSHMEMI_ERROR_INFO(pe, detail). The host reads both after the kernel
- * traps (keep the state in host-mapped memory, or read it from the host
- * mapping: a trapped CUDA context cannot copy device memory any more). */
+ * GOSHMEMI_ERROR_INFO(pe, detail). A trapped CUDA context cannot copy
+ * device memory any more, so the same code, info and message also go to
+ * the host-mapped goshmemi_error_record_t at error_host (device_state.h),
+ * which the host decodes after the fault. */
 #define GOSHMEMI_ERR_NONE 0
 #define GOSHMEMI_ERR_PE_UNREACHABLE 1   /* heap_base[pe] == 0 (info: pe, offset) */
 #define GOSHMEMI_ERR_PE_OUT_OF_RANGE 2  /* pe < 0 or pe >= n_pes (info: pe, n_pes) */

@@ -79,8 +79,25 @@ typedef struct goshmemi_device_state {
     uint64_t proxy_state;
     uint64_t ibgda_state;
     uint64_t cxi_state;
-    uint64_t reserved[12];
+    /* Device address of this PE's goshmemi_error_record_t in host-mapped
+     * memory (0: none): the first failing device call writes it before it
+     * traps, so the host can name the failure after the trap, when the
+     * context can no longer copy device memory. Taken from reserved[]. */
+    uint64_t error_host;
+    uint64_t reserved[11];
 } goshmemi_device_state_t;
+
+/* The host-mapped error record (error_host): written once, by the thread
+ * whose compare-and-swap of code from 0 wins. */
+typedef struct goshmemi_error_record {
+    uint64_t code;   /* GOSHMEMI_ERR_* (0: no device error yet) */
+    uint64_t info;   /* GOSHMEMI_ERROR_INFO(hi, lo), as error_info */
+    int32_t pe;      /* my_pe of the state */
+    uint32_t block;  /* the failing thread's linear block index */
+    uint32_t thread; /* and its linear thread index in the block */
+    uint32_t done;   /* 1 once every field above and `what` are written */
+    char what[96];   /* the failing call's message, NUL-terminated (truncated) */
+} goshmemi_error_record_t;
 
 #define GOSHMEMI_REMOTE_NONE 0u
 #define GOSHMEMI_REMOTE_PROXY 1u
@@ -96,6 +113,11 @@ static_assert(sizeof(goshmemi_device_state_t) == 16 + 8 + 8 * GOSHMEMI_MAX_PES +
 _Static_assert(sizeof(goshmemi_device_state_t) == 16 + 8 + 8 * GOSHMEMI_MAX_PES + 8 * GOSHMEMI_MAX_TEAMS +
                                                       24 * GOSHMEMI_MAX_TEAMS + 16 + 8 + 120,
                "goshmemi_device_state_t layout changed: update devstate.go");
+#endif
+#if defined(__cplusplus)
+static_assert(sizeof(goshmemi_error_record_t) == 128, "goshmemi_error_record_t layout changed: update devstate.go");
+#else
+_Static_assert(sizeof(goshmemi_error_record_t) == 128, "goshmemi_error_record_t layout changed: update devstate.go");
 #endif
 
 /* the psync slot layout above: barrier rounds fit in lines 0-7, flags in the upper kilobyte */

@@ -93,18 +93,52 @@ GOSHMEMI_FN void goshmemx_host_set_state(goshmemi_device_state_t *st)
 /* ---------------------------------------------------------------------------
  * Error path: record the first error in the state, then trap.
  * CUDA: __trap() ends the kernel with an illegal-instruction error; the
- * context is unusable afterwards, so the host reads error_code/error_info
- * through a host mapping of the state (or infers it from the launch error).
+ * context is unusable afterwards (no copy of device memory works), so the
+ * first error is also written to the host-mapped record of error_host,
+ * which the host reads and decodes after the fault.
  * Host: message on stderr, then goshmemx_host_trap_hook or abort(). */
+
+/* Writes the host-mapped error record of st (error_host), once per job:
+ * the thread whose compare-and-swap of the code wins fills the rest, marks
+ * it done and fences, so the host sees the whole record after the trap. */
+GOSHMEMI_COLD void goshmemi_fail_record(goshmemi_device_state_t *st, uint64_t code, uint64_t info, const char *what,
+                                        uint32_t block, uint32_t thread)
+{
+    goshmemi_error_record_t *rec = (goshmemi_error_record_t *)(uintptr_t)st->error_host;
+    if (rec == NULL) return;
+#if GOSHMEMI_CUDA
+    if (atomicCAS_system((unsigned long long *)&rec->code, 0ull, (unsigned long long)code) != 0ull) return;
+#else
+    uint64_t zero = 0;
+    if (!__atomic_compare_exchange_n(&rec->code, &zero, code, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return;
+#endif
+    volatile goshmemi_error_record_t *v = rec;
+    v->info = info;
+    v->pe = st->my_pe;
+    v->block = block;
+    v->thread = thread;
+    unsigned i = 0;
+    if (what != NULL)
+        for (; i + 1 < sizeof rec->what && what[i] != 0; i++) v->what[i] = what[i];
+    v->what[i] = 0;
+#if GOSHMEMI_CUDA
+    __threadfence_system();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+    v->done = 1;
+}
+
 GOSHMEMI_COLD void goshmemi_fail(goshmemi_device_state_t *st, uint64_t code, uint64_t info, const char *what)
 {
 #if GOSHMEMI_CUDA
-    (void)what;
     if (st != NULL) {
         /* First error wins: 64-bit CAS at system scope (the host polls it). */
         if (atomicCAS_system((unsigned long long *)&st->error_code, 0ull, (unsigned long long)code) == 0ull) {
             atomicExch_system((unsigned long long *)&st->error_info, (unsigned long long)info);
         }
+        goshmemi_fail_record(st, code, info, what, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
+                             threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
         __threadfence_system(); /* make the record visible to the host before the trap */
     }
     __trap();
@@ -114,6 +148,7 @@ GOSHMEMI_COLD void goshmemi_fail(goshmemi_device_state_t *st, uint64_t code, uin
         if (__atomic_compare_exchange_n(&st->error_code, &zero, code, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
             __atomic_store_n(&st->error_info, info, __ATOMIC_SEQ_CST);
         }
+        goshmemi_fail_record(st, code, info, what, 0, 0);
     }
     fprintf(stderr, "goshmem: PE %d: device call failed: %s (code %llu, info 0x%llx)\n",
             st ? st->my_pe : -1, what, (unsigned long long)code, (unsigned long long)info);

@@ -42,6 +42,13 @@ extern "C" __attribute__((visibility("default"))) void goshmemi_lib_host_set_sta
 }
 extern "C" __attribute__((visibility("default"))) const unsigned long goshmemi_lib_state_bytes =
     sizeof(goshmemi_device_state_t);
+/* The fake driver's trap: a failing device call (goshmemi_fail) calls fn,
+ * which must not return (the fake longjmps out of the kernel and reports
+ * the launch as CUDA_ERROR_LAUNCH_FAILED, as a GPU reports a trap). */
+extern "C" __attribute__((visibility("default"))) void goshmemi_lib_host_set_trap(goshmemx_host_trap_fn fn)
+{
+    goshmemx_host_trap_hook = fn;
+}
 #endif
 
 #define P(i, T) ((T)(uintptr_t)a.v[i])

@@ -22,6 +22,7 @@ import (
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/gpulib"
 	"github.com/goshmem/goshmem/internal/testutil"
 	"github.com/goshmem/goshmem/internal/transport"
 )
@@ -55,6 +56,7 @@ var fakeCases = map[string]struct {
 	"ibgda-soft-1":      {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
 	"ibgda-soft-2":      {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
 	"ibgda-soft-2-cpu":  {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
+	"lib-trap":          {nil, gpuLibTrap},
 	"proxy-one-pe-fails": {nil, func(t *testing.T) {
 		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_INFLIGHT": "0"},
 			`GOSHMEM_PROXY_INFLIGHT="0"; must be auto or a number of chains in [1, 1048576]`)
@@ -539,4 +541,30 @@ func otherPEs(i, n int) []int {
 		}
 	}
 	return o
+}
+
+// gpuLibTrap: a library kernel whose device call traps (a barrier on team
+// 31, which this PE is not a member of) is reported at the next
+// synchronization with the device's own record (code, message, block and
+// thread), read from host memory after the fault; the job still closes
+// cleanly.
+func gpuLibTrap(t *testing.T) {
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		v := [gpulib.NArgs]uint64{31}
+		if err := r.LibLaunch(nil, gpulib.Barrier, &v, "BarrierOnStream"); err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
+		err := r.SyncStream(nil, "Stream.Synchronize")
+		if err == nil {
+			return fmt.Errorf("a trapped barrier kernel synchronized without an error")
+		}
+		return err
+	})
+	require.NoError(t, got[0].err)
+	err := got[0].work
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "goshmem: PE 0: Stream.Synchronize: a kernel trapped: device call failed on PE 0 (block 0, thread 0): "+
+		"team not initialized, or this PE is not a member [GOSHMEMI_ERR_BAD_TEAM (4), info 31, 0] "+
+		`(last kernel launched: "goshmemi_lib_barrier"; `)
+	assert.Contains(t, err.Error(), "CUDA_ERROR_LAUNCH_FAILED (719)")
 }

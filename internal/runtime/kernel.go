@@ -268,6 +268,14 @@ func (r *Runtime) kernelError(err error, last *string, op string) error {
 		name = *last
 	}
 	if cuda.IsStickyFault(err) {
+		// A device call that saw bad input or timed out left its record
+		// before trapping: name it (the trap may have been in an earlier
+		// kernel than the last one launched).
+		if de := r.GPU.DeviceError(); de != nil {
+			return errors.WithHint(errs.New(errs.ErrInvalidArgument, r.Me, op,
+				"a kernel trapped: %v (last kernel launched: %q; %v); the GPU context is unusable", de, name, err),
+				"exit the program non-zero: under mpirun that ends every PE")
+		}
 		return errors.WithHint(errs.New(errs.ErrInvalidArgument, r.Me, op,
 			"kernel %q (the last launched) faulted: %v; the GPU context is unusable", name, err),
 			"exit the program non-zero: under mpirun that ends every PE; run with compute-sanitizer to find the faulting access")

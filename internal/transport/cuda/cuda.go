@@ -47,6 +47,7 @@ type Transport struct {
 	amoMod  *cuda.Module
 	amoFn   [2][transport.AMOXor + 1]*cuda.Function
 	amoOut  unsafe.Pointer
+	errRec  unsafe.Pointer // host-mapped goshmemi_error_record_t (deverr.go)
 	amoOutD cuda.DevicePtr
 	args    cuda.Args
 
@@ -234,6 +235,9 @@ func (t *Transport) writeState() error {
 		t.img.Teams[i] = Team{MyIndex: -1, Slot: int32(i)}
 	}
 	t.img.Teams[0] = Team{Start: 0, Stride: 1, Size: int32(t.npes), MyIndex: int32(t.me), Slot: 0}
+	if err := t.newErrorRecord(); err != nil {
+		return errs.Wrap(err, t.me, "Init", "device error record")
+	}
 	var err error
 	if t.state, err = t.Ctx.MemAlloc(StateSize); err != nil {
 		return errs.Wrap(err, t.me, "Init", "device state")
@@ -534,6 +538,10 @@ func (t *Transport) Close() error {
 	t.Stream = cuda.Stream{}
 	if t.state != 0 {
 		errList = append(errList, t.Ctx.MemFree(t.state))
+	}
+	if t.errRec != nil {
+		errList = append(errList, t.Ctx.MemFreeHost(t.errRec))
+		t.errRec = nil
 	}
 	if t.own != 0 {
 		errList = append(errList, t.Ctx.MemFree(t.own))

@@ -38,9 +38,21 @@ const (
 	offProxyState = offAllSameDev + 8
 	offIBGDAState = offProxyState + 8
 	offCXIState   = offIBGDAState + 8
-	offReserved   = offCXIState + 8
-	StateSize     = offReserved + 8*12
+	offErrorHost  = offCXIState + 8
+	offReserved   = offErrorHost + 8
+	StateSize     = offReserved + 8*11
 	StateVersion  = 1<<16 + StateSize
+
+	// goshmemi_error_record_t (the host-mapped copy of the first device
+	// error, at State.ErrorHost).
+	errRecCode   = 0
+	errRecInfo   = 8
+	errRecPE     = 16
+	errRecBlock  = 20
+	errRecThread = 24
+	errRecDone   = 28
+	errRecWhat   = 32
+	errRecSize   = 128
 )
 
 // Team is one row of the device team table (goshmemi_team_t).
@@ -60,6 +72,8 @@ type State struct {
 	RemoteTransport uint32
 	// Device addresses of the per-transport device states, 0 when absent.
 	ProxyState, IBGDAState, CXIState uint64
+	// ErrorHost is the device address of the host-mapped error record.
+	ErrorHost uint64
 }
 
 // Values of State.RemoteTransport (GOSHMEMI_REMOTE_*).
@@ -96,5 +110,6 @@ func (s *State) Bytes() []byte {
 	le.PutUint64(b[offProxyState:], s.ProxyState)
 	le.PutUint64(b[offIBGDAState:], s.IBGDAState)
 	le.PutUint64(b[offCXIState:], s.CXIState)
+	le.PutUint64(b[offErrorHost:], s.ErrorHost)
 	return b
 }

@@ -44,6 +44,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -623,6 +624,17 @@ static CUresult ptx_scan(const char *img, unsigned long long *mask)
 static void *lib_so;
 static void (*lib_set_state)(void *);
 static unsigned long lib_state_bytes;
+static void (*lib_set_trap)(void (*)(uint64_t, uint64_t, const char *));
+/* A trapping library kernel (goshmemi_fail in host mode) jumps back to its
+ * launch, which then reports CUDA_ERROR_LAUNCH_FAILED at the next sync. */
+static __thread jmp_buf lib_jmp;
+static __thread int lib_in_kernel;
+static void lib_trap(uint64_t code, uint64_t info, const char *what)
+{
+	(void)code, (void)info, (void)what;
+	if (lib_in_kernel)
+		longjmp(lib_jmp, 1);
+}
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
 static void lib_open(void)
@@ -655,6 +667,9 @@ static void lib_open(void)
 		return;
 	}
 	lib_state_bytes = *bytes;
+	lib_set_trap = (void (*)(void (*)(uint64_t, uint64_t, const char *)))dlsym(lib_so, "goshmemi_lib_host_set_trap");
+	if (lib_set_trap)
+		lib_set_trap(lib_trap);
 }
 
 static int is_fatbin(const void *image)
@@ -863,7 +878,13 @@ static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 			return CUDA_ERROR_INVALID_VALUE;
 		memcpy(&a, kp[0], sizeof a);
 		lib_set_state((void *)(uintptr_t)f->mod->state_ptr);
-		f->host(a);
+		if (setjmp(lib_jmp) == 0) {
+			lib_in_kernel = 1;
+			f->host(a);
+		} else {
+			cur->pending = CUDA_ERROR_LAUNCH_FAILED; /* a trap, as the GPU reports it */
+		}
+		lib_in_kernel = 0;
 		lib_set_state(NULL);
 		return CUDA_SUCCESS;
 	}
