@@ -111,33 +111,67 @@ func (r *runtime) devPeer(pe int, op string) (cuda.DevicePtr, error) {
 // devLocal is this PE's device address of heap offset off.
 func (r *runtime) devLocal(off uint64) uint64 { return uint64(r.c.GPU.Base()) + off }
 
+// streamRMA is the validated part of PutOnStream, GetOnStream and
+// PutSignalOnStream: the runtime, the core stream, the heap offsets of dst
+// and src, the bytes to move and the device's address of pe's heap (0: a
+// remote transport carries it).
+type streamRMA struct {
+	r          *runtime
+	cs         *core.Stream
+	doff, soff uint64
+	bytes      int
+	peer       cuda.DevicePtr
+}
+
+// streamRMAArgs is the prologue of the on-stream puts and gets. It
+// resolves s, checks dst[dstIdx:dstIdx+n] and src[srcIdx:srcIdx+n] (GPU
+// arrays; dst on pe and src on this PE, or the other way round for a get),
+// runs more (the caller's own checks, nil for none) and checks that this
+// GPU reaches pe, in that order, returning the first error.
+func streamRMAArgs[T Elem](s *Stream, op string, get bool, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int,
+	more func(r *runtime) error) (streamRMA, error) {
+	var x streamRMA
+	var err error
+	if x.r, x.cs, err = s.use(op); err != nil {
+		return x, err
+	}
+	dpe, spe := pe, x.r.me
+	if get {
+		dpe, spe = spe, dpe
+	}
+	if x.doff, err = devSpan(x.r, dst, op, "dst", dstIdx, n, dpe); err != nil {
+		return x, err
+	}
+	if x.soff, err = devSpan(x.r, src, op, "src", srcIdx, n, spe); err != nil {
+		return x, err
+	}
+	if more != nil {
+		if err := more(x.r); err != nil {
+			return x, err
+		}
+	}
+	if x.peer, err = x.r.devPeer(pe, op); err != nil {
+		return x, err
+	}
+	x.bytes = n * elem.Size[T]()
+	return x, nil
+}
+
 // PutOnStream enqueues on s a put of src[srcIdx:srcIdx+n] (this PE) into
 // dst[dstIdx:dstIdx+n] on pe; both are GPU arrays. When the stream's next
 // operation starts the data has been delivered to pe (Ref: NVSHMEM
 // nvshmemx_putmem_on_stream; here also remotely complete).
 func PutOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int) error {
 	const op = "PutOnStream"
-	r, cs, err := s.use(op)
+	x, err := streamRMAArgs(s, op, false, dst, dstIdx, src, srcIdx, n, pe, nil)
 	if err != nil {
 		return err
 	}
-	doff, err := devSpan(r, dst, op, "dst", dstIdx, n, pe)
-	if err != nil {
-		return err
+	r := x.r
+	if x.peer != 0 {
+		return r.c.CopyOnStream(x.cs, x.peer+cuda.DevicePtr(x.doff), cuda.DevicePtr(r.devLocal(x.soff)), x.bytes, op)
 	}
-	soff, err := devSpan(r, src, op, "src", srcIdx, n, r.me)
-	if err != nil {
-		return err
-	}
-	peer, err := r.devPeer(pe, op)
-	if err != nil {
-		return err
-	}
-	bytes := n * elem.Size[T]()
-	if peer != 0 {
-		return r.c.CopyOnStream(cs, peer+cuda.DevicePtr(doff), cuda.DevicePtr(r.devLocal(soff)), bytes, op)
-	}
-	return r.c.LibLaunch(cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(doff), r.devLocal(soff), uint64(bytes), uint64(pe)}, op)
+	return r.c.LibLaunch(x.cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op)
 }
 
 // GetOnStream enqueues on s a get of src[srcIdx:srcIdx+n] on pe into
@@ -146,27 +180,15 @@ func PutOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcI
 // nvshmemx_getmem_on_stream).
 func GetOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int) error {
 	const op = "GetOnStream"
-	r, cs, err := s.use(op)
+	x, err := streamRMAArgs(s, op, true, dst, dstIdx, src, srcIdx, n, pe, nil)
 	if err != nil {
 		return err
 	}
-	doff, err := devSpan(r, dst, op, "dst", dstIdx, n, r.me)
-	if err != nil {
-		return err
+	r := x.r
+	if x.peer != 0 {
+		return r.c.CopyOnStream(x.cs, cuda.DevicePtr(r.devLocal(x.doff)), x.peer+cuda.DevicePtr(x.soff), x.bytes, op)
 	}
-	soff, err := devSpan(r, src, op, "src", srcIdx, n, pe)
-	if err != nil {
-		return err
-	}
-	peer, err := r.devPeer(pe, op)
-	if err != nil {
-		return err
-	}
-	bytes := n * elem.Size[T]()
-	if peer != 0 {
-		return r.c.CopyOnStream(cs, cuda.DevicePtr(r.devLocal(doff)), peer+cuda.DevicePtr(soff), bytes, op)
-	}
-	return r.c.LibLaunch(cs, gpulib.Get, &[gpulib.NArgs]uint64{r.devLocal(doff), r.devLocal(soff), uint64(bytes), uint64(pe)}, op)
+	return r.c.LibLaunch(x.cs, gpulib.Get, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op)
 }
 
 // PutSignalOnStream enqueues on s a put of src[srcIdx:srcIdx+n] into
@@ -176,35 +198,27 @@ func GetOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcI
 // GPU arrays.
 func PutSignalOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n int, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
 	const name = "PutSignalOnStream"
-	r, cs, err := s.use(name)
+	var goff, code uint64
+	x, err := streamRMAArgs(s, name, false, dst, dstIdx, src, srcIdx, n, pe, func(r *runtime) error {
+		var err error
+		if goff, err = devSpan(r, sig, name, "sig", sigIdx, 1, pe); err != nil {
+			return err
+		}
+		switch op {
+		case SignalSet:
+			code = gpulib.SignalSet
+		case SignalAdd:
+			code = gpulib.SignalAdd
+		default:
+			return errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be SignalSet or SignalAdd", int(op))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	doff, err := devSpan(r, dst, name, "dst", dstIdx, n, pe)
-	if err != nil {
-		return err
-	}
-	soff, err := devSpan(r, src, name, "src", srcIdx, n, r.me)
-	if err != nil {
-		return err
-	}
-	goff, err := devSpan(r, sig, name, "sig", sigIdx, 1, pe)
-	if err != nil {
-		return err
-	}
-	var code uint64
-	switch op {
-	case SignalSet:
-		code = gpulib.SignalSet
-	case SignalAdd:
-		code = gpulib.SignalAdd
-	default:
-		return errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be SignalSet or SignalAdd", int(op))
-	}
-	if _, err := r.devPeer(pe, name); err != nil {
-		return err
-	}
-	return r.c.LibLaunch(cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(doff), r.devLocal(soff), uint64(n * elem.Size[T]()),
+	r := x.r
+	return r.c.LibLaunch(x.cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes),
 		r.devLocal(goff), sigVal, code, uint64(pe)}, name)
 }
 

@@ -695,28 +695,22 @@ func (h *host) lock() error {
 	return nil
 }
 
-// putBW times windows of bwWindow PutNBI + one Quiet, as oshbench: 2
-// warm-up windows, then windows until ~50 ms have passed (at least 10).
-func (h *host) putBW(size int) error {
+// timeWindows is the timing loop of the bandwidth rows (put_bw, iput_bw,
+// iget_bw), as oshbench: between two barriers, PE 0 runs 2 warm-up
+// windows, then timed windows into h.samples until bwTargetNS have passed
+// and at least bwMinWindows ran (at most bwMaxWindows, and no more than
+// len(h.samples)). It returns the number of timed windows and the Go
+// allocations per operation (perWindow operations per window); on the
+// other PEs nwin and allocs are 0. An error of window on PE 0 returns at
+// once, without the closing barrier (runHost then ends the job).
+func (h *host) timeWindows(window func() error, perWindow int) (nwin int, allocs float64, err error) {
 	if err := shmem.BarrierAll(); err != nil {
-		return err
+		return 0, 0, err
 	}
-	var nwin int
-	var allocs float64
 	if h.me == 0 {
-		src := h.sbuf.Local()[:size]
-		dst, pe := h.dbuf, h.peer
-		window := func() error {
-			for k := 0; k < bwWindow; k++ {
-				if err := shmem.PutNBI(dst, 0, src, pe); err != nil {
-					return err
-				}
-			}
-			return shmem.Quiet()
-		}
 		for r := 0; r < 2; r++ {
 			if err := window(); err != nil {
-				return err
+				return 0, 0, err
 			}
 		}
 		m0 := mallocs()
@@ -724,7 +718,7 @@ func (h *host) putBW(size int) error {
 		for nwin < bwMaxWindows && nwin < len(h.samples) {
 			t0 := nanotime()
 			if err := window(); err != nil {
-				return err
+				return 0, 0, err
 			}
 			t1 := nanotime()
 			h.samples[nwin] = t1 - t0
@@ -733,9 +727,29 @@ func (h *host) putBW(size int) error {
 				break
 			}
 		}
-		allocs = float64(mallocs()-m0) / float64(nwin*bwWindow)
+		allocs = float64(mallocs()-m0) / float64(nwin*perWindow)
 	}
 	if err := shmem.BarrierAll(); err != nil {
+		return 0, 0, err
+	}
+	return nwin, allocs, nil
+}
+
+// putBW times windows of bwWindow PutNBI + one Quiet, as oshbench: 2
+// warm-up windows, then windows until ~50 ms have passed (at least 10).
+func (h *host) putBW(size int) error {
+	src := h.sbuf.Local()[:size]
+	dst, pe := h.dbuf, h.peer
+	window := func() error {
+		for k := 0; k < bwWindow; k++ {
+			if err := shmem.PutNBI(dst, 0, src, pe); err != nil {
+				return err
+			}
+		}
+		return shmem.Quiet()
+	}
+	nwin, allocs, err := h.timeWindows(window, bwWindow)
+	if err != nil {
 		return err
 	}
 	if h.me != 0 {

@@ -44,53 +44,27 @@ func (h *host) stridedBW(put bool) error {
 }
 
 func (h *host) stridedRow(put bool, a shmem.Array[int64], local []int64, size int) error {
-	if err := shmem.BarrierAll(); err != nil {
-		return err
-	}
 	n := size / 8
-	var nwin int
-	var allocs float64
-	if h.me == 0 {
-		pe := h.peer
-		window := func() error {
-			for k := 0; k < stridedWindow; k++ {
-				var err error
-				if put {
-					err = shmem.IPut(a, 0, stridedStride, local, stridedStride, n, pe)
-				} else {
-					err = shmem.IGet(local, stridedStride, a, 0, stridedStride, n, pe)
-				}
-				if err != nil {
-					return err
-				}
-			}
+	pe := h.peer
+	window := func() error {
+		for k := 0; k < stridedWindow; k++ {
+			var err error
 			if put {
-				return shmem.Quiet()
+				err = shmem.IPut(a, 0, stridedStride, local, stridedStride, n, pe)
+			} else {
+				err = shmem.IGet(local, stridedStride, a, 0, stridedStride, n, pe)
 			}
-			return nil
-		}
-		for r := 0; r < 2; r++ {
-			if err := window(); err != nil {
+			if err != nil {
 				return err
 			}
 		}
-		m0 := mallocs()
-		start := nanotime()
-		for nwin < bwMaxWindows && nwin < len(h.samples) {
-			t0 := nanotime()
-			if err := window(); err != nil {
-				return err
-			}
-			t1 := nanotime()
-			h.samples[nwin] = t1 - t0
-			nwin++
-			if t1-start >= bwTargetNS && nwin >= bwMinWindows {
-				break
-			}
+		if put {
+			return shmem.Quiet()
 		}
-		allocs = float64(mallocs()-m0) / float64(nwin*stridedWindow)
+		return nil
 	}
-	if err := shmem.BarrierAll(); err != nil {
+	nwin, allocs, err := h.timeWindows(window, stridedWindow)
+	if err != nil {
 		return err
 	}
 	// PE 0's local slice holds 1s: the target checks the last element.
