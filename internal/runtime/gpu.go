@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/symmetric"
@@ -89,8 +90,15 @@ func (b *gpuBackend) Info() []string {
 			p2p = append(p2p, pe)
 		}
 	}
-	return []string{fmt.Sprintf("PE %d: GPU %d (%s, PCI %s); kernels reach PEs %v by load/store (%s)",
+	lines := []string{fmt.Sprintf("PE %d: GPU %d (%s, PCI %s); kernels reach PEs %v by load/store (%s)",
 		r.Me, int(g.Dev), g.DevName, g.BusID, p2p, g.Name())}
+	switch mode, set := cuda.ModuleLoading(); {
+	case set:
+		lines = append(lines, fmt.Sprintf("PE %d: %s=EAGER (set by goshmem, it was unset: kernels load with their module, never while a kernel waits for the GPU proxy)", r.Me, cuda.ModuleLoadingEnv))
+	case mode != "EAGER" && len(g.RemotePEs()) > 0:
+		lines = append(lines, fmt.Sprintf("PE %d: %s=%q: kernels of modules loaded lazily while a kernel waits for the remote GPU transport can hang until GOSHMEM_TIMEOUT; set it to EAGER", r.Me, cuda.ModuleLoadingEnv, mode))
+	}
+	return lines
 }
 
 func (b *gpuBackend) Close() error {

@@ -52,6 +52,7 @@ var fakeCases = map[string]struct {
 	"on-heap-refused":   {nil, gpuHeapRefused},
 	"on-heap-too-small": {nil, gpuHeapTooSmall},
 	"proxy-2":           {nil, func(t *testing.T) { gpuProxy(t, 2) }},
+	"proxy-2-lazy":      {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
 	"proxy-3":           {nil, func(t *testing.T) { gpuProxy(t, 3) }},
 	"ibgda-soft-1":      {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
 	"ibgda-soft-2":      {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
@@ -86,7 +87,7 @@ func TestGPUFake(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestGPUFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
 			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
+				if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") && !strings.HasPrefix(kv, "CUDA_MODULE_LOADING=") {
 					cmd.Env = append(cmd.Env, kv)
 				}
 			}
@@ -269,6 +270,7 @@ func gpuOn(t *testing.T, n int) {
 		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0); kernels reach PEs %v by load/store (%s)\n",
 			i, i%2, i%2, 0x18+i%2, all, how))
 		assert.NotContains(t, p.info, "GPU heap off")
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: CUDA_MODULE_LOADING=EAGER (set by goshmem, it was unset", i))
 	}
 }
 
@@ -398,6 +400,9 @@ func gpuProxy(t *testing.T, n int) {
 			}
 			if err := r.Diagnose(); err != nil {
 				return fmt.Errorf("PE %d: Diagnose of a healthy job: %v", r.Me, err)
+			}
+			if l := &r.gpuState.lib; !l.loaded || l.err != nil {
+				return fmt.Errorf("PE %d: the kernel library was not loaded at Init with the proxy (err %v)", r.Me, l.err)
 			}
 			return nil
 		})
@@ -567,4 +572,17 @@ func gpuLibTrap(t *testing.T) {
 		"team not initialized, or this PE is not a member [GOSHMEMI_ERR_BAD_TEAM (4), info 31, 0] "+
 		`(last kernel launched: "goshmemi_lib_barrier"; `)
 	assert.Contains(t, err.Error(), "CUDA_ERROR_LAUNCH_FAILED (719)")
+}
+
+// gpuProxyLazy: a CUDA_MODULE_LOADING the user chose is left alone, and
+// with the proxy serving kernels a lazy one is reported (kernels loaded
+// while a kernel waits for the proxy can hang).
+func gpuProxyLazy(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_TRANSPORT": "proxy"}, nil, nil)
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		assert.Equal(t, "LAZY", os.Getenv("CUDA_MODULE_LOADING"))
+		assert.Contains(t, p.info, fmt.Sprintf(`goshmem: info: PE %d: CUDA_MODULE_LOADING="LAZY": kernels of modules loaded lazily while a kernel waits for the remote GPU transport can hang until GOSHMEM_TIMEOUT; set it to EAGER`, i))
+		assert.NotContains(t, p.info, "set by goshmem")
+	}
 }

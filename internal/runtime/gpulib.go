@@ -54,6 +54,20 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 	return nil
 }
 
+// preloadLib loads the library at Init when a remote GPU transport
+// serves the kernels (the proxy, IBGDA): loading a module while a kernel
+// waits for that transport can make the driver synchronize the context,
+// which then waits for the kernel, which waits for the transport's host
+// thread, which waits for the driver. At Init no kernel runs yet. A
+// failure (e.g. a GPU older than sm_90) is kept for the calls that need
+// the library to report; the job itself does not need it.
+func (r *Runtime) preloadLib() {
+	l := &r.gpuState.lib
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = r.loadLib(l, "Init")
+}
+
 // closeLib unloads the library (Finalize).
 func (r *Runtime) closeLib(t *cudatr.Transport) error {
 	l := &r.gpuState.lib

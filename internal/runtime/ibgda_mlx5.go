@@ -409,6 +409,7 @@ func (r *Runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
 		return errs.Wrap(err, r.Me, "Init", "device state for IBGDA")
 	}
+	r.preloadLib()
 	return nil
 }
 

@@ -183,6 +183,7 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 		s.nic.Stop()
 		return fail(errs.Wrap(err, r.Me, "Init", "device state for IBGDA"))
 	}
+	r.preloadLib()
 	r.softNIC = s
 	return nil
 }

@@ -166,6 +166,7 @@ func (b *proxyBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	if err := r.GPU.ConfigureRemote(b.remote, cudatr.RemoteProxy, b.p.StateAddr()); err != nil {
 		return nil, false, errs.Wrap(err, r.Me, "Init", "device state for the GPU proxy")
 	}
+	r.preloadLib()
 	r.proxy, r.proxyFarPEs, r.proxyCUDA = b.p, b.far, b.copt
 	return nil, true, nil
 }

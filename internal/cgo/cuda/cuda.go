@@ -138,7 +138,26 @@ func LoadLibrary(lib string) error {
 	return nil
 }
 
+// ModuleLoadingEnv is the driver's module loading mode variable (EAGER or
+// LAZY, read at cuInit; LAZY is the default of CUDA 12.2+ drivers).
+const ModuleLoadingEnv = "CUDA_MODULE_LOADING"
+
+var moduleLoadingSet atomic.Bool
+
+// ModuleLoading is CUDA_MODULE_LOADING as the driver saw it at cuInit and
+// whether goshmem set it (to EAGER, because it was unset). Lazy loading
+// loads a kernel at its first cuModuleGetFunction or launch, which may
+// synchronize the context: a kernel waiting for a host thread of goshmem
+// (the GPU proxy, the soft NIC) then waits for a driver call that waits
+// for it.
+func ModuleLoading() (mode string, setByGoshmem bool) {
+	return os.Getenv(ModuleLoadingEnv), moduleLoadingSet.Load()
+}
+
 func loadLocked(lib string) error {
+	if os.Getenv(ModuleLoadingEnv) == "" && os.Setenv(ModuleLoadingEnv, "EAGER") == nil {
+		moduleLoadingSet.Store(true)
+	}
 	clib := C.CString(lib)
 	defer C.free(unsafe.Pointer(clib))
 	var buf [512]C.char

@@ -758,11 +758,57 @@ func streamCollOrder() error {
 	})
 }
 
+// streamSteps runs the library's point-to-point and barrier kernels one
+// at a time on a new stream, synchronizing after each, so a failure names
+// the first call that does not complete (each kernel's first use comes
+// before any kernel that depends on it).
+func streamSteps() error {
+	a, err := shmem.AllocDevice[int32](streamN)
+	if err != nil {
+		return err
+	}
+	defer a.Free()
+	b, err := shmem.AllocDevice[int32](streamN)
+	if err != nil {
+		return err
+	}
+	defer b.Free()
+	s, err := shmem.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	steps := []struct {
+		name string
+		call func() error
+	}{
+		{"QuietOnStream (nothing outstanding)", func() error { return shmem.QuietOnStream(s) }},
+		{"SyncAllOnStream", func() error { return shmem.SyncAllOnStream(s) }},
+		{"BarrierAllOnStream", func() error { return shmem.BarrierAllOnStream(s) }},
+		{"PutOnStream of 1 element", func() error { return shmem.PutOnStream(s, b, 0, a, 0, 1, right) }},
+		{"QuietOnStream after a put", func() error { return shmem.QuietOnStream(s) }},
+		{"BarrierAllOnStream after a put", func() error { return shmem.BarrierAllOnStream(s) }},
+		{"GetOnStream of 1 element", func() error { return shmem.GetOnStream(s, b, 1, a, 1, 1, right) }},
+		{"PutOnStream of streamN elements", func() error { return shmem.PutOnStream(s, b, 0, a, 0, streamN, right) }},
+		{"BarrierAllOnStream after a large put", func() error { return shmem.BarrierAllOnStream(s) }},
+	}
+	for _, st := range steps {
+		if err := st.call(); err != nil {
+			return fmt.Errorf("%s: %w", st.name, err)
+		}
+		if err := s.Synchronize(); err != nil {
+			return fmt.Errorf("%s, then Stream.Synchronize: %w", st.name, err)
+		}
+	}
+	return shmem.BarrierAll()
+}
+
 func streamTests() []test {
 	if *collFatbin == "" {
 		return nil
 	}
 	ts := []test{
+		{"stream calls one at a time", streamSteps},
 		{"PutOnStream/GetOnStream/QuietOnStream", streamRMA},
 		{"PutSignalOnStream/SignalWaitUntilOnStream", streamSignal},
 		{"on-stream barriers (all/sync/team)", streamBarriers},
