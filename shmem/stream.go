@@ -433,8 +433,50 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	if err := overlap(r, name, doff, n, soff, srcN, elem.Size[T]()); err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n),
-		uint64(op), sc}, name)
+	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n), uint64(op), sc}
+	bytes := n * elem.Size[T]()
+	if size > 1 && bytes >= gridReduceBytes && bytes > gpulib.MemberBytes(size) && r.teamLoadStore(t, size) {
+		// Large and every member mapped: the data step on a grid between two
+		// team syncs (the device reduction's own zero-copy scheme, on many
+		// SMs; below gridReduceBytes the one kernel's latency wins). Every
+		// member decides alike: the same n, and every member's GPU maps
+		// every other member's heap or none does (the device collectives
+		// assume the same).
+		part := bytes
+		if !scatter {
+			part = (bytes + size - 1) / size
+		}
+		sync := &[gpulib.NArgs]uint64{uint64(id)}
+		if err := r.c.LibLaunch(cs, gpulib.Sync, sync, name); err != nil {
+			return err
+		}
+		if err := r.c.LibLaunchGrid(cs, gpulib.ReducePart(libType[T]()), args, r.c.LibBlocks(part), name); err != nil {
+			return err
+		}
+		return r.c.LibLaunch(cs, gpulib.Sync, sync, name)
+	}
+	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
+}
+
+// gridReduceBytes is the size (n elements' bytes) from which an on-stream
+// reduction over load/store members runs as sync, grid kernel, sync: three
+// launches cost about as much as the one-block kernel's data time at
+// 512 KiB-1 MiB (2 PEs on an H200).
+const gridReduceBytes = 1 << 20
+
+// teamLoadStore reports whether this GPU maps the heap of every member of
+// t (size members).
+func (r *runtime) teamLoadStore(t Team, size int) bool {
+	ct, err := r.team(t, "")
+	if err != nil {
+		return false
+	}
+	for i := 0; i < size; i++ {
+		if r.c.GPU.DeviceAddr(ct.PE(i)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // BroadcastOnStream enqueues on s the Broadcast of n elements of src on

@@ -87,13 +87,31 @@ func (t Type) IsFloat() bool { return t >= 8 }
 // reduce-scatter, by its last argument; the operator is an argument too).
 func Reduce(t Type) Kernel { return nFixed + Kernel(t) }
 
+// ReducePart is the grid kernel of a large reduction's data step for
+// type t (every member load/store reachable; between two Sync kernels):
+// the kernel of Reduce's arguments, launched on several blocks.
+func ReducePart(t Type) Kernel { return nFixed + Kernel(len(Types)) + Kernel(t) }
+
 // Count is the number of kernels.
-const Count = int(nFixed) + len(Types)
+const Count = int(nFixed) + 2*len(Types)
 
 // Name is k's symbol in the module.
 func (k Kernel) Name() string {
-	if k < nFixed {
+	switch {
+	case k < nFixed:
 		return fixedNames[k]
+	case k < nFixed+Kernel(len(Types)):
+		return fmt.Sprintf("goshmemi_lib_reduce_%s", Types[k-nFixed])
 	}
-	return fmt.Sprintf("goshmemi_lib_reduce_%s", Types[k-nFixed])
+	return fmt.Sprintf("goshmemi_lib_reduce_part_%s", Types[k-nFixed-Kernel(len(Types))])
 }
+
+// ScratchSlotBytes is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES (coll_data.h): the
+// device collectives' scratch per team slot.
+const ScratchSlotBytes = 16384
+
+// MemberBytes is goshmemi_coll_member_bytes for a team of size members:
+// the device reductions move more than this many bytes per member by the
+// zero-copy scheme when every member is load/store reachable, through
+// scratch otherwise.
+func MemberBytes(size int) int { return (ScratchSlotBytes / 2 / size) &^ 15 }

@@ -81,11 +81,31 @@ func TestNames(t *testing.T) {
 			assert.Contains(t, src, "LIBK("+k.Name()+")")
 			continue
 		}
-		ty := Type(k - nFixed)
+		ty, macro := Type(k-nFixed), "GOSHMEMI_LIB_REDUCE_"
+		if ty >= Type(len(Types)) {
+			ty, macro = ty-Type(len(Types)), "GOSHMEMI_LIB_PART_"
+			assert.Equal(t, k, ReducePart(ty))
+			assert.Equal(t, "goshmemi_lib_reduce_part_"+Types[ty], k.Name())
+		} else {
+			assert.Equal(t, k, Reduce(ty))
+		}
 		kind := "INT"
 		if ty.IsFloat() {
 			kind = "FLOAT"
 		}
-		assert.Contains(t, src, "GOSHMEMI_LIB_REDUCE_"+kind+"("+Types[ty]+", ")
+		assert.Contains(t, src, macro+kind+"("+Types[ty]+", ")
 	}
+}
+
+// MemberBytes follows the header's scratch slot size (coll_data.h).
+func TestMemberBytes(t *testing.T) {
+	b, err := os.ReadFile("../../include/goshmem/device_state.h")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^#define GOSHMEMI_COLL_SCRATCH_SLOT_BYTES (\d+)`).FindSubmatch(b)
+	require.NotNil(t, m, "GOSHMEMI_COLL_SCRATCH_SLOT_BYTES not found")
+	v, err := strconv.Atoi(string(m[1]))
+	require.NoError(t, err)
+	assert.Equal(t, v, ScratchSlotBytes)
+	assert.Equal(t, 4096, MemberBytes(2))
+	assert.Equal(t, 2720, MemberBytes(3)) // 8192/3 = 2730, down to a multiple of 16
 }

@@ -29,10 +29,22 @@
 #if GOSHMEMI_CUDA
 #define LIBK(name) extern "C" __global__ void __launch_bounds__(GOSHMEMI_LIB_THREADS) name(goshmemi_lib_args_t a)
 #define LIB_TID ((size_t)threadIdx.x)
+#define LIB_BLOCK ((unsigned)blockIdx.x)
+#define LIB_NBLOCKS ((unsigned)gridDim.x)
 #else
 #include <string.h>
 #define LIBK(name) extern "C" __attribute__((visibility("default"))) void name(goshmemi_lib_args_t a)
 #define LIB_TID ((size_t)0)
+/* The grid kernels' block: the fake runs a grid as one call per block,
+ * in order, setting it first (their blocks never wait for each other). */
+static thread_local unsigned lib_block, lib_nblocks = 1;
+extern "C" __attribute__((visibility("default"))) void goshmemi_lib_host_set_grid(unsigned block, unsigned nblocks)
+{
+    lib_block = block;
+    lib_nblocks = nblocks;
+}
+#define LIB_BLOCK lib_block
+#define LIB_NBLOCKS lib_nblocks
 /* The fake driver's hooks: the launching thread's device state (what the
  * module's goshmemi_device_state holds) and the state's size. */
 extern "C" __attribute__((visibility("default"))) void goshmemi_lib_host_set_state(void *st)
@@ -191,3 +203,84 @@ GOSHMEMI_LIB_REDUCE_FLOAT(float, float)
 GOSHMEMI_LIB_REDUCE_FLOAT(double, double)
 GOSHMEMI_LIB_REDUCE_FLOAT(half, goshmem_half_t)
 GOSHMEMI_LIB_REDUCE_FLOAT(bfloat16, goshmem_bfloat16_t)
+
+/* ---- grid reductions ------------------------------------------------------
+ * The data step of a large reduction when every member's heap is mapped
+ * here (load/store): Go enqueues a team sync kernel, this kernel on a grid
+ * of blocks, and a second team sync, so one PE's part runs on many SMs
+ * (the one-block collectives above run at one block's bandwidth). The part
+ * is the zero-copy scheme of coll_data.h: all-reduce, share my_index of
+ * every member's src into share my_index of every member's dst;
+ * reduce-scatter, block my_index of every member's src into dst here. Each
+ * block takes a 16-byte aligned slice of the part. Before it, the first sync
+ * made every member's src ready; after it, every block's stores are fenced
+ * at system scope, which the second sync's release then publishes.
+ * v: team, dst, src, n, op (GOSHMEMI_LIB_OP_*), scatter. */
+#define GOSHMEMI_LIB_PART_CASE(NAME, OP, CODE)                                                                        \
+    case CODE: goshmemi_rdx_##NAME##_##OP(&c, &r, bcnt); break;
+#define GOSHMEMI_LIB_PART_HEAD(NAME, T)                                                                               \
+    LIBK(goshmemi_lib_reduce_part_##NAME)                                                                             \
+    {                                                                                                                 \
+        goshmemi_coll_t c;                                                                                            \
+        goshmemi_rdx_t r;                                                                                             \
+        goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);                                         \
+        const size_t sz = sizeof(T), n = (size_t)a.v[3], me = (size_t)c.v.my_index;                                   \
+        if (GOSHMEMI_UNLIKELY(!c.all_ls))                                                                             \
+            goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),               \
+                          "grid reduction: a team member is not load/store reachable from this GPU");                 \
+        size_t lo = 0, cnt;                                                                                           \
+        r.stride = 0;                                                                                                 \
+        if (a.v[5] == 0) {                                                                                            \
+            cnt = goshmemi_coll_share(n, c.v.size, 16 / sz, c.v.my_index, &lo);                                       \
+            r.own = (uintptr_t)(P(2, const T *) + lo);                                                                \
+            r.base = goshmemi_coll_off(&c, P(2, const T *), n * sz) + lo * sz;                                        \
+            r.dst = goshmemi_coll_off(&c, P(1, T *), n * sz) + lo * sz;                                               \
+            r.peers = r.all = 1;                                                                                      \
+        } else {                                                                                                      \
+            cnt = n;                                                                                                  \
+            r.own = (uintptr_t)(P(2, const T *) + me * n);                                                            \
+            r.base = goshmemi_coll_off(&c, P(2, const T *), n * sz * (size_t)c.v.size) + me * n * sz;                 \
+            r.dst = (uintptr_t)P(1, T *);                                                                             \
+            r.peers = 1;                                                                                              \
+            r.all = 0;                                                                                                \
+        }                                                                                                             \
+        size_t blo;                                                                                                   \
+        const size_t bcnt = goshmemi_coll_share(cnt, (int)LIB_NBLOCKS, 16 / sz, (int)LIB_BLOCK, &blo);                \
+        r.own += blo * sz;                                                                                            \
+        r.base += blo * sz;                                                                                           \
+        r.dst += blo * sz;                                                                                            \
+        if (bcnt) {                                                                                                   \
+            switch ((int)a.v[4]) {                                                                                    \
+                GOSHMEMI_LIB_PART_CASE(NAME, sum, GOSHMEMI_LIB_OP_SUM)                                                \
+                GOSHMEMI_LIB_PART_CASE(NAME, prod, GOSHMEMI_LIB_OP_PROD)                                              \
+                GOSHMEMI_LIB_PART_CASE(NAME, min, GOSHMEMI_LIB_OP_MIN)                                                \
+                GOSHMEMI_LIB_PART_CASE(NAME, max, GOSHMEMI_LIB_OP_MAX)
+#define GOSHMEMI_LIB_PART_TAIL                                                                                        \
+            default: break;                                                                                           \
+            }                                                                                                         \
+        }                                                                                                             \
+        goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);                                                                       \
+        if (LIB_TID == 0) goshmemi_order_fence(1);                                                                    \
+    }
+#define GOSHMEMI_LIB_PART_INT(NAME, T)                                                                                \
+    GOSHMEMI_LIB_PART_HEAD(NAME, T)                                                                                   \
+    GOSHMEMI_LIB_PART_CASE(NAME, and, GOSHMEMI_LIB_OP_AND)                                                            \
+    GOSHMEMI_LIB_PART_CASE(NAME, or, GOSHMEMI_LIB_OP_OR)                                                              \
+    GOSHMEMI_LIB_PART_CASE(NAME, xor, GOSHMEMI_LIB_OP_XOR)                                                            \
+    GOSHMEMI_LIB_PART_TAIL
+#define GOSHMEMI_LIB_PART_FLOAT(NAME, T)                                                                              \
+    GOSHMEMI_LIB_PART_HEAD(NAME, T)                                                                                   \
+    GOSHMEMI_LIB_PART_TAIL
+
+GOSHMEMI_LIB_PART_INT(int8, int8_t)
+GOSHMEMI_LIB_PART_INT(int16, int16_t)
+GOSHMEMI_LIB_PART_INT(int32, int32_t)
+GOSHMEMI_LIB_PART_INT(int64, int64_t)
+GOSHMEMI_LIB_PART_INT(uint8, uint8_t)
+GOSHMEMI_LIB_PART_INT(uint16, uint16_t)
+GOSHMEMI_LIB_PART_INT(uint32, uint32_t)
+GOSHMEMI_LIB_PART_INT(uint64, uint64_t)
+GOSHMEMI_LIB_PART_FLOAT(float, float)
+GOSHMEMI_LIB_PART_FLOAT(double, double)
+GOSHMEMI_LIB_PART_FLOAT(half, goshmem_half_t)
+GOSHMEMI_LIB_PART_FLOAT(bfloat16, goshmem_bfloat16_t)

@@ -103,6 +103,22 @@ func (r *Runtime) StreamOrDefault(s *Stream, op string) (*Stream, error) {
 // with argument words v on s (nil: the default stream) and returns
 // without waiting. It allocates nothing once the library is loaded.
 func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, op string) error {
+	return r.LibLaunchGrid(s, k, v, 1, op)
+}
+
+// LibBlocks is the grid of a library grid kernel over bytes of data: one
+// block per 256 KiB, at least 1, at most two per SM.
+func (r *Runtime) LibBlocks(bytes int) int {
+	sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
+	if err != nil || sms < 1 {
+		sms = 1
+	}
+	return max(1, min(2*sms, bytes>>18))
+}
+
+// LibLaunchGrid is LibLaunch on a grid of blocks (the grid kernels only:
+// the others are one-block kernels).
+func (r *Runtime) LibLaunchGrid(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, blocks int, op string) error {
 	s, err := r.StreamOrDefault(s, op)
 	if err != nil {
 		return err
@@ -116,8 +132,8 @@ func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64,
 	for i, w := range v {
 		binary.LittleEndian.PutUint64(l.buf[8*i:], w)
 	}
-	one, block := [3]uint32{1, 1, 1}, [3]uint32{gpulib.Threads, 1, 1}
-	if err := l.fns[k].Launch(one, block, 0, s.s, l.args.Reset().Struct(l.buf[:], 8)); err != nil {
+	grid, block := [3]uint32{uint32(blocks), 1, 1}, [3]uint32{gpulib.Threads, 1, 1}
+	if err := l.fns[k].Launch(grid, block, 0, s.s, l.args.Reset().Struct(l.buf[:], 8)); err != nil {
 		return errs.Wrap(err, r.Me, op, "launching %s", l.names[k])
 	}
 	s.last.Store(&l.names[k])

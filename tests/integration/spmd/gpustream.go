@@ -239,11 +239,18 @@ func stReduce(me, n int) error {
 		reduceCase(me, n, stN, shmem.OpOr, false, func(pe, i int) int8 { return int8(1<<(pe%7)) | int8(i%3) }, func(x, y int8) int8 { return x | y }),
 		reduceCase(me, n, stN, shmem.OpXor, true, func(pe, i int) uint64 { return uint64(pe*0x9e3779b9 + i) }, func(x, y uint64) uint64 { return x ^ y }),
 		reduceCase(me, n, 0, shmem.OpSum, false, func(pe, i int) int32 { return 1 }, func(x, y int32) int32 { return x + y }),
+		// large enough for the grid kernel to take several blocks per PE (over load/store)
+		reduceCase(me, n, 600001, shmem.OpSum, true, func(pe, i int) int32 { return int32(pe*7 + i%1009) }, func(x, y int32) int32 { return x + y }),
+		reduceCase(me, n, 300001, shmem.OpMax, false, func(pe, i int) float32 { return float32((pe*31 + i) % 1013) }, func(x, y float32) float32 { return float32(math.Max(float64(x), float64(y))) }),
 	)
 }
 
 func stReduceScatter(me, n int) error {
-	const per = 333
+	// one-block scratch path, then the grid kernel with several blocks (over load/store)
+	return all(reduceScatterCase(me, n, 333), reduceScatterCase(me, n, 300001))
+}
+
+func reduceScatterCase(me, n, per int) error {
 	src, err1 := shmem.AllocDevice[int32](per * n)
 	dst, err2 := shmem.AllocDevice[int32](per)
 	if err := all(err1, err2); err != nil {

@@ -21,9 +21,10 @@
  * to this library, or the file FAKECUDA_KERNELS names): cuModuleGetFunction
  * finds a kernel by its name there, and cuLaunchKernel calls it on the
  * launching thread with the module's goshmemi_device_state installed as
- * that thread's state. The grid must be one block; the one host call
- * stands for the whole block (the header's _block forms are thread forms
- * in host mode). Every stream is synchronous: work runs inside the call
+ * that thread's state. One host call stands for a whole block (the
+ * header's _block forms are thread forms in host mode); a grid of several
+ * blocks (the library's grid kernels, whose blocks never wait for each
+ * other) runs as one call per block, in order. Every stream is synchronous: work runs inside the call
  * that queues it, so stream order holds trivially and a kernel that waits
  * for a peer blocks its caller until the peer (another process) delivers.
  *
@@ -625,6 +626,7 @@ static void *lib_so;
 static void (*lib_set_state)(void *);
 static unsigned long lib_state_bytes;
 static void (*lib_set_trap)(void (*)(uint64_t, uint64_t, const char *));
+static void (*lib_set_grid)(unsigned, unsigned);
 /* A trapping library kernel (goshmemi_fail in host mode) jumps back to its
  * launch, which then reports CUDA_ERROR_LAUNCH_FAILED at the next sync. */
 static __thread jmp_buf lib_jmp;
@@ -670,6 +672,7 @@ static void lib_open(void)
 	lib_set_trap = (void (*)(void (*)(uint64_t, uint64_t, const char *)))dlsym(lib_so, "goshmemi_lib_host_set_trap");
 	if (lib_set_trap)
 		lib_set_trap(lib_trap);
+	lib_set_grid = (void (*)(unsigned, unsigned))dlsym(lib_so, "goshmemi_lib_host_set_grid");
 }
 
 static int is_fatbin(const void *image)
@@ -870,20 +873,28 @@ static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 		return CUDA_ERROR_INVALID_VALUE;
 	if (f >= &ptxfuncs[0] && f < &ptxfuncs[NPTX])
 		return ptx_run((size_t)(f - ptxfuncs), kp);
-	if (f->host) { /* the kernel library: one block, one host call */
+	if (f->host) { /* the kernel library: one host call per block */
 		struct lib_args a;
-		if (gx * gy * gz != 1)
+		unsigned b;
+		if (gy * gz != 1 || (gx != 1 && !lib_set_grid))
 			return CUDA_ERROR_NOT_SUPPORTED;
 		if (!kp)
 			return CUDA_ERROR_INVALID_VALUE;
 		memcpy(&a, kp[0], sizeof a);
 		lib_set_state((void *)(uintptr_t)f->mod->state_ptr);
-		if (setjmp(lib_jmp) == 0) {
-			lib_in_kernel = 1;
-			f->host(a);
-		} else {
-			cur->pending = CUDA_ERROR_LAUNCH_FAILED; /* a trap, as the GPU reports it */
+		for (b = 0; b < gx; b++) { /* a grid: one call per block, in order */
+			if (lib_set_grid)
+				lib_set_grid(b, gx);
+			if (setjmp(lib_jmp) == 0) {
+				lib_in_kernel = 1;
+				f->host(a);
+			} else {
+				cur->pending = CUDA_ERROR_LAUNCH_FAILED; /* a trap, as the GPU reports it */
+				break;
+			}
 		}
+		if (lib_set_grid)
+			lib_set_grid(0, 1);
 		lib_in_kernel = 0;
 		lib_set_state(NULL);
 		return CUDA_SUCCESS;
