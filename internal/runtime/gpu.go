@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -95,7 +96,7 @@ func (b *gpuBackend) Info() []string {
 	switch mode, set := cuda.ModuleLoading(); {
 	case set:
 		lines = append(lines, fmt.Sprintf("PE %d: %s=EAGER (set by goshmem, it was unset: kernels load with their module, never while a kernel waits for the GPU proxy)", r.Me, cuda.ModuleLoadingEnv))
-	case mode != "EAGER" && len(g.RemotePEs()) > 0:
+	case !strings.EqualFold(mode, "EAGER") && len(g.RemotePEs()) > 0:
 		lines = append(lines, fmt.Sprintf("PE %d: %s=%q: kernels of modules loaded lazily while a kernel waits for the remote GPU transport can hang until GOSHMEM_TIMEOUT; set it to EAGER", r.Me, cuda.ModuleLoadingEnv, mode))
 	}
 	return lines

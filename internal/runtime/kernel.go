@@ -272,7 +272,11 @@ func (r *Runtime) kernelError(err error, last *string, op string) error {
 		// before trapping: name it (the trap may have been in an earlier
 		// kernel than the last one launched).
 		if de := r.GPU.DeviceError(); de != nil {
-			return errors.WithHint(errs.New(errs.ErrInvalidArgument, r.Me, op,
+			class := errs.ErrInvalidArgument
+			if de.Timeout() {
+				class = errs.ErrTimeout
+			}
+			return errors.WithHint(errs.New(class, r.Me, op,
 				"a kernel trapped: %v (last kernel launched: %q; %v); the GPU context is unusable", de, name, err),
 				"exit the program non-zero: under mpirun that ends every PE")
 		}

@@ -38,6 +38,10 @@ var deviceErrNames = map[uint64]string{
 	34: "GOSHMEMI_ERR_IBGDA_ORDER",
 }
 
+// Timeout reports whether the device call gave up waiting (a proxy or
+// IBGDA wait past GOSHMEM_TIMEOUT) rather than seeing bad input.
+func (e *DeviceError) Timeout() bool { return e.Code == 18 || e.Code == 33 }
+
 // Error says what failed, where, and the two words of its info
 // (GOSHMEMI_ERROR_INFO(hi, lo): their meaning is the code's, see defs.h).
 func (e *DeviceError) Error() string {

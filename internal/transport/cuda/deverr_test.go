@@ -62,5 +62,7 @@ func TestDeviceErrorDecode(t *testing.T) {
 	require.NotNil(t, e)
 	assert.Equal(t, DeviceError{Code: 18, Info: 2<<32 | 2, PE: 1, Block: 3, Thread: 64, What: "proxy wait exceeded GOSHMEM_TIMEOUT"}, *e)
 	assert.Equal(t, "device call failed on PE 1 (block 3, thread 64): proxy wait exceeded GOSHMEM_TIMEOUT [GOSHMEMI_ERR_PROXY_TIMEOUT (18), info 2, 2]", e.Error())
+	assert.True(t, e.Timeout())
+	assert.False(t, (&DeviceError{Code: 4}).Timeout())
 	assert.Nil(t, (*Transport)(nil).DeviceError())
 }
