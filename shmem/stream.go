@@ -435,10 +435,10 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	}
 	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n), uint64(op), sc}
 	bytes := n * elem.Size[T]()
-	if size > 1 && bytes >= gridReduceBytes && bytes > gpulib.MemberBytes(size) && r.teamLoadStore(t, size) {
+	if size > 1 && bytes >= gridMinBytes && bytes > gpulib.MemberBytes(size) && r.teamLoadStore(t, size) {
 		// Large and every member mapped: the data step on a grid between two
 		// team syncs (the device reduction's own zero-copy scheme, on many
-		// SMs; below gridReduceBytes the one kernel's latency wins). Every
+		// SMs; below gridMinBytes the one kernel's latency wins). Every
 		// member decides alike: the same n, and every member's GPU maps
 		// every other member's heap or none does (the device collectives
 		// assume the same).
@@ -458,11 +458,11 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
 }
 
-// gridReduceBytes is the size (n elements' bytes) from which an on-stream
+// gridMinBytes is the size (n elements' bytes) from which an on-stream
 // reduction over load/store members runs as sync, grid kernel, sync: three
 // launches cost about as much as the one-block kernel's data time at
 // 512 KiB-1 MiB (2 PEs on an H200).
-const gridReduceBytes = 1 << 20
+const gridMinBytes = 1 << 20
 
 // teamLoadStore reports whether this GPU maps the heap of every member of
 // t (size members).
@@ -502,8 +502,12 @@ func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int
 	if err != nil {
 		return err
 	}
+	nb := n * elem.Size[T]()
+	if r.gridMove(t, size, nb) {
+		return r.gridMoveOnStream(cs, id, gpulib.MoveBroadcast, doff, soff, nb, nb, root, op)
+	}
 	return r.c.LibLaunch(cs, gpulib.Broadcast, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
-		uint64(n * elem.Size[T]()), uint64(root)}, op)
+		uint64(nb), uint64(root)}, op)
 }
 
 // FCollectOnStream enqueues on s the FCollect of n elements of src from
@@ -544,7 +548,37 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 	if err := noOverlap(r, op, doff, n*size, soff, srcN, elem.Size[T]()); err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n * elem.Size[T]())}, op)
+	nb := n * elem.Size[T]()
+	if r.gridMove(t, size, nb*size) {
+		what := gpulib.MoveFCollect
+		if k == gpulib.AllToAll {
+			what = gpulib.MoveAllToAll
+		}
+		return r.gridMoveOnStream(cs, id, uint64(what), doff, soff, nb, nb*size, 0, op)
+	}
+	return r.c.LibLaunch(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb)}, op)
+}
+
+// gridMove reports whether a broadcast, fcollect or alltoall that pulls
+// total bytes to each member of t runs as sync, grid kernel, sync: from
+// gridMinBytes, every member mapped here (every member decides alike,
+// as for the reductions).
+func (r *runtime) gridMove(t Team, size, total int) bool {
+	return size > 1 && total >= gridMinBytes && r.teamLoadStore(t, size)
+}
+
+// gridMoveOnStream enqueues a team sync, goshmemi_lib_move_part (what:
+// gpulib.Move*) on blocks for total bytes, and a second team sync.
+func (r *runtime) gridMoveOnStream(cs *core.Stream, id int, what uint64, doff, soff uint64, nb, total, root int, op string) error {
+	sync := &[gpulib.NArgs]uint64{uint64(id)}
+	if err := r.c.LibLaunch(cs, gpulib.Sync, sync, op); err != nil {
+		return err
+	}
+	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb), what, uint64(root)}
+	if err := r.c.LibLaunchGrid(cs, gpulib.MovePart, args, r.c.LibBlocks(total), op); err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Sync, sync, op)
 }
 
 // noOverlap refuses overlapping dst and src (fcollect, alltoall).

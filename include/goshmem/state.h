@@ -98,28 +98,28 @@ GOSHMEMI_FN void goshmemx_host_set_state(goshmemi_device_state_t *st)
  * which the host reads and decodes after the fault.
  * Host: message on stderr, then goshmemx_host_trap_hook or abort(). */
 
-/* Writes the host-mapped error record of st (error_host), once per job:
- * the thread whose compare-and-swap of the code wins fills the rest, marks
- * it done and fences, so the host sees the whole record after the trap. */
-GOSHMEMI_COLD void goshmemi_fail_record(goshmemi_device_state_t *st, uint64_t code, uint64_t info, const char *what,
-                                        uint32_t block, uint32_t thread)
+/* Writes the host-mapped error record of st (error_host): called once,
+ * by the thread whose compare-and-swap of st->error_code won; it marks the
+ * record done after a fence, so the host sees it whole after the trap.
+ * Plain stores: the writer is unique, and an atomic here would cost every
+ * kernel registers (a kernel's count includes its callees'). */
+GOSHMEMI_COLD void goshmemi_fail_record(goshmemi_device_state_t *st, uint64_t code, uint64_t info, const char *what)
 {
-    goshmemi_error_record_t *rec = (goshmemi_error_record_t *)(uintptr_t)st->error_host;
-    if (rec == NULL) return;
-#if GOSHMEMI_CUDA
-    if (atomicCAS_system((unsigned long long *)&rec->code, 0ull, (unsigned long long)code) != 0ull) return;
-#else
-    uint64_t zero = 0;
-    if (!__atomic_compare_exchange_n(&rec->code, &zero, code, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return;
-#endif
-    volatile goshmemi_error_record_t *v = rec;
+    volatile goshmemi_error_record_t *v = (volatile goshmemi_error_record_t *)(uintptr_t)st->error_host;
+    if (v == NULL) return;
+    v->code = code;
     v->info = info;
     v->pe = st->my_pe;
-    v->block = block;
-    v->thread = thread;
+#if GOSHMEMI_CUDA
+    v->block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    v->thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+#else
+    v->block = 0;
+    v->thread = 0;
+#endif
     unsigned i = 0;
     if (what != NULL)
-        for (; i + 1 < sizeof rec->what && what[i] != 0; i++) v->what[i] = what[i];
+        for (; i + 1 < sizeof v->what && what[i] != 0; i++) v->what[i] = what[i];
     v->what[i] = 0;
 #if GOSHMEMI_CUDA
     __threadfence_system();
@@ -136,9 +136,8 @@ GOSHMEMI_COLD void goshmemi_fail(goshmemi_device_state_t *st, uint64_t code, uin
         /* First error wins: 64-bit CAS at system scope (the host polls it). */
         if (atomicCAS_system((unsigned long long *)&st->error_code, 0ull, (unsigned long long)code) == 0ull) {
             atomicExch_system((unsigned long long *)&st->error_info, (unsigned long long)info);
+            goshmemi_fail_record(st, code, info, what);
         }
-        goshmemi_fail_record(st, code, info, what, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
-                             threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
         __threadfence_system(); /* make the record visible to the host before the trap */
     }
     __trap();
@@ -147,8 +146,8 @@ GOSHMEMI_COLD void goshmemi_fail(goshmemi_device_state_t *st, uint64_t code, uin
         uint64_t zero = 0;
         if (__atomic_compare_exchange_n(&st->error_code, &zero, code, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
             __atomic_store_n(&st->error_info, info, __ATOMIC_SEQ_CST);
+            goshmemi_fail_record(st, code, info, what);
         }
-        goshmemi_fail_record(st, code, info, what, 0, 0);
     }
     fprintf(stderr, "goshmem: PE %d: device call failed: %s (code %llu, info 0x%llx)\n",
             st ? st->my_pe : -1, what, (unsigned long long)code, (unsigned long long)info);

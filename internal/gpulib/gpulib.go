@@ -54,12 +54,21 @@ const (
 	Broadcast
 	FCollect
 	AllToAll
+	// MovePart is the grid kernel of a large broadcast, fcollect or
+	// alltoall's data step (every member load/store reachable; between two
+	// Sync kernels; v[4] is a Move* code).
+	MovePart
 	nFixed
+)
+
+// Codes of MovePart's v[4] (GOSHMEMI_LIB_MOVE_*).
+const (
+	MoveBroadcast, MoveFCollect, MoveAllToAll = 0, 1, 2
 )
 
 var fixedNames = [nFixed]string{"goshmemi_lib_put", "goshmemi_lib_get", "goshmemi_lib_put_signal",
 	"goshmemi_lib_signal_wait", "goshmemi_lib_quiet", "goshmemi_lib_barrier", "goshmemi_lib_sync",
-	"goshmemi_lib_broadcast", "goshmemi_lib_fcollect", "goshmemi_lib_alltoall"}
+	"goshmemi_lib_broadcast", "goshmemi_lib_fcollect", "goshmemi_lib_alltoall", "goshmemi_lib_move_part"}
 
 // Types are the element types of the reduction kernels, in Type order,
 // as the device collectives name them (goshmemx_<T>_<op>_reduce_block);

@@ -63,7 +63,8 @@ func TestABI(t *testing.T) {
 	want := map[string]int{"GOSHMEMI_LIB_THREADS": Threads, "GOSHMEMI_LIB_NARGS": NArgs,
 		"GOSHMEMI_LIB_CMP_EQ": CmpEQ, "GOSHMEMI_LIB_CMP_NE": CmpNE, "GOSHMEMI_LIB_CMP_GT": CmpGT,
 		"GOSHMEMI_LIB_CMP_GE": CmpGE, "GOSHMEMI_LIB_CMP_LT": CmpLT, "GOSHMEMI_LIB_CMP_LE": CmpLE,
-		"GOSHMEMI_LIB_SIGNAL_SET": SignalSet, "GOSHMEMI_LIB_SIGNAL_ADD": SignalAdd}
+		"GOSHMEMI_LIB_SIGNAL_SET": SignalSet, "GOSHMEMI_LIB_SIGNAL_ADD": SignalAdd,
+		"GOSHMEMI_LIB_MOVE_BROADCAST": MoveBroadcast, "GOSHMEMI_LIB_MOVE_FCOLLECT": MoveFCollect, "GOSHMEMI_LIB_MOVE_ALLTOALL": MoveAllToAll}
 	for i, op := range OpNames {
 		want["GOSHMEMI_LIB_OP_"+strings.ToUpper(op)] = i
 	}

@@ -204,6 +204,43 @@ GOSHMEMI_LIB_REDUCE_FLOAT(double, double)
 GOSHMEMI_LIB_REDUCE_FLOAT(half, goshmem_half_t)
 GOSHMEMI_LIB_REDUCE_FLOAT(bfloat16, goshmem_bfloat16_t)
 
+/* ---- grid data movement -------------------------------------------------
+ * The data step of a large broadcast, fcollect or alltoall when every
+ * member's heap is mapped here, between two team sync kernels as the grid
+ * reductions below: this PE pulls what it receives (broadcast: the root's
+ * src; fcollect: member j's src into block j; alltoall: block my_index of
+ * member j's src into block j), the bytes split over the blocks in
+ * 16-byte aligned slices. It writes only this PE's dst; the second sync
+ * keeps every member's src untouched until everyone has pulled.
+ * v: team, dst, src, bytes per block, what (GOSHMEMI_LIB_MOVE_*), root. */
+LIBK(goshmemi_lib_move_part)
+{
+    goshmemi_coll_t c;
+    goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
+    const size_t nb = (size_t)a.v[3];
+    const int what = (int)a.v[4], np = c.v.size, me = c.v.my_index;
+    if (GOSHMEMI_UNLIKELY(!c.all_ls))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(np, 0),
+                      "grid data movement: a team member is not load/store reachable from this GPU");
+    if (nb == 0) return;
+    char *dst = P(1, char *);
+    const char *src = P(2, const char *);
+    const size_t nseg = what == GOSHMEMI_LIB_MOVE_BROADCAST ? 1 : (size_t)np;
+    const uint64_t soff = goshmemi_coll_off(&c, src, what == GOSHMEMI_LIB_MOVE_ALLTOALL ? nb * (size_t)np : nb);
+    const size_t from_off = what == GOSHMEMI_LIB_MOVE_ALLTOALL ? (size_t)me * nb : 0;
+    size_t blo;
+    const size_t bhi = goshmemi_coll_share(nseg * nb, (int)LIB_NBLOCKS, 16, (int)LIB_BLOCK, &blo) + blo;
+    for (size_t j = blo / nb; j < nseg && j * nb < bhi; j++) {
+        const size_t s0 = j * nb, lo = blo > s0 ? blo : s0, hi = bhi < s0 + nb ? bhi : s0 + nb;
+        const int m = what == GOSHMEMI_LIB_MOVE_BROADCAST ? (int)a.v[5] : (int)j;
+        const char *from = (const char *)(uintptr_t)goshmemi_cstate()->heap_base[goshmemi_coll_pe(&c, m)] + soff +
+                           from_off + (lo - s0);
+        goshmemi_cg_copy(dst + lo, from, hi - lo, (unsigned)LIB_TID, (unsigned)GOSHMEMI_COLL_NT(&c));
+    }
+    goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);
+    if (LIB_TID == 0) goshmemi_order_fence(1);
+}
+
 /* ---- grid reductions ------------------------------------------------------
  * The data step of a large reduction when every member's heap is mapped
  * here (load/store): Go enqueues a team sync kernel, this kernel on a grid

@@ -35,4 +35,9 @@ typedef struct goshmemi_lib_args {
 #define GOSHMEMI_LIB_OP_OR 5
 #define GOSHMEMI_LIB_OP_XOR 6
 
+/* What goshmemi_lib_move_part moves. */
+#define GOSHMEMI_LIB_MOVE_BROADCAST 0
+#define GOSHMEMI_LIB_MOVE_FCOLLECT 1
+#define GOSHMEMI_LIB_MOVE_ALLTOALL 2
+
 #endif /* GOSHMEMI_LIB_H */

@@ -22,7 +22,8 @@
 # On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
 # Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1, COLL_THREADS (1024),
 # WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
-# the collective cases, default 40001; over the proxy PLARGE, 4099).
+# the device collective cases, default 40001; SLARGE, that of the stream calls, default 300001: past
+# 1 MiB, so their grid kernels run; over the proxy PLARGE, 4099).
 set -u
 cd "$(dirname "$0")/../.."
 out=${1:-${OUT:-bench/out/gpu-coll}}
@@ -32,6 +33,7 @@ BUDGET=${BUDGET:-510}
 NPS=${NPS:-2 4}
 WATCHDOG=${WATCHDOG:-30s}
 LARGE=${LARGE:-40001}
+SLARGE=${SLARGE:-300001}
 PLARGE=${PLARGE:-4099}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export GOSHMEM_GPU=on NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
@@ -173,7 +175,7 @@ for np in $NPS; do
     step "${np} PEs, 1 GPU, MPS, load/store: device collectives" $lim $MPIRUN -np "$np" \
         $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
     step "${np} PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np "$np" \
-        $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+        $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 done
 if [ "${SKIP_PROXY:-0}" != 1 ]; then
     for np in $NPS; do
@@ -190,7 +192,7 @@ ngpu=$(CUDA_VISIBLE_DEVICES= nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$ngpu" -ge 2 ] && [ "${SKIP_2GPU:-0}" != 1 ]; then
     for p in devcoll stream; do
         step "2 PEs, 2 GPUs, load/store: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
-            env CUDA_VISIBLE_DEVICES=0,1 $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+            env CUDA_VISIBLE_DEVICES=0,1 $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$([ $p = stream ] && echo "$SLARGE" || echo "$LARGE")"
     done
 fi
 
@@ -235,7 +237,7 @@ mps_stop >>"$log" 2>&1
     cat "$out/machine.txt"
     echo '```'
     echo
-    echo "Budget ${BUDGET} s, used $(($(date +%s) - T0)) s. Kernels: bin/gpu/devcoll.fatbin (load/store), devcoll_remote.fatbin (proxy); large n $LARGE (proxy $PLARGE)."
+    echo "Budget ${BUDGET} s, used $(($(date +%s) - T0)) s. Kernels: bin/gpu/devcoll.fatbin (load/store), devcoll_remote.fatbin (proxy); large n $LARGE (stream calls $SLARGE, proxy $PLARGE)."
     echo
     echo "| step | command | result | seconds | devtest summary |"
     echo "|---|---|---|---|---|"

@@ -293,54 +293,72 @@ func reduceScatterCase(me, n, per int) error {
 }
 
 func stBroadcast(me, n int) error {
-	src, err1 := shmem.AllocDevice[float64](stN)
-	dst, err2 := shmem.AllocDevice[float64](stN)
+	// one-block kernel, then the grid kernel (over load/store: 1.6 MB, odd count)
+	return all(broadcastCase(me, n, stN), broadcastCase(me, n, 200003))
+}
+
+func broadcastCase(me, n, cnt int) error {
+	src, err1 := shmem.AllocDevice[float64](cnt)
+	dst, err2 := shmem.AllocDevice[float64](cnt)
 	if err := all(err1, err2); err != nil {
 		return err
 	}
 	root := n - 1
-	if err := all(fill(src, stN, func(i int) float64 { return float64(me) + float64(i)/2 }),
-		shmem.BroadcastOnStream(nil, shmem.TeamWorld, dst, src, stN, root), shmem.Synchronize()); err != nil {
+	if err := all(fill(src, cnt, func(i int) float64 { return float64(me) + float64(i)/2 }),
+		shmem.BroadcastOnStream(nil, shmem.TeamWorld, dst, src, cnt, root), shmem.Synchronize()); err != nil {
 		return err
 	}
-	if err := expect("dst", dst, stN, func(i int) float64 { return float64(root) + float64(i)/2 }); err != nil {
+	if err := expect(fmt.Sprintf("dst (%d elements)", cnt), dst, cnt, func(i int) float64 { return float64(root) + float64(i)/2 }); err != nil {
 		return err
 	}
 	// in place from root 0
-	if err := all(shmem.BroadcastOnStream(nil, shmem.TeamWorld, src, src, 5, 0), shmem.Synchronize()); err != nil {
+	k := min(cnt, 5)
+	if cnt > stN {
+		k = cnt
+	}
+	if err := all(shmem.BroadcastOnStream(nil, shmem.TeamWorld, src, src, k, 0), shmem.Synchronize()); err != nil {
 		return err
 	}
-	return all(expect("src (in place)", src, 5, func(i int) float64 { return float64(i) / 2 }), src.Free(), dst.Free())
+	return all(expect(fmt.Sprintf("src (in place, %d elements)", k), src, k, func(i int) float64 { return float64(i) / 2 }), src.Free(), dst.Free())
 }
 
 func stFCollect(me, n int) error {
-	const per = 77
+	// one-block kernel, then the grid kernel (blocks of an odd byte count)
+	return all(fcollectCase(me, n, 77), fcollectCase(me, n, 600007))
+}
+
+func fcollectCase(me, n, per int) error {
 	src, err1 := shmem.AllocDevice[uint8](per)
 	dst, err2 := shmem.AllocDevice[uint8](per * n)
 	if err := all(err1, err2); err != nil {
 		return err
 	}
-	if err := all(fill(src, per, func(i int) uint8 { return uint8(me*per + i) }),
+	v := func(pe, i int) uint8 { return uint8(pe*per + i + i>>9) }
+	if err := all(fill(src, per, func(i int) uint8 { return v(me, i) }),
 		shmem.FCollectOnStream(nil, shmem.TeamWorld, dst, src, per), shmem.Synchronize()); err != nil {
 		return err
 	}
-	return all(expect("dst", dst, per*n, func(i int) uint8 { return uint8(i) }), src.Free(), dst.Free())
+	return all(expect(fmt.Sprintf("dst (%d per PE)", per), dst, per*n, func(i int) uint8 { return v(i/per, i%per) }), src.Free(), dst.Free())
 }
 
 func stAllToAll(me, n int) error {
-	const per = 19
+	// one-block kernel, then the grid kernel
+	return all(alltoallCase(me, n, 19), alltoallCase(me, n, 70001))
+}
+
+func alltoallCase(me, n, per int) error {
 	src, err1 := shmem.AllocDevice[int64](per * n)
 	dst, err2 := shmem.AllocDevice[int64](per * n)
 	if err := all(err1, err2); err != nil {
 		return err
 	}
-	// block j of PE p: p*1e6 + j*1e3 + k
-	if err := all(fill(src, per*n, func(i int) int64 { return int64(me*1e6 + (i/per)*1e3 + i%per) }),
+	// block j of PE p: p*1e9 + j*1e6 + k
+	if err := all(fill(src, per*n, func(i int) int64 { return int64(me*1e9 + (i/per)*1e6 + i%per) }),
 		shmem.AllToAllOnStream(nil, shmem.TeamWorld, dst, src, per), shmem.Synchronize()); err != nil {
 		return err
 	}
 	// block j of dst here: PE j's block me
-	return all(expect("dst", dst, per*n, func(i int) int64 { return int64((i/per)*1e6 + me*1e3 + i%per) }), src.Free(), dst.Free())
+	return all(expect(fmt.Sprintf("dst (%d per block)", per), dst, per*n, func(i int) int64 { return int64((i/per)*1e9 + me*1e6 + i%per) }), src.Free(), dst.Free())
 }
 
 // A split team (the even PEs; with 2 PEs just PE 0): its barrier and a
