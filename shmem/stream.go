@@ -434,35 +434,48 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 		return err
 	}
 	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n), uint64(op), sc}
-	bytes := n * elem.Size[T]()
-	if size > 1 && bytes >= gridMinBytes && bytes > gpulib.MemberBytes(size) && r.teamLoadStore(t, size) {
-		// Large and every member mapped: the data step on a grid between two
-		// team syncs (the device reduction's own zero-copy scheme, on many
-		// SMs; below gridMinBytes the one kernel's latency wins). Every
-		// member decides alike: the same n, and every member's GPU maps
-		// every other member's heap or none does (the device collectives
-		// assume the same).
+	if bytes := n * elem.Size[T](); r.gridPath(t, size, bytes) {
+		// the device reduction's own zero-copy scheme, its data step on a
+		// grid: this PE reduces a 1/size share (all-reduce) or one block
 		part := bytes
 		if !scatter {
 			part = (bytes + size - 1) / size
 		}
-		sync := &[gpulib.NArgs]uint64{uint64(id)}
-		if err := r.c.LibLaunch(cs, gpulib.Sync, sync, name); err != nil {
-			return err
-		}
-		if err := r.c.LibLaunchGrid(cs, gpulib.ReducePart(libType[T]()), args, r.c.LibBlocks(part), name); err != nil {
-			return err
-		}
-		return r.c.LibLaunch(cs, gpulib.Sync, sync, name)
+		return r.gridOnStream(cs, id, gpulib.ReducePart(libType[T]()), args, part, name)
 	}
 	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
 }
 
-// gridMinBytes is the size (n elements' bytes) from which an on-stream
-// reduction over load/store members runs as sync, grid kernel, sync: three
+// gridMinBytes is the size from which an on-stream collective over
+// load/store members runs as sync, grid kernel, sync (gridPath): three
 // launches cost about as much as the one-block kernel's data time at
 // 512 KiB-1 MiB (2 PEs on an H200).
 const gridMinBytes = 1 << 20
+
+// gridPath reports whether a collective of bytes (a reduction's n
+// elements; what a broadcast, fcollect or alltoall delivers to each
+// member) over t runs as sync, grid kernel, sync: from gridMinBytes, with
+// every member mapped here. Every member decides alike: the same
+// arguments, and every member's GPU maps every other member's heap or none
+// does (the device collectives assume the same).
+func (r *runtime) gridPath(t Team, size, bytes int) bool {
+	return size > 1 && bytes >= gridMinBytes && r.teamLoadStore(t, size)
+}
+
+// gridOnStream enqueues a team sync, grid kernel k with args on blocks for
+// bytes of this PE's data, and a second team sync: the first makes every
+// member's src ready, the second keeps every member's buffers untouched
+// until everyone's grid kernel is done.
+func (r *runtime) gridOnStream(cs *core.Stream, id int, k gpulib.Kernel, args *[gpulib.NArgs]uint64, bytes int, op string) error {
+	sync := &[gpulib.NArgs]uint64{uint64(id)}
+	if err := r.c.LibLaunch(cs, gpulib.Sync, sync, op); err != nil {
+		return err
+	}
+	if err := r.c.LibLaunchGrid(cs, k, args, r.c.LibBlocks(bytes), op); err != nil {
+		return err
+	}
+	return r.c.LibLaunch(cs, gpulib.Sync, sync, op)
+}
 
 // teamLoadStore reports whether this GPU maps the heap of every member of
 // t (size members).
@@ -503,8 +516,9 @@ func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int
 		return err
 	}
 	nb := n * elem.Size[T]()
-	if r.gridMove(t, size, nb) {
-		return r.gridMoveOnStream(cs, id, gpulib.MoveBroadcast, doff, soff, nb, nb, root, op)
+	if r.gridPath(t, size, nb) {
+		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
+			uint64(nb), gpulib.MoveBroadcast, uint64(root)}, nb, op)
 	}
 	return r.c.LibLaunch(cs, gpulib.Broadcast, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
 		uint64(nb), uint64(root)}, op)
@@ -549,36 +563,15 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 		return err
 	}
 	nb := n * elem.Size[T]()
-	if r.gridMove(t, size, nb*size) {
-		what := gpulib.MoveFCollect
+	if r.gridPath(t, size, nb*size) {
+		what := uint64(gpulib.MoveFCollect)
 		if k == gpulib.AllToAll {
 			what = gpulib.MoveAllToAll
 		}
-		return r.gridMoveOnStream(cs, id, uint64(what), doff, soff, nb, nb*size, 0, op)
+		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
+			uint64(nb), what}, nb*size, op)
 	}
 	return r.c.LibLaunch(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb)}, op)
-}
-
-// gridMove reports whether a broadcast, fcollect or alltoall that pulls
-// total bytes to each member of t runs as sync, grid kernel, sync: from
-// gridMinBytes, every member mapped here (every member decides alike,
-// as for the reductions).
-func (r *runtime) gridMove(t Team, size, total int) bool {
-	return size > 1 && total >= gridMinBytes && r.teamLoadStore(t, size)
-}
-
-// gridMoveOnStream enqueues a team sync, goshmemi_lib_move_part (what:
-// gpulib.Move*) on blocks for total bytes, and a second team sync.
-func (r *runtime) gridMoveOnStream(cs *core.Stream, id int, what uint64, doff, soff uint64, nb, total, root int, op string) error {
-	sync := &[gpulib.NArgs]uint64{uint64(id)}
-	if err := r.c.LibLaunch(cs, gpulib.Sync, sync, op); err != nil {
-		return err
-	}
-	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb), what, uint64(root)}
-	if err := r.c.LibLaunchGrid(cs, gpulib.MovePart, args, r.c.LibBlocks(total), op); err != nil {
-		return err
-	}
-	return r.c.LibLaunch(cs, gpulib.Sync, sync, op)
 }
 
 // noOverlap refuses overlapping dst and src (fcollect, alltoall).

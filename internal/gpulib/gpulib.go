@@ -114,13 +114,3 @@ func (k Kernel) Name() string {
 	}
 	return fmt.Sprintf("goshmemi_lib_reduce_part_%s", Types[k-nFixed-Kernel(len(Types))])
 }
-
-// ScratchSlotBytes is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES (coll_data.h): the
-// device collectives' scratch per team slot.
-const ScratchSlotBytes = 16384
-
-// MemberBytes is goshmemi_coll_member_bytes for a team of size members:
-// the device reductions move more than this many bytes per member by the
-// zero-copy scheme when every member is load/store reachable, through
-// scratch otherwise.
-func MemberBytes(size int) int { return (ScratchSlotBytes / 2 / size) &^ 15 }

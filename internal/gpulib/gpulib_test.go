@@ -97,16 +97,3 @@ func TestNames(t *testing.T) {
 		assert.Contains(t, src, macro+kind+"("+Types[ty]+", ")
 	}
 }
-
-// MemberBytes follows the header's scratch slot size (coll_data.h).
-func TestMemberBytes(t *testing.T) {
-	b, err := os.ReadFile("../../include/goshmem/device_state.h")
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^#define GOSHMEMI_COLL_SCRATCH_SLOT_BYTES (\d+)`).FindSubmatch(b)
-	require.NotNil(t, m, "GOSHMEMI_COLL_SCRATCH_SLOT_BYTES not found")
-	v, err := strconv.Atoi(string(m[1]))
-	require.NoError(t, err)
-	assert.Equal(t, v, ScratchSlotBytes)
-	assert.Equal(t, 4096, MemberBytes(2))
-	assert.Equal(t, 2720, MemberBytes(3)) // 8192/3 = 2730, down to a multiple of 16
-}
