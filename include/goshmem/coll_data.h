@@ -419,7 +419,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
 /* the reduction's vector loop for vector width W bytes */
 #define GOSHMEMI_RDX_VLOOP(W, TYPE, ACC, WT, CONV, OP)                                                                \
     {                                                                                                                 \
-        enum { V = W / sizeof(TYPE) };                                                                                \
+        enum { V = W / sizeof(TYPE) > 0 ? W / sizeof(TYPE) : 1 }; /* 1: the dead W = 8 copy of a 16-byte TYPE */    \
         const size_t nv = cnt / V;                                                                                    \
         GOSHMEMI_NOUNROLL for (size_t i = tid; i < nv; i += nt)                                                       \
         {                                                                                                             \
@@ -643,6 +643,20 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         return goshmemi_reducescatter_##NAME##_##OP(GOSHMEMI_SCOPE_BLOCK, team, dst, src, nreduce);                   \
     }
 GOSHMEMI_FOR_REDUCE_TYPES_AND_OPS(GOSHMEMI_RDX_DEF)
+/* maxloc on (value, location) pairs: goshmem_double2_maxloc_reduce and
+ * the _warp/_block forms (NVSHMEM has the block form for one element; any
+ * n here, and the reducescatter too). The larger x wins; on equal x the
+ * smaller y (MPI_MAXLOC's rule, so the result does not depend on order).
+ * Ref: NVSHMEM nvshmemx_double2_maxloc_reduce_block. */
+#define GOSHMEMI_RDX_LD_raw(x) (x)
+#define GOSHMEMI_RDX_ST_raw(T, a) (a)
+#define GOSHMEMI_RDX_OP_maxloc(ACC, WT, a, b) goshmemi_maxloc2((a), (b))
+GOSHMEMI_FN goshmem_double2_t goshmemi_maxloc2(goshmem_double2_t a, goshmem_double2_t b)
+{
+    return (b.x > a.x || (b.x == a.x && b.y < a.y)) ? b : a;
+}
+#define GOSHMEMI_FOR_MAXLOC_TYPES(X) X(double2, goshmem_double2_t, goshmem_double2_t, double, raw, maxloc)
+GOSHMEMI_FOR_MAXLOC_TYPES(GOSHMEMI_RDX_DEF)
 #undef GOSHMEMI_RDX_DEF
 
 /* ---- data movers on bytes ---------------------------------------------------- */

@@ -29,6 +29,8 @@
 #include <cuda_fp16.h>
 typedef __half goshmem_half_t;
 typedef __nv_bfloat16 goshmem_bfloat16_t;
+/* (value, location) pairs of the maxloc reduction: CUDA's double2 */
+typedef double2 goshmem_double2_t;
 
 GOSHMEMI_FN float goshmemi_half_to_float(goshmem_half_t h) { return __half2float(h); }
 GOSHMEMI_FN goshmem_half_t goshmemi_float_to_half(float f) { return __float2half_rn(f); }
@@ -42,6 +44,10 @@ typedef struct goshmem_half {
 typedef struct goshmem_bfloat16 {
     uint16_t bits;
 } goshmem_bfloat16_t;
+/* CUDA's double2: 16 bytes, 16-byte aligned */
+typedef struct __attribute__((aligned(16))) goshmem_double2 {
+    double x, y;
+} goshmem_double2_t;
 
 GOSHMEMI_FN uint32_t goshmemi_f32_bits(float f)
 {

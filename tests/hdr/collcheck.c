@@ -378,6 +378,59 @@ static void t_rdx_round_once(int pe, int tid)
     CHECK_EQ(0x6802, hd[0].bits); /* 2052: 2051 rounded to even */
 }
 
+/* maxloc on double2 (value, location): the larger x, on equal x the smaller
+ * y; x repeats often across members (ties), y is unique. Every team and n,
+ * reduce, in place and reducescatter, as the other reductions. */
+static goshmem_double2_t mloc_val(int m, size_t i)
+{
+    goshmem_double2_t v;
+    v.x = (double)((m * 7 + (int)i * 3) % 5);
+    v.y = (double)(1000 - m * 100) + (double)i;
+    return v;
+}
+static void t_rdx_maxloc(int pe, int tid)
+{
+    (void)pe;
+    for (size_t ti = 0; ti < NTEAMS; ti++) {
+        goshmem_team_t team = g_teams[ti];
+        int start, stride, size;
+        team_of(team, &start, &stride, &size);
+        int me = goshmem_team_my_pe(team);
+        if (me < 0) continue;
+        for (size_t ni = 0; ni < NNS; ni++) {
+            size_t n = g_ns[ni];
+            if (n * sizeof(goshmem_double2_t) * (size_t)size > REGION) continue;
+            for (int mode = 0; mode < 3; mode++) { /* 0 reduce, 1 in place, 2 reducescatter */
+                goshmem_double2_t *src = (goshmem_double2_t *)MY(SRC_OFF);
+                goshmem_double2_t *dst = mode == 1 ? src : (goshmem_double2_t *)MY(DST_OFF);
+                size_t ns = mode == 2 ? n * (size_t)size : n;
+                if (tid == 0) {
+                    for (size_t i = 0; i < ns; i++) src[i] = mloc_val(me, i);
+                    if (mode != 1) memset(dst, 0xa5, n * sizeof(goshmem_double2_t) + 16);
+                }
+                group_sync();
+                int rc = mode == 2 ? SCOPED_CALL(reducescatter, double2, maxloc, team, dst, src, n)
+                                   : SCOPED_CALL(reduce, double2, maxloc, team, dst, src, n);
+                if (tid != 0) continue;
+                CHECK_EQ(0, rc);
+                int bad = 0;
+                for (size_t i = 0; i < n; i++) {
+                    size_t k = mode == 2 ? (size_t)me * n + i : i;
+                    goshmem_double2_t want = mloc_val(0, k);
+                    for (int m = 1; m < size; m++) {
+                        goshmem_double2_t v = mloc_val(m, k);
+                        if (v.x > want.x || (v.x == want.x && v.y < want.y)) want = v;
+                    }
+                    bad += dst[i].x != want.x || dst[i].y != want.y;
+                }
+                if (bad) snprintf(g_test, sizeof g_test, "maxloc team %d n %zu mode %d", (int)team, n, mode);
+                CHECK_EQ(0, bad);
+                if (mode != 1) CHECK_EQ(0xa5, ((unsigned char *)(dst + n))[0]);
+            }
+        }
+    }
+}
+
 /* ---- broadcast / fcollect / alltoall ----------------------------------------- */
 
 static unsigned char bpat(int m, size_t i) { return (unsigned char)(m * 37 + i * 11 + (i >> 8) + 1); }
@@ -631,6 +684,8 @@ int main(int argc, char **argv)
         }
         snprintf(g_test, sizeof g_test, "round once npes %d", np);
         run_all(t_rdx_round_once);
+        snprintf(g_test, sizeof g_test, "maxloc npes %d scope %d", np, g_scope);
+        run_all(t_rdx_maxloc);
         snprintf(g_test, sizeof g_test, "movers npes %d scope %d", np, g_scope);
         run_all(t_movers);
         snprintf(g_test, sizeof g_test, "sync npes %d scope %d", np, g_scope);

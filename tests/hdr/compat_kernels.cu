@@ -153,6 +153,14 @@ extern "C" __global__ void c_coll(int *i, float *f, half *h, __nv_bfloat16 *b, c
     i[0] = r;
 }
 
+// maxloc on (value, location) pairs, as NVSHMEM's perftest redmaxloc calls it.
+extern "C" __global__ void c_maxloc(double2 *d, const double2 *s, size_t n)
+{
+    int r = nvshmemx_double2_maxloc_reduce_block(NVSHMEM_TEAM_WORLD, d, s, 1);
+    r |= nvshmem_double2_maxloc_reduce(NVSHMEM_TEAM_WORLD, d + 1, s + 1, n);
+    d[0].y += r;
+}
+
 // The host side of a ported program: declared only (nvshmem_host.h), so a
 // fatbin build compiles it and a host link would name the missing calls;
 // the Go host API does this work in a goshmem program.
