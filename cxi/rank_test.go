@@ -78,7 +78,20 @@ func TestBarrierDeferredWork(t *testing.T) {
 			if n > 2 {
 				iters = 40 // sockets' progress threads share 2 cores here
 			}
-			stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second}, barrierLoop(iters, arrive))
+			loop := barrierLoop(iters, arrive)
+			stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second}, func(r *Rank, b bootstrap.Bootstrap) error {
+				if err := loop(r, b); err != nil {
+					return err
+				}
+				// The monitor retires instances after the barriers they serve
+				// returned: let its bookkeeping catch up before the counts are read.
+				for end := time.Now().Add(10 * time.Second); n > 1 && time.Now().Before(end); time.Sleep(time.Millisecond) {
+					if st := r.Stats(); st.Retired+st.Fallbacks >= uint64(iters-2) {
+						break
+					}
+				}
+				return nil
+			})
 			r := Rounds(n)
 			for pe, st := range stats {
 				assert.True(t, st.Deferred, "sockets runs FI_QUEUE_WORK")
