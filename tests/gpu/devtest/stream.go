@@ -113,20 +113,28 @@ func eachStream(fn func(k streamKind, s *shmem.Stream) error) error {
 	return nil
 }
 
+// streamPair allocates the two streamN-element GPU arrays of the stream
+// RMA tests; free releases both.
+func streamPair() (a, b shmem.Array[int32], free func(), err error) {
+	if a, err = shmem.AllocDevice[int32](streamN); err != nil {
+		return a, b, nil, err
+	}
+	if b, err = shmem.AllocDevice[int32](streamN); err != nil {
+		_ = a.Free()
+		return a, b, nil, err
+	}
+	return a, b, func() { _ = b.Free(); _ = a.Free() }, nil
+}
+
 func streamRMA() error {
 	if err := collSetup(); err != nil {
 		return err
 	}
-	a, err := shmem.AllocDevice[int32](streamN)
+	a, b, free, err := streamPair()
 	if err != nil {
 		return err
 	}
-	defer a.Free()
-	b, err := shmem.AllocDevice[int32](streamN)
-	if err != nil {
-		return err
-	}
-	defer b.Free()
+	defer free()
 	round := 0
 	return eachStream(func(k streamKind, s *shmem.Stream) error {
 		round++
@@ -226,16 +234,11 @@ func streamSignal() error {
 	if err := collSetup(); err != nil {
 		return err
 	}
-	a, err := shmem.AllocDevice[int32](streamN)
+	a, b, free, err := streamPair()
 	if err != nil {
 		return err
 	}
-	defer a.Free()
-	b, err := shmem.AllocDevice[int32](streamN)
-	if err != nil {
-		return err
-	}
-	defer b.Free()
+	defer free()
 	round := 0
 	return eachStream(func(k streamKind, s *shmem.Stream) error {
 		sig, err := shmem.AllocDevice[uint64](2)
@@ -763,16 +766,11 @@ func streamCollOrder() error {
 // the first call that does not complete (each kernel's first use comes
 // before any kernel that depends on it).
 func streamSteps() error {
-	a, err := shmem.AllocDevice[int32](streamN)
+	a, b, free, err := streamPair()
 	if err != nil {
 		return err
 	}
-	defer a.Free()
-	b, err := shmem.AllocDevice[int32](streamN)
-	if err != nil {
-		return err
-	}
-	defer b.Free()
+	defer free()
 	s, err := shmem.NewStream()
 	if err != nil {
 		return err
