@@ -446,20 +446,17 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
 }
 
-// gridMinBytes is the size from which an on-stream collective over
-// load/store members runs as sync, grid kernel, sync (gridPath): three
-// launches cost about as much as the one-block kernel's data time at
-// 512 KiB-1 MiB (2 PEs on an H200).
-const gridMinBytes = 1 << 20
-
 // gridPath reports whether a collective of bytes (a reduction's n
 // elements; what a broadcast, fcollect or alltoall delivers to each
-// member) over t runs as sync, grid kernel, sync: from gridMinBytes, with
-// every member mapped here. Every member decides alike: the same
-// arguments, and every member's GPU maps every other member's heap or none
-// does (the device collectives assume the same).
+// member) over t runs as sync, grid kernel, sync: from
+// GOSHMEM_GPU_COLL_GRID bytes (where three launches cost less than the
+// one-block kernel's data time), with every member mapped here. Every
+// member decides alike: the same arguments and settings, and every
+// member's GPU maps every other member's heap or none does (the device
+// collectives assume the same).
 func (r *runtime) gridPath(t Team, size, bytes int) bool {
-	return size > 1 && bytes >= gridMinBytes && r.teamLoadStore(t, size)
+	g := r.c.GridMinBytes()
+	return size > 1 && g > 0 && bytes >= g && r.teamLoadStore(t, size)
 }
 
 // gridOnStream enqueues a team sync, grid kernel k with args on blocks for

@@ -106,6 +106,10 @@ var Table = []Var{
 		Help: "proxy (CUDA backend), diagnostic: priority of the workers' CUDA streams: high (the device's highest) or normal (the default priority)"},
 	{Name: "GOSHMEM_PROXY_INLINE", Default: "write", kind: kindString,
 		Help: "proxy (CUDA backend), diagnostic: how 8-byte inline puts reach the GPU heap: write (stream memory writes) or copy (host-to-device copies on the copy engine)"},
+	{Name: "GOSHMEM_GPU_COLL_GRID", Default: "1M", kind: kindSize,
+		Help: "on-stream collectives (and host collectives on GPU arrays) whose members are all load/store reachable: from this many bytes (a reduction's data; what a broadcast, fcollect or alltoall delivers to each member) the data moves on a grid of blocks between two team sync kernels; below it, one one-block kernel does everything (0: never a grid)"},
+	{Name: "GOSHMEM_GPU_COLL_BLOCK", Default: "256K", kind: kindSize,
+		Help: "the grid of GOSHMEM_GPU_COLL_GRID: one block per this many bytes of a PE's part (at least 1K), at most two blocks per SM"},
 	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
 		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
 }

@@ -50,6 +50,12 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 		return nil, errs.Hint(errs.ErrInvalidArgument, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.Me, "Init",
 			"GOSHMEM_DEVICE_HEAP_SIZE=%d bytes; must exceed the %d-byte control area", size, cudatr.ControlBytes)
 	}
+	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
+	if blk < 1<<10 || blk > 1<<30 {
+		return nil, errs.New(errs.ErrInvalidArgument, r.Me, "Init",
+			"GOSHMEM_GPU_COLL_BLOCK=%d bytes; must be in [1K, 1G]", blk)
+	}
+	r.gpuState.gridMin, r.gpuState.gridBlock = int(min(r.Settings.Size("GOSHMEM_GPU_COLL_GRID"), 1<<62)), int(blk)
 	lr, _ := bootstrap.LocalRank(r.Boot)
 	t, rec, err := cudatr.Setup(r.Me, r.NPEs, lr, size, r.Settings.String("GOSHMEM_LIBCUDA"))
 	if err != nil {

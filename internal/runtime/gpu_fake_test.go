@@ -20,6 +20,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"
@@ -51,6 +52,7 @@ var fakeCases = map[string]struct {
 	"on-one-pe-fails":   {nil, func(t *testing.T) { gpuOnePEFails(t, "on") }},
 	"on-heap-refused":   {nil, gpuHeapRefused},
 	"on-heap-too-small": {nil, gpuHeapTooSmall},
+	"grid-settings":     {nil, gpuGridSettings},
 	"proxy-2":           {nil, func(t *testing.T) { gpuProxy(t, 2) }},
 	"proxy-2-lazy":      {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
 	"proxy-3":           {nil, func(t *testing.T) { gpuProxy(t, 3) }},
@@ -383,6 +385,37 @@ func gpuHeapTooSmall(t *testing.T) {
 		require.Error(t, p.err, "PE %d", i)
 		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
 		assert.Contains(t, p.err.Error(), fmt.Sprintf("GOSHMEM_DEVICE_HEAP_SIZE=65536 bytes; must exceed the %d-byte control area", GPUControlBytes))
+	}
+}
+
+// A grid block size outside [1K, 1G] fails Init on every PE, naming it;
+// a valid pair reaches GridMinBytes and LibBlocks.
+func gpuGridSettings(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_BLOCK": "512"}, nil, nil)
+	for i, p := range got {
+		require.Error(t, p.err, "PE %d", i)
+		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
+		assert.Contains(t, p.err.Error(), "GOSHMEM_GPU_COLL_BLOCK=512 bytes; must be in [1K, 1G]")
+	}
+	got = fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_GRID": "64K", "GOSHMEM_GPU_COLL_BLOCK": "16K"}, nil,
+		func(r *Runtime) error {
+			if g := r.GridMinBytes(); g != 64<<10 {
+				return fmt.Errorf("GridMinBytes = %d, want 65536", g)
+			}
+			sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
+			if err != nil {
+				return err
+			}
+			for _, c := range []struct{ bytes, want int }{{1, 1}, {16 << 10, 1}, {16<<10 + 1, 2}, {1 << 20, min(64, 2*sms)}, {1 << 40, 2 * sms}} {
+				if b := r.LibBlocks(c.bytes); b != c.want {
+					return fmt.Errorf("LibBlocks(%d) = %d, want %d", c.bytes, b, c.want)
+				}
+			}
+			return nil
+		})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d", i)
+		assert.NoError(t, p.work, "PE %d", i)
 	}
 }
 

@@ -106,14 +106,21 @@ func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64,
 	return r.LibLaunchGrid(s, k, v, 1, op)
 }
 
+// GridMinBytes is GOSHMEM_GPU_COLL_GRID: the size from which an on-stream
+// collective over load/store members runs its data step on a grid (0:
+// never). The settings agree across PEs, so every member decides alike.
+func (r *Runtime) GridMinBytes() int { return r.gpuState.gridMin }
+
 // LibBlocks is the grid of a library grid kernel over bytes of data: one
-// block per 256 KiB, at least 1, at most two per SM.
+// block per GOSHMEM_GPU_COLL_BLOCK bytes (rounded up), at least 1, at most
+// two per SM.
 func (r *Runtime) LibBlocks(bytes int) int {
 	sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
 	if err != nil || sms < 1 {
 		sms = 1
 	}
-	return max(1, min(2*sms, bytes>>18))
+	per := max(r.gpuState.gridBlock, 1)
+	return max(1, min(2*sms, (bytes+per-1)/per))
 }
 
 // LibLaunchGrid is LibLaunch on a grid of blocks (the grid kernels only:

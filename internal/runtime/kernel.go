@@ -42,6 +42,8 @@ type gpuState struct {
 	streamErr  error
 	lastKernel atomic.Pointer[string]
 	lib        gpuLib // goshmem's own kernels (gpulib.go)
+	// GOSHMEM_GPU_COLL_GRID and GOSHMEM_GPU_COLL_BLOCK (bytes)
+	gridMin, gridBlock int
 }
 
 // NeedGPU is nil with a GPU heap, else why there is none, naming op.

@@ -21,8 +21,8 @@ import (
 // queues it, so these runs check values, argument errors and the
 // library's lifecycle (loaded on first use, unloaded at Finalize: no live
 // driver object after it), not asynchrony. Each transport the GPU uses to
-// reach peers: load/store (CUDA IPC), the CPU proxy, and IBGDA through the
-// soft NIC (an emulation).
+// reach peers: load/store (CUDA IPC; also with the grid path from 4 KiB),
+// the CPU proxy, and IBGDA through the soft NIC (an emulation).
 func TestGPUStream(t *testing.T) {
 	needMPI(t)
 	lib := testutil.FakeCUDA(t)
@@ -35,6 +35,9 @@ func TestGPUStream(t *testing.T) {
 		nps  []int
 	}{
 		{"p2p", nil, []int{2, 4}},
+		// the grid kernels from 4 KiB on 1 KiB blocks: the small cases too,
+		// and the large ones on many blocks (odd splits at 3 PEs)
+		{"p2p-grid-small", []string{"GOSHMEM_GPU_COLL_GRID=4K", "GOSHMEM_GPU_COLL_BLOCK=1K"}, []int{2, 3}},
 		{"proxy", []string{"GOSHMEM_GPU_TRANSPORT=proxy"}, []int{2, 4}},
 		{"ibgda-soft", []string{"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"}, []int{2}},
 	} {
