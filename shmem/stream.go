@@ -434,7 +434,7 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 		return err
 	}
 	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n), uint64(op), sc}
-	if bytes := n * elem.Size[T](); r.gridPath(t, size, bytes) {
+	if bytes := n * elem.Size[T](); r.gridPath(t, size, bytes, false) {
 		// the device reduction's own zero-copy scheme, its data step on a
 		// grid: this PE reduces a 1/size share (all-reduce) or one block
 		part := bytes
@@ -446,17 +446,25 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
 }
 
-// gridPath reports whether a collective of bytes (a reduction's n
-// elements; what a broadcast, fcollect or alltoall delivers to each
-// member) over t runs as sync, grid kernel, sync: from
-// GOSHMEM_GPU_COLL_GRID bytes (where three launches cost less than the
-// one-block kernel's data time), with every member mapped here. Every
-// member decides alike: the same arguments and settings, and every
-// member's GPU maps every other member's heap or none does (the device
-// collectives assume the same).
-func (r *runtime) gridPath(t Team, size, bytes int) bool {
+// gridPath reports whether a collective over t (size members) runs as
+// sync, grid kernel, sync, with every member mapped here. A reduction of
+// bytes of data takes it from GOSHMEM_GPU_COLL_GRID x size/2 bytes, a
+// broadcast, fcollect or alltoall delivering bytes to each member from
+// twice that: the two syncs cost about linearly in the members, and the
+// one-block movers are faster per byte than the one-block reduction (2
+// and 4 PEs on an H200). Every member decides alike: the same arguments
+// and settings, and every member's GPU maps every other member's heap or
+// none does (the device collectives assume the same).
+func (r *runtime) gridPath(t Team, size, bytes int, mover bool) bool {
 	g := r.c.GridMinBytes()
-	return size > 1 && g > 0 && bytes >= g && r.teamLoadStore(t, size)
+	if size < 2 || g == 0 {
+		return false
+	}
+	from := uint64(g) * uint64(size) / 2
+	if mover {
+		from *= 2
+	}
+	return uint64(bytes) >= from && r.teamLoadStore(t, size)
 }
 
 // gridOnStream enqueues a team sync, grid kernel k with args on blocks for
@@ -513,7 +521,7 @@ func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int
 		return err
 	}
 	nb := n * elem.Size[T]()
-	if r.gridPath(t, size, nb) {
+	if r.gridPath(t, size, nb, true) {
 		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
 			uint64(nb), gpulib.MoveBroadcast, uint64(root)}, nb, op)
 	}
@@ -560,7 +568,7 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 		return err
 	}
 	nb := n * elem.Size[T]()
-	if r.gridPath(t, size, nb*size) {
+	if r.gridPath(t, size, nb*size, true) {
 		what := uint64(gpulib.MoveFCollect)
 		if k == gpulib.AllToAll {
 			what = gpulib.MoveAllToAll

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/symmetric"
@@ -50,12 +51,9 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 		return nil, errs.Hint(errs.ErrInvalidArgument, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.Me, "Init",
 			"GOSHMEM_DEVICE_HEAP_SIZE=%d bytes; must exceed the %d-byte control area", size, cudatr.ControlBytes)
 	}
-	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
-	if blk < 1<<10 || blk > 1<<30 {
-		return nil, errs.New(errs.ErrInvalidArgument, r.Me, "Init",
-			"GOSHMEM_GPU_COLL_BLOCK=%d bytes; must be in [1K, 1G]", blk)
+	if err := r.gridSettings(); err != nil {
+		return nil, err
 	}
-	r.gpuState.gridMin, r.gpuState.gridBlock = int(min(r.Settings.Size("GOSHMEM_GPU_COLL_GRID"), 1<<62)), int(blk)
 	lr, _ := bootstrap.LocalRank(r.Boot)
 	t, rec, err := cudatr.Setup(r.Me, r.NPEs, lr, size, r.Settings.String("GOSHMEM_LIBCUDA"))
 	if err != nil {
@@ -66,6 +64,25 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 	}
 	b.t = t
 	return rec, nil
+}
+
+// gridSettings checks GOSHMEM_GPU_COLL_GRID and GOSHMEM_GPU_COLL_BLOCK and
+// keeps them for GridMinBytes and LibBlocks.
+func (r *Runtime) gridSettings() error {
+	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
+	if blk < 1<<10 || blk > 1<<30 {
+		return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU_COLL_BLOCK=%d bytes; must be in [1K, 1G]", blk)
+	}
+	r.gpuState.gridBlock, r.gpuState.gridMin = int(blk), 0
+	if g := r.Settings.String("GOSHMEM_GPU_COLL_GRID"); g != "off" {
+		n, err := env.ParseSize(g)
+		if err != nil {
+			return errs.Hint(errs.ErrInvalidArgument, "e.g. GOSHMEM_GPU_COLL_GRID=256K, or off", r.Me, "Init",
+				"GOSHMEM_GPU_COLL_GRID=%q; must be off or a size in bytes (suffix K, M, G)", g)
+		}
+		r.gpuState.gridMin = int(min(n, 1<<62))
+	}
+	return nil
 }
 
 func (b *gpuBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {

@@ -388,16 +388,34 @@ func gpuHeapTooSmall(t *testing.T) {
 	}
 }
 
-// A grid block size outside [1K, 1G] fails Init on every PE, naming it;
-// a valid pair reaches GridMinBytes and LibBlocks.
+// A grid block size outside [1K, 1G], or a grid threshold that is not a
+// size or off, fails Init on every PE, naming it; a valid pair reaches
+// GridMinBytes and LibBlocks (whose cap is shared by the PEs on one GPU).
 func gpuGridSettings(t *testing.T) {
-	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_BLOCK": "512"}, nil, nil)
-	for i, p := range got {
-		require.Error(t, p.err, "PE %d", i)
-		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
-		assert.Contains(t, p.err.Error(), "GOSHMEM_GPU_COLL_BLOCK=512 bytes; must be in [1K, 1G]")
+	for _, c := range []struct{ k, v, want string }{
+		{"GOSHMEM_GPU_COLL_BLOCK", "512", "GOSHMEM_GPU_COLL_BLOCK=512 bytes; must be in [1K, 1G]"},
+		{"GOSHMEM_GPU_COLL_GRID", "0", `GOSHMEM_GPU_COLL_GRID="0"; must be off or a size in bytes`},
+		{"GOSHMEM_GPU_COLL_GRID", "never", `GOSHMEM_GPU_COLL_GRID="never"; must be off or a size in bytes`},
+	} {
+		got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", c.k: c.v}, nil, nil)
+		for i, p := range got {
+			require.Error(t, p.err, "PE %d, %s=%s", i, c.k, c.v)
+			assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
+			assert.Contains(t, p.err.Error(), c.want)
+		}
 	}
-	got = fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_GRID": "64K", "GOSHMEM_GPU_COLL_BLOCK": "16K"}, nil,
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_GRID": "off"}, nil,
+		func(r *Runtime) error {
+			if g := r.GridMinBytes(); g != 0 {
+				return fmt.Errorf("GOSHMEM_GPU_COLL_GRID=off: GridMinBytes = %d, want 0", g)
+			}
+			return nil
+		})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d", i)
+		assert.NoError(t, p.work, "PE %d", i)
+	}
+	got = fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_GRID": "64K", "GOSHMEM_GPU_COLL_BLOCK": "32K"}, nil,
 		func(r *Runtime) error {
 			if g := r.GridMinBytes(); g != 64<<10 {
 				return fmt.Errorf("GridMinBytes = %d, want 65536", g)
@@ -406,9 +424,14 @@ func gpuGridSettings(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, c := range []struct{ bytes, want int }{{1, 1}, {16 << 10, 1}, {16<<10 + 1, 2}, {1 << 20, min(64, 2*sms)}, {1 << 40, 2 * sms}} {
+			sh := r.GPU.DeviceSharers()
+			if sh < 1 || sh > 2 {
+				return fmt.Errorf("DeviceSharers = %d, want 1 or 2", sh)
+			}
+			top := max(1, sms/sh)
+			for _, c := range []struct{ bytes, want int }{{1, 1}, {32 << 10, 1}, {32<<10 + 1, 2}, {1 << 20, min(32, top)}, {1 << 40, top}} {
 				if b := r.LibBlocks(c.bytes); b != c.want {
-					return fmt.Errorf("LibBlocks(%d) = %d, want %d", c.bytes, b, c.want)
+					return fmt.Errorf("LibBlocks(%d) = %d, want %d (%d SMs, %d PEs on the GPU)", c.bytes, b, c.want, sms, sh)
 				}
 			}
 			return nil

@@ -113,14 +113,16 @@ func (r *Runtime) GridMinBytes() int { return r.gpuState.gridMin }
 
 // LibBlocks is the grid of a library grid kernel over bytes of data: one
 // block per GOSHMEM_GPU_COLL_BLOCK bytes (rounded up), at least 1, at most
-// two per SM.
+// one per SM divided among the PEs of this node on this GPU. Past one
+// block per SM in all, more blocks made large reductions slower, not
+// faster (2 PEs on an H200 under MPS).
 func (r *Runtime) LibBlocks(bytes int) int {
 	sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
 	if err != nil || sms < 1 {
 		sms = 1
 	}
 	per := max(r.gpuState.gridBlock, 1)
-	return max(1, min(2*sms, (bytes+per-1)/per))
+	return max(1, min(max(1, sms/r.GPU.DeviceSharers()), (bytes+per-1)/per))
 }
 
 // LibLaunchGrid is LibLaunch on a grid of blocks (the grid kernels only:

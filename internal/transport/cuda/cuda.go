@@ -305,6 +305,18 @@ func (t *Transport) SharesDevice() bool {
 	return false
 }
 
+// DeviceSharers is the number of PEs whose kernels run on this GPU: this
+// one and the mapped peers (this node) with its PCI bus id.
+func (t *Transport) DeviceSharers() int {
+	n := 1
+	for pe, p := range t.peers {
+		if pe != t.me && p != 0 && t.busIDs[pe] == t.BusID {
+			n++
+		}
+	}
+	return n
+}
+
 // AllPeersSameDevice reports whether every reachable PE shares this GPU.
 func (t *Transport) AllPeersSameDevice() bool { return t.img.AllPeersSameDevice }
 
