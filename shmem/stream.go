@@ -476,7 +476,7 @@ func (r *runtime) gridOnStream(cs *core.Stream, id int, k gpulib.Kernel, args *[
 	if err := r.c.LibLaunch(cs, gpulib.Sync, sync, op); err != nil {
 		return err
 	}
-	if err := r.c.LibLaunchGrid(cs, k, args, r.c.LibBlocks(bytes), op); err != nil {
+	if err := r.c.LibLaunchGrid(cs, k, args, r.c.LibBlocks(k, bytes), op); err != nil {
 		return err
 	}
 	return r.c.LibLaunch(cs, gpulib.Sync, sync, op)

@@ -428,10 +428,15 @@ func gpuGridSettings(t *testing.T) {
 			if sh < 1 || sh > 2 {
 				return fmt.Errorf("DeviceSharers = %d, want 1 or 2", sh)
 			}
-			top := max(1, sms/sh)
-			for _, c := range []struct{ bytes, want int }{{1, 1}, {32 << 10, 1}, {32<<10 + 1, 2}, {1 << 20, min(32, top)}, {1 << 40, top}} {
-				if b := r.LibBlocks(c.bytes); b != c.want {
-					return fmt.Errorf("LibBlocks(%d) = %d, want %d (%d SMs, %d PEs on the GPU)", c.bytes, b, c.want, sms, sh)
+			for _, k := range []gpulib.Kernel{gpulib.ReducePart(gpulib.Float32), gpulib.MovePart} {
+				top := max(1, sms/sh)
+				if k == gpulib.MovePart {
+					top = 2 * sms
+				}
+				for _, c := range []struct{ bytes, want int }{{1, 1}, {32 << 10, 1}, {32<<10 + 1, 2}, {1 << 20, min(32, top)}, {1 << 40, top}} {
+					if b := r.LibBlocks(k, c.bytes); b != c.want {
+						return fmt.Errorf("LibBlocks(%s, %d) = %d, want %d (%d SMs, %d PEs on the GPU)", k.Name(), c.bytes, b, c.want, sms, sh)
+					}
 				}
 			}
 			return nil

@@ -111,18 +111,23 @@ func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64,
 // never). The settings agree across PEs, so every member decides alike.
 func (r *Runtime) GridMinBytes() int { return r.gpuState.gridMin }
 
-// LibBlocks is the grid of a library grid kernel over bytes of data: one
-// block per GOSHMEM_GPU_COLL_BLOCK bytes (rounded up), at least 1, at most
-// one per SM divided among the PEs of this node on this GPU. Past one
-// block per SM in all, more blocks made large reductions slower, not
-// faster (2 PEs on an H200 under MPS).
-func (r *Runtime) LibBlocks(bytes int) int {
+// LibBlocks is the grid of library grid kernel k over bytes of data: one
+// block per GOSHMEM_GPU_COLL_BLOCK bytes (rounded up), at least 1, at
+// most: for the reductions one block per SM divided among the PEs of this
+// node on this GPU, for the data movers two per SM. Those caps were the
+// faster ones at 32-64 MiB (2 PEs on an H200 under MPS: more reduction
+// blocks were slower, fewer alltoall blocks were slower).
+func (r *Runtime) LibBlocks(k gpulib.Kernel, bytes int) int {
 	sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
 	if err != nil || sms < 1 {
 		sms = 1
 	}
+	top := 2 * sms
+	if k != gpulib.MovePart {
+		top = max(1, sms/r.GPU.DeviceSharers())
+	}
 	per := max(r.gpuState.gridBlock, 1)
-	return max(1, min(max(1, sms/r.GPU.DeviceSharers()), (bytes+per-1)/per))
+	return max(1, min(top, (bytes+per-1)/per))
 }
 
 // LibLaunchGrid is LibLaunch on a grid of blocks (the grid kernels only:
