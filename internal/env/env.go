@@ -109,7 +109,7 @@ var Table = []Var{
 	{Name: "GOSHMEM_GPU_COLL_GRID", Default: "256K", kind: kindString,
 		Help: "on-stream collectives (and host collectives on GPU arrays) whose members are all load/store reachable: a reduction of at least this x members/2 bytes, or a broadcast, fcollect or alltoall delivering at least twice that to each member, moves its data on a grid of blocks between two team sync kernels; smaller ones run as one one-block kernel; off: never a grid"},
 	{Name: "GOSHMEM_GPU_COLL_BLOCK", Default: "16K", kind: kindSize,
-		Help: "the grid of GOSHMEM_GPU_COLL_GRID: one block per this many bytes of a PE's part (at least 1K); at most one block per SM shared among the PEs that use the same GPU for a reduction, two per SM for a broadcast, fcollect or alltoall"},
+		Help: "the grid of GOSHMEM_GPU_COLL_GRID: one block per this many bytes of a PE's part (at least 1K), up to one block per SM shared among the PEs that use the same GPU; a broadcast, fcollect or alltoall then grows at one block per 256 KiB up to two per SM"},
 	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
 		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
 }

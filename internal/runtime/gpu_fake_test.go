@@ -428,15 +428,24 @@ func gpuGridSettings(t *testing.T) {
 			if sh < 1 || sh > 2 {
 				return fmt.Errorf("DeviceSharers = %d, want 1 or 2", sh)
 			}
-			for _, k := range []gpulib.Kernel{gpulib.ReducePart(gpulib.Float32), gpulib.MovePart} {
-				top := max(1, sms/sh)
-				if k == gpulib.MovePart {
-					top = 2 * sms
-				}
-				for _, c := range []struct{ bytes, want int }{{1, 1}, {32 << 10, 1}, {32<<10 + 1, 2}, {1 << 20, min(32, top)}, {1 << 40, top}} {
-					if b := r.LibBlocks(k, c.bytes); b != c.want {
-						return fmt.Errorf("LibBlocks(%s, %d) = %d, want %d (%d SMs, %d PEs on the GPU)", k.Name(), c.bytes, b, c.want, sms, sh)
-					}
+			fine := max(1, sms/sh)
+			cases := []struct {
+				k           gpulib.Kernel
+				bytes, want int
+			}{
+				{gpulib.ReducePart(gpulib.Float32), 1, 1},
+				{gpulib.ReducePart(gpulib.Float32), 32 << 10, 1},
+				{gpulib.ReducePart(gpulib.Float32), 32<<10 + 1, min(2, fine)},
+				{gpulib.ReducePart(gpulib.Float32), 1 << 20, min(32, fine)},
+				{gpulib.ReducePart(gpulib.Float32), 1 << 40, fine},
+				{gpulib.MovePart, 1, 1},
+				{gpulib.MovePart, 1 << 20, min(32, fine)},
+				{gpulib.MovePart, 256 << 20, max(fine, min(1024, 2*sms))},
+				{gpulib.MovePart, 1 << 40, 2 * sms},
+			}
+			for _, c := range cases {
+				if b := r.LibBlocks(c.k, c.bytes); b != c.want {
+					return fmt.Errorf("LibBlocks(%s, %d) = %d, want %d (%d SMs, %d PEs on the GPU)", c.k.Name(), c.bytes, b, c.want, sms, sh)
 				}
 			}
 			return nil

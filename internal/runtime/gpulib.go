@@ -112,23 +112,28 @@ func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64,
 func (r *Runtime) GridMinBytes() int { return r.gpuState.gridMin }
 
 // LibBlocks is the grid of library grid kernel k over bytes of data: one
-// block per GOSHMEM_GPU_COLL_BLOCK bytes (rounded up), at least 1, at
-// most: for the reductions one block per SM divided among the PEs of this
-// node on this GPU, for the data movers two per SM. Those caps were the
-// faster ones at 32-64 MiB (2 PEs on an H200 under MPS: more reduction
-// blocks were slower, fewer alltoall blocks were slower).
+// block per GOSHMEM_GPU_COLL_BLOCK bytes (rounded up), at least 1, up to
+// one block per SM divided among the PEs of this node on this GPU. The
+// data movers then grow at one block per 256 KiB up to two per SM. Those
+// were the faster grids at 16-128 MiB (2 and 4 PEs on an H200 under MPS:
+// more reduction blocks were slower; an alltoall wanted more blocks,
+// a broadcast or fcollect no more than one per 256 KiB).
 func (r *Runtime) LibBlocks(k gpulib.Kernel, bytes int) int {
 	sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
 	if err != nil || sms < 1 {
 		sms = 1
 	}
-	top := 2 * sms
-	if k != gpulib.MovePart {
-		top = max(1, sms/r.GPU.DeviceSharers())
-	}
 	per := max(r.gpuState.gridBlock, 1)
-	return max(1, min(top, (bytes+per-1)/per))
+	n := min(max(1, sms/r.GPU.DeviceSharers()), (bytes+per-1)/per)
+	if k == gpulib.MovePart {
+		n = max(n, min(2*sms, (bytes+moverGrain-1)/moverGrain))
+	}
+	return max(1, n)
 }
+
+// moverGrain is the data per block of a large broadcast, fcollect or
+// alltoall grid (LibBlocks).
+const moverGrain = 256 << 10
 
 // LibLaunchGrid is LibLaunch on a grid of blocks (the grid kernels only:
 // the others are one-block kernels).
