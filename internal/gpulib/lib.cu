@@ -12,10 +12,12 @@
  *
  * ABI: every kernel takes one by-value goshmemi_lib_args_t (8 words), so
  * the Go side packs one struct and the fake needs no per-kernel signature.
- * Every kernel runs as ONE block (grid 1): the device barriers and team
- * syncs they call are block-scoped and own the team's epoch on this PE, so
- * two library collectives on one team must not run concurrently on one PE
- * (issue them on one stream). Ref: NVSHMEM nvshmemx_*_on_stream.
+ * Every kernel but the grid kernels (goshmemi_lib_move_part,
+ * goshmemi_lib_reduce_part_<T>, which wait for nothing) runs as ONE block
+ * (grid 1): the device barriers and team syncs they call are block-scoped
+ * and own the team's epoch on this PE, so two library collectives on one
+ * team must not run concurrently on one PE (issue them on one stream).
+ * Ref: NVSHMEM nvshmemx_*_on_stream.
  *
  * Codes passed from Go are the library's own (GOSHMEMI_LIB_*), translated
  * here to the header's GOSHMEM_CMP_* / GOSHMEM_SIGNAL_* by name, so a change
