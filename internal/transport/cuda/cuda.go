@@ -296,14 +296,7 @@ func (t *Transport) Size() uint64 { return t.size }
 
 // SharesDevice reports whether another PE of this node (one whose heap is
 // mapped here) uses this PE's GPU.
-func (t *Transport) SharesDevice() bool {
-	for pe, p := range t.peers {
-		if pe != t.me && p != 0 && t.busIDs[pe] == t.BusID {
-			return true
-		}
-	}
-	return false
-}
+func (t *Transport) SharesDevice() bool { return t.DeviceSharers() > 1 }
 
 // DeviceSharers is the number of PEs whose kernels run on this GPU: this
 // one and the mapped peers (this node) with its PCI bus id.
