@@ -257,6 +257,12 @@ func Finalize() error {
 	r.world.Unlock()
 	if berr != nil {
 		errList = append(errList, r.finalizeError(berr))
+	} else if err := r.all.Quiet(r.policy, r.checkPeers); err != nil {
+		// The barrier's last signals (over ofi, atomics still in flight
+		// when the barrier returns here) must land before this PE says it
+		// has finalized: a peer still waiting for one would otherwise take
+		// the finalized state for a PE that will never answer.
+		errList = append(errList, err)
 	}
 	r.c.StopCXI()
 	r.c.EndFinalize()
