@@ -62,6 +62,16 @@ type Direct interface {
 	Mem(pe int, off uint64, n int) []byte
 }
 
+// CrowdedNode is implemented by a Comm that knows whether this PE's node
+// runs more than two PEs per core. There a sync does not poll inline
+// before it hands a wait to Comm.WaitGE: the members it waits for are
+// rarely running, they need cores, and every poll of a PE that shares a
+// core with them is time they do not run. (With up to two PEs per core a
+// member on another core often is running, and a short poll catches it.)
+type CrowdedNode interface {
+	Crowded() bool
+}
+
 // Layout of the control area at the front of every region. The runtime
 // reserves ControlSize bytes there before the user heap.
 const (
@@ -139,6 +149,9 @@ type Team struct {
 	// the first Sync; directOff when some partner is not).
 	direct      []directRound
 	directState uint8
+	// polls is how many inline polls the direct syncs make before WaitGE
+	// (directPolls, 0 on a crowded node; set with direct).
+	polls int
 	// broken is the first error that left the team out of step, raised
 	// where brokenAt says ("sync #7 (Barrier)"); nil while in step.
 	broken   error
@@ -161,7 +174,8 @@ const (
 // directPolls is how many inline polls Sync makes before it hands the wait
 // to Comm.WaitGE (which spins, yields, sleeps and watches for timeouts and
 // dead peers). A few hundred nanoseconds: a barrier among running PEs ends
-// within it; an oversubscribed PE soon reaches WaitGE's yielding.
+// within it. On a crowded node (CrowdedNode) a sync does not poll inline
+// at all.
 const directPolls = 256
 
 // flatMax is the largest team that syncs flat (teams of 3 or more): each
@@ -347,6 +361,10 @@ func (t *Team) syncComm(c Comm, e uint64, k Kind) error {
 // this PE signals there and the word member j signals here.
 func (t *Team) buildDirect(c Comm) {
 	t.directState = directOff
+	t.polls = directPolls
+	if o, ok := c.(CrowdedNode); ok && o.Crowded() {
+		t.polls = 0
+	}
 	dc, ok := c.(Direct)
 	if !ok {
 		return
@@ -390,7 +408,7 @@ func (t *Team) syncDirect(c Comm, e uint64, k Kind) error {
 		dr := &t.direct[r]
 		memord.StoreRelease64(dr.to, send)
 		v := atomic.LoadUint64(dr.mine)
-		for i := 0; v < base && i < directPolls; i++ {
+		for i := 0; v < base && i < t.polls; i++ {
 			v = atomic.LoadUint64(dr.mine)
 		}
 		if v < base {
@@ -455,7 +473,7 @@ func (t *Team) syncFlatDirect(c Comm, e uint64, k Kind) error {
 		j := (t.Me + i) % t.Size
 		p := t.direct[j].mine
 		v := atomic.LoadUint64(p)
-		for n := 0; v < base && n < directPolls; n++ {
+		for n := 0; v < base && n < t.polls; n++ {
 			v = atomic.LoadUint64(p)
 		}
 		if v < base {

@@ -46,6 +46,13 @@ type runtime struct {
 	c        *core.Runtime
 	me, npes int
 	policy   spin.Policy
+	// collWait is the policy of the collectives' waits (WaitGE): policy,
+	// without its spin phase on a crowded node (more than two PEs per
+	// core) without ofi, where a member waits for members that need its
+	// core: it yields at once. (Over ofi a wait's spin looks also drive the
+	// endpoint; see core.SpinLook.)
+	collWait spin.Policy
+	crowded  bool
 	debug    bool
 	gen      uint64
 
@@ -197,6 +204,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		me:      c.Me,
 		npes:    c.NPEs,
 		policy:  c.Policy,
+		crowded: c.Crowded,
 		debug:   c.Debug,
 		gen:     generation.Add(1),
 		heapLen: c.HeapLen,
@@ -205,6 +213,10 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		tr:      c.Tr,
 		teams:   map[int32]*teamEntry{},
 		nextTID: firstTeamID,
+	}
+	r.collWait = r.policy
+	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {
+		r.collWait.Spins = 0
 	}
 	r.all = quiet.NewScope("PE-wide quiet")
 	if r.dflt, err = r.newCtx("default context"); err != nil {
@@ -400,6 +412,9 @@ func (r *runtime) Signal(pe int, off uint64, v uint64) error {
 
 func (r *runtime) Local(off uint64, n int) []byte { return r.local(off, n) }
 
+// Crowded implements collectives.CrowdedNode.
+func (r *runtime) Crowded() bool { return r.crowded }
+
 // Word implements collectives.Direct: pe's word at off when pe is reached
 // over shared memory (not over ofi), else nil.
 func (r *runtime) Word(pe int, off uint64) *uint64 { return r.c.Word(pe, off) }
@@ -417,7 +432,7 @@ func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
 		return nil
 	}
 	var looks waitLooks
-	ok, err := r.policy.Until(func() bool {
+	ok, err := r.collWait.Until(func() bool {
 		if atomic.LoadUint64(p) >= v {
 			return true
 		}

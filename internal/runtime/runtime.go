@@ -86,7 +86,10 @@ type Runtime struct {
 	Node     []int
 	Settings env.Settings
 	Policy   spin.Policy
-	Debug    bool
+	// Crowded: this node runs more than two PEs per core in their
+	// affinity masks (see collectives.CrowdedNode).
+	Crowded bool
+	Debug   bool
 
 	// HeapLen is the user heap's size; Alloc manages it (offsets from HeapOff).
 	HeapLen uint64
@@ -270,6 +273,7 @@ func (r *Runtime) agree(cfg Config) error {
 	}
 	r.cpus = popcount(union[:])
 	r.Policy = spin.For(localSize, r.cpus, timeout)
+	r.Crowded = localSize > 2*r.cpus
 	// A wait claims the ofi endpoint while it spins on a CPU of its own:
 	// the spin phase, and the yield phase too when every PE of the node has
 	// a CPU of its own (sched_yield then returns at once); see SpinLook.

@@ -5,8 +5,9 @@
 package spin
 
 import (
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Policy is how a PE waits. The zero value spins forever without a deadline.
@@ -35,8 +36,18 @@ func For(pesOnNode, cpus int, timeout time.Duration) Policy {
 
 // Yield gives up the OS thread (sched_yield), so another process on this
 // core runs; runtime.Gosched would only switch goroutines.
+//
+// It is a raw syscall, without the Go runtime's syscall entry and exit
+// bookkeeping. On an oversubscribed core a yield returns only after the
+// other PEs there have run, and around such syscalls the runtime keeps its
+// monitor thread (sysmon) waking at its fastest rate and wakes a second
+// thread of the process; those extra thread wake-ups compete with the PEs
+// for the cores, on every yield of every PE. sched_yield never blocks, so
+// holding the P through it only delays this process's other goroutines
+// (and a GC stop) by the time the yield gives to other processes, as a
+// preemption would.
 func Yield() {
-	syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) //nolint:errcheck
+	unix.RawSyscallNoError(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }
 
 // Until calls done until it returns true. It returns false when the
