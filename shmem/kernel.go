@@ -154,7 +154,10 @@ func (s *Stream) Destroy() error {
 // match the kernel's parameters in size: int32, uint32, int64, uint64,
 // float32, float64, uintptr (a device address), or a GPU Array (passed as
 // its DevicePtr). A Go int is refused (C's int is 32 bits: say int32 or
-// int64). Faults surface at the next Synchronize, naming the kernel.
+// int64). Faults surface at the next Synchronize, naming the kernel. A
+// block of more threads than the kernel's registers allow is refused with
+// ErrInvalidArgument naming the kernel's limit (give the kernel
+// __launch_bounds__ to have ptxas fit it in fewer registers).
 func Launch(k *Kernel, cfg LaunchConfig, args ...any) error {
 	return k.launch(cfg, false, args)
 }

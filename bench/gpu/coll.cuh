@@ -18,6 +18,10 @@
  *
  * Kernels: pc_<row>_{thread,warp,block}(int team, void *dst, const void *src,
  *          unsigned long long n, int root, int iters, int warmup, unsigned long long *meta)
+ * The _block kernels carry __launch_bounds__(1024), so they launch with
+ * 1024 threads (without it ptxas gives a kernel that inlines a collective
+ * 90-110 registers and the block must shrink to 512); the thread and warp
+ * kernels run with the largest block that launches (goshmem-perf halves it).
  * n is the collective's element count (NVSHMEM's nelems / nreduce).
  */
 #ifndef GOSHMEM_PERF_COLL_CUH
@@ -62,8 +66,9 @@ __device__ __forceinline__ unsigned long long pc_gtimer(void)
     extern "C" __global__ void pc_##ROW##_warp(int team_, void *dst_, const void *src_, unsigned long long n,        \
                                                int root, int iters, int warmup, unsigned long long *meta)             \
     PC_LOOP(T, threadIdx.x < 32, PC_X(FN##_warp)(team, dst, src, (size_t)n EXTRA))                                    \
-    extern "C" __global__ void pc_##ROW##_block(int team_, void *dst_, const void *src_, unsigned long long n,       \
-                                                int root, int iters, int warmup, unsigned long long *meta)            \
+    extern "C" __global__ void __launch_bounds__(1024)                                                                \
+        pc_##ROW##_block(int team_, void *dst_, const void *src_, unsigned long long n, int root, int iters,          \
+                         int warmup, unsigned long long *meta)                                                        \
     PC_LOOP(T, true, PC_X(FN##_block)(team, dst, src, (size_t)n EXTRA))
 
 PC_KERNELS(reduce_sum_float, float, float_sum_reduce, PC_NOARG)

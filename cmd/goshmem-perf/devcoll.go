@@ -67,6 +67,7 @@ func (d *dev) collRows() error {
 	world := int32(shmem.TeamWorld.DeviceID())
 	bufN := max(d.o.bwMax, d.o.maxSize, d.o.maxSizeThread)
 	var meta [2]uint64
+	refused := map[string]bool{}
 	for _, r := range collRowDefs {
 		for sc, scope := range []string{"thread", "warp", "block"} {
 			k, err := mod.Kernel("pc_" + r.name + "_" + scope)
@@ -88,7 +89,8 @@ func (d *dev) collRows() error {
 					return err
 				}
 				// A kernel above 64 registers cannot launch 1024 threads:
-				// halve the block (the row's timing names the size used).
+				// halve the block (the row's timing names the size used;
+				// the first refusal of each kernel is printed).
 				threads := d.o.collThreads
 				var err error
 				for {
@@ -97,6 +99,10 @@ func (d *dev) collRows() error {
 						int32(it), int32(w), d.meta)
 					if err == nil || threads <= 32 {
 						break
+					}
+					if d.me == 0 && !refused[k.Name()] {
+						refused[k.Name()] = true
+						fmt.Fprintf(os.Stderr, "goshmem-perf: %v; halving the block\n", err)
 					}
 					threads /= 2
 				}

@@ -42,24 +42,25 @@ var fakeCases = map[string]struct {
 	env []string
 	run func(t *testing.T)
 }{
-	"on-1":              {nil, func(t *testing.T) { gpuOn(t, 1) }},
-	"on-2":              {nil, func(t *testing.T) { gpuOn(t, 2) }},
-	"on-3":              {nil, func(t *testing.T) { gpuOn(t, 3) }},
-	"on-4":              {nil, func(t *testing.T) { gpuOn(t, 4) }},
-	"auto-no-device":    {[]string{"FAKECUDA_INIT=100"}, gpuAutoNoDevice},
-	"on-no-device":      {[]string{"FAKECUDA_INIT=100"}, gpuOnNoDevice},
-	"auto-one-pe-fails": {nil, func(t *testing.T) { gpuOnePEFails(t, "auto") }},
-	"on-one-pe-fails":   {nil, func(t *testing.T) { gpuOnePEFails(t, "on") }},
-	"on-heap-refused":   {nil, gpuHeapRefused},
-	"on-heap-too-small": {nil, gpuHeapTooSmall},
-	"grid-settings":     {nil, gpuGridSettings},
-	"proxy-2":           {nil, func(t *testing.T) { gpuProxy(t, 2) }},
-	"proxy-2-lazy":      {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
-	"proxy-3":           {nil, func(t *testing.T) { gpuProxy(t, 3) }},
-	"ibgda-soft-1":      {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
-	"ibgda-soft-2":      {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
-	"ibgda-soft-2-cpu":  {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
-	"lib-trap":          {nil, gpuLibTrap},
+	"on-1":               {nil, func(t *testing.T) { gpuOn(t, 1) }},
+	"on-2":               {nil, func(t *testing.T) { gpuOn(t, 2) }},
+	"on-3":               {nil, func(t *testing.T) { gpuOn(t, 3) }},
+	"on-4":               {nil, func(t *testing.T) { gpuOn(t, 4) }},
+	"auto-no-device":     {[]string{"FAKECUDA_INIT=100"}, gpuAutoNoDevice},
+	"on-no-device":       {[]string{"FAKECUDA_INIT=100"}, gpuOnNoDevice},
+	"auto-one-pe-fails":  {nil, func(t *testing.T) { gpuOnePEFails(t, "auto") }},
+	"on-one-pe-fails":    {nil, func(t *testing.T) { gpuOnePEFails(t, "on") }},
+	"on-heap-refused":    {nil, gpuHeapRefused},
+	"on-heap-too-small":  {nil, gpuHeapTooSmall},
+	"grid-settings":      {nil, gpuGridSettings},
+	"proxy-2":            {nil, func(t *testing.T) { gpuProxy(t, 2) }},
+	"proxy-2-lazy":       {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
+	"proxy-3":            {nil, func(t *testing.T) { gpuProxy(t, 3) }},
+	"ibgda-soft-1":       {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
+	"ibgda-soft-2":       {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
+	"ibgda-soft-2-cpu":   {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
+	"lib-trap":           {nil, gpuLibTrap},
+	"launch-block-limit": {nil, gpuLaunchBlockLimit},
 	"proxy-one-pe-fails": {nil, func(t *testing.T) {
 		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_INFLIGHT": "0"},
 			`GOSHMEM_PROXY_INFLIGHT="0"; must be auto or a number of chains in [1, 1048576]`)
@@ -642,6 +643,41 @@ func gpuLibTrap(t *testing.T) {
 		"team not initialized, or this PE is not a member [GOSHMEMI_ERR_BAD_TEAM (4), info 31, 0] "+
 		`(last kernel launched: "goshmemi_lib_barrier"; `)
 	assert.Contains(t, err.Error(), "CUDA_ERROR_LAUNCH_FAILED (719)")
+}
+
+// gpuLaunchBlockLimit: a block larger than the kernel's registers allow
+// (fake_heavy: 96 per thread, at most 672 threads) is refused, by Launch
+// and by LaunchCollective, with the kernel's limit and what to do about it;
+// a block within the limit launches.
+func gpuLaunchBlockLimit(t *testing.T) {
+	var errs3 [3]error
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		m, err := r.LoadModule([]byte("FAKEMODULE-PLAIN"), "fake module")
+		if err != nil {
+			return err
+		}
+		defer r.UnloadModule(m)
+		f, err := m.Function("fake_heavy")
+		if err != nil {
+			return err
+		}
+		one := [3]uint32{1, 1, 1}
+		errs3[0] = r.Launch(f, one, [3]uint32{32, 8, 4}, 0, nil, false, nil)
+		errs3[1] = r.Launch(f, one, [3]uint32{672, 1, 1}, 0, nil, false, nil)
+		errs3[2] = r.Launch(f, one, [3]uint32{1024, 1, 1}, 0, nil, true, nil)
+		return r.Synchronize(nil, "Synchronize")
+	})
+	require.NoError(t, got[0].err)
+	require.NoError(t, got[0].work)
+	for i, op := range map[int]string{0: "Launch", 2: "LaunchCollective"} {
+		err := errs3[i]
+		require.Error(t, err, op)
+		assert.True(t, errors.Is(err, errs.ErrInvalidArgument), "%s: %v", op, err)
+		assert.Contains(t, err.Error(), "goshmem: PE 0: "+op+`: kernel "fake_heavy": block of 1024 threads, at most 672 for this kernel (it uses 96 registers per thread)`)
+		assert.Contains(t, strings.Join(errors.GetAllHints(err), " "), "__launch_bounds__")
+	}
+	assert.Contains(t, errs3[0].Error(), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "the driver's refusal is kept")
+	assert.NoError(t, errs3[1])
 }
 
 // gpuProxyLazy: a CUDA_MODULE_LOADING the user chose is left alone, and

@@ -181,10 +181,16 @@ func (r *Runtime) Launch(f *Function, grid, block [3]uint32, sharedMem uint32, s
 			return errs.New(errs.ErrInvalidArgument, r.Me, "Launch", "kernel %q argument %d has unsupported type %T", f.name, i, v)
 		}
 	}
+	threads := uint64(block[0]) * uint64(block[1]) * uint64(block[2])
 	if coop {
 		per, err := f.f.MaxActiveBlocksPerMultiprocessor(int(block[0]*block[1]*block[2]), int(sharedMem))
 		if err != nil {
 			return err
+		}
+		if per == 0 {
+			if err := f.blockLimit(r.Me, threads, "LaunchCollective", nil); err != nil {
+				return err
+			}
 		}
 		sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
 		if err != nil {
@@ -195,14 +201,52 @@ func (r *Runtime) Launch(f *Function, grid, block [3]uint32, sharedMem uint32, s
 				r.Me, "LaunchCollective", "kernel %q: grid of %d blocks, at most %d resident (%d per SM x %d SMs)", f.name, total, per*sms, per, sms)
 		}
 		if err := f.f.LaunchCooperative(grid, block, sharedMem, s.s, a); err != nil {
-			return err
+			return f.launchError(r.Me, threads, "LaunchCollective", err)
 		}
 	} else if err := f.f.Launch(grid, block, sharedMem, s.s, a); err != nil {
-		return err
+		return f.launchError(r.Me, threads, "Launch", err)
 	}
 	s.last.Store(&f.name)
 	r.gpuState.lastKernel.Store(&f.name)
 	return nil
+}
+
+// launchError explains a launch the driver refused for lack of resources
+// when the block is larger than the kernel allows (blockLimit); other
+// errors come back as they are.
+func (f *Function) launchError(me int, threads uint64, op string, err error) error {
+	var ce *cuda.Error
+	if errors.As(err, &ce) && ce.Code == cuda.CodeLaunchOutOfResources {
+		if lim := f.blockLimit(me, threads, op, err); lim != nil {
+			return lim
+		}
+	}
+	return err
+}
+
+// blockLimit is the error for a block of more threads than the kernel can
+// launch with (its registers per thread decide it: ptxas uses as many as
+// help a kernel without launch bounds, so a kernel that inlines much of
+// the device API, a collective say, may not fit 1024 threads); nil when
+// the block fits or the limit cannot be read. The driver's refusal, when
+// there was one, ends the message.
+func (f *Function) blockLimit(me int, threads uint64, op string, refusal error) error {
+	limit, err := f.f.Attribute(cuda.FuncMaxThreadsPerBlock)
+	if err != nil || threads <= uint64(limit) {
+		return nil
+	}
+	regs, err := f.f.Attribute(cuda.FuncNumRegs)
+	if err != nil {
+		regs = -1
+	}
+	detail := ""
+	if refusal != nil {
+		detail = " (" + refusal.Error() + ")"
+	}
+	return errs.Hint(errs.ErrInvalidArgument,
+		"launch at most that many threads per block, or compile the kernel with __launch_bounds__(threads) so that ptxas fits it in fewer registers",
+		me, op, "kernel %q: block of %d threads, at most %d for this kernel (it uses %d registers per thread)%s",
+		f.name, threads, limit, regs, detail)
 }
 
 // Synchronize waits for s (nil: every stream of this PE's GPU), then for

@@ -121,5 +121,19 @@ $NVCC -arch=sm_90 -cubin examples/jacobi-gpu/jacobi.cu -o "$out/jacobi.cubin" 2>
 jr=$(regs_of "$out/jacobi.cubin" jacobi_kernel)
 check "jacobi_kernel (examples/jacobi-gpu) <= 32 registers (has ${jr:-none})" test "${jr:-99}" -le "${JACOBI_MAX_REGS:-32}"
 
+# Register budget of the device collectives at 1024 threads: with
+# __launch_bounds__(1024) every family and scope fits 64 registers with at
+# most COLL_MAX_SPILL bytes of spill stores per thread, in the kernel or the
+# out-of-line functions it calls (tests/hdr/coll_bounds.cu).
+$NVCC -arch=sm_90 -cubin -Xptxas -v tests/hdr/coll_bounds.cu -o "$out/coll_bounds.cubin" >"$out/coll_bounds.ptxas" 2>&1
+awk '/Compiling entry function/ {match($0, /function .[a-z_0-9A-Z]*/); k = substr($0, RSTART + 10, RLENGTH - 10)}
+     /bytes spill stores/ {match($0, /[0-9]+ bytes spill stores/); split(substr($0, RSTART, RLENGTH), a, " "); if (!(k in w) || a[1] + 0 > w[k]) w[k] = a[1] + 0}
+     END {for (k in w) print k, w[k]}' \
+    "$out/coll_bounds.ptxas" >"$out/coll_bounds.spills"
+nk=$(wc -l <"$out/coll_bounds.spills")
+worst=$(sort -k2 -n "$out/coll_bounds.spills" | tail -1)
+check "device collectives at __launch_bounds__(1024): $nk kernels, <= ${COLL_MAX_SPILL:-64} B spilled each (worst: ${worst:-none})" \
+    awk -v m="${COLL_MAX_SPILL:-64}" -v n="$nk" 'n < 36 {exit 1} $2 > m {exit 1}' "$out/coll_bounds.spills"
+
 [ $fail = 0 ] || { echo "hdrcheck: nvcc checks FAILED"; exit 1; }
 echo "hdrcheck: nvcc checks passed"

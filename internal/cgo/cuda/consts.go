@@ -117,6 +117,17 @@ const (
 	AttrDMABufSupported                  DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED                    // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
 )
 
+// FuncAttribute is a CUfunction_attribute, for Function.Attribute.
+// Ref: https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html enum CUfunction_attribute_enum
+type FuncAttribute int
+
+// Function attributes (a subset).
+const (
+	FuncMaxThreadsPerBlock FuncAttribute = C.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: the largest block this kernel launches with (registers, launch bounds)
+	FuncLocalSizeBytes     FuncAttribute = C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES      // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: local memory per thread (spills, stack arrays)
+	FuncNumRegs            FuncAttribute = C.CU_FUNC_ATTRIBUTE_NUM_REGS              // CU_FUNC_ATTRIBUTE_NUM_REGS: registers per thread
+)
+
 // PointerAttribute is a CUpointer_attribute, for Context.PointerGetAttribute.
 // Only these are accepted (each fits in 8 bytes).
 type PointerAttribute int

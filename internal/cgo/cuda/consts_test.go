@@ -75,6 +75,10 @@ func TestConstants(t *testing.T) {
 		{"CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED", int(AttrGPUDirectRDMASupported), 116},
 		{"CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", int(AttrDMABufSupported), 124},
 
+		{"CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK", int(FuncMaxThreadsPerBlock), 0},
+		{"CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES", int(FuncLocalSizeBytes), 3},
+		{"CU_FUNC_ATTRIBUTE_NUM_REGS", int(FuncNumRegs), 4},
+
 		{"CU_POINTER_ATTRIBUTE_CONTEXT", int(PointerAttrContext), 1},
 		{"CU_POINTER_ATTRIBUTE_MEMORY_TYPE", int(PointerAttrMemoryType), 2},
 		{"CU_POINTER_ATTRIBUTE_DEVICE_POINTER", int(PointerAttrDevicePointer), 3},

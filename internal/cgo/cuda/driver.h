@@ -103,6 +103,14 @@ typedef enum CUdevice_attribute_enum {
 	CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124
 } CUdevice_attribute;
 
+/* ---- CUfunction_attribute (subset) -------------------------------------- */
+/* Ref: https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html enum CUfunction_attribute_enum */
+typedef enum CUfunction_attribute_enum {
+	CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+	CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+	CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+} CUfunction_attribute;
+
 /* ---- CUpointer_attribute (subset) --------------------------------------- */
 /* Ref: https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html enum CUpointer_attribute_enum */
 typedef enum CUpointer_attribute_enum {
@@ -242,6 +250,7 @@ typedef CUresult (*PFN_cuLaunchCooperativeKernel)(CUfunction f,
 						  unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
 						  unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
 						  unsigned int sharedMemBytes, CUstream hStream, void **kernelParams);
+typedef CUresult (*PFN_cuFuncGetAttribute)(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 typedef CUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *numBlocks, CUfunction func,
 								    int blockSize, size_t dynamicSMemSize);
 

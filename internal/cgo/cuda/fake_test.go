@@ -315,6 +315,25 @@ func TestFakeDriver(t *testing.T) {
 		assert.Zero(t, allocs, "Launch must not allocate")
 		require.NoError(t, empty.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, Stream{}, nil))
 
+		// A kernel's registers bound its block (fake_heavy: 96 per thread,
+		// so 21 warps in 64K registers).
+		heavy, err := m.Function("fake_heavy")
+		require.NoError(t, err)
+		for attr, want := range map[FuncAttribute]int{FuncMaxThreadsPerBlock: 672, FuncNumRegs: 96, FuncLocalSizeBytes: 0} {
+			v, err := heavy.Attribute(attr)
+			require.NoError(t, err)
+			assert.Equal(t, want, v, "attribute %d", attr)
+		}
+		v, err := empty.Attribute(FuncMaxThreadsPerBlock)
+		require.NoError(t, err)
+		assert.Equal(t, 1024, v)
+		require.NoError(t, heavy.Launch([3]uint32{1, 1, 1}, [3]uint32{672, 1, 1}, 0, Stream{}, nil))
+		err = heavy.Launch([3]uint32{1, 1, 1}, [3]uint32{1024, 1, 1}, 0, Stream{}, nil)
+		assert.True(t, errors.Is(err, &Error{Code: CodeLaunchOutOfResources}), "%v", err)
+		nb, err = heavy.MaxActiveBlocksPerMultiprocessor(1024, 0)
+		require.NoError(t, err)
+		assert.Zero(t, nb)
+
 		// A kernel fault is reported by the next synchronizing call.
 		fault, err := m.Function("fake_fault")
 		require.NoError(t, err)

@@ -142,6 +142,7 @@ func TestCallsWithoutDriver(t *testing.T) {
 				"Launch":            func() error { return f.Launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, Stream{}, &a) },
 				"LaunchCooperative": func() error { return f.LaunchCooperative([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, Stream{}, nil) },
 				"MaxActiveBlocks":   func() error { _, err := f.MaxActiveBlocksPerMultiprocessor(128, 0); return err },
+				"FuncAttribute":     func() error { _, err := f.Attribute(FuncNumRegs); return err },
 				"StreamCreate":      func() error { _, err := c.StreamCreate(0); return err },
 				"StreamSynchronize": Stream{ctx: c}.Synchronize,
 				"StreamDestroy":     Stream{ctx: c}.Destroy,

@@ -189,6 +189,19 @@ func launchError(r C.int, call, name string, grid, block [3]uint32, smem uint32)
 	return errors.Wrapf(check(r, call), "kernel %s grid %v block %v shared %d", name, grid, block, smem)
 }
 
+// Attribute returns one of the kernel's attributes (cuFuncGetAttribute).
+func (f *Function) Attribute(a FuncAttribute) (int, error) {
+	h, err := f.ctx.live("cuFuncGetAttribute")
+	if err != nil {
+		return 0, err
+	}
+	var v C.int
+	if err := check(C.goshmemi_cuFuncGetAttribute(h, &v, C.int(a), f.h), "cuFuncGetAttribute"); err != nil {
+		return 0, errors.Wrapf(err, "kernel %s attribute %d", f.name, int(a))
+	}
+	return int(v), nil
+}
+
 // MaxActiveBlocksPerMultiprocessor returns how many blocks of blockSize
 // threads using smem bytes of dynamic shared memory fit on one SM at once
 // (cuOccupancyMaxActiveBlocksPerMultiprocessor).

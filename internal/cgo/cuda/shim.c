@@ -57,6 +57,7 @@
 	X(cuLaunchKernel, "cuLaunchKernel", NULL) \
 	X(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", NULL) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL) \
+	X(cuFuncGetAttribute, "cuFuncGetAttribute", NULL) \
 	X(cuStreamCreate, "cuStreamCreate", NULL) \
 	X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", NULL) \
 	X(cuStreamSynchronize, "cuStreamSynchronize", NULL) \
@@ -382,6 +383,12 @@ int goshmemi_cuOccupancyMaxActiveBlocksPerMultiprocessor(CUcontext ctx, int *n, 
 {
 	SETCTX(ctx);
 	return cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
+}
+
+int goshmemi_cuFuncGetAttribute(CUcontext ctx, int *v, int attr, CUfunction f)
+{
+	SETCTX(ctx);
+	return cu.cuFuncGetAttribute(v, (CUfunction_attribute)attr, f);
 }
 
 int goshmemi_cuStreamCreate(CUcontext ctx, CUstream *s, unsigned int flags)

@@ -94,6 +94,7 @@ int goshmemi_launch(CUcontext ctx, CUfunction f,
 		    const unsigned char *buf, size_t nbytes,
 		    const unsigned int *offs, int nargs, int cooperative);
 int goshmemi_cuOccupancyMaxActiveBlocksPerMultiprocessor(CUcontext ctx, int *n, CUfunction f, int block, size_t smem);
+int goshmemi_cuFuncGetAttribute(CUcontext ctx, int *v, int attr, CUfunction f);
 
 int goshmemi_cuStreamCreate(CUcontext ctx, CUstream *s, unsigned int flags);
 int goshmemi_cuStreamCreateWithPriority(CUcontext ctx, CUstream *s, unsigned int flags, int priority);

@@ -72,6 +72,7 @@ typedef void (*lib_kernel)(struct lib_args);
 struct CUmod_st {
 	int magic;
 	unsigned long long ptx; /* PTX module: bit i = ptxfuncs[i] is in it */
+	int plain; /* "FAKEMODULE-PLAIN": the fake kernels without goshmem's device state */
 	/* kernel library module (fatbin image): */
 	int lib;
 	uint64_t state_ptr;  /* its goshmemi_device_state */
@@ -83,6 +84,7 @@ struct CUfunc_st {
 	const char *name;
 	lib_kernel host; /* kernel library: the host build's function */
 	struct CUmod_st *mod;
+	int regs; /* registers per thread cuFuncGetAttribute reports (0: 32) */
 };
 struct CUstream_st {
 	int magic;
@@ -95,7 +97,16 @@ static int ndev = -1;
 static struct CUctx_st ctxs[MAXDEV];
 static __thread CUcontext cur;
 static unsigned long long device_state; /* __constant__ goshmemi_device_state stand-in */
-static struct CUfunc_st funcs[] = {{"fake_pack"}, {"fake_fault"}, {"empty"}};
+/* fake_heavy is empty at 96 registers per thread: blocks above 672 threads
+ * do not launch, as on a GPU with 64K registers per SM. */
+static struct CUfunc_st funcs[] = {{"fake_pack"}, {"fake_fault"}, {"empty"}, {"fake_heavy", NULL, NULL, 96}};
+
+/* The largest block f launches with: whole warps of its registers in 64K. */
+static int fn_max_threads(CUfunction f)
+{
+	int regs = f->regs ? f->regs : 32, t = 65536 / (regs * 32) * 32;
+	return t < 1024 ? t : 1024;
+}
 
 /* goshmem's PTX kernels the fake runs (see ptx_run): the soft NIC's copy,
  * then goshmemi_host_amo_<op>_<width> in transport.AMO order, 32 then 64. */
@@ -707,6 +718,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 	*m = calloc(1, sizeof **m);
 	(*m)->magic = 0x6d6f64;
 	(*m)->ptx = mask;
+	(*m)->plain = image && strncmp(image, "FAKEMODULE-PLAIN", 16) == 0;
 	live_add(L_MODULE, 1);
 	return CUDA_SUCCESS;
 }
@@ -806,7 +818,7 @@ EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *n, CUmodule m, cons
 		}
 		return CUDA_ERROR_NOT_FOUND;
 	}
-	if (m->ptx || strcmp(name, "goshmemi_device_state") != 0)
+	if (m->ptx || m->plain || strcmp(name, "goshmemi_device_state") != 0)
 		return CUDA_ERROR_NOT_FOUND;
 	if (p)
 		*p = (CUdeviceptr)(uintptr_t)&device_state;
@@ -871,6 +883,8 @@ static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 	NEED_CTX();
 	if (!gx || !gy || !gz || !bx || !by || !bz)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((unsigned long long)bx * by * bz > (unsigned long long)fn_max_threads(f))
+		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	if (f >= &ptxfuncs[0] && f < &ptxfuncs[NPTX])
 		return ptx_run((size_t)(f - ptxfuncs), kp);
 	if (f->host) { /* the kernel library: one host call per block */
@@ -929,7 +943,7 @@ static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigne
 		out[16] = bad;
 	} else if (f == &funcs[1]) {
 		cur->pending = CUDA_ERROR_ILLEGAL_ADDRESS;
-	} else if (f != &funcs[2]) {
+	} else if (f != &funcs[2] && f != &funcs[3]) {
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
 	return CUDA_SUCCESS;
@@ -956,9 +970,27 @@ EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f
 	NEED_CTX();
 	if (!f || block <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (block > fn_max_threads(f)) {
+		*n = 0;
+		return CUDA_SUCCESS;
+	}
 	*n = 2048 / block > 32 ? 32 : 2048 / block;
 	if (smem > 0 && *n > (int)(228 * 1024 / smem))
 		*n = (int)(228 * 1024 / smem);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+	NEED_CTX();
+	if (!f || !v)
+		return CUDA_ERROR_INVALID_HANDLE;
+	switch (a) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = fn_max_threads(f); break;
+	case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *v = 0; break;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = f->regs ? f->regs : 32; break;
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
 	return CUDA_SUCCESS;
 }
 
