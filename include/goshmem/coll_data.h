@@ -178,6 +178,16 @@ GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned
     if (hi > lo) memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
 #endif
 }
+#if GOSHMEMI_CUDA
+/* A thread-scope collective's copy, out of line: inlined, its unrolled
+ * one-thread loops took a kernel with a thread-scope broadcast, fcollect or
+ * alltoall in a loop to 172-184 registers (at most 256 threads per block),
+ * out of line to 92-94. The warp and block forms keep the inlined copy. */
+static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *src, size_t n)
+{
+    goshmemi_copy_part(dst, src, n, 0, 1);
+}
+#endif
 
 /* ---- one collective's context ---------------------------------------------- */
 
@@ -186,6 +196,7 @@ GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned
 typedef struct goshmemi_coll {
     goshmemi_team_view_t v;
     int scope, all_ls;
+    int ool_copy; /* thread scope: copies out of line (goshmemi_coll_copy) */
     uint64_t epoch;  /* the collective's epochs are epoch+1 .. epoch+nepochs */
     uint64_t scount; /* scratch steps: scount .. scount+nscratch-1 (half = step & 1) */
 } goshmemi_coll_t;
@@ -193,6 +204,20 @@ typedef struct goshmemi_coll {
 GOSHMEMI_FN int goshmemi_coll_pe(const goshmemi_coll_t *c, int j) { return c->v.start + j * c->v.stride; }
 #define GOSHMEMI_COLL_TID(c) goshmemi_cg_tid((c)->scope)
 #define GOSHMEMI_COLL_NT(c) goshmemi_cg_size((c)->scope)
+/* The group's share of a copy of n bytes (no sync); c->scope and
+ * c->ool_copy are constants once inlined, so each form compiles one path.
+ * The reductions keep the copy inlined (their registers go to the
+ * reduction loops: out of line it only added a call, 0.05-0.14 us). */
+GOSHMEMI_FN void goshmemi_coll_copy(const goshmemi_coll_t *c, void *dst, const void *src, size_t n)
+{
+#if GOSHMEMI_CUDA
+    if (c->scope == GOSHMEMI_SCOPE_THREAD && c->ool_copy) {
+        if (n != 0 && dst != src) goshmemi_cg_copy_one(dst, src, n);
+        return;
+    }
+#endif
+    goshmemi_cg_copy(dst, src, n, GOSHMEMI_COLL_TID(c), GOSHMEMI_COLL_NT(c));
+}
 /* heap_base[my_pe] */
 GOSHMEMI_FN uintptr_t goshmemi_coll_my_base(void)
 {
@@ -220,6 +245,7 @@ GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     c->v = goshmemi_team_view(team);
     c->scope = scope;
+    c->ool_copy = 1;
     int ls = 1;
     for (int j = 0; j < c->v.size; j++) ls &= cs->heap_base[goshmemi_coll_pe(c, j)] != 0;
     c->all_ls = ls;
@@ -329,7 +355,7 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
         for (int j = 0; j < P; j++) {
             uint64_t base = cs->heap_base[goshmemi_coll_pe(c, j)];
             if (j != me && base != 0)
-                goshmemi_cg_copy((void *)(uintptr_t)(base + dst_off), src + (size_t)j * src_stride, len, GOSHMEMI_COLL_TID(c), GOSHMEMI_COLL_NT(c));
+                goshmemi_coll_copy(c, (void *)(uintptr_t)(base + dst_off), src + (size_t)j * src_stride, len);
         }
     }
     goshmemi_cg_sync(c->scope);
@@ -535,6 +561,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         goshmemi_coll_t c;                                                                                            \
         goshmemi_rdx_t r;                                                                                             \
         goshmemi_coll_init(&c, scope, team);                                                                          \
+        c.ool_copy = 0;                                                                                               \
         if (n == 0) return 0;                                                                                         \
         const size_t sz = sizeof(TYPE);                                                                               \
         r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
@@ -579,6 +606,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         goshmemi_coll_t c;                                                                                            \
         goshmemi_rdx_t r;                                                                                             \
         goshmemi_coll_init(&c, scope, team);                                                                          \
+        c.ool_copy = 0;                                                                                               \
         if (nreduce == 0) return 0;                                                                                   \
         const size_t sz = sizeof(TYPE), nb = nreduce * sz, me = (size_t)c.v.my_index;                                 \
         r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
@@ -672,7 +700,7 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
     const int P = c.v.size, me = c.v.my_index;
     const size_t sstride = a2a ? nb : 0; /* block j of src for member j */
     if (P == 1) {
-        goshmemi_cg_copy(dst, src, nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+        goshmemi_coll_copy(&c, dst, src, nb);
     } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {
         /* zero copy: store my block(s) into every member's dst, block me */
         const goshmemi_device_state_t *cs = goshmemi_cstate();
@@ -680,8 +708,8 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
         goshmemi_coll_reserve(&c, 2, 0);
         goshmemi_coll_flat_sync(&c, c.epoch + 1);
         for (int j = 0; j < P; j++)
-            goshmemi_cg_copy((void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(&c, j)] + doff), src + (size_t)j * sstride,
-                             nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+            goshmemi_coll_copy(&c, (void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(&c, j)] + doff), src + (size_t)j * sstride,
+                             nb);
         goshmemi_coll_flat_sync(&c, c.epoch + 2);
     } else {
         const size_t chunk = goshmemi_coll_member_bytes(&c), nch = (nb + chunk - 1) / chunk;
@@ -693,7 +721,7 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
             goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, -1);
             for (int j = 0; j < P; j++) {
                 const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
-                goshmemi_cg_copy(dst + (size_t)j * nb + lo, from, cnt, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+                goshmemi_coll_copy(&c, dst + (size_t)j * nb + lo, from, cnt);
             }
         }
     }
@@ -713,7 +741,7 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
     if (nb == 0) return 0;
     const int me = c.v.my_index;
     if (c.v.size == 1) {
-        goshmemi_cg_copy(dst, src, nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+        goshmemi_coll_copy(&c, dst, src, nb);
     } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {
         /* zero copy: root signals, receivers copy from root's src and signal back */
         uint64_t soff = goshmemi_coll_off(&c, src, nb);
@@ -721,13 +749,13 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
         if (me == root) {
             goshmemi_cg_sync(scope);
             goshmemi_coll_signal_all(&c, c.epoch + 1);
-            goshmemi_cg_copy(dst, src, nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+            goshmemi_coll_copy(&c, dst, src, nb);
             goshmemi_coll_wait_all(&c, c.epoch + 2);
         } else {
             if (GOSHMEMI_COLL_TID(&c) == 0) goshmemi_coll_wait_one(&c, root, c.epoch + 1);
             goshmemi_cg_sync(scope);
-            goshmemi_cg_copy(dst, (const void *)(uintptr_t)(goshmemi_cstate()->heap_base[goshmemi_coll_pe(&c, root)] + soff),
-                             nb, GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+            goshmemi_coll_copy(&c, dst, (const void *)(uintptr_t)(goshmemi_cstate()->heap_base[goshmemi_coll_pe(&c, root)] + soff),
+                             nb);
             goshmemi_cg_sync(scope);
             if (GOSHMEMI_COLL_TID(&c) == 0) goshmemi_coll_signal(&c, root, c.epoch + 2);
         }
@@ -739,8 +767,7 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
             const size_t lo = k * chunk, cnt = nb - lo < chunk ? nb - lo : chunk;
             const unsigned h = (unsigned)((c.scount + k) & 1u);
             goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, 0, cnt, root);
-            goshmemi_cg_copy(dst + lo, me == root ? src + lo : (const char *)goshmemi_coll_scratch(&c, h, root), cnt,
-                             GOSHMEMI_COLL_TID(&c), GOSHMEMI_COLL_NT(&c));
+            goshmemi_coll_copy(&c, dst + lo, me == root ? src + lo : (const char *)goshmemi_coll_scratch(&c, h, root), cnt);
         }
     }
     goshmemi_cg_sync(scope);
