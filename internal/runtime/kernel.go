@@ -183,7 +183,7 @@ func (r *Runtime) Launch(f *Function, grid, block [3]uint32, sharedMem uint32, s
 	}
 	threads := uint64(block[0]) * uint64(block[1]) * uint64(block[2])
 	if coop {
-		per, err := f.f.MaxActiveBlocksPerMultiprocessor(int(block[0]*block[1]*block[2]), int(sharedMem))
+		per, err := f.f.MaxActiveBlocksPerMultiprocessor(int(threads), int(sharedMem))
 		if err != nil {
 			return err
 		}
