@@ -26,8 +26,13 @@ func TestWaitUntilDrivesOFIProgress(t *testing.T) {
 	set := make(chan error, 1)
 	go func() {
 		// Set the flag once the wait below holds the endpoint (spins on
-		// it), or after a bound: the assertions then say what went wrong.
-		for i := 0; i < 5000 && !shmem.OFISpinning(); i++ {
+		// it) and the progress thread has stayed off it at least once, or
+		// after a bound: the assertions then say what went wrong. (On a
+		// loaded machine the progress thread may not run at all during a
+		// short claim: waiting for its deferral keeps the test from racing
+		// the scheduler.)
+		deferred := func() bool { d, _, _, _ := shmem.OFIProgressStats(); return d > d0 }
+		for i := 0; i < 5000 && !(shmem.OFISpinning() && deferred()); i++ {
 			time.Sleep(time.Millisecond)
 		}
 		set <- shmem.AtomicSet(flag, 0, 7, 0)
