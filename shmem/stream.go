@@ -446,13 +446,13 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
 }
 
-// gridPath reports whether a collective over t (size members) runs as
-// sync, grid kernel, sync, with every member mapped here. A reduction of
-// bytes of data takes it from GOSHMEM_GPU_COLL_GRID x size/2 bytes, a
-// broadcast, fcollect or alltoall delivering bytes to each member from
-// twice that: the two syncs cost about linearly in the members, and the
-// one-block movers are faster per byte than the one-block reduction (2
-// and 4 PEs on an H200). Every member decides alike: the same arguments
+// gridPath reports whether a collective over t (size members) runs on a
+// grid between two team syncs (gridOnStream), with every member mapped
+// here. A reduction of bytes of data takes it from GOSHMEM_GPU_COLL_GRID x
+// size/2 bytes, a broadcast, fcollect or alltoall delivering bytes to each
+// member from twice that: the two syncs cost about linearly in the
+// members, and the one-block movers are faster per byte than the one-block
+// reduction (2 and 4 PEs on an H200). Every member decides alike: the same arguments
 // and settings, and every member's GPU maps every other member's heap or
 // none does (the device collectives assume the same).
 func (r *runtime) gridPath(t Team, size, bytes int, mover bool) bool {
@@ -467,16 +467,27 @@ func (r *runtime) gridPath(t Team, size, bytes int, mover bool) bool {
 	return uint64(bytes) >= from && r.teamLoadStore(t, size)
 }
 
-// gridOnStream enqueues a team sync, grid kernel k with args on blocks for
-// bytes of this PE's data, and a second team sync: the first makes every
-// member's src ready, the second keeps every member's buffers untouched
-// until everyone's grid kernel is done.
+// gridOnStream enqueues grid kernel k with args on blocks for bytes of this
+// PE's data between two team syncs: the first makes every member's src
+// ready, the second keeps every member's buffers untouched until
+// everyone's grid kernel is done. A grid that fits beside the other
+// members' (GridFused) runs them itself, in one launch; a larger one
+// between two Sync kernels.
 func (r *runtime) gridOnStream(cs *core.Stream, id int, k gpulib.Kernel, args *[gpulib.NArgs]uint64, bytes int, op string) error {
+	blocks := r.c.LibBlocks(k, bytes)
+	if r.c.GridFused(blocks) {
+		if k == gpulib.MovePart {
+			return r.c.LibLaunchGrid(cs, gpulib.MoveFused, args, blocks, op)
+		}
+		fused := *args
+		fused[gpulib.ArgFused] = 1
+		return r.c.LibLaunchGrid(cs, k, &fused, blocks, op)
+	}
 	sync := &[gpulib.NArgs]uint64{uint64(id)}
 	if err := r.c.LibLaunch(cs, gpulib.Sync, sync, op); err != nil {
 		return err
 	}
-	if err := r.c.LibLaunchGrid(cs, k, args, r.c.LibBlocks(k, bytes), op); err != nil {
+	if err := r.c.LibLaunchGrid(cs, k, args, blocks, op); err != nil {
 		return err
 	}
 	return r.c.LibLaunch(cs, gpulib.Sync, sync, op)

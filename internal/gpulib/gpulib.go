@@ -58,6 +58,10 @@ const (
 	// alltoall's data step (every member load/store reachable; between two
 	// Sync kernels; v[4] is a Move* code).
 	MovePart
+	// MoveFused is MovePart with the two team syncs in the kernel: the
+	// whole collective in one launch (a grid of at most one block per SM
+	// shared among the GPU's PEs).
+	MoveFused
 	nFixed
 )
 
@@ -66,9 +70,15 @@ const (
 	MoveBroadcast, MoveFCollect, MoveAllToAll = 0, 1, 2
 )
 
+// ArgFused is GOSHMEMI_LIB_ARG_FUSED: the argument word that makes a grid
+// reduction (ReducePart) run the team syncs around its data step itself,
+// so the collective is one launch (the movers' form is MoveFused).
+const ArgFused = 6
+
 var fixedNames = [nFixed]string{"goshmemi_lib_put", "goshmemi_lib_get", "goshmemi_lib_put_signal",
 	"goshmemi_lib_signal_wait", "goshmemi_lib_quiet", "goshmemi_lib_barrier", "goshmemi_lib_sync",
-	"goshmemi_lib_broadcast", "goshmemi_lib_fcollect", "goshmemi_lib_alltoall", "goshmemi_lib_move_part"}
+	"goshmemi_lib_broadcast", "goshmemi_lib_fcollect", "goshmemi_lib_alltoall", "goshmemi_lib_move_part",
+	"goshmemi_lib_move_fused"}
 
 // Types are the element types of the reduction kernels, in Type order,
 // as the device collectives name them (goshmemx_<T>_<op>_reduce_block);
@@ -97,8 +107,8 @@ func (t Type) IsFloat() bool { return t >= 8 }
 func Reduce(t Type) Kernel { return nFixed + Kernel(t) }
 
 // ReducePart is the grid kernel of a large reduction's data step for
-// type t (every member load/store reachable; between two Sync kernels):
-// the kernel of Reduce's arguments, launched on several blocks.
+// type t (every member load/store reachable; between two Sync kernels, or
+// fused: ArgFused): the kernel of Reduce's arguments, on several blocks.
 func ReducePart(t Type) Kernel { return nFixed + Kernel(len(Types)) + Kernel(t) }
 
 // Count is the number of kernels.

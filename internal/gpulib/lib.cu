@@ -13,10 +13,11 @@
  * ABI: every kernel takes one by-value goshmemi_lib_args_t (8 words), so
  * the Go side packs one struct and the fake needs no per-kernel signature.
  * Every kernel but the grid kernels (goshmemi_lib_move_part,
- * goshmemi_lib_reduce_part_<T>, which wait for nothing) runs as ONE block
- * (grid 1): the device barriers and team syncs they call are block-scoped
- * and own the team's epoch on this PE, so two library collectives on one
- * team must not run concurrently on one PE (issue them on one stream).
+ * goshmemi_lib_reduce_part_<T>) runs as ONE block (grid 1): the device
+ * barriers and team syncs they call are block-scoped and own the team's
+ * epoch on this PE, so two library collectives on one team must not run
+ * concurrently on one PE (issue them on one stream). A grid kernel runs
+ * its team syncs on one block (fused) or none (between Sync kernels).
  * Ref: NVSHMEM nvshmemx_*_on_stream.
  *
  * Codes passed from Go are the library's own (GOSHMEMI_LIB_*), translated
@@ -206,24 +207,80 @@ GOSHMEMI_LIB_REDUCE_FLOAT(double, double)
 GOSHMEMI_LIB_REDUCE_FLOAT(half, goshmem_half_t)
 GOSHMEMI_LIB_REDUCE_FLOAT(bfloat16, goshmem_bfloat16_t)
 
+/* ---- fused grid collectives ---------------------------------------------
+ * A fused grid kernel (goshmemi_lib_move_fused; a reduction part with
+ * v[GOSHMEMI_LIB_ARG_FUSED] != 0) is the whole collective in one launch
+ * instead of Sync kernel, grid kernel, Sync kernel (two launches and
+ * their gaps fewer). Block 0 runs the first team sync (every member's src
+ * is ready) and then releases the other blocks, which wait for it before
+ * they touch a peer's memory; each block counts itself done after its part
+ * (its stores fenced at system scope), and the last to finish runs the
+ * second team sync (no member's buffers are touched after it). Go launches
+ * it fused only on a grid that fits on the GPU beside every other member's
+ * grid (one block per SM shared among the PEs on the GPU): a waiting block
+ * holds its SM. The per-team words
+ * below are this PE's module's own; the last block resets them for the
+ * next launch on the team (stream-ordered after this one ends).
+ * In host mode the fake runs the blocks one after another in order: block
+ * 0 syncs first and the last block last, nothing waits. */
+#if GOSHMEMI_CUDA
+__device__ uint64_t goshmemi_lib_grid_go[GOSHMEMI_MAX_TEAMS];
+__device__ unsigned goshmemi_lib_grid_done[GOSHMEMI_MAX_TEAMS];
+/* Out of line: inlined, the team sync (with its remote path) would take
+ * registers from the data loops and make them spill. */
+#define LIB_GRID_FN static __device__ __noinline__
+#else
+#define LIB_GRID_FN static
+#endif
+
+LIB_GRID_FN void goshmemi_lib_grid_begin(const goshmemi_coll_t *c)
+{
+#if GOSHMEMI_CUDA
+    uint64_t *go = &goshmemi_lib_grid_go[c->v.slot];
+    if (threadIdx.x == 0) {
+        if (blockIdx.x == 0) {
+            goshmemi_team_sync_thread(c->v, 1);
+            goshmemi_release_store_u64(go, 1, 1);
+        } else {
+            while (goshmemi_acquire_load_u64(go, 1) == 0) goshmemi_poll_pause();
+        }
+    }
+    __syncthreads();
+#else
+    if (LIB_BLOCK == 0) goshmemi_team_sync_thread(c->v, 1);
+#endif
+}
+
+/* After the block's part, its stores fenced by thread 0 (the kernels'
+ * tail below). */
+LIB_GRID_FN void goshmemi_lib_grid_end(const goshmemi_coll_t *c)
+{
+#if GOSHMEMI_CUDA
+    if (threadIdx.x == 0 && atomicAdd(&goshmemi_lib_grid_done[c->v.slot], 1u) == gridDim.x - 1) {
+        goshmemi_order_fence(1); /* every block's part (each fenced, then counted) before the release */
+        goshmemi_lib_grid_done[c->v.slot] = 0;
+        goshmemi_lib_grid_go[c->v.slot] = 0;
+        goshmemi_team_sync_thread(c->v, 1);
+    }
+#else
+    if (LIB_BLOCK == LIB_NBLOCKS - 1) goshmemi_team_sync_thread(c->v, 1);
+#endif
+}
+
 /* ---- grid data movement -------------------------------------------------
  * The data step of a large broadcast, fcollect or alltoall when every
- * member's heap is mapped here, between two team sync kernels as the grid
- * reductions below: this PE pulls what it receives (broadcast: the root's
- * src; fcollect: member j's src into block j; alltoall: block my_index of
+ * member's heap is mapped here, between two team syncs (Sync kernels, or
+ * its own: goshmemi_lib_move_fused) as the grid reductions below: this PE
+ * pulls what it receives (broadcast: the root's src; fcollect: member j's src into block j; alltoall: block my_index of
  * member j's src into block j), the bytes split over the blocks in
  * 16-byte aligned slices. It writes only this PE's dst; the second sync
  * keeps every member's src untouched until everyone has pulled.
  * v: team, dst, src, bytes per block, what (GOSHMEMI_LIB_MOVE_*), root. */
-LIBK(goshmemi_lib_move_part)
+GOSHMEMI_FN void goshmemi_lib_move(const goshmemi_coll_t *pc, const goshmemi_lib_args_t &a)
 {
-    goshmemi_coll_t c;
-    goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
+    const goshmemi_coll_t &c = *pc;
     const size_t nb = (size_t)a.v[3];
     const int what = (int)a.v[4], np = c.v.size, me = c.v.my_index;
-    if (GOSHMEMI_UNLIKELY(!c.all_ls))
-        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(np, 0),
-                      "grid data movement: a team member is not load/store reachable from this GPU");
     if (nb == 0) return;
     char *dst = P(1, char *);
     const char *src = P(2, const char *);
@@ -239,22 +296,51 @@ LIBK(goshmemi_lib_move_part)
                            from_off + (lo - s0);
         goshmemi_cg_copy(dst + lo, from, hi - lo, (unsigned)LIB_TID, (unsigned)GOSHMEMI_COLL_NT(&c));
     }
+}
+
+/* Between Sync kernels. A kernel of its own, without the fused form's
+ * syncs: they would give the copy loop twice its registers, one 1024-thread
+ * block per SM, and the unfused grids of the largest movers run up to two
+ * blocks per SM (slower at one). */
+LIBK(goshmemi_lib_move_part)
+{
+    goshmemi_coll_t c;
+    goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
+    if (GOSHMEMI_UNLIKELY(!c.all_ls))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),
+                      "grid data movement: a team member is not load/store reachable from this GPU");
+    goshmemi_lib_move(&c, a);
     goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);
     if (LIB_TID == 0) goshmemi_order_fence(1);
 }
 
+/* goshmemi_lib_move_part fused: the whole collective, team syncs included. */
+LIBK(goshmemi_lib_move_fused)
+{
+    goshmemi_coll_t c;
+    goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
+    if (GOSHMEMI_UNLIKELY(!c.all_ls))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),
+                      "grid data movement: a team member is not load/store reachable from this GPU");
+    goshmemi_lib_grid_begin(&c);
+    goshmemi_lib_move(&c, a);
+    goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);
+    if (LIB_TID == 0) goshmemi_order_fence(1);
+    goshmemi_lib_grid_end(&c);
+}
+
 /* ---- grid reductions ------------------------------------------------------
  * The data step of a large reduction when every member's heap is mapped
- * here (load/store): Go enqueues a team sync kernel, this kernel on a grid
- * of blocks, and a second team sync, so one PE's part runs on many SMs
- * (the one-block collectives above run at one block's bandwidth). The part
- * is the zero-copy scheme of coll_data.h: all-reduce, share my_index of
- * every member's src into share my_index of every member's dst;
+ * here (load/store): this kernel on a grid of blocks between two team
+ * syncs (Sync kernels, or its own when fused), so one PE's part runs on
+ * many SMs (the one-block collectives above run at one block's bandwidth).
+ * The part is the zero-copy scheme of coll_data.h: all-reduce, share
+ * my_index of every member's src into share my_index of every member's dst;
  * reduce-scatter, block my_index of every member's src into dst here. Each
  * block takes a 16-byte aligned slice of the part. Before it, the first sync
  * made every member's src ready; after it, every block's stores are fenced
  * at system scope, which the second sync's release then publishes.
- * v: team, dst, src, n, op (GOSHMEMI_LIB_OP_*), scatter. */
+ * v: team, dst, src, n, op (GOSHMEMI_LIB_OP_*), scatter, fused. */
 #define GOSHMEMI_LIB_PART_CASE(NAME, OP, CODE)                                                                        \
     case CODE: goshmemi_rdx_##NAME##_##OP(&c, &r, bcnt); break;
 #define GOSHMEMI_LIB_PART_HEAD(NAME, T)                                                                               \
@@ -267,6 +353,8 @@ LIBK(goshmemi_lib_move_part)
         if (GOSHMEMI_UNLIKELY(!c.all_ls))                                                                             \
             goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),               \
                           "grid reduction: a team member is not load/store reachable from this GPU");                 \
+        const int fused = a.v[GOSHMEMI_LIB_ARG_FUSED] != 0;                                                           \
+        if (fused) goshmemi_lib_grid_begin(&c);                                                                       \
         size_t lo = 0, cnt;                                                                                           \
         r.stride = 0;                                                                                                 \
         if (a.v[5] == 0) {                                                                                            \
@@ -300,6 +388,7 @@ LIBK(goshmemi_lib_move_part)
         }                                                                                                             \
         goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);                                                                       \
         if (LIB_TID == 0) goshmemi_order_fence(1);                                                                    \
+        if (fused) goshmemi_lib_grid_end(&c);                                                                         \
     }
 #define GOSHMEMI_LIB_PART_INT(NAME, T)                                                                                \
     GOSHMEMI_LIB_PART_HEAD(NAME, T)                                                                                   \

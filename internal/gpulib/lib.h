@@ -40,4 +40,12 @@ typedef struct goshmemi_lib_args {
 #define GOSHMEMI_LIB_MOVE_FCOLLECT 1
 #define GOSHMEMI_LIB_MOVE_ALLTOALL 2
 
+/* The argument word of the grid reductions (goshmemi_lib_reduce_part_<T>)
+ * that makes one launch the whole collective: nonzero, the kernel runs the
+ * team syncs before and after its data step itself (its blocks must be
+ * resident together with every member's); zero, Go enqueues them as Sync
+ * kernels around it. The movers' fused form is its own kernel
+ * (goshmemi_lib_move_fused). */
+#define GOSHMEMI_LIB_ARG_FUSED 6
+
 #endif /* GOSHMEMI_LIB_H */

@@ -67,13 +67,15 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 }
 
 // gridSettings checks GOSHMEM_GPU_COLL_GRID and GOSHMEM_GPU_COLL_BLOCK and
-// keeps them for GridMinBytes and LibBlocks.
+// keeps them and GOSHMEM_GPU_COLL_FUSED for GridMinBytes, LibBlocks and
+// GridFused.
 func (r *Runtime) gridSettings() error {
 	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
 	if blk < 1<<10 || blk > 1<<30 {
 		return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU_COLL_BLOCK=%d bytes; must be in [1K, 1G]", blk)
 	}
 	r.gpuState.gridBlock, r.gpuState.gridMin = int(blk), 0
+	r.gpuState.gridFused = r.Settings.Bool("GOSHMEM_GPU_COLL_FUSED")
 	if g := r.Settings.String("GOSHMEM_GPU_COLL_GRID"); g != "off" {
 		n, err := env.ParseSize(g)
 		if err != nil {

@@ -391,7 +391,8 @@ func gpuHeapTooSmall(t *testing.T) {
 
 // A grid block size outside [1K, 1G], or a grid threshold that is not a
 // size or off, fails Init on every PE, naming it; a valid pair reaches
-// GridMinBytes and LibBlocks (whose cap is shared by the PEs on one GPU).
+// GridMinBytes and LibBlocks (whose cap is shared by the PEs on one GPU),
+// and GOSHMEM_GPU_COLL_FUSED GridFused.
 func gpuGridSettings(t *testing.T) {
 	for _, c := range []struct{ k, v, want string }{
 		{"GOSHMEM_GPU_COLL_BLOCK", "512", "GOSHMEM_GPU_COLL_BLOCK=512 bytes; must be in [1K, 1G]"},
@@ -448,6 +449,22 @@ func gpuGridSettings(t *testing.T) {
 				if b := r.LibBlocks(c.k, c.bytes); b != c.want {
 					return fmt.Errorf("LibBlocks(%s, %d) = %d, want %d (%d SMs, %d PEs on the GPU)", c.k.Name(), c.bytes, b, c.want, sms, sh)
 				}
+			}
+			// fused (the default) up to the shared one-block-per-SM cap
+			if !r.GridFused(1) || !r.GridFused(fine) || r.GridFused(fine+1) {
+				return fmt.Errorf("GridFused(1, %d, %d) = %v, %v, %v; want true, true, false", fine, fine+1,
+					r.GridFused(1), r.GridFused(fine), r.GridFused(fine+1))
+			}
+			return nil
+		})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d", i)
+		assert.NoError(t, p.work, "PE %d", i)
+	}
+	got = fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_FUSED": "0"}, nil,
+		func(r *Runtime) error {
+			if r.GridFused(1) {
+				return fmt.Errorf("GOSHMEM_GPU_COLL_FUSED=0: GridFused(1) = true")
 			}
 			return nil
 		})

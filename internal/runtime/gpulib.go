@@ -119,17 +119,44 @@ func (r *Runtime) GridMinBytes() int { return r.gpuState.gridMin }
 // more reduction blocks were slower; an alltoall wanted more blocks,
 // a broadcast or fcollect no more than one per 256 KiB).
 func (r *Runtime) LibBlocks(k gpulib.Kernel, bytes int) int {
-	sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
-	if err != nil || sms < 1 {
-		sms = 1
-	}
+	sms := r.sms()
 	per := max(r.gpuState.gridBlock, 1)
-	n := min(max(1, sms/r.GPU.DeviceSharers()), (bytes+per-1)/per)
+	n := min(r.sharedSMs(), (bytes+per-1)/per)
 	if k == gpulib.MovePart {
 		n = max(n, min(2*sms, (bytes+moverGrain-1)/moverGrain))
 	}
 	return max(1, n)
 }
+
+// GridFused reports whether a library grid kernel of blocks blocks runs
+// fused (the team syncs in the kernel, one launch): GOSHMEM_GPU_COLL_FUSED
+// and at most one block per SM shared among the PEs on this GPU, so every
+// member's grid is resident at once (a fused kernel's blocks wait for its
+// first block, which waits for the other members' kernels).
+func (r *Runtime) GridFused(blocks int) bool {
+	return r.gpuState.gridFused && blocks <= r.sharedSMs()
+}
+
+// smCount is the GPU's SM count (read once).
+func (r *Runtime) smCount() (int, error) {
+	g := &r.gpuState
+	g.smsOnce.Do(func() {
+		n, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
+		g.nsms, g.smsErr = max(n, 1), err
+	})
+	return g.nsms, g.smsErr
+}
+
+// sms is smCount, 1 when the driver cannot say (grid sizing only).
+func (r *Runtime) sms() int {
+	if n, err := r.smCount(); err == nil {
+		return n
+	}
+	return 1
+}
+
+// sharedSMs is one SM per block shared among the PEs on this GPU (>= 1).
+func (r *Runtime) sharedSMs() int { return max(1, r.sms()/r.GPU.DeviceSharers()) }
 
 // moverGrain is the data per block of a large broadcast, fcollect or
 // alltoall grid (LibBlocks).

@@ -44,6 +44,10 @@ type gpuState struct {
 	lib        gpuLib // goshmem's own kernels (gpulib.go)
 	// GOSHMEM_GPU_COLL_GRID and GOSHMEM_GPU_COLL_BLOCK (bytes)
 	gridMin, gridBlock int
+	gridFused          bool // GOSHMEM_GPU_COLL_FUSED
+	smsOnce            sync.Once
+	nsms               int // the GPU's SM count (smCount)
+	smsErr             error
 }
 
 // NeedGPU is nil with a GPU heap, else why there is none, naming op.
@@ -192,7 +196,7 @@ func (r *Runtime) Launch(f *Function, grid, block [3]uint32, sharedMem uint32, s
 				return err
 			}
 		}
-		sms, err := r.GPU.Dev.Attribute(cuda.AttrMultiprocessorCount)
+		sms, err := r.smCount()
 		if err != nil {
 			return err
 		}

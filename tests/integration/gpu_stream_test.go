@@ -37,7 +37,10 @@ func TestGPUStream(t *testing.T) {
 		{"p2p", nil, []int{2, 4}},
 		// the grid kernels from 4 KiB on 1 KiB blocks: the small cases too,
 		// and the large ones on many blocks (odd splits at 3 PEs)
+		// (fused up to the shared cap of one block per SM, then between
+		// Sync kernels), and every grid between Sync kernels
 		{"p2p-grid-small", []string{"GOSHMEM_GPU_COLL_GRID=4K", "GOSHMEM_GPU_COLL_BLOCK=1K"}, []int{2, 3}},
+		{"p2p-grid-unfused", []string{"GOSHMEM_GPU_COLL_GRID=4K", "GOSHMEM_GPU_COLL_BLOCK=1K", "GOSHMEM_GPU_COLL_FUSED=0"}, []int{3}},
 		{"proxy", []string{"GOSHMEM_GPU_TRANSPORT=proxy"}, []int{2, 4}},
 		{"ibgda-soft", []string{"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"}, []int{2}},
 	} {
