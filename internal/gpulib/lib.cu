@@ -214,13 +214,15 @@ GOSHMEMI_LIB_REDUCE_FLOAT(bfloat16, goshmem_bfloat16_t)
  * their gaps fewer). Block 0 runs the first team sync (every member's src
  * is ready) and then releases the other blocks, which wait for it before
  * they touch a peer's memory; each block counts itself done after its part
- * (its stores fenced at system scope), and the last to finish runs the
- * second team sync (no member's buffers are touched after it). Go launches
- * it fused only on a grid that fits on the GPU beside every other member's
- * grid (one block per SM shared among the PEs on the GPU): a waiting block
- * holds its SM. The per-team words
- * below are this PE's module's own; the last block resets them for the
- * next launch on the team (stream-ordered after this one ends).
+ * (its stores fenced), and the last to finish runs the second team sync
+ * (no member's buffers are touched after it). Go launches it fused only on
+ * a grid that fits on the GPU beside every other member's grid (one block
+ * per SM shared among the PEs on the GPU): a waiting block holds its SM.
+ * The per-team words below are this PE's module's own; the last block
+ * resets them for the next launch on the team (stream-ordered after this
+ * one ends). Fences and the flag use the device collectives' scope
+ * (goshmemi_sys_scope): GPU scope when every PE is on this GPU, whose
+ * kernels all run on it, where system scope costs more and adds nothing.
  * In host mode the fake runs the blocks one after another in order: block
  * 0 syncs first and the last block last, nothing waits. */
 #if GOSHMEMI_CUDA
@@ -240,9 +242,9 @@ LIB_GRID_FN void goshmemi_lib_grid_begin(const goshmemi_coll_t *c)
     if (threadIdx.x == 0) {
         if (blockIdx.x == 0) {
             goshmemi_team_sync_thread(c->v, 1);
-            goshmemi_release_store_u64(go, 1, 1);
+            goshmemi_release_store_u64(go, 1, goshmemi_sys_scope());
         } else {
-            while (goshmemi_acquire_load_u64(go, 1) == 0) goshmemi_poll_pause();
+            while (goshmemi_acquire_load_u64(go, goshmemi_sys_scope()) == 0) goshmemi_poll_pause();
         }
     }
     __syncthreads();
@@ -257,7 +259,7 @@ LIB_GRID_FN void goshmemi_lib_grid_end(const goshmemi_coll_t *c)
 {
 #if GOSHMEMI_CUDA
     if (threadIdx.x == 0 && atomicAdd(&goshmemi_lib_grid_done[c->v.slot], 1u) == gridDim.x - 1) {
-        goshmemi_order_fence(1); /* every block's part (each fenced, then counted) before the release */
+        goshmemi_order_fence(goshmemi_sys_scope()); /* every block's part (each fenced, then counted) before the release */
         goshmemi_lib_grid_done[c->v.slot] = 0;
         goshmemi_lib_grid_go[c->v.slot] = 0;
         goshmemi_team_sync_thread(c->v, 1);
@@ -325,7 +327,7 @@ LIBK(goshmemi_lib_move_fused)
     goshmemi_lib_grid_begin(&c);
     goshmemi_lib_move(&c, a);
     goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);
-    if (LIB_TID == 0) goshmemi_order_fence(1);
+    if (LIB_TID == 0) goshmemi_order_fence(goshmemi_sys_scope());
     goshmemi_lib_grid_end(&c);
 }
 
@@ -387,7 +389,7 @@ LIBK(goshmemi_lib_move_fused)
             }                                                                                                         \
         }                                                                                                             \
         goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);                                                                       \
-        if (LIB_TID == 0) goshmemi_order_fence(1);                                                                    \
+        if (LIB_TID == 0) goshmemi_order_fence(fused ? goshmemi_sys_scope() : 1);                                     \
         if (fused) goshmemi_lib_grid_end(&c);                                                                         \
     }
 #define GOSHMEMI_LIB_PART_INT(NAME, T)                                                                                \
