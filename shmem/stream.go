@@ -452,9 +452,9 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 // size/2 bytes, a broadcast, fcollect or alltoall delivering bytes to each
 // member from twice that: the two syncs cost about linearly in the
 // members, and the one-block movers are faster per byte than the one-block
-// reduction (2 and 4 PEs on an H200). Every member decides alike: the same arguments
-// and settings, and every member's GPU maps every other member's heap or
-// none does (the device collectives assume the same).
+// reduction (2 and 4 PEs on an H200). Every member decides alike: the same
+// arguments and settings, and every member's GPU maps every other member's
+// heap or none does (the device collectives assume the same).
 func (r *runtime) gridPath(t Team, size, bytes int, mover bool) bool {
 	g := r.c.GridMinBytes()
 	if size < 2 || g == 0 {

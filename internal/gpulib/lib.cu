@@ -259,7 +259,8 @@ LIB_GRID_FN void goshmemi_lib_grid_end(const goshmemi_coll_t *c)
 {
 #if GOSHMEMI_CUDA
     if (threadIdx.x == 0 && atomicAdd(&goshmemi_lib_grid_done[c->v.slot], 1u) == gridDim.x - 1) {
-        goshmemi_order_fence(goshmemi_sys_scope()); /* every block's part (each fenced, then counted) before the release */
+        /* every block's part (each fenced, then counted) before the release */
+        goshmemi_order_fence(goshmemi_sys_scope());
         goshmemi_lib_grid_done[c->v.slot] = 0;
         goshmemi_lib_grid_go[c->v.slot] = 0;
         goshmemi_team_sync_thread(c->v, 1);
@@ -273,10 +274,11 @@ LIB_GRID_FN void goshmemi_lib_grid_end(const goshmemi_coll_t *c)
  * The data step of a large broadcast, fcollect or alltoall when every
  * member's heap is mapped here, between two team syncs (Sync kernels, or
  * its own: goshmemi_lib_move_fused) as the grid reductions below: this PE
- * pulls what it receives (broadcast: the root's src; fcollect: member j's src into block j; alltoall: block my_index of
- * member j's src into block j), the bytes split over the blocks in
- * 16-byte aligned slices. It writes only this PE's dst; the second sync
- * keeps every member's src untouched until everyone has pulled.
+ * pulls what it receives (broadcast: the root's src; fcollect: member j's
+ * src into block j; alltoall: block my_index of member j's src into block
+ * j), the bytes split over the blocks in 16-byte aligned slices. It
+ * writes only this PE's dst; the second sync keeps every member's src
+ * untouched until everyone has pulled.
  * v: team, dst, src, bytes per block, what (GOSHMEMI_LIB_MOVE_*), root. */
 GOSHMEMI_FN void goshmemi_lib_move(const goshmemi_coll_t *pc, const goshmemi_lib_args_t &a)
 {
