@@ -70,6 +70,25 @@ func barrierLoop(iters int, arrive []atomic.Int64) func(r *Rank, b bootstrap.Boo
 	}
 }
 
+// settledBarrierLoop is barrierLoop, then a wait (up to 10 s) until the
+// monitor has retired the instances of at least iters-2 barriers: it
+// retires them after the barriers they serve returned, so counts read at
+// once can lag the barriers (a fresh-clone CI run read 97 against 98).
+func settledBarrierLoop(n, iters int, arrive []atomic.Int64) func(r *Rank, b bootstrap.Bootstrap) error {
+	loop := barrierLoop(iters, arrive)
+	return func(r *Rank, b bootstrap.Bootstrap) error {
+		if err := loop(r, b); err != nil {
+			return err
+		}
+		for end := time.Now().Add(10 * time.Second); n > 1 && time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if st := r.Stats(); st.Retired+st.Fallbacks >= uint64(iters-2) {
+				break
+			}
+		}
+		return nil
+	}
+}
+
 func TestBarrierDeferredWork(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4} {
 		t.Run(fmt.Sprintf("P=%d", n), func(t *testing.T) {
@@ -78,20 +97,8 @@ func TestBarrierDeferredWork(t *testing.T) {
 			if n > 2 {
 				iters = 40 // sockets' progress threads share 2 cores here
 			}
-			loop := barrierLoop(iters, arrive)
-			stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second}, func(r *Rank, b bootstrap.Bootstrap) error {
-				if err := loop(r, b); err != nil {
-					return err
-				}
-				// The monitor retires instances after the barriers they serve
-				// returned: let its bookkeeping catch up before the counts are read.
-				for end := time.Now().Add(10 * time.Second); n > 1 && time.Now().Before(end); time.Sleep(time.Millisecond) {
-					if st := r.Stats(); st.Retired+st.Fallbacks >= uint64(iters-2) {
-						break
-					}
-				}
-				return nil
-			})
+			stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Timeout: 20 * time.Second},
+				settledBarrierLoop(n, iters, arrive))
 			r := Rounds(n)
 			for pe, st := range stats {
 				assert.True(t, st.Deferred, "sockets runs FI_QUEUE_WORK")
@@ -148,7 +155,7 @@ func TestRaisedThresholdsAndReset(t *testing.T) {
 	arrive := make([]atomic.Int64, n)
 	b := Budget{DWQEntries: 256, CounterMax: 3, CountersPerOp: 2}
 	stats := withRanks(t, n, Config{Engine: EngineFabric, Provider: "sockets", Budget: b, Timeout: 20 * time.Second},
-		barrierLoop(iters, arrive))
+		settledBarrierLoop(n, iters, arrive))
 	for pe, st := range stats {
 		require.GreaterOrEqual(t, st.Retired+st.Fallbacks, uint64(iters-2), "PE %d", pe)
 		require.Greater(t, st.Retired, uint64(iters/2), "PE %d: most instances ran as deferred work", pe)
