@@ -270,6 +270,15 @@ LIB_GRID_FN void goshmemi_lib_grid_end(const goshmemi_coll_t *c)
 #endif
 }
 
+/* The grid kernels' team view (block scope) of v[0]; a team with a member
+ * this GPU cannot load/store traps with msg. */
+GOSHMEMI_FN void goshmemi_lib_grid_init(goshmemi_coll_t *c, const goshmemi_lib_args_t &a, const char *msg)
+{
+    goshmemi_coll_init(c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
+    if (GOSHMEMI_UNLIKELY(!c->all_ls))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c->v.size, 0), msg);
+}
+
 /* ---- grid data movement -------------------------------------------------
  * The data step of a large broadcast, fcollect or alltoall when every
  * member's heap is mapped here, between two team syncs (Sync kernels, or
@@ -309,10 +318,7 @@ GOSHMEMI_FN void goshmemi_lib_move(const goshmemi_coll_t *pc, const goshmemi_lib
 LIBK(goshmemi_lib_move_part)
 {
     goshmemi_coll_t c;
-    goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
-    if (GOSHMEMI_UNLIKELY(!c.all_ls))
-        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),
-                      "grid data movement: a team member is not load/store reachable from this GPU");
+    goshmemi_lib_grid_init(&c, a, "grid data movement: a team member is not load/store reachable from this GPU");
     goshmemi_lib_move(&c, a);
     goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);
     if (LIB_TID == 0) goshmemi_order_fence(1);
@@ -322,10 +328,7 @@ LIBK(goshmemi_lib_move_part)
 LIBK(goshmemi_lib_move_fused)
 {
     goshmemi_coll_t c;
-    goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);
-    if (GOSHMEMI_UNLIKELY(!c.all_ls))
-        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),
-                      "grid data movement: a team member is not load/store reachable from this GPU");
+    goshmemi_lib_grid_init(&c, a, "grid data movement: a team member is not load/store reachable from this GPU");
     goshmemi_lib_grid_begin(&c);
     goshmemi_lib_move(&c, a);
     goshmemi_cg_sync(GOSHMEMI_SCOPE_BLOCK);
@@ -352,11 +355,8 @@ LIBK(goshmemi_lib_move_fused)
     {                                                                                                                 \
         goshmemi_coll_t c;                                                                                            \
         goshmemi_rdx_t r;                                                                                             \
-        goshmemi_coll_init(&c, GOSHMEMI_SCOPE_BLOCK, (goshmem_team_t)a.v[0]);                                         \
+        goshmemi_lib_grid_init(&c, a, "grid reduction: a team member is not load/store reachable from this GPU");    \
         const size_t sz = sizeof(T), n = (size_t)a.v[3], me = (size_t)c.v.my_index;                                   \
-        if (GOSHMEMI_UNLIKELY(!c.all_ls))                                                                             \
-            goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_INVALID_ARG, GOSHMEMI_ERROR_INFO(c.v.size, 0),               \
-                          "grid reduction: a team member is not load/store reachable from this GPU");                 \
         const int fused = a.v[GOSHMEMI_LIB_ARG_FUSED] != 0;                                                           \
         if (fused) goshmemi_lib_grid_begin(&c);                                                                       \
         size_t lo = 0, cnt;                                                                                           \
