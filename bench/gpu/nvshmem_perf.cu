@@ -91,6 +91,7 @@ static int iters = 10000, warmup = 1000, maxsize = 1 << 20, maxsize_thread = 64 
 static long long bw_max = 256ll << 20, bw_target = 4ll << 30; /* bytes moved per bw size */
 static int launches = 10000;
 static bool concurrent = true;
+static bool limited_mpg = false; /* NVSHMEM refuses collectives with several PEs per GPU */
 /* collective and on-stream rows (goshmem-perf device -coll-*, -stream-*) */
 static long long coll_max = 64ll << 20;
 static int coll_threads = 1024, coll_iters = 100, coll_warmup = 10, stream_iters = 1000;
@@ -406,6 +407,17 @@ static void coll_rows(size_t bufsz)
 #endif
     };
     const char *scopes[3] = {"thread", "warp", "block"};
+    /* NVSHMEM's reducescatter asserts unless n * npes elements fit half the per-team reduce
+     * scratch (NVSHMEM_REDUCE_SCRATCH_SIZE, 512 KiB by default); rows stop below that */
+    long long rs_cap = 512ll << 10;
+    if (const char *e = getenv("NVSHMEM_REDUCE_SCRATCH_SIZE")) {
+        char *end;
+        rs_cap = strtoll(e, &end, 10);
+        if (*end == 'k' || *end == 'K') rs_cap <<= 10;
+        else if (*end == 'm' || *end == 'M') rs_cap <<= 20;
+        else if (*end == 'g' || *end == 'G') rs_cap <<= 30;
+    }
+    rs_cap = rs_cap / 2 / npes;
     std::vector<unsigned long long> meta(2);
     for (auto &r : rows) {
         if (!want(r.name) && !want("coll")) continue;
@@ -414,13 +426,28 @@ static void coll_rows(size_t bufsz)
             for (long long size = 8; size <= top; size *= 2) {
                 long long n = size / r.esz;
                 if ((sc == 0 && n >= 512) || (sc == 1 && n >= 4096)) break;
+                if (rs_cap > 0 && strstr(r.name, "reducescatter") && size > rs_cap) {
+                    if (me == 0)
+                        fprintf(stderr, "nvshmem_perf: %s/%s stops at %lld B: NVSHMEM asserts unless n * npes elements "
+                                        "fit half of NVSHMEM_REDUCE_SCRATCH_SIZE\n", r.name, scopes[sc], size / 2);
+                    break;
+                }
                 int it = pc_iters(size), w = pc_warm(size);
                 int team = (int)NVSHMEM_TEAM_WORLD, root = 0;
                 void *dst = dbuf, *src = sbuf;
                 unsigned long long nn = (unsigned long long)n;
                 void *args[] = {&team, &dst, &src, &nn, &root, &it, &w, &d_meta};
                 nvshmem_barrier_all();
-                int rc = nvshmemx_collective_launch((const void *)r.k[sc], dim3(1), dim3(coll_threads), args, 0, stream);
+                /* the largest block that launches (as goshmem-perf does): nvshmemx_collective_launch
+                 * reports a block it cannot launch on stderr but may return 0, leaving meta stale */
+                int threads = coll_threads, occ = 0;
+                while (threads > 32) {
+                    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)r.k[sc], threads, 0));
+                    if (occ > 0) break;
+                    threads /= 2;
+                }
+                CK(cudaMemset(d_meta, 0, 2 * sizeof(unsigned long long)));
+                int rc = nvshmemx_collective_launch((const void *)r.k[sc], dim3(1), dim3(threads), args, 0, stream);
                 if (rc != 0) {
                     fprintf(stderr, "nvshmem_perf: PE %d: collective launch of %s/%s: %d\n", me, r.name, scopes[sc], rc);
                     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -428,10 +455,15 @@ static void coll_rows(size_t bufsz)
                 CK(cudaStreamSynchronize(stream));
                 if (me == 0) {
                     CK(cudaMemcpy(meta.data(), d_meta, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+                    if (meta[0] == 0 || meta[1] <= meta[0]) {
+                        fprintf(stderr, "nvshmem_perf: %s/%s %lld B at %d threads did not run (meta %llu %llu)\n", r.name,
+                                scopes[sc], size, threads, meta[0], meta[1]);
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                    }
                     double per = (double)(meta[1] - meta[0]) / it; /* ns per call */
                     char t[160];
                     snprintf(t, sizeof t, "globaltimer around %d calls in one kernel (after %d + a block barrier), 1 block x %d threads",
-                             it, w, coll_threads);
+                             it, w, threads);
                     emit("nvshmem", r.name, size, it, per / 1000, per / 1000, per > 0 ? (double)size / per : 0, scopes[sc], t);
                 }
                 nvshmem_barrier_all();
@@ -461,26 +493,40 @@ static void onstream_rows(size_t bufsz)
         emit("nvshmem", "barrier_on_stream", 0, stream_iters, per / 1000, per / 1000, 0, "-", t);
         nvshmem_barrier_all();
     }
-    if (want("sum_reduce_on_stream") || want("on_stream")) {
-        long long top = std::min(coll_max, (long long)bufsz);
+    /* one row per size from 8 B: `call(n floats)` timed like goshmem-perf's streamSweep; the
+     * movers' size is one block (fcollect and alltoall move one per member) */
+    auto sweep = [&](const char *name, const char *what, long long top, auto call) {
         for (long long size = 8; size <= top; size *= 2) {
             size_t n = (size_t)size / 4;
             int it = pc_iters(size);
-            for (int i = 0; i < 2; i++)
-                nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)dbuf, (const float *)sbuf, n, stream);
+            for (int i = 0; i < 2; i++) call(n);
             CK(cudaStreamSynchronize(stream));
             nvshmem_barrier_all();
             double t0 = now_ns();
-            for (int i = 0; i < it; i++)
-                nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, (float *)dbuf, (const float *)sbuf, n, stream);
+            for (int i = 0; i < it; i++) call(n);
             CK(cudaStreamSynchronize(stream));
             double per = (now_ns() - t0) / it;
-            char t[160];
-            snprintf(t, sizeof t, "host clock around %d nvshmemx_float_sum_reduce_on_stream + one cudaStreamSynchronize", it);
-            emit("nvshmem", "sum_reduce_on_stream", size, it, per / 1000, per / 1000, (double)size / per, "-", t);
+            char t[200];
+            snprintf(t, sizeof t, "host clock around %d %s + one cudaStreamSynchronize", it, what);
+            emit("nvshmem", name, size, it, per / 1000, per / 1000, (double)size / per, "-", t);
             nvshmem_barrier_all();
         }
-    }
+    };
+    long long top = std::min(coll_max, (long long)bufsz), ptop = std::min(coll_max, (long long)bufsz / npes);
+    float *d = (float *)dbuf;
+    const float *s = (const float *)sbuf;
+    if (want("sum_reduce_on_stream") || want("on_stream"))
+        sweep("sum_reduce_on_stream", "nvshmemx_float_sum_reduce_on_stream", top,
+              [&](size_t n) { nvshmemx_float_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, stream); });
+    if (want("broadcast_on_stream") || want("on_stream"))
+        sweep("broadcast_on_stream", "nvshmemx_float_broadcast_on_stream(root 0)", top,
+              [&](size_t n) { nvshmemx_float_broadcast_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, 0, stream); });
+    if (want("fcollect_on_stream") || want("on_stream"))
+        sweep("fcollect_on_stream", "nvshmemx_float_fcollect_on_stream", ptop,
+              [&](size_t n) { nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, stream); });
+    if (want("alltoall_on_stream") || want("on_stream"))
+        sweep("alltoall_on_stream", "nvshmemx_float_alltoall_on_stream", ptop,
+              [&](size_t n) { nvshmemx_float_alltoall_on_stream(NVSHMEM_TEAM_WORLD, d, s, n, stream); });
 }
 
 int main(int argc, char **argv)
@@ -544,6 +590,21 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&d_meta, sizeof(unsigned long long) * (8 + 2 * ctas)));
     CK(cudaDeviceSynchronize());
     nvshmem_barrier_all();
+    /* Several PEs on one GPU: NVSHMEM supports its collectives and on-stream calls only in
+     * "full MPG" mode (MPS running, and the PEs' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE adding up to
+     * at most 100, or NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1); in "limited MPG" they
+     * exit or launch nothing, so those rows are refused rather than timed. */
+    int st = nvshmemx_init_status();
+    const char *mpg = st == NVSHMEM_STATUS_FULL_MPG      ? "full MPG (several PEs per GPU)"
+                      : st == NVSHMEM_STATUS_LIMITED_MPG ? "limited MPG (several PEs per GPU)"
+                                                         : "one PE per GPU";
+    if (st == NVSHMEM_STATUS_LIMITED_MPG && (coll_on || !only.empty())) {
+        if (me == 0)
+            fprintf(stderr, "nvshmem_perf: NVSHMEM runs in limited MPG mode: no collective or on-stream rows "
+                            "(start MPS and set NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1, or "
+                            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE adding up to <= 100 on the GPU)\n");
+        limited_mpg = true;
+    }
     if (me == 0) {
         cudaDeviceProp p;
         CK(cudaGetDeviceProperties(&p, me % ndev));
@@ -552,8 +613,8 @@ int main(int argc, char **argv)
         cudaRuntimeGetVersion(&rtv);
         int vmaj = 0, vmin = 0;
         nvshmem_info_get_version(&vmaj, &vmin);
-        fprintf(stderr, "# nvshmem_perf: NVSHMEM (OpenSHMEM spec %d.%d), %d PEs, %s, driver %d runtime %d, iters=%d warmup=%d\n",
-                vmaj, vmin, npes, p.name, drv, rtv, iters, warmup);
+        fprintf(stderr, "# nvshmem_perf: NVSHMEM (OpenSHMEM spec %d.%d), %d PEs, %s, %d SMs, %s, driver %d runtime %d, iters=%d warmup=%d\n",
+                vmaj, vmin, npes, p.name, p.multiProcessorCount, mpg, drv, rtv, iters, warmup);
     }
 
     struct {
@@ -585,7 +646,7 @@ int main(int argc, char **argv)
     }
     if (want("put_bw")) bw_rows();
     if (want("launch")) launch_rows();
-    if (concurrent && npes > 1 && (coll_on || !only.empty())) {
+    if (concurrent && npes > 1 && !limited_mpg && (coll_on || !only.empty())) {
 #ifndef NO_COLL
         coll_rows(bufsz);
 #endif
