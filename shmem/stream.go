@@ -265,7 +265,7 @@ func BarrierAllOnStream(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{0}, "BarrierAllOnStream")
+	return r.c.LibLaunchColl(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{0}, 0, "BarrierAllOnStream")
 }
 
 // SyncAllOnStream enqueues on s a sync of all PEs: it waits until every
@@ -276,7 +276,7 @@ func SyncAllOnStream(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, gpulib.Sync, &[gpulib.NArgs]uint64{0}, "SyncAllOnStream")
+	return r.c.LibLaunchColl(cs, gpulib.Sync, &[gpulib.NArgs]uint64{0}, 0, "SyncAllOnStream")
 }
 
 // BarrierOnStream enqueues on s a barrier of t's members (quiet, then
@@ -292,7 +292,7 @@ func (t Team) BarrierOnStream(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{uint64(id)}, op)
+	return r.c.LibLaunchColl(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{uint64(id)}, 0, op)
 }
 
 // devTeam is t's device team id (world: GOSHMEM_TEAM_WORLD) and size, or
@@ -434,7 +434,8 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 		return err
 	}
 	args := &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(n), uint64(op), sc}
-	if bytes := n * elem.Size[T](); r.gridPath(t, size, bytes, false) {
+	bytes := n * elem.Size[T]()
+	if r.gridPath(t, size, bytes, false) {
 		// the device reduction's own zero-copy scheme, its data step on a
 		// grid: this PE reduces a 1/size share (all-reduce) or one block
 		part := bytes
@@ -443,7 +444,7 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 		}
 		return r.gridOnStream(cs, id, gpulib.ReducePart(libType[T]()), args, part, name)
 	}
-	return r.c.LibLaunch(cs, gpulib.Reduce(libType[T]()), args, name)
+	return r.c.LibLaunchColl(cs, gpulib.Reduce(libType[T]()), args, bytes*size, name)
 }
 
 // gridPath reports whether a collective over t (size members) runs on a
@@ -484,13 +485,13 @@ func (r *runtime) gridOnStream(cs *core.Stream, id int, k gpulib.Kernel, args *[
 		return r.c.LibLaunchGrid(cs, k, &fused, blocks, op)
 	}
 	sync := &[gpulib.NArgs]uint64{uint64(id)}
-	if err := r.c.LibLaunch(cs, gpulib.Sync, sync, op); err != nil {
+	if err := r.c.LibLaunchColl(cs, gpulib.Sync, sync, 0, op); err != nil {
 		return err
 	}
 	if err := r.c.LibLaunchGrid(cs, k, args, blocks, op); err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, gpulib.Sync, sync, op)
+	return r.c.LibLaunchColl(cs, gpulib.Sync, sync, 0, op)
 }
 
 // teamLoadStore reports whether this GPU maps the heap of every member of
@@ -536,8 +537,8 @@ func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int
 		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
 			uint64(nb), gpulib.MoveBroadcast, uint64(root)}, nb, op)
 	}
-	return r.c.LibLaunch(cs, gpulib.Broadcast, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
-		uint64(nb), uint64(root)}, op)
+	return r.c.LibLaunchColl(cs, gpulib.Broadcast, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
+		uint64(nb), uint64(root)}, nb*size, op)
 }
 
 // FCollectOnStream enqueues on s the FCollect of n elements of src from
@@ -587,7 +588,7 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
 			uint64(nb), what}, nb*size, op)
 	}
-	return r.c.LibLaunch(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb)}, op)
+	return r.c.LibLaunchColl(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb)}, nb*size, op)
 }
 
 // noOverlap refuses overlapping dst and src (fcollect, alltoall).

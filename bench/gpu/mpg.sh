@@ -11,7 +11,9 @@
 #   pct: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100/npes for every PE (each sees its share of the SMs),
 #        2 PEs;
 # and NVSHMEM's reducescatter rows once more with NVSHMEM_REDUCE_SCRATCH_SIZE=256M (the default
-# 512 KiB scratch makes NVSHMEM assert past n * npes * 4 B = 256 KiB).
+# 512 KiB scratch makes NVSHMEM assert past n * npes * 4 B = 256 KiB); and goshmem once more with
+# GOSHMEM_GPU_COLL_LL=off (no LL packets; series goshmem/noll) up to NOLL_MAX (default 1 MiB), and
+# its on-stream rows with GOSHMEM_GPU_COLL_THREADS=1024 (series goshmem/t1024), at 2 PEs.
 # Needs, carried: bin/goshmem-perf, bin/gpu/perf.fatbin, bin/gpu/perf_coll.fatbin. Writes
 # OUTDIR/{goshmem,nvshmem}_<config>.jsonl, their stderr logs, ratios_<config>.txt (goshmem-perf
 # report) and machine.txt.
@@ -79,6 +81,12 @@ for np in $NPS; do
     run goshmem_ign_np$np "$np" 150 GOSHMEM_GPU=on -- $GP -coll-maxsize "$m"
 done
 run goshmem_pct_np2 2 150 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 -- $GP -coll-maxsize "$COLL_MAX"
+# A/B: goshmem without LL packets (GOSHMEM_GPU_COLL_LL=off: the flag round), up to NOLL_MAX
+for np in $NPS; do
+    run goshmem_noll_np$np "$np" 120 GOSHMEM_GPU_COLL_LL=off -- $GP -coll-maxsize "${NOLL_MAX:-1048576}" -variant noll
+done
+# and the one-block on-stream kernels on 1024 threads (GOSHMEM_GPU_COLL_THREADS=1024) instead of by size
+run goshmem_t1024_np2 2 120 GOSHMEM_GPU_COLL_THREADS=1024 -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant t1024
 wait $build_pid
 cat "$out/nvshmem_build.log"
 if [ -x $B/nvshmem_perf ]; then
@@ -100,7 +108,9 @@ for c in ign_np2 ign_np4 pct_np2 rs_np2; do
     [ -s "$g" ] || continue
     peers=""
     [ -s "$out/nvshmem_$c.jsonl" ] && peers="$out/nvshmem_$c.jsonl"
-    timeout 30 bin/goshmem-perf report "$g" $peers >"$out/ratios_$c.txt" 2>&1
+    [ -s "$out/goshmem_noll_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_noll_${c#ign_}.jsonl"
+    [ -s "$out/goshmem_t1024_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_t1024_${c#ign_}.jsonl"
+    timeout 30 bin/goshmem-perf report -md "$out/ratios_$c.md" "$g" $peers >"$out/ratios_$c.txt" 2>&1
 done
 grep -h "nvshmem_perf:\|limited MPG\|full MPG" "$out"/*.log | sort | uniq -c | head -20
 tail -n 60 "$out/ratios_ign_np2.txt" 2>/dev/null

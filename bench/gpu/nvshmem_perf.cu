@@ -486,10 +486,12 @@ static void onstream_rows(size_t bufsz)
         nvshmem_barrier_all();
         double t0 = now_ns();
         for (int i = 0; i < stream_iters; i++) nvshmemx_barrier_all_on_stream(stream);
+        double enq = (now_ns() - t0) / stream_iters;
         CK(cudaStreamSynchronize(stream));
         double per = (now_ns() - t0) / stream_iters;
-        char t[160];
-        snprintf(t, sizeof t, "host clock around %d nvshmemx_barrier_all_on_stream + one cudaStreamSynchronize", stream_iters);
+        char t[200];
+        snprintf(t, sizeof t, "host clock around %d nvshmemx_barrier_all_on_stream + one cudaStreamSynchronize; enqueue %.2f us/call",
+                 stream_iters, enq / 1000);
         emit("nvshmem", "barrier_on_stream", 0, stream_iters, per / 1000, per / 1000, 0, "-", t);
         nvshmem_barrier_all();
     }
@@ -504,10 +506,11 @@ static void onstream_rows(size_t bufsz)
             nvshmem_barrier_all();
             double t0 = now_ns();
             for (int i = 0; i < it; i++) call(n);
+            double enq = (now_ns() - t0) / it;
             CK(cudaStreamSynchronize(stream));
             double per = (now_ns() - t0) / it;
-            char t[200];
-            snprintf(t, sizeof t, "host clock around %d %s + one cudaStreamSynchronize", it, what);
+            char t[240];
+            snprintf(t, sizeof t, "host clock around %d %s + one cudaStreamSynchronize; enqueue %.2f us/call", it, what, enq / 1000);
             emit("nvshmem", name, size, it, per / 1000, per / 1000, (double)size / per, "-", t);
             nvshmem_barrier_all();
         }

@@ -58,6 +58,14 @@
  *            A member can only write a half again two scratch steps later,
  *            which needs this PE's signal of the step in between, sent after
  *            it finished reading: no acknowledgement round.
+ *   LL:      the small scheme for blocks of at most GOSHMEM_GPU_COLL_LL bytes
+ *            (coll_ll_bytes, capped at 4 KiB / members; 8 bytes for one
+ *            thread, 512 bytes / (members - 1) for a warp:
+ *            goshmemi_coll_ll_max) when every member sends (not broadcast):
+ *            the block goes as 8-byte packets, 4 data bytes and the step's
+ *            tag in one store, into the LL region; the receiver polls the
+ *            packets themselves (no flag, no fence) and unpacks them into
+ *            its scratch (goshmemi_coll_ll_xchg).
  *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
  *            ready; exit: everyone is done with them):
  *            reduce: member i reduces its 1/P share of the vector reading every
@@ -339,17 +347,168 @@ GOSHMEMI_FN void goshmemi_coll_flat_sync(const goshmemi_coll_t *c, uint64_t e)
     goshmemi_coll_wait_all(c, e);
 }
 
+/* ---- LL packets: the small exchange without a flag round ------------------ */
+
+/* words a thread moves per batch (goshmemi_coll_ll_xchg), its loops unrolled */
+#define GOSHMEMI_LL_BATCH 4
+#if GOSHMEMI_CUDA
+#define GOSHMEMI_UNROLL _Pragma("unroll")
+#else
+#define GOSHMEMI_UNROLL
+#endif
+/* LL packet bytes per member per half of the LL slot (multiple of 16) */
+GOSHMEMI_FN size_t goshmemi_coll_ll_member_bytes(const goshmemi_coll_t *c)
+{
+    return ((size_t)(GOSHMEMI_COLL_LL_SLOT_BYTES / 2) / (size_t)c->v.size) & ~(size_t)15;
+}
+/* The largest block sent as LL packets: coll_ll_bytes (GOSHMEM_GPU_COLL_LL),
+ * capped by the packets' room (two packet bytes per data byte) and by the
+ * form: a thread moves its words a few at a time, one memory latency per
+ * batch, so the flag round wins once a thread has more than a couple of
+ * words to send and poll: one thread sends LL packets for at most 8 bytes,
+ * a warp for at most 512 bytes over all other members (2 and 4 PEs on one
+ * H200). The form is a constant of the call, not its thread count: every
+ * member must decide alike, and members may run blocks of different sizes.
+ * More than one member (the callers handle a team of one alone). */
+GOSHMEMI_FN size_t goshmemi_coll_ll_max(const goshmemi_coll_t *c)
+{
+    size_t cap = goshmemi_coll_ll_member_bytes(c) / 2, want = goshmemi_cstate()->coll_ll_bytes;
+    if (c->scope == GOSHMEMI_SCOPE_THREAD && cap > 8) cap = 8;
+    if (c->scope == GOSHMEMI_SCOPE_WARP && cap > 512 / (size_t)(c->v.size - 1)) cap = 512 / (size_t)(c->v.size - 1);
+    return want < cap ? want : cap;
+}
+/* symmetric offset of member j's packets in half h of this slot's LL region */
+GOSHMEMI_FN uint64_t goshmemi_coll_ll_off(const goshmemi_coll_t *c, unsigned h, int j)
+{
+    return GOSHMEMI_COLL_LL_OFF + (uint64_t)c->v.slot * GOSHMEMI_COLL_LL_SLOT_BYTES +
+           (uint64_t)h * (GOSHMEMI_COLL_LL_SLOT_BYTES / 2) + (uint64_t)j * goshmemi_coll_ll_member_bytes(c);
+}
+/* Bytes [4w, 4w+4) of a block of len bytes (fewer at its end, zero-padded). */
+GOSHMEMI_FN uint32_t goshmemi_coll_ll_word(const unsigned char *p, size_t len, size_t w)
+{
+    p += 4 * w;
+    size_t k = len - 4 * w;
+    if (k >= 4 && ((uintptr_t)p & 3u) == 0) {
+#if GOSHMEMI_CUDA
+        return *(const uint32_t *)p;
+#else
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+#endif
+    }
+    uint32_t v = 0;
+    for (size_t i = 0; i < k && i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+
+/* goshmemi_coll_xchg for every member sending, every member mapped here
+ * and len <= goshmemi_coll_ll_max: each 4 bytes of a block travel with the
+ * step's tag (the low 32 bits of epoch e) in one 8-byte relaxed store into
+ * the receiver's LL half h, part my_index; the receiver polls those words
+ * until they carry the tag and unpacks them into its scratch half h (the
+ * plain scheme's layout, which the callers read). The data carries its own
+ * completion, so there is no flag round and no release fence: NVSHMEM's
+ * and NCCL's LL protocol. A stale word holds an older step's tag (the LL
+ * region only ever holds packets and starts zeroed; epochs only grow), and a
+ * member writes a half again only two steps later, after this PE's packets
+ * of the step between, which it sent once it had read this step's. */
+GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
+                                       size_t src_stride, size_t len)
+{
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    const int me = c->v.my_index, sys = goshmemi_sys_scope();
+    const uint32_t tag = (uint32_t)e;
+    /* word i of the exchange: word i % nw of the block for (or from) the
+     * (i / nw)-th other member; len <= 2 KiB and P <= 128 keep it 32-bit */
+    const unsigned nw = (unsigned)((len + 3) / 4), total = (unsigned)(c->v.size - 1) * nw;
+    const unsigned tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c), step = GOSHMEMI_LL_BATCH * nt;
+    const uint64_t to = goshmemi_coll_ll_off(c, h, me);
+    const uintptr_t base = goshmemi_coll_my_base();
+    /* the group's reads of the previous step's scratch are done before a
+     * packet of this one lets a member move on to reuse it */
+    goshmemi_cg_sync(c->scope);
+    /* Each thread's words go GOSHMEMI_LL_BATCH at a time: a batch's loads
+     * are in flight together, so a thread pays one memory latency per
+     * batch, not per word (its source loads, then its polls). */
+    for (unsigned i0 = tid; i0 < total; i0 += step) {
+        uint64_t pk[GOSHMEMI_LL_BATCH];
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+            const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
+            int j = (int)(i / nw);
+            j += j >= me;
+            pk[b] = i < total ? (uint64_t)tag << 32 |
+                                    goshmemi_coll_ll_word((const unsigned char *)src + (size_t)j * src_stride, len, w)
+                              : 0;
+        }
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+            const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
+            int j = (int)(i / nw);
+            j += j >= me;
+            if (i < total)
+                goshmemi_relaxed_store_u64((void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(c, j)] + to + 8u * w), pk[b],
+                                           sys);
+        }
+    }
+    for (unsigned i0 = tid; i0 < total; i0 += step) {
+        uint64_t v[GOSHMEMI_LL_BATCH];
+        unsigned pend = 0;
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++)
+            if (i0 + (unsigned)b * nt < total) pend |= 1u << b;
+        for (;;) {
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+                const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
+                int j = (int)(i / nw);
+                j += j >= me;
+                if (pend >> b & 1u)
+                    v[b] = goshmemi_relaxed_load_u64((const void *)(base + (uintptr_t)goshmemi_coll_ll_off(c, h, j) + 8u * w), sys);
+            }
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < GOSHMEMI_LL_BATCH; b++)
+                if ((pend >> b & 1u) && (uint32_t)(v[b] >> 32) == tag) pend &= ~(1u << b);
+            if (pend == 0) break;
+            goshmemi_poll_pause();
+        }
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+            const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
+            int j = (int)(i / nw);
+            j += j >= me;
+            if (i < total) {
+                const uint32_t d = (uint32_t)v[b];
+#if GOSHMEMI_CUDA
+                *(uint32_t *)(goshmemi_coll_scratch(c, h, j) + 4u * w) = d;
+#else
+                memcpy((void *)(goshmemi_coll_scratch(c, h, j) + 4u * w), &d, 4);
+#endif
+            }
+        }
+    }
+    goshmemi_cg_sync(c->scope);
+}
+
 /* One scratch step (the small scheme): every member (or only member
  * `sender`, >= 0) sends its block for member j -- len bytes at
  * src + j * src_stride -- into j's scratch half h, part my_index, then
  * signals e to every member; returns when every member's block is in this
- * PE's scratch half h (group synced). */
+ * PE's scratch half h (group synced). With every member sending and mapped
+ * here, a block of at most goshmemi_coll_ll_max bytes goes as LL packets
+ * instead (goshmemi_coll_ll_xchg). Every member decides alike: the same
+ * arguments, settings and mappings. */
 GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
                                     size_t src_stride, size_t len, int sender)
 {
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     const int me = c->v.my_index, P = c->v.size;
     const int sends = len != 0 && (sender < 0 || sender == me);
+    if (sender < 0 && len != 0 && c->all_ls && len <= goshmemi_coll_ll_max(c)) {
+        goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len);
+        return;
+    }
     const uint64_t dst_off = (uint64_t)(goshmemi_coll_scratch(c, h, me) - goshmemi_coll_my_base());
     if (sends) {
         for (int j = 0; j < P; j++) {

@@ -24,7 +24,11 @@
  *                     The host zeroes a slot when it assigns it to a team.
  *   then 64 KiB       reserved
  *   COLL_SCRATCH_OFF  collective scratch, COLL_SCRATCH_SLOT_BYTES per team slot
- *                     (two halves, used alternately; never needs zeroing) */
+ *                     (two halves, used alternately; never needs zeroing)
+ *   COLL_LL_OFF       the small collectives' LL packets (coll_data.h),
+ *                     COLL_LL_SLOT_BYTES per team slot (two halves, used
+ *                     alternately); only packets are ever stored there, and
+ *                     the host zeroes this PE's slot with its psync slot */
 #define GOSHMEMI_PSYNC_ROUNDS 32
 #define GOSHMEMI_PSYNC_LINE 64
 #define GOSHMEMI_PSYNC_SLOT_BYTES (GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE)
@@ -33,7 +37,9 @@
 #define GOSHMEMI_COLL_FLAGS_OFF 1024  /* within a psync slot: flags[GOSHMEMI_MAX_PES] */
 #define GOSHMEMI_COLL_SCRATCH_OFF (GOSHMEMI_PSYNC_BYTES + 65536)
 #define GOSHMEMI_COLL_SCRATCH_SLOT_BYTES 16384
-#define GOSHMEMI_DEVICE_CONTROL_BYTES (GOSHMEMI_COLL_SCRATCH_OFF + GOSHMEMI_MAX_TEAMS * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES)
+#define GOSHMEMI_COLL_LL_OFF (GOSHMEMI_COLL_SCRATCH_OFF + GOSHMEMI_MAX_TEAMS * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES)
+#define GOSHMEMI_COLL_LL_SLOT_BYTES 16384
+#define GOSHMEMI_DEVICE_CONTROL_BYTES (GOSHMEMI_COLL_LL_OFF + GOSHMEMI_MAX_TEAMS * GOSHMEMI_COLL_LL_SLOT_BYTES)
 
 typedef struct goshmemi_team {
     int32_t start, stride, size; /* members: start + i*stride, i < size */
@@ -84,7 +90,14 @@ typedef struct goshmemi_device_state {
      * traps, so the host can name the failure after the trap, when the
      * context can no longer copy device memory. Taken from reserved[]. */
     uint64_t error_host;
-    uint64_t reserved[11];
+    /* The largest block (bytes per member) a small reduce, reducescatter,
+     * fcollect or alltoall over load/store members sends as LL packets
+     * (coll_data.h), capped by the LL region; 0: never (the flag round
+     * instead). GOSHMEM_GPU_COLL_LL; every member has the same value.
+     * Taken from reserved[] (size unchanged). */
+    uint32_t coll_ll_bytes;
+    uint32_t pad_ll_;
+    uint64_t reserved[10];
 } goshmemi_device_state_t;
 
 /* The host-mapped error record (error_host): written once, by the thread

@@ -112,6 +112,10 @@ var Table = []Var{
 		Help: "the grid of GOSHMEM_GPU_COLL_GRID: one block per this many bytes of a PE's part (at least 1K), up to one block per SM shared among the PEs that use the same GPU; a broadcast, fcollect or alltoall then grows at one block per 256 KiB up to two per SM"},
 	{Name: "GOSHMEM_GPU_COLL_FUSED", Default: "1", kind: kindBool,
 		Help: "a grid of GOSHMEM_GPU_COLL_GRID of at most one block per SM shared among the PEs that use the same GPU runs as one kernel that does the two team syncs itself (its blocks wait for each other's, so every member's grid must fit on the GPU at once); 0: a team sync kernel, the grid kernel and a second team sync kernel, as larger grids always run"},
+	{Name: "GOSHMEM_GPU_COLL_LL", Default: "2K", kind: kindString,
+		Help: "device collectives (and the one-block on-stream ones) over load/store members: a reduce, reducescatter, fcollect or alltoall whose block per member is at most this many bytes sends it as 8-byte packets of 4 data bytes and a tag, which the receivers poll, instead of a store and a flag round; capped at 4K/members, at 8 bytes for the one-thread forms and at 512/(members-1) bytes for the warp forms; off: never"},
+	{Name: "GOSHMEM_GPU_COLL_THREADS", Default: "auto", kind: kindString,
+		Help: "diagnostic: the block of the one-block on-stream collective kernels (barrier, sync, and reduce, broadcast, fcollect, alltoall below GOSHMEM_GPU_COLL_GRID): auto (one thread per 16 bytes this PE moves, in whole warps, 32 to 1024) or a multiple of 32 in [32, 1024]"},
 	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
 		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
 }

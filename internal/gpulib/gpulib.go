@@ -26,7 +26,8 @@ var Fatbin []byte
 //go:embed lib.fatbin.sha256
 var Stamp string
 
-// Threads is GOSHMEMI_LIB_THREADS: the one block every kernel runs as.
+// Threads is GOSHMEMI_LIB_THREADS: the block every kernel runs as, but
+// the one-block collectives (a block of CollThreads, internal/runtime).
 const Threads = 1024
 
 // NArgs is GOSHMEMI_LIB_NARGS: the words of every kernel's one argument.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/gpulib"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/symmetric"
 )
@@ -62,13 +64,15 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 		}
 		return nil, err
 	}
+	t.CollLL = r.gpuState.collLL
 	b.t = t
 	return rec, nil
 }
 
-// gridSettings checks GOSHMEM_GPU_COLL_GRID and GOSHMEM_GPU_COLL_BLOCK and
-// keeps them and GOSHMEM_GPU_COLL_FUSED for GridMinBytes, LibBlocks and
-// GridFused.
+// gridSettings checks GOSHMEM_GPU_COLL_GRID, GOSHMEM_GPU_COLL_BLOCK,
+// GOSHMEM_GPU_COLL_LL and GOSHMEM_GPU_COLL_THREADS and keeps them and
+// GOSHMEM_GPU_COLL_FUSED for GridMinBytes, LibBlocks, GridFused,
+// CollThreads and the device state.
 func (r *Runtime) gridSettings() error {
 	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
 	if blk < 1<<10 || blk > 1<<30 {
@@ -83,6 +87,24 @@ func (r *Runtime) gridSettings() error {
 				"GOSHMEM_GPU_COLL_GRID=%q; must be off or a size in bytes (suffix K, M, G)", g)
 		}
 		r.gpuState.gridMin = int(min(n, 1<<62))
+	}
+	r.gpuState.collLL = 0
+	if g := r.Settings.String("GOSHMEM_GPU_COLL_LL"); g != "off" {
+		n, err := env.ParseSize(g)
+		if err != nil || n > 1<<20 {
+			return errs.Hint(errs.ErrInvalidArgument, "e.g. GOSHMEM_GPU_COLL_LL=1K, or off", r.Me, "Init",
+				"GOSHMEM_GPU_COLL_LL=%q; must be off or a size in bytes up to 1M (suffix K, M)", g)
+		}
+		r.gpuState.collLL = uint32(n)
+	}
+	r.gpuState.collThreads = 0
+	if g := r.Settings.String("GOSHMEM_GPU_COLL_THREADS"); g != "auto" {
+		n, err := strconv.Atoi(g)
+		if err != nil || n < 32 || n > gpulib.Threads || n%32 != 0 {
+			return errs.New(errs.ErrInvalidArgument, r.Me, "Init",
+				"GOSHMEM_GPU_COLL_THREADS=%q; must be auto or a multiple of 32 in [32, %d]", g, gpulib.Threads)
+		}
+		r.gpuState.collThreads = n
 	}
 	return nil
 }

@@ -389,8 +389,9 @@ func gpuHeapTooSmall(t *testing.T) {
 	}
 }
 
-// A grid block size outside [1K, 1G], or a grid threshold that is not a
-// size or off, fails Init on every PE, naming it; a valid pair reaches
+// A grid block size outside [1K, 1G], a grid threshold that is not a
+// size or off, or an LL limit that is not off or a size up to 1M, fails
+// Init on every PE, naming it; a valid pair reaches
 // GridMinBytes and LibBlocks (whose cap is shared by the PEs on one GPU),
 // and GOSHMEM_GPU_COLL_FUSED GridFused.
 func gpuGridSettings(t *testing.T) {
@@ -398,6 +399,10 @@ func gpuGridSettings(t *testing.T) {
 		{"GOSHMEM_GPU_COLL_BLOCK", "512", "GOSHMEM_GPU_COLL_BLOCK=512 bytes; must be in [1K, 1G]"},
 		{"GOSHMEM_GPU_COLL_GRID", "0", `GOSHMEM_GPU_COLL_GRID="0"; must be off or a size in bytes`},
 		{"GOSHMEM_GPU_COLL_GRID", "never", `GOSHMEM_GPU_COLL_GRID="never"; must be off or a size in bytes`},
+		{"GOSHMEM_GPU_COLL_LL", "0", `GOSHMEM_GPU_COLL_LL="0"; must be off or a size in bytes up to 1M`},
+		{"GOSHMEM_GPU_COLL_LL", "2M", `GOSHMEM_GPU_COLL_LL="2M"; must be off or a size in bytes up to 1M`},
+		{"GOSHMEM_GPU_COLL_THREADS", "48", `GOSHMEM_GPU_COLL_THREADS="48"; must be auto or a multiple of 32 in [32, 1024]`},
+		{"GOSHMEM_GPU_COLL_THREADS", "2048", `GOSHMEM_GPU_COLL_THREADS="2048"; must be auto or a multiple of 32 in [32, 1024]`},
 	} {
 		got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", c.k: c.v}, nil, nil)
 		for i, p := range got {
@@ -460,6 +465,32 @@ func gpuGridSettings(t *testing.T) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d", i)
 		assert.NoError(t, p.work, "PE %d", i)
+	}
+	// the one-block collectives' block: by size (auto), or the setting;
+	// the LL limit reaches the device state
+	for _, c := range []struct {
+		env  map[string]string
+		want [][2]int // {work, threads}
+		ll   uint32
+	}{
+		{map[string]string{"GOSHMEM_GPU": "on"}, [][2]int{{0, 32}, {16 * 32, 32}, {16*32 + 16, 64}, {8 << 10, 512}, {1 << 20, 1024}}, 2048},
+		{map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_THREADS": "256", "GOSHMEM_GPU_COLL_LL": "off"}, [][2]int{{0, 256}, {1 << 20, 256}}, 0},
+	} {
+		got = fakeJob(t, 2, c.env, nil, func(r *Runtime) error {
+			for _, w := range c.want {
+				if n := r.CollThreads(w[0]); n != w[1] {
+					return fmt.Errorf("%v: CollThreads(%d) = %d, want %d", c.env, w[0], n, w[1])
+				}
+			}
+			if r.GPU.CollLL != c.ll {
+				return fmt.Errorf("%v: coll_ll_bytes %d, want %d", c.env, r.GPU.CollLL, c.ll)
+			}
+			return nil
+		})
+		for i, p := range got {
+			require.NoError(t, p.err, "PE %d", i)
+			assert.NoError(t, p.work, "PE %d", i)
+		}
 	}
 	got = fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_COLL_FUSED": "0"}, nil,
 		func(r *Runtime) error {

@@ -103,7 +103,30 @@ func (r *Runtime) StreamOrDefault(s *Stream, op string) (*Stream, error) {
 // with argument words v on s (nil: the default stream) and returns
 // without waiting. It allocates nothing once the library is loaded.
 func (r *Runtime) LibLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, op string) error {
-	return r.LibLaunchGrid(s, k, v, 1, op)
+	return r.libLaunch(s, k, v, 1, gpulib.Threads, op)
+}
+
+// LibLaunchColl is LibLaunch for a one-block collective kernel (barrier,
+// sync, reduce, broadcast, fcollect, alltoall) in which this PE moves or
+// reduces about work bytes (a block per member: block bytes x members):
+// its block is CollThreads(work).
+func (r *Runtime) LibLaunchColl(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, work int, op string) error {
+	return r.libLaunch(s, k, v, 1, r.CollThreads(work), op)
+}
+
+// CollThreads is the block of a one-block collective kernel over work
+// bytes: GOSHMEM_GPU_COLL_THREADS, or (auto) one thread per 16 bytes in
+// whole warps, from one warp to gpulib.Threads. A small collective is a
+// handful of stores and polls: a smaller block starts and syncs sooner,
+// while each thread keeps at most a few LL words (coll_data.h); the block
+// forms are correct for any block size, and the members need not agree on
+// it.
+func (r *Runtime) CollThreads(work int) int {
+	if n := r.gpuState.collThreads; n > 0 {
+		return n
+	}
+	n := (max(work, 0)/16 + 31) &^ 31
+	return min(max(n, 32), gpulib.Threads)
 }
 
 // GridMinBytes is GOSHMEM_GPU_COLL_GRID: the size from which an on-stream
@@ -165,6 +188,10 @@ const moverGrain = 256 << 10
 // LibLaunchGrid is LibLaunch on a grid of blocks (the grid kernels only:
 // the others are one-block kernels).
 func (r *Runtime) LibLaunchGrid(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, blocks int, op string) error {
+	return r.libLaunch(s, k, v, blocks, gpulib.Threads, op)
+}
+
+func (r *Runtime) libLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64, blocks, threads int, op string) error {
 	s, err := r.StreamOrDefault(s, op)
 	if err != nil {
 		return err
@@ -178,7 +205,7 @@ func (r *Runtime) LibLaunchGrid(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uin
 	for i, w := range v {
 		binary.LittleEndian.PutUint64(l.buf[8*i:], w)
 	}
-	grid, block := [3]uint32{uint32(blocks), 1, 1}, [3]uint32{gpulib.Threads, 1, 1}
+	grid, block := [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}
 	if err := l.fns[k].Launch(grid, block, 0, s.s, l.args.Reset().Struct(l.buf[:], 8)); err != nil {
 		return errs.Wrap(err, r.Me, op, "launching %s", l.names[k])
 	}

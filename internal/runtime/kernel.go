@@ -44,7 +44,9 @@ type gpuState struct {
 	lib        gpuLib // goshmem's own kernels (gpulib.go)
 	// GOSHMEM_GPU_COLL_GRID and GOSHMEM_GPU_COLL_BLOCK (bytes)
 	gridMin, gridBlock int
-	gridFused          bool // GOSHMEM_GPU_COLL_FUSED
+	gridFused          bool   // GOSHMEM_GPU_COLL_FUSED
+	collLL             uint32 // GOSHMEM_GPU_COLL_LL (bytes)
+	collThreads        int    // GOSHMEM_GPU_COLL_THREADS (0: auto)
 	smsOnce            sync.Once
 	nsms               int // the GPU's SM count (smCount)
 	smsErr             error

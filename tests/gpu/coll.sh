@@ -9,7 +9,9 @@
 #      and stream tests (bin/devtest -part devcoll: device collectives of every
 #      op family, types, teams, scopes; -part stream: every *OnStream call,
 #      StreamFromHandle, host collectives on GPU arrays) at 2 and 4 PEs over
-#      load/store and over the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
+#      load/store (and the device collectives once more at 2 PEs with
+#      GOSHMEM_GPU_COLL_LL=off: the flag round for every small size) and over
+#      the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
 #      -DGOSHMEM_REMOTE_TRANSPORTS kernels);
 #   3. the benchmark rows, 2 PEs under MPS: goshmem-perf device -only
 #      coll|onstream and the NVSHMEM peer's same rows, then the ratio report;
@@ -177,6 +179,9 @@ for np in $NPS; do
     step "${np} PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np "$np" \
         $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 done
+# the small collectives' flag round (no LL packets) at 2 PEs
+step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_COLL_LL=off: device collectives" 80 env GOSHMEM_GPU_COLL_LL=off \
+    $MPIRUN -x GOSHMEM_GPU_COLL_LL -np 2 $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
 if [ "${SKIP_PROXY:-0}" != 1 ]; then
     for np in $NPS; do
         for p in devcoll stream; do

@@ -61,6 +61,7 @@ typedef struct world {
 } world_t;
 
 static world_t g_w;
+static uint32_t g_ll; /* coll_ll_bytes of this run (GOSHMEM_GPU_COLL_LL) */
 
 /* Team table used by every test (same on every PE):
  *   0 world; 3 = odd PEs (start 1, stride 2), slot 3; 4 = {PE n-1} alone, slot 4;
@@ -82,6 +83,7 @@ static void world_init(int n, int g)
         st->n_pes = n;
         st->heap_size = HEAP_BYTES;
         st->all_peers_same_device = (uint32_t)(pe & 1);
+        st->coll_ll_bytes = g_ll;
         for (int q = 0; q < n; q++) st->heap_base[q] = (uint64_t)(uintptr_t)(w->heaps + (size_t)q * HEAP_BYTES);
         for (int t = 0; t < GOSHMEMI_MAX_TEAMS; t++) st->teams[t].my_index = -1;
         st->teams[0].stride = 1, st->teams[0].size = n, st->teams[0].my_index = pe;
@@ -663,30 +665,35 @@ int main(int argc, char **argv)
     signal(SIGALRM, on_alarm);
     alarm(540); /* before run.sh's 600 s bound, so a hang says so */
     t_fp16();
-    /* {PEs, scope, OS threads per PE}: every form at 2 PEs, thread and block elsewhere */
-    static const int cfgs[][3] = {{1, GOSHMEMI_SCOPE_THREAD, 1}, {1, GOSHMEMI_SCOPE_BLOCK, 3},
-                                  {2, GOSHMEMI_SCOPE_THREAD, 1}, {2, GOSHMEMI_SCOPE_WARP, 2},
-                                  {2, GOSHMEMI_SCOPE_BLOCK, 3},  {3, GOSHMEMI_SCOPE_THREAD, 1},
-                                  {3, GOSHMEMI_SCOPE_BLOCK, 2},  {4, GOSHMEMI_SCOPE_THREAD, 1},
-                                  {4, GOSHMEMI_SCOPE_BLOCK, 3},  {8, GOSHMEMI_SCOPE_THREAD, 1},
-                                  {8, GOSHMEMI_SCOPE_BLOCK, 2}};
+    /* {PEs, scope, OS threads per PE, coll_ll_bytes}: every form at 2 PEs, thread and block
+     * elsewhere, with LL packets up to the default 2 KiB (capped at 4K/PEs); then without LL
+     * (the flag round for every small size) and with a 64-byte LL limit (both schemes in
+     * one run, in the same slots) */
+    static const int cfgs[][4] = {{1, GOSHMEMI_SCOPE_THREAD, 1, 2048}, {1, GOSHMEMI_SCOPE_BLOCK, 3, 2048},
+                                  {2, GOSHMEMI_SCOPE_THREAD, 1, 2048}, {2, GOSHMEMI_SCOPE_WARP, 2, 2048},
+                                  {2, GOSHMEMI_SCOPE_BLOCK, 3, 2048},  {3, GOSHMEMI_SCOPE_THREAD, 1, 2048},
+                                  {3, GOSHMEMI_SCOPE_BLOCK, 2, 2048},  {4, GOSHMEMI_SCOPE_THREAD, 1, 2048},
+                                  {4, GOSHMEMI_SCOPE_BLOCK, 3, 2048},  {8, GOSHMEMI_SCOPE_THREAD, 1, 2048},
+                                  {8, GOSHMEMI_SCOPE_BLOCK, 2, 2048},  {2, GOSHMEMI_SCOPE_THREAD, 1, 0},
+                                  {4, GOSHMEMI_SCOPE_BLOCK, 3, 0},     {3, GOSHMEMI_SCOPE_WARP, 2, 64}};
     int quick = argc > 1; /* any argument: every 4th type/op only */
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
         int np = cfgs[ci][0];
+        g_ll = (uint32_t)cfgs[ci][3];
         world_init(np, cfgs[ci][2]);
         g_scope = cfgs[ci][1];
         for (size_t k = 0; k < sizeof g_rdx_tests / sizeof g_rdx_tests[0]; k++) {
             /* every type and op at 2 and 4 PEs (thread form), a rotating subset elsewhere */
-            int all = (np == 2 || np == 4) && g_scope == GOSHMEMI_SCOPE_THREAD && !quick;
+            int all = (np == 2 || np == 4) && g_scope == GOSHMEMI_SCOPE_THREAD && g_ll != 0 && !quick;
             if (!all && (k + ci) % 4 != 0) continue;
-            snprintf(g_test, sizeof g_test, "%s npes %d scope %d", g_rdx_tests[k].name, np, g_scope);
+            snprintf(g_test, sizeof g_test, "%s npes %d scope %d ll %u", g_rdx_tests[k].name, np, g_scope, g_ll);
             run_all(g_rdx_tests[k].fn);
         }
         snprintf(g_test, sizeof g_test, "round once npes %d", np);
         run_all(t_rdx_round_once);
         snprintf(g_test, sizeof g_test, "maxloc npes %d scope %d", np, g_scope);
         run_all(t_rdx_maxloc);
-        snprintf(g_test, sizeof g_test, "movers npes %d scope %d", np, g_scope);
+        snprintf(g_test, sizeof g_test, "movers npes %d scope %d ll %u", np, g_scope, g_ll);
         run_all(t_movers);
         snprintf(g_test, sizeof g_test, "sync npes %d scope %d", np, g_scope);
         run_all(t_sync);

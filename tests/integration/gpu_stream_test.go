@@ -41,6 +41,10 @@ func TestGPUStream(t *testing.T) {
 		// Sync kernels), and every grid between Sync kernels
 		{"p2p-grid-small", []string{"GOSHMEM_GPU_COLL_GRID=4K", "GOSHMEM_GPU_COLL_BLOCK=1K"}, []int{2, 3}},
 		{"p2p-grid-unfused", []string{"GOSHMEM_GPU_COLL_GRID=4K", "GOSHMEM_GPU_COLL_BLOCK=1K", "GOSHMEM_GPU_COLL_FUSED=0"}, []int{3}},
+		// the small collectives without LL packets (the flag round), and
+		// with LL packets only up to 16 bytes (both schemes in one job)
+		{"p2p-noll", []string{"GOSHMEM_GPU_COLL_LL=off"}, []int{2}},
+		{"p2p-ll16", []string{"GOSHMEM_GPU_COLL_LL=16"}, []int{3}},
 		{"proxy", []string{"GOSHMEM_GPU_TRANSPORT=proxy"}, []int{2, 4}},
 		{"ibgda-soft", []string{"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"}, []int{2}},
 	} {

@@ -39,6 +39,9 @@ type Transport struct {
 	// Stream is the non-blocking stream the host's own work (atomic
 	// kernels) runs on, so it never waits behind a user's kernels.
 	Stream cuda.Stream
+	// CollLL is the device state's coll_ll_bytes (GOSHMEM_GPU_COLL_LL),
+	// set before Connect.
+	CollLL uint32
 
 	mu      sync.Mutex       // staging buffer, AMO out word, consts
 	consts  []cuda.DevicePtr // goshmemi_device_state_c of every loaded module
@@ -224,7 +227,7 @@ func (t *Transport) setupLocal(localRank int, libcuda string) error {
 // writeState builds this PE's device state (world team in slot 0) and
 // copies it to the GPU.
 func (t *Transport) writeState() error {
-	t.img = State{MyPE: int32(t.me), NPEs: int32(t.npes), HeapSize: t.size, AllPeersSameDevice: true}
+	t.img = State{MyPE: int32(t.me), NPEs: int32(t.npes), HeapSize: t.size, AllPeersSameDevice: true, CollLLBytes: t.CollLL}
 	for pe, p := range t.peers {
 		t.img.HeapBase[pe] = uint64(p)
 		if p != 0 && t.busIDs[pe] != t.BusID {
@@ -252,7 +255,9 @@ func (t *Transport) syncState() error {
 
 // SetTeam publishes a team in the device team table (slot < MaxTeams;
 // host-only teams beyond that are skipped): it zeroes this PE's psync words
-// of the slot and the slot's epoch, then writes the team's row. Only those
+// and LL packets of the slot (a packet of the slot's previous team could
+// carry a tag the new team's epochs reach) and the slot's epoch, then
+// writes the team's row. Only those
 // bytes are written: the device owns the other slots' epochs. The caller
 // must synchronize the team's members afterwards, before any of them runs a
 // device barrier on it.
@@ -263,6 +268,9 @@ func (t *Transport) SetTeam(slot int, tm Team) error {
 	t.img.Teams[slot] = tm
 	psync := t.own + cuda.DevicePtr(slot*psyncRounds*psyncLine)
 	if err := t.Ctx.MemsetD8(psync, 0, psyncRounds*psyncLine); err != nil {
+		return err
+	}
+	if err := t.Ctx.MemsetD8(t.own+cuda.DevicePtr(collLLOff+slot*collLLSlot), 0, collLLSlot); err != nil {
 		return err
 	}
 	var zero uint64

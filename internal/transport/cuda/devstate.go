@@ -17,10 +17,15 @@ const (
 	// collScratchSlot is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES: the device
 	// collectives' scratch per team slot (coll_data.h).
 	collScratchSlot = 16384
+	// collLLOff and collLLSlot are GOSHMEMI_COLL_LL_OFF and
+	// GOSHMEMI_COLL_LL_SLOT_BYTES: the small collectives' LL packets per
+	// team slot (coll_data.h), zeroed by SetTeam.
+	collLLOff  = MaxTeams*psyncRounds*psyncLine + 65536 + MaxTeams*collScratchSlot
+	collLLSlot = 16384
 	// ControlBytes is GOSHMEMI_DEVICE_CONTROL_BYTES: the front of every
-	// device heap (psync slots, reserved 64 KiB, collective scratch) that the
-	// allocator never hands out.
-	ControlBytes = MaxTeams*psyncRounds*psyncLine + 65536 + MaxTeams*collScratchSlot
+	// device heap (psync slots, reserved 64 KiB, collective scratch, LL
+	// packets) that the allocator never hands out.
+	ControlBytes = collLLOff + MaxTeams*collLLSlot
 
 	offVersion    = 0
 	offSize       = 4
@@ -39,8 +44,9 @@ const (
 	offIBGDAState = offProxyState + 8
 	offCXIState   = offIBGDAState + 8
 	offErrorHost  = offCXIState + 8
-	offReserved   = offErrorHost + 8
-	StateSize     = offReserved + 8*11
+	offCollLL     = offErrorHost + 8
+	offReserved   = offCollLL + 8
+	StateSize     = offReserved + 8*10
 	StateVersion  = 1<<16 + StateSize
 
 	// goshmemi_error_record_t (the host-mapped copy of the first device
@@ -74,6 +80,9 @@ type State struct {
 	ProxyState, IBGDAState, CXIState uint64
 	// ErrorHost is the device address of the host-mapped error record.
 	ErrorHost uint64
+	// CollLLBytes is GOSHMEM_GPU_COLL_LL: the largest block the small
+	// device collectives send as LL packets (0: never).
+	CollLLBytes uint32
 }
 
 // Values of State.RemoteTransport (GOSHMEMI_REMOTE_*).
@@ -111,5 +120,6 @@ func (s *State) Bytes() []byte {
 	le.PutUint64(b[offIBGDAState:], s.IBGDAState)
 	le.PutUint64(b[offCXIState:], s.CXIState)
 	le.PutUint64(b[offErrorHost:], s.ErrorHost)
+	le.PutUint32(b[offCollLL:], s.CollLLBytes)
 	return b
 }

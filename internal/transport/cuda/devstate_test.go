@@ -20,9 +20,10 @@ func TestStateLayoutMatchesHeader(t *testing.T) {
 int main(void) {
   P(version); P(size); P(my_pe); P(n_pes); P(heap_size); P(heap_base); P(team_epoch);
   P(teams); P(error_code); P(error_info); P(all_peers_same_device); P(remote_transport);
-  P(proxy_state); P(ibgda_state); P(cxi_state); P(error_host); P(reserved);
-  printf("sizeof %zu\nteam %zu\nstateversion %u\ncontrol %u\n", sizeof(goshmemi_device_state_t),
-         sizeof(goshmemi_team_t), GOSHMEMI_DEVICE_STATE_VERSION, (unsigned)GOSHMEMI_DEVICE_CONTROL_BYTES);
+  P(proxy_state); P(ibgda_state); P(cxi_state); P(error_host); P(coll_ll_bytes); P(reserved);
+  printf("sizeof %zu\nteam %zu\nstateversion %u\ncontrol %u\nlloff %u\nllslot %u\n", sizeof(goshmemi_device_state_t),
+         sizeof(goshmemi_team_t), GOSHMEMI_DEVICE_STATE_VERSION, (unsigned)GOSHMEMI_DEVICE_CONTROL_BYTES,
+         (unsigned)GOSHMEMI_COLL_LL_OFF, (unsigned)GOSHMEMI_COLL_LL_SLOT_BYTES);
   return 0;
 }`
 	got := map[string]int{}
@@ -33,8 +34,9 @@ int main(void) {
 		"version": offVersion, "size": offSize, "my_pe": offMyPE, "n_pes": offNPEs, "heap_size": offHeapSize,
 		"heap_base": offHeapBase, "team_epoch": offTeamEpoch, "teams": offTeams, "error_code": offErrorCode,
 		"error_info": offErrorInfo, "all_peers_same_device": offAllSameDev, "remote_transport": offRemote,
-		"proxy_state": offProxyState, "ibgda_state": offIBGDAState, "cxi_state": offCXIState, "error_host": offErrorHost, "reserved": offReserved,
+		"proxy_state": offProxyState, "ibgda_state": offIBGDAState, "cxi_state": offCXIState, "error_host": offErrorHost, "coll_ll_bytes": offCollLL, "reserved": offReserved,
 		"sizeof": StateSize, "team": teamSize, "stateversion": StateVersion, "control": ControlBytes,
+		"lloff": collLLOff, "llslot": collLLSlot,
 	}
 	for k, v := range want {
 		n, ok := got[k]
@@ -45,7 +47,7 @@ int main(void) {
 
 	// And the encoder writes the fields where C reads them.
 	s := State{MyPE: 3, NPEs: 4, HeapSize: 1 << 30, AllPeersSameDevice: true, RemoteTransport: RemoteProxy,
-		ProxyState: 0x1000, IBGDAState: 0x2000, CXIState: 0x3000, ErrorHost: 0x4000}
+		ProxyState: 0x1000, IBGDAState: 0x2000, CXIState: 0x3000, ErrorHost: 0x4000, CollLLBytes: 2048}
 	s.HeapBase[2] = 0xdead0000
 	s.Teams[1] = Team{Start: 1, Stride: 2, Size: 2, MyIndex: 1, Slot: 1}
 	b := s.Bytes()
@@ -61,4 +63,5 @@ int main(void) {
 	assert.EqualValues(t, 0x2000, le.Uint64(b[offIBGDAState:]))
 	assert.EqualValues(t, 0x3000, le.Uint64(b[offCXIState:]))
 	assert.EqualValues(t, 0x4000, le.Uint64(b[offErrorHost:]))
+	assert.EqualValues(t, 2048, le.Uint32(b[offCollLL:]))
 }
