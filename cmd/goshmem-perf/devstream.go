@@ -13,10 +13,11 @@ import (
 // (bench/gpu/nvshmem_perf.cu), and BroadcastOnStream, FCollectOnStream,
 // AllToAllOnStream (float, world), timed alike: host clock around N enqueues
 // on one stream and one Stream.Synchronize, after warm-up calls and a host
-// barrier; mean per call (the Timing text adds the enqueue loop's share:
-// near the whole, the host's launch rate is the limit). Then host_reduce_gpu: the blocking Reduce on the
-// same GPU arrays at -coll-maxsize, as a ratio of the on-stream reduce of
-// that size (target <= 1.2x).
+// barrier; mean per call. The Timing text adds the enqueue loop's time per
+// call: when it is close to the whole, the host's launch rate is the
+// limit, not the GPU. Then host_reduce_gpu: the blocking Reduce on the same
+// GPU arrays at -coll-maxsize, as a ratio of the on-stream reduce of that
+// size (target <= 1.2x).
 func (d *dev) streamRows() error {
 	s, err := shmem.NewStream()
 	if err != nil {

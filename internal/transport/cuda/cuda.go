@@ -257,8 +257,8 @@ func (t *Transport) syncState() error {
 // host-only teams beyond that are skipped): it zeroes this PE's psync words
 // and LL packets of the slot (a packet of the slot's previous team could
 // carry a tag the new team's epochs reach) and the slot's epoch, then
-// writes the team's row. Only those
-// bytes are written: the device owns the other slots' epochs. The caller
+// writes the team's row. Only those bytes are written: the device owns the
+// other slots' epochs. The caller
 // must synchronize the team's members afterwards, before any of them runs a
 // device barrier on it.
 func (t *Transport) SetTeam(slot int, tm Team) error {
