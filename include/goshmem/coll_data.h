@@ -61,7 +61,7 @@
  *   LL:      the small scheme for blocks of at most GOSHMEM_GPU_COLL_LL bytes
  *            (coll_ll_bytes, capped at 4 KiB / members; 8 bytes for one
  *            thread, 512 bytes / (members - 1) for a warp:
- *            goshmemi_coll_ll_max) when every member sends (not broadcast):
+ *            goshmemi_coll_use_ll) when every member sends (not broadcast):
  *            the block goes as 8-byte packets, 4 data bytes and the step's
  *            tag in one store, into the LL region; the receiver polls the
  *            packets themselves (no flag, no fence) and unpacks them into
@@ -361,21 +361,22 @@ GOSHMEMI_FN size_t goshmemi_coll_ll_member_bytes(const goshmemi_coll_t *c)
 {
     return ((size_t)(GOSHMEMI_COLL_LL_SLOT_BYTES / 2) / (size_t)c->v.size) & ~(size_t)15;
 }
-/* The largest block sent as LL packets: coll_ll_bytes (GOSHMEM_GPU_COLL_LL),
- * capped by the packets' room (two packet bytes per data byte) and by the
- * form: a thread moves its words a few at a time, one memory latency per
+/* Whether a step of len bytes per member goes as LL packets: every member
+ * mapped here, len at most coll_ll_bytes (GOSHMEM_GPU_COLL_LL) and within
+ * the packets' room (two packet bytes per data byte), and within the form's
+ * limit: a thread moves its words a few at a time, one memory latency per
  * batch, so the flag round wins once a thread has more than a couple of
  * words to send and poll: one thread sends LL packets for at most 8 bytes,
  * a warp for at most 512 bytes over all other members (2 and 4 PEs on one
  * H200). The form is a constant of the call, not its thread count: every
  * member must decide alike, and members may run blocks of different sizes.
  * More than one member (the callers handle a team of one alone). */
-GOSHMEMI_FN size_t goshmemi_coll_ll_max(const goshmemi_coll_t *c)
+GOSHMEMI_FN int goshmemi_coll_use_ll(const goshmemi_coll_t *c, size_t len)
 {
-    size_t cap = goshmemi_coll_ll_member_bytes(c) / 2, want = goshmemi_cstate()->coll_ll_bytes;
-    if (c->scope == GOSHMEMI_SCOPE_THREAD && cap > 8) cap = 8;
-    if (c->scope == GOSHMEMI_SCOPE_WARP && cap > 512 / (size_t)(c->v.size - 1)) cap = 512 / (size_t)(c->v.size - 1);
-    return want < cap ? want : cap;
+    if (!c->all_ls || len == 0 || len > goshmemi_cstate()->coll_ll_bytes) return 0;
+    if (c->scope == GOSHMEMI_SCOPE_THREAD) return len <= 8;
+    if (c->scope == GOSHMEMI_SCOPE_WARP) return len * (size_t)(c->v.size - 1) <= 512;
+    return 2 * len <= goshmemi_coll_ll_member_bytes(c);
 }
 /* symmetric offset of member j's packets in half h of this slot's LL region */
 GOSHMEMI_FN uint64_t goshmemi_coll_ll_off(const goshmemi_coll_t *c, unsigned h, int j)
@@ -402,12 +403,12 @@ GOSHMEMI_FN uint32_t goshmemi_coll_ll_word(const unsigned char *p, size_t len, s
     return v;
 }
 
-/* goshmemi_coll_xchg for every member sending, every member mapped here
- * and len <= goshmemi_coll_ll_max: each 4 bytes of a block travel with the
- * step's tag (the low 32 bits of epoch e) in one 8-byte relaxed store into
- * the receiver's LL half h, part my_index; the receiver polls those words
- * until they carry the tag and unpacks them into its scratch half h (the
- * plain scheme's layout, which the callers read). The data carries its own
+/* goshmemi_coll_xchg_all when goshmemi_coll_use_ll: each 4 bytes of a
+ * block travel with the step's tag (the low 32 bits of epoch e) in one
+ * 8-byte relaxed store into the receiver's LL half h, part my_index; the
+ * receiver polls those words until they carry the tag and unpacks them
+ * into its scratch half h (the plain scheme's layout, which the callers
+ * read). The data carries its own
  * completion, so there is no flag round and no release fence: NVSHMEM's
  * and NCCL's LL protocol. A stale word holds an older step's tag (the LL
  * region only ever holds packets and starts zeroed; epochs only grow), and a
@@ -495,20 +496,13 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
  * `sender`, >= 0) sends its block for member j -- len bytes at
  * src + j * src_stride -- into j's scratch half h, part my_index, then
  * signals e to every member; returns when every member's block is in this
- * PE's scratch half h (group synced). With every member sending and mapped
- * here, a block of at most goshmemi_coll_ll_max bytes goes as LL packets
- * instead (goshmemi_coll_ll_xchg). Every member decides alike: the same
- * arguments, settings and mappings. */
+ * PE's scratch half h (group synced). */
 GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
                                     size_t src_stride, size_t len, int sender)
 {
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     const int me = c->v.my_index, P = c->v.size;
     const int sends = len != 0 && (sender < 0 || sender == me);
-    if (sender < 0 && len != 0 && c->all_ls && len <= goshmemi_coll_ll_max(c)) {
-        goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len);
-        return;
-    }
     const uint64_t dst_off = (uint64_t)(goshmemi_coll_scratch(c, h, me) - goshmemi_coll_my_base());
     if (sends) {
         for (int j = 0; j < P; j++) {
@@ -533,6 +527,20 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
         }
     }
     goshmemi_coll_wait_all(c, e);
+}
+
+/* goshmemi_coll_xchg with every member sending, or its LL form when
+ * goshmemi_coll_use_ll (goshmemi_coll_ll_xchg): the same result in this
+ * PE's scratch half h. Every member decides alike: the same arguments,
+ * settings and mappings. (A broadcast calls goshmemi_coll_xchg directly:
+ * its non-roots send nothing, so it has no LL form.) */
+GOSHMEMI_FN void goshmemi_coll_xchg_all(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
+                                        size_t src_stride, size_t len)
+{
+    if (goshmemi_coll_use_ll(c, len))
+        goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len);
+    else
+        goshmemi_coll_xchg(c, e, h, src, src_stride, len, -1);
 }
 
 /* Elements of member i's share when n elements are split over P members in
@@ -748,7 +756,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             for (size_t k = 0; k < nch; k++) {                                                                        \
                 const size_t lo = k * chunk, cnt = n - lo < chunk ? n - lo : chunk;                                   \
                 const unsigned h = (unsigned)((c.scount + k) & 1u);                                                   \
-                goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, (const char *)(src + lo), 0, cnt * sz, -1);                \
+                goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, (const char *)(src + lo), 0, cnt * sz);                 \
                 r.own = (uintptr_t)(src + lo);                                                                        \
                 r.base = goshmemi_coll_scratch(&c, h, 0);                                                             \
                 r.dst = (uintptr_t)(dst + lo);                                                                        \
@@ -792,7 +800,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             for (size_t k = 0; k < nch; k++) {                                                                        \
                 const size_t lo = k * chunk, cnt = nreduce - lo < chunk ? nreduce - lo : chunk;                       \
                 const unsigned h = (unsigned)((c.scount + k) & 1u);                                                   \
-                goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, (const char *)(src + lo), nb, cnt * sz, -1);               \
+                goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, (const char *)(src + lo), nb, cnt * sz);                \
                 r.own = (uintptr_t)(src + me * nreduce + lo);                                                         \
                 r.base = goshmemi_coll_scratch(&c, h, 0);                                                             \
                 r.dst = (uintptr_t)(dst + lo);                                                                        \
@@ -877,7 +885,7 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
         for (size_t k = 0; k < nch; k++) {
             const size_t lo = k * chunk, cnt = nb - lo < chunk ? nb - lo : chunk;
             const unsigned h = (unsigned)((c.scount + k) & 1u);
-            goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, -1);
+            goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt);
             for (int j = 0; j < P; j++) {
                 const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
                 goshmemi_coll_copy(&c, dst + (size_t)j * nb + lo, from, cnt);

@@ -56,7 +56,7 @@ static void check_report(int ok, const char *file, int line, const char *what, u
 
 /* ---- the emulated job: N PEs, one heap each ------------------------------ */
 
-#define HEAP_BYTES (1u << 20)
+#define HEAP_BYTES (4u << 20)
 #define MAX_TEST_PES 8
 
 typedef struct world {
