@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -224,7 +225,7 @@ func TestOFIBackendRejectedAtTarget(t *testing.T) {
 	require.Error(t, j.proxies[0].Err())
 	msg := j.proxies[0].Err().Error()
 	assert.Contains(t, msg, "rejected by PE 1's proxy")
-	assert.Contains(t, msg, "outside PE 1's heap (524288 bytes)")
+	assert.Contains(t, msg, fmt.Sprintf("outside PE 1's heap (%d bytes)", heapSize/2))
 	assert.Contains(t, msg, "context 1")
 
 	// a fetching atomic beyond the target's heap: the reply carries the error

@@ -19,7 +19,7 @@ import (
 	"github.com/goshmem/goshmem/quiet"
 )
 
-const heapSize = 1 << 20
+const heapSize = 4 << 20
 
 // job is npes host-mode "GPUs": heaps in host memory, a device state per
 // PE that reaches only itself by load/store and every other PE through its
