@@ -259,31 +259,39 @@ func QuietOnStream(s *Stream) error {
 
 // BarrierAllOnStream enqueues on s a barrier of all PEs: quiet, then wait
 // until every PE's stream reached its barrier (Ref: NVSHMEM
-// nvshmemx_barrier_all_on_stream). Collective.
+// nvshmemx_barrier_all_on_stream). Collective. Without a GPU remote
+// transport it is a few stream memory operations, no kernel
+// (GOSHMEM_GPU_STREAM_SYNC).
 func BarrierAllOnStream(s *Stream) error {
-	r, cs, err := s.use("BarrierAllOnStream")
-	if err != nil {
-		return err
-	}
-	return r.c.LibLaunchColl(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{0}, 0, "BarrierAllOnStream")
+	return TeamWorld.syncOnStream(s, gpulib.Barrier, "BarrierAllOnStream")
 }
 
 // SyncAllOnStream enqueues on s a sync of all PEs: it waits until every
 // PE's stream reached it, ordering (not completing) earlier stores (Ref:
 // NVSHMEM nvshmemx_sync_all_on_stream). Collective.
 func SyncAllOnStream(s *Stream) error {
-	r, cs, err := s.use("SyncAllOnStream")
-	if err != nil {
-		return err
-	}
-	return r.c.LibLaunchColl(cs, gpulib.Sync, &[gpulib.NArgs]uint64{0}, 0, "SyncAllOnStream")
+	return TeamWorld.syncOnStream(s, gpulib.Sync, "SyncAllOnStream")
 }
 
 // BarrierOnStream enqueues on s a barrier of t's members (quiet, then
 // wait for every member; Ref: NVSHMEM nvshmemx_barrier_on_stream).
 // Collective over t.
 func (t Team) BarrierOnStream(s *Stream) error {
-	const op = "Team.BarrierOnStream"
+	return t.syncOnStream(s, gpulib.Barrier, "Team.BarrierOnStream")
+}
+
+// SyncOnStream enqueues on s a sync of t's members: it waits until every
+// member's stream reached it, ordering (not completing) earlier stores
+// (Ref: NVSHMEM nvshmemx_team_sync_on_stream). Collective over t.
+func (t Team) SyncOnStream(s *Stream) error {
+	return t.syncOnStream(s, gpulib.Sync, "Team.SyncOnStream")
+}
+
+// syncOnStream queues t's barrier (k = gpulib.Barrier) or sync (gpulib.Sync)
+// on s (teamSyncOnStream). The team's memory-operation syncs and its
+// kernels' syncs use separate words and epochs, so they mix freely on the
+// team's one stream.
+func (t Team) syncOnStream(s *Stream, k gpulib.Kernel, op string) error {
 	r, cs, err := s.use(op)
 	if err != nil {
 		return err
@@ -292,7 +300,21 @@ func (t Team) BarrierOnStream(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return r.c.LibLaunchColl(cs, gpulib.Barrier, &[gpulib.NArgs]uint64{uint64(id)}, 0, op)
+	return r.teamSyncOnStream(cs, t, id, k, op)
+}
+
+// teamSyncOnStream queues the barrier (k = gpulib.Barrier) or sync
+// (gpulib.Sync) of t (device slot id) on cs: stream memory operations
+// where the runtime can (StreamSync), else the library's kernel.
+func (r *runtime) teamSyncOnStream(cs *core.Stream, t Team, id int, k gpulib.Kernel, op string) error {
+	ct, err := r.team(t, op)
+	if err != nil {
+		return err
+	}
+	if ok, err := r.c.StreamSync(cs, id, ct.Start, ct.Stride, ct.Size, ct.Me, op); ok || err != nil {
+		return err
+	}
+	return r.c.LibLaunchColl(cs, k, &[gpulib.NArgs]uint64{uint64(id)}, 0, op)
 }
 
 // devTeam is t's device team id (world: GOSHMEM_TEAM_WORLD) and size, or
@@ -442,7 +464,7 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 		if !scatter {
 			part = (bytes + size - 1) / size
 		}
-		return r.gridOnStream(cs, id, gpulib.ReducePart(libType[T]()), args, part, name)
+		return r.gridOnStream(cs, t, id, gpulib.ReducePart(libType[T]()), args, part, name)
 	}
 	return r.c.LibLaunchColl(cs, gpulib.Reduce(libType[T]()), args, bytes*size, name)
 }
@@ -473,8 +495,9 @@ func (r *runtime) gridPath(t Team, size, bytes int, mover bool) bool {
 // ready, the second keeps every member's buffers untouched until
 // everyone's grid kernel is done. A grid that fits beside the other
 // members' (GridFused) runs them itself, in one launch; a larger one
-// between two Sync kernels.
-func (r *runtime) gridOnStream(cs *core.Stream, id int, k gpulib.Kernel, args *[gpulib.NArgs]uint64, bytes int, op string) error {
+// between two team syncs on the stream (StreamSync's memory operations,
+// else Sync kernels).
+func (r *runtime) gridOnStream(cs *core.Stream, t Team, id int, k gpulib.Kernel, args *[gpulib.NArgs]uint64, bytes int, op string) error {
 	blocks := r.c.LibBlocks(k, bytes)
 	if r.c.GridFused(blocks) {
 		if k == gpulib.MovePart {
@@ -484,14 +507,13 @@ func (r *runtime) gridOnStream(cs *core.Stream, id int, k gpulib.Kernel, args *[
 		fused[gpulib.ArgFused] = 1
 		return r.c.LibLaunchGrid(cs, k, &fused, blocks, op)
 	}
-	sync := &[gpulib.NArgs]uint64{uint64(id)}
-	if err := r.c.LibLaunchColl(cs, gpulib.Sync, sync, 0, op); err != nil {
+	if err := r.teamSyncOnStream(cs, t, id, gpulib.Sync, op); err != nil {
 		return err
 	}
 	if err := r.c.LibLaunchGrid(cs, k, args, blocks, op); err != nil {
 		return err
 	}
-	return r.c.LibLaunchColl(cs, gpulib.Sync, sync, 0, op)
+	return r.teamSyncOnStream(cs, t, id, gpulib.Sync, op)
 }
 
 // teamLoadStore reports whether this GPU maps the heap of every member of
@@ -534,7 +556,7 @@ func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int
 	}
 	nb := n * elem.Size[T]()
 	if r.gridPath(t, size, nb, true) {
-		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
+		return r.gridOnStream(cs, t, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
 			uint64(nb), gpulib.MoveBroadcast, uint64(root)}, nb, op)
 	}
 	return r.c.LibLaunchColl(cs, gpulib.Broadcast, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
@@ -585,7 +607,7 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 		if k == gpulib.AllToAll {
 			what = gpulib.MoveAllToAll
 		}
-		return r.gridOnStream(cs, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
+		return r.gridOnStream(cs, t, id, gpulib.MovePart, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff),
 			uint64(nb), what}, nb*size, op)
 	}
 	return r.c.LibLaunchColl(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb)}, nb*size, op)

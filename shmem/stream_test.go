@@ -32,6 +32,7 @@ func TestOnStreamBeforeInit(t *testing.T) {
 		"BarrierAllOnStream":      shmem.BarrierAllOnStream(nil),
 		"SyncAllOnStream":         shmem.SyncAllOnStream(nil),
 		"BarrierOnStream":         shmem.TeamWorld.BarrierOnStream(nil),
+		"SyncOnStream":            shmem.TeamWorld.SyncOnStream(nil),
 		"ReduceOnStream":          shmem.ReduceOnStream(nil, shmem.TeamWorld, shmem.OpSum, a, a, 1),
 		"ReduceScatterOnStream":   shmem.ReduceScatterOnStream(nil, shmem.TeamWorld, shmem.OpSum, a, a, 1),
 		"BroadcastOnStream":       shmem.BroadcastOnStream(nil, shmem.TeamWorld, a, a, 1, 0),
@@ -51,6 +52,7 @@ func TestOnStreamNoGPU(t *testing.T) {
 	h := alloc[int64](t, 4)
 	assert.ErrorIs(t, shmem.PutOnStream(nil, h, 0, h, 0, 1, 0), shmem.ErrNotSupported)
 	assert.ErrorIs(t, shmem.BarrierAllOnStream(nil), shmem.ErrNotSupported)
+	assert.ErrorIs(t, shmem.TeamWorld.SyncOnStream(nil), shmem.ErrNotSupported)
 	assert.ErrorIs(t, shmem.ReduceOnStream(nil, shmem.TeamWorld, shmem.OpSum, h, h, 1), shmem.ErrNotSupported)
 	s := shmem.StreamFromHandle(0)
 	assert.ErrorIs(t, shmem.QuietOnStream(s), shmem.ErrNotSupported)

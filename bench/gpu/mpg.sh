@@ -13,7 +13,11 @@
 # and NVSHMEM's reducescatter rows once more with NVSHMEM_REDUCE_SCRATCH_SIZE=256M (the default
 # 512 KiB scratch makes NVSHMEM assert past n * npes * 4 B = 256 KiB); and goshmem once more with
 # GOSHMEM_GPU_COLL_LL=off (no LL packets; series goshmem/noll) up to NOLL_MAX (default 1 MiB), and
-# its on-stream rows with GOSHMEM_GPU_COLL_THREADS=1024 (series goshmem/t1024), at 2 PEs.
+# its on-stream rows with GOSHMEM_GPU_COLL_THREADS=1024 (series goshmem/t1024), at 2 PEs, and with
+# GOSHMEM_GPU_STREAM_SYNC=kernel (the on-stream barriers and syncs as kernels instead of stream memory
+# operations; series goshmem/synckernel) at NPS PEs.
+# ONSTREAM_ONLY=1: only the on-stream rows (goshmem, goshmem/synckernel and NVSHMEM at NPS PEs, up to
+# COLL_MAX), each REPEAT times (default 1; the second run's files end in _2), no pct/noll/t1024/rs runs.
 # Needs, carried: bin/goshmem-perf, bin/gpu/perf.fatbin, bin/gpu/perf_coll.fatbin. Writes
 # OUTDIR/{goshmem,nvshmem}_<config>.jsonl, their stderr logs, ratios_<config>.txt (goshmem-perf
 # report) and machine.txt.
@@ -57,8 +61,10 @@ build_pid=$!
 trap 'mps_stop' EXIT
 mps_start || { echo "MPS did not start"; exit 1; }
 X="-x CUDA_VISIBLE_DEVICES -x LD_LIBRARY_PATH -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_DISABLE_NVLS -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
-GP="bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin -only ^(coll|onstream)$ -bw-maxsize 134217728 -coll-threads 1024"
-NP="-only coll|on_stream -bw-maxsize 134217728 -coll-threads 1024"
+GONLY='^(coll|onstream)$' NONLY='coll|on_stream'
+if [ "${ONSTREAM_ONLY:-0}" = 1 ]; then GONLY='^onstream$' NONLY='on_stream'; fi
+GP="bin/goshmem-perf device -json -module bin/gpu/perf.fatbin -coll-module bin/gpu/perf_coll.fatbin -only $GONLY -bw-maxsize 134217728 -coll-threads 1024"
+NP="-only $NONLY -bw-maxsize 134217728 -coll-threads 1024"
 # run NAME NP LIMIT ENV... -- CMD...: one mpirun under LIMIT s; stdout (JSON rows) to NAME.jsonl
 run() {
     local name=$1 np=$2 lim=$3 t0
@@ -75,6 +81,21 @@ run() {
         >"$out/$name.jsonl" 2>"$out/$name.log"
     echo "$name: rc $? in $(($(date +%s) - t0)) s, $(grep -c '^{' "$out/$name.jsonl") rows"
 }
+if [ "${ONSTREAM_ONLY:-0}" = 1 ]; then
+    # goshmem, its kernel syncs and NVSHMEM, interleaved, REPEAT times
+    wait $build_pid
+    cat "$out/nvshmem_build.log"
+    for i in $(seq 1 "${REPEAT:-1}"); do
+        sfx=""
+        [ "$i" -gt 1 ] && sfx=_$i
+        for np in $NPS; do
+            run goshmem_ign_np$np$sfx "$np" 100 GOSHMEM_GPU=on -- $GP -coll-maxsize "$COLL_MAX"
+            run goshmem_synckernel_np$np$sfx "$np" 100 GOSHMEM_GPU_STREAM_SYNC=kernel -- $GP -coll-maxsize "$COLL_MAX" -variant synckernel
+            [ -x $B/nvshmem_perf ] && run nvshmem_ign_np$np$sfx "$np" 100 NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 -- \
+                $B/nvshmem_perf $NP -coll-maxsize "$COLL_MAX"
+        done
+    done
+else
 for np in $NPS; do
     m=$COLL_MAX
     [ "$np" -gt 2 ] && m=$COLL_MAX4
@@ -87,6 +108,10 @@ for np in $NPS; do
 done
 # and the one-block on-stream kernels on 1024 threads (GOSHMEM_GPU_COLL_THREADS=1024) instead of by size
 run goshmem_t1024_np2 2 120 GOSHMEM_GPU_COLL_THREADS=1024 -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant t1024
+# and the on-stream barriers and syncs as kernels (GOSHMEM_GPU_STREAM_SYNC=kernel)
+for np in $NPS; do
+    run goshmem_synckernel_np$np "$np" 100 GOSHMEM_GPU_STREAM_SYNC=kernel -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant synckernel
+done
 wait $build_pid
 cat "$out/nvshmem_build.log"
 if [ -x $B/nvshmem_perf ]; then
@@ -100,16 +125,18 @@ if [ -x $B/nvshmem_perf ]; then
         NVSHMEM_MAX_TEAMS=8 NVSHMEM_SYMMETRIC_SIZE=8G -- $B/nvshmem_perf -only reducescatter -bw-maxsize 134217728 \
         -coll-threads 1024 -coll-maxsize "$COLL_MAX"
 fi
+fi
 mps_stop
 # ratios_rs_np2: goshmem's 2-PE rows against NVSHMEM's reducescatter with the larger scratch
-for c in ign_np2 ign_np4 pct_np2 rs_np2; do
+for c in ign_np2 ign_np4 pct_np2 rs_np2 ign_np2_2 ign_np4_2; do
     g=$out/goshmem_$c.jsonl
     [ $c = rs_np2 ] && g=$out/goshmem_ign_np2.jsonl
     [ -s "$g" ] || continue
     peers=""
     [ -s "$out/nvshmem_$c.jsonl" ] && peers="$out/nvshmem_$c.jsonl"
-    [ -s "$out/goshmem_noll_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_noll_${c#ign_}.jsonl"
-    [ -s "$out/goshmem_t1024_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_t1024_${c#ign_}.jsonl"
+    for v in noll t1024 synckernel; do
+        [ -s "$out/goshmem_${v}_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_${v}_${c#ign_}.jsonl"
+    done
     timeout 30 bin/goshmem-perf report -md "$out/ratios_$c.md" "$g" $peers >"$out/ratios_$c.txt" 2>&1
 done
 grep -h "nvshmem_perf:\|limited MPG\|full MPG" "$out"/*.log | sort | uniq -c | head -20

@@ -19,6 +19,10 @@
  *   [0, PSYNC_BYTES)  one 2 KiB psync slot per team slot s (at s * PSYNC_SLOT_BYTES):
  *                     lines 0-7    barrier rounds (coll.h; <= 7 rounds for <= 128 PEs)
  *                     line 8       this PE's own collective counters (coll_data.h)
+ *                     lines 9-15   on-stream sync rounds written and waited on by
+ *                                  stream memory operations (cuStreamBatchMemOp:
+ *                                  package shmem's *OnStream barriers and syncs,
+ *                                  epochs counted by the host; no kernel reads them)
  *                     bytes 1024+  collective flags, one uint64_t per team member
  *                                  (written by that member, coll_data.h)
  *                     The host zeroes a slot when it assigns it to a team.
@@ -34,6 +38,8 @@
 #define GOSHMEMI_PSYNC_SLOT_BYTES (GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE)
 #define GOSHMEMI_PSYNC_BYTES (GOSHMEMI_MAX_TEAMS * GOSHMEMI_PSYNC_SLOT_BYTES)
 #define GOSHMEMI_COLL_COUNTER_OFF 512 /* within a psync slot */
+#define GOSHMEMI_STREAM_SYNC_OFF 576  /* within a psync slot: line 9, one line per round */
+#define GOSHMEMI_STREAM_SYNC_ROUNDS 7 /* ceil(log2(GOSHMEMI_MAX_PES)) */
 #define GOSHMEMI_COLL_FLAGS_OFF 1024  /* within a psync slot: flags[GOSHMEMI_MAX_PES] */
 #define GOSHMEMI_COLL_SCRATCH_OFF (GOSHMEMI_PSYNC_BYTES + 65536)
 #define GOSHMEMI_COLL_SCRATCH_SLOT_BYTES 16384
@@ -133,13 +139,16 @@ static_assert(sizeof(goshmemi_error_record_t) == 128, "goshmemi_error_record_t l
 _Static_assert(sizeof(goshmemi_error_record_t) == 128, "goshmemi_error_record_t layout changed: update devstate.go");
 #endif
 
-/* the psync slot layout above: barrier rounds fit in lines 0-7, flags in the upper kilobyte */
+/* the psync slot layout above: barrier rounds fit in lines 0-7, the stream
+ * sync rounds in lines 9-15, flags in the upper kilobyte */
+#define GOSHMEMI_PSYNC_LAYOUT_OK                                                                                      \
+    (GOSHMEMI_MAX_PES <= 128 && GOSHMEMI_COLL_FLAGS_OFF + 8 * GOSHMEMI_MAX_PES <= GOSHMEMI_PSYNC_SLOT_BYTES &&         \
+     GOSHMEMI_COLL_COUNTER_OFF + GOSHMEMI_PSYNC_LINE <= GOSHMEMI_STREAM_SYNC_OFF &&                                   \
+     GOSHMEMI_STREAM_SYNC_OFF + GOSHMEMI_STREAM_SYNC_ROUNDS * GOSHMEMI_PSYNC_LINE <= GOSHMEMI_COLL_FLAGS_OFF)
 #if defined(__cplusplus)
-static_assert(GOSHMEMI_MAX_PES <= 128 && GOSHMEMI_COLL_FLAGS_OFF + 8 * GOSHMEMI_MAX_PES <= GOSHMEMI_PSYNC_SLOT_BYTES,
-              "psync slot layout: flags or barrier rounds overflow the slot");
+static_assert(GOSHMEMI_PSYNC_LAYOUT_OK, "psync slot layout: flags or barrier rounds overflow the slot");
 #else
-_Static_assert(GOSHMEMI_MAX_PES <= 128 && GOSHMEMI_COLL_FLAGS_OFF + 8 * GOSHMEMI_MAX_PES <= GOSHMEMI_PSYNC_SLOT_BYTES,
-               "psync slot layout: flags or barrier rounds overflow the slot");
+_Static_assert(GOSHMEMI_PSYNC_LAYOUT_OK, "psync slot layout: flags or barrier rounds overflow the slot");
 #endif
 
 #endif

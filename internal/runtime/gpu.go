@@ -70,9 +70,9 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 }
 
 // gridSettings checks GOSHMEM_GPU_COLL_GRID, GOSHMEM_GPU_COLL_BLOCK,
-// GOSHMEM_GPU_COLL_LL and GOSHMEM_GPU_COLL_THREADS and keeps them and
-// GOSHMEM_GPU_COLL_FUSED for GridMinBytes, LibBlocks, GridFused,
-// CollThreads and the device state.
+// GOSHMEM_GPU_COLL_LL, GOSHMEM_GPU_STREAM_SYNC and GOSHMEM_GPU_COLL_THREADS
+// and keeps them and GOSHMEM_GPU_COLL_FUSED for GridMinBytes, LibBlocks,
+// GridFused, StreamSync, CollThreads and the device state.
 func (r *Runtime) gridSettings() error {
 	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
 	if blk < 1<<10 || blk > 1<<30 {
@@ -96,6 +96,12 @@ func (r *Runtime) gridSettings() error {
 				"GOSHMEM_GPU_COLL_LL=%q; must be off or a size in bytes up to 1M (suffix K, M)", g)
 		}
 		r.gpuState.collLL = uint32(n)
+	}
+	switch g := r.Settings.String("GOSHMEM_GPU_STREAM_SYNC"); g {
+	case "memops", "kernel":
+		r.gpuState.syncKernel = g == "kernel"
+	default:
+		return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU_STREAM_SYNC=%q; must be memops or kernel", g)
 	}
 	r.gpuState.collThreads = 0
 	if g := r.Settings.String("GOSHMEM_GPU_COLL_THREADS"); g != "auto" {

@@ -47,6 +47,8 @@ type gpuState struct {
 	gridFused          bool   // GOSHMEM_GPU_COLL_FUSED
 	collLL             uint32 // GOSHMEM_GPU_COLL_LL (bytes)
 	collThreads        int    // GOSHMEM_GPU_COLL_THREADS (0: auto)
+	syncKernel         bool   // GOSHMEM_GPU_STREAM_SYNC=kernel
+	streamSync         streamSync
 	smsOnce            sync.Once
 	nsms               int // the GPU's SM count (smCount)
 	smsErr             error

@@ -136,7 +136,7 @@ var symmetricSettings = []string{
 	"GOSHMEM_PROXY_SLOTS", "GOSHMEM_PROXY_BATCH", "GOSHMEM_PROXY_BACKEND", "GOSHMEM_PROXY_MODE",
 	"GOSHMEM_IBGDA_NIC", "GOSHMEM_IBGDA_DOORBELL", "GOSHMEM_IBGDA_QUEUES",
 	"GOSHMEM_CXI_ENGINE", "GOSHMEM_CXI_PROVIDER", "GOSHMEM_GPU_COLL_GRID", "GOSHMEM_GPU_COLL_BLOCK",
-	"GOSHMEM_GPU_COLL_FUSED", "GOSHMEM_GPU_COLL_LL",
+	"GOSHMEM_GPU_COLL_FUSED", "GOSHMEM_GPU_COLL_LL", "GOSHMEM_GPU_STREAM_SYNC",
 }
 
 // New runs Init's phases on this PE: the settings exchange, the symmetric
@@ -746,13 +746,20 @@ func ChooseBootstrap(name string) (bootstrap.Bootstrap, error) {
 const MaxDeviceTeams = cudatr.MaxTeams
 
 // SetDeviceTeam publishes a team (its psync slot) in the device team
-// table; nothing without a GPU heap or past MaxDeviceTeams.
+// table and restarts the slot's on-stream sync epochs (StreamSync);
+// nothing without a GPU heap or past MaxDeviceTeams.
 func (r *Runtime) SetDeviceTeam(slot, start, stride, size, myIndex int) error {
 	if r.GPU == nil {
 		return nil
 	}
-	return r.GPU.SetTeam(slot, cudatr.Team{Start: int32(start), Stride: int32(stride),
-		Size: int32(size), MyIndex: int32(myIndex), Slot: int32(slot)})
+	if err := r.GPU.SetTeam(slot, cudatr.Team{Start: int32(start), Stride: int32(stride),
+		Size: int32(size), MyIndex: int32(myIndex), Slot: int32(slot)}); err != nil {
+		return err
+	}
+	if slot >= 0 && slot < MaxDeviceTeams {
+		r.resetStreamSync(slot)
+	}
+	return nil
 }
 
 // BootBarrier is the bootstrap's barrier bounded by GOSHMEM_TIMEOUT (the

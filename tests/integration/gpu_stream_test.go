@@ -28,7 +28,7 @@ func TestGPUStream(t *testing.T) {
 	lib := testutil.FakeCUDA(t)
 	steps := []string{"PutOnStream", "GetOnStream", "PutSignalOnStream", "StreamFromHandle", "ReduceOnStream",
 		"ReduceScatterOnStream", "BroadcastOnStream", "FCollectOnStream", "AllToAllOnStream", "team on stream",
-		"host collectives on GPU arrays", "errors", "Finalize"}
+		"barriers on stream", "host collectives on GPU arrays", "errors", "Finalize"}
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -44,6 +44,9 @@ func TestGPUStream(t *testing.T) {
 		// the small collectives without LL packets (the flag round), and
 		// with LL packets only up to 16 bytes (both schemes in one job)
 		{"p2p-noll", []string{"GOSHMEM_GPU_COLL_LL=off"}, []int{2}},
+		// the on-stream barriers and syncs as kernels, not memory operations
+		// (with the proxy and IBGDA they are kernels anyway)
+		{"p2p-synckernel", []string{"GOSHMEM_GPU_STREAM_SYNC=kernel"}, []int{3}},
 		{"p2p-ll16", []string{"GOSHMEM_GPU_COLL_LL=16"}, []int{3}},
 		{"proxy", []string{"GOSHMEM_GPU_TRANSPORT=proxy"}, []int{2, 4}},
 		{"ibgda-soft", []string{"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"}, []int{2}},

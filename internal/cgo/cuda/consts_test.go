@@ -113,6 +113,13 @@ func TestConstants(t *testing.T) {
 		{"CU_EVENT_BLOCKING_SYNC", EventBlockingSync, 1},
 		{"CU_EVENT_DISABLE_TIMING", EventDisableTiming, 2},
 		{"CU_EVENT_INTERPROCESS", EventInterprocess, 4},
+		{"CU_STREAM_MEM_OP_WAIT_VALUE_64", MemOpWait64, 4},
+		{"CU_STREAM_MEM_OP_WRITE_VALUE_64", MemOpWrite64, 5},
+		{"CU_STREAM_WAIT_VALUE_GEQ", WaitGEQ, 0},
+		{"CU_STREAM_WAIT_VALUE_EQ", WaitEQ, 1},
+		{"CU_STREAM_WAIT_VALUE_AND", WaitAND, 2},
+		{"CU_STREAM_WAIT_VALUE_NOR", WaitNOR, 3},
+		{"CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER", WriteValueNoMemoryBarrier, 1},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.got, tt.cudaName)

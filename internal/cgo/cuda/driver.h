@@ -165,7 +165,13 @@ typedef enum CUmemRangeHandleType_enum {
 
 /* Ref: cuda.h CUstreamBatchMemOpType, union CUstreamBatchMemOpParams_union (48 bytes:
  * pad[6]), struct CUstreamMemOpWriteValueParams_st, cuStreamBatchMemOp_v2 (CUDA 11.7+). */
+#define CU_STREAM_MEM_OP_WAIT_VALUE_64 4
 #define CU_STREAM_MEM_OP_WRITE_VALUE_64 5
+/* Ref: cuda.h enum CUstreamWaitValue_flags_enum: the wait's condition */
+#define CU_STREAM_WAIT_VALUE_GEQ 0x0 /* (int64_t)(*addr - value) >= 0: a cyclic >= */
+#define CU_STREAM_WAIT_VALUE_EQ 0x1
+#define CU_STREAM_WAIT_VALUE_AND 0x2 /* (*addr & value) != 0 */
+#define CU_STREAM_WAIT_VALUE_NOR 0x3 /* ~(*addr | value) != 0 */
 typedef union CUstreamBatchMemOpParams_union {
 	unsigned int operation;
 	struct CUstreamMemOpWriteValueParams_st {
@@ -178,6 +184,17 @@ typedef union CUstreamBatchMemOpParams_union {
 		unsigned int flags;
 		CUdeviceptr alias;
 	} writeValue;
+	/* struct CUstreamMemOpWaitValueParams_st: the same layout as writeValue */
+	struct CUstreamMemOpWaitValueParams_st {
+		unsigned int operation;
+		CUdeviceptr address;
+		union {
+			uint32_t value;
+			uint64_t value64;
+		};
+		unsigned int flags;
+		CUdeviceptr alias;
+	} waitValue;
 	uint64_t pad[6];
 } CUstreamBatchMemOpParams;
 _Static_assert(sizeof(CUstreamBatchMemOpParams) == 48, "CUstreamBatchMemOpParams is 48 bytes (pad[6])");
@@ -185,6 +202,9 @@ _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, address) == 8, 
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, value64) == 16, "writeValue.value64");
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, flags) == 24, "writeValue.flags");
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, alias) == 32, "writeValue.alias");
+_Static_assert(offsetof(struct CUstreamMemOpWaitValueParams_st, address) == 8, "waitValue.address");
+_Static_assert(offsetof(struct CUstreamMemOpWaitValueParams_st, value64) == 16, "waitValue.value64");
+_Static_assert(offsetof(struct CUstreamMemOpWaitValueParams_st, flags) == 24, "waitValue.flags");
 
 /* ---- function pointer typedefs ------------------------------------------ */
 /* One per driver entry point, named PFN_<symbol> after the exported symbol

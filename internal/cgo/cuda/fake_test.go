@@ -370,6 +370,51 @@ func TestFakeDriver(t *testing.T) {
 		assert.ErrorContains(t, err, "want the same count in [1, 255]")
 	})
 
+	t.Run("stream waits", func(t *testing.T) {
+		s, err := c0.StreamCreate(StreamNonBlocking)
+		require.NoError(t, err)
+		defer s.Destroy()
+		buf, err := c0.MemAlloc(8 * 2)
+		require.NoError(t, err)
+		defer c0.MemFree(buf)
+		// every condition already holds, so the fake (synchronous) returns;
+		// the write after a wait lands after it, the cyclic >= passes across
+		// the wrap
+		require.NoError(t, s.MemOps([]MemOp{
+			{Op: MemOpWrite64, Addr: buf, Value: 5},
+			{Op: MemOpWait64, Flags: WaitGEQ, Addr: buf, Value: 5},
+			{Op: MemOpWait64, Flags: WaitEQ, Addr: buf, Value: 5},
+			{Op: MemOpWait64, Flags: WaitAND, Addr: buf, Value: 4},
+			{Op: MemOpWait64, Flags: WaitNOR, Addr: buf, Value: 2},
+			{Op: MemOpWrite64, Addr: buf + 8, Value: 1<<64 - 1},
+			{Op: MemOpWait64, Flags: WaitGEQ, Addr: buf + 8, Value: 1<<64 - 2},
+			{Op: MemOpWrite64, Flags: WriteValueNoMemoryBarrier, Addr: buf + 8, Value: 1},
+			{Op: MemOpWait64, Flags: WaitGEQ, Addr: buf + 8, Value: 1<<64 - 2},
+		}))
+		require.NoError(t, s.Synchronize())
+		var got [2]uint64
+		require.NoError(t, c0.MemcpyDtoH(unsafe.Pointer(&got[0]), buf, 16))
+		assert.Equal(t, [2]uint64{5, 1}, got)
+		// a wait releases once another thread writes the word
+		done := make(chan error, 1)
+		go func() { done <- s.MemOps([]MemOp{{Op: MemOpWait64, Flags: WaitGEQ, Addr: buf, Value: 9}}) }()
+		select {
+		case err := <-done:
+			t.Fatalf("the wait for 9 returned before the word held it: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		s2, err := c0.StreamCreate(StreamNonBlocking)
+		require.NoError(t, err)
+		defer s2.Destroy()
+		require.NoError(t, s2.MemOps([]MemOp{{Op: MemOpWrite64, Addr: buf, Value: 9}}))
+		require.NoError(t, <-done)
+		assert.ErrorIs(t, s.MemOps(nil), errs.ErrInvalidArgument)
+		assert.ErrorContains(t, s.MemOps(make([]MemOp, MaxBatchWrites+1)), "want [1, 255]")
+		var ce *Error
+		require.True(t, errors.As(s.MemOps([]MemOp{{Op: 99, Addr: buf}}), &ce), "an unknown operation")
+		assert.Equal(t, CodeInvalidValue, ce.Code)
+	})
+
 	t.Run("events", func(t *testing.T) {
 		s, err := c0.StreamCreate(StreamDefault)
 		require.NoError(t, err)

@@ -481,3 +481,32 @@ int goshmemi_cuStreamWriteValues64(CUcontext ctx, CUstream s, unsigned int n, co
 	}
 	return cu.cuStreamBatchMemOp_v2(s, n, p, 0);
 }
+
+int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const goshmemi_memop_t *ops)
+{
+	CUstreamBatchMemOpParams p[GOSHMEMI_MAX_BATCH_WRITES];
+	unsigned int i;
+	if (n == 0 || n > GOSHMEMI_MAX_BATCH_WRITES)
+		return CUDA_ERROR_INVALID_VALUE;
+	SETCTX(ctx);
+	memset(p, 0, n * sizeof p[0]);
+	for (i = 0; i < n; i++) {
+		switch (ops[i].op) {
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			p[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+			p[i].writeValue.address = ops[i].addr;
+			p[i].writeValue.value64 = ops[i].value;
+			p[i].writeValue.flags = ops[i].flags;
+			break;
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			p[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+			p[i].waitValue.address = ops[i].addr;
+			p[i].waitValue.value64 = ops[i].value;
+			p[i].waitValue.flags = ops[i].flags;
+			break;
+		default:
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return cu.cuStreamBatchMemOp_v2(s, n, p, 0);
+}

@@ -113,4 +113,16 @@ int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, u
 int goshmemi_cuStreamWriteValues64(CUcontext ctx, CUstream s, unsigned int n, const CUdeviceptr *addr,
 				   const uint64_t *v, unsigned int flags);
 
+/* One stream memory operation of goshmemi_cuStreamMemOps: op is
+ * CU_STREAM_MEM_OP_WRITE_VALUE_64 or CU_STREAM_MEM_OP_WAIT_VALUE_64, flags
+ * the write's or the wait's flags. The layout is mirrored by MemOp in
+ * stream.go. */
+typedef struct goshmemi_memop {
+	unsigned int op, flags;
+	CUdeviceptr addr;
+	uint64_t value;
+} goshmemi_memop_t;
+/* n (1..GOSHMEMI_MAX_BATCH_WRITES) 8-byte stream writes and waits, in order, in one cuStreamBatchMemOp_v2 call. */
+int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const goshmemi_memop_t *ops);
+
 #endif /* GOSHMEMI_CUDA_SHIM_H */

@@ -219,6 +219,50 @@ func (s Stream) WriteValues64(addr []DevicePtr, v []uint64, flags uint) error {
 		(*C.uint64_t)(unsafe.Pointer(&v[0])), C.uint(flags)), "cuStreamBatchMemOp_v2")
 }
 
+// MemOp is one stream memory operation of MemOps (the layout of shim.h's
+// goshmemi_memop_t): a write of Value to the 8-byte word at Addr (Op
+// MemOpWrite64, Flags 0 or WriteValueNoMemoryBarrier), or a wait until that
+// word satisfies Flags' condition against Value (Op MemOpWait64, Flags one
+// of WaitGEQ, WaitEQ, WaitAND, WaitNOR).
+type MemOp struct {
+	Op, Flags uint32
+	Addr      DevicePtr
+	Value     uint64
+}
+
+// Stream memory operations and wait conditions (Ref: cuda.h
+// CUstreamBatchMemOpType, CUstreamWaitValue_flags).
+const (
+	MemOpWait64  = C.CU_STREAM_MEM_OP_WAIT_VALUE_64
+	MemOpWrite64 = C.CU_STREAM_MEM_OP_WRITE_VALUE_64
+	// WaitGEQ is a cyclic >=: (int64)(*addr - value) >= 0.
+	WaitGEQ = C.CU_STREAM_WAIT_VALUE_GEQ
+	WaitEQ  = C.CU_STREAM_WAIT_VALUE_EQ
+	WaitAND = C.CU_STREAM_WAIT_VALUE_AND
+	WaitNOR = C.CU_STREAM_WAIT_VALUE_NOR
+)
+
+// MemOps queues ops on the stream, in order, with one driver call
+// (cuStreamBatchMemOp_v2): the GPU's front end performs each write after
+// the stream's earlier work (behind a memory barrier unless its flags say
+// otherwise), and holds the stream's later work until each wait's condition
+// holds, without running a kernel. 1 <= len(ops) <= MaxBatchWrites.
+// Ref: CUDA Driver API, Stream Memory Operations.
+func (s Stream) MemOps(ops []MemOp) error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamBatchMemOp: the zero Stream has no context")
+	}
+	if len(ops) == 0 || len(ops) > MaxBatchWrites {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamBatchMemOp: %d operations; want [1, %d]", len(ops), MaxBatchWrites)
+	}
+	h, err := s.ctx.live("cuStreamBatchMemOp")
+	if err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuStreamMemOps(h, s.h, C.uint(len(ops)), (*C.goshmemi_memop_t)(unsafe.Pointer(&ops[0]))),
+		"cuStreamBatchMemOp_v2")
+}
+
 // WriteValueNoMemoryBarrier is CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: the
 // write may be reordered with the stream's earlier writes (no fence before
 // it).

@@ -14,6 +14,12 @@ const (
 
 	psyncRounds = 32 // GOSHMEMI_PSYNC_ROUNDS
 	psyncLine   = 64 // GOSHMEMI_PSYNC_LINE
+	// StreamSyncOff and StreamSyncRounds are GOSHMEMI_STREAM_SYNC_OFF and
+	// GOSHMEMI_STREAM_SYNC_ROUNDS: within a team's psync slot, the words
+	// the on-stream syncs' memory operations write and wait on, one line
+	// per dissemination round (StreamSyncWord).
+	StreamSyncOff    = 576
+	StreamSyncRounds = 7
 	// collScratchSlot is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES: the device
 	// collectives' scratch per team slot (coll_data.h).
 	collScratchSlot = 16384
@@ -122,4 +128,10 @@ func (s *State) Bytes() []byte {
 	le.PutUint64(b[offErrorHost:], s.ErrorHost)
 	le.PutUint32(b[offCollLL:], s.CollLLBytes)
 	return b
+}
+
+// StreamSyncWord is the heap offset of team slot slot's on-stream sync
+// word of round k (GOSHMEMI_STREAM_SYNC_OFF, one line per round).
+func StreamSyncWord(slot, k int) uint64 {
+	return uint64(slot*psyncRounds*psyncLine + StreamSyncOff + k*psyncLine)
 }

@@ -333,6 +333,12 @@ func streamBarriers() error {
 			return shmem.SyncAllOnStream(s)
 		}},
 		{"TeamWorld.BarrierOnStream", shmem.TeamWorld, shmem.TeamWorld.BarrierOnStream},
+		{"QuietOnStream+TeamShared.SyncOnStream", shmem.TeamShared, func(s *shmem.Stream) error {
+			if err := shmem.QuietOnStream(s); err != nil {
+				return err
+			}
+			return shmem.TeamShared.SyncOnStream(s)
+		}},
 		{"TeamShared.BarrierOnStream", shmem.TeamShared, shmem.TeamShared.BarrierOnStream},
 	}
 	if split.Valid() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/goshmem/goshmem/shmem"
 )
@@ -49,6 +50,7 @@ var streamSteps = []struct {
 	{"FCollectOnStream", stFCollect},
 	{"AllToAllOnStream", stAllToAll},
 	{"team on stream", stTeam},
+	{"barriers on stream", stBarriers},
 	{"host collectives on GPU arrays", stHost},
 	{"errors", stErrors},
 }
@@ -393,6 +395,97 @@ func stTeam(me, n int) error {
 		}
 	}
 	return all(shmem.BarrierAll(), a.Free())
+}
+
+// stBarriers: rounds in which every member puts a value into slot me of
+// every member's array, then a barrier (BarrierAllOnStream,
+// Team.BarrierOnStream; SyncAllOnStream / Team.SyncOnStream after a
+// QuietOnStream), then checks every slot. One member enters each round
+// late: a barrier that let a member through early would show it the
+// previous round's value (the fake's streams run inside the call, so the
+// check runs when the member's barrier returned). Then the split team is
+// destroyed and made again, whose slot restarts its epochs, and the rounds
+// run once more, mixed with a kernel collective on the team.
+func stBarriers(me, n int) error {
+	a, err1 := shmem.AllocDevice[int64](n)
+	src, err2 := shmem.AllocDevice[int64](1)
+	if err := all(err1, err2); err != nil {
+		return err
+	}
+	s, err := shmem.NewStream()
+	if err != nil {
+		return err
+	}
+	rounds := func(t shmem.Team, idx, size int, tag int64, barrier, sync func() error) error {
+		for r := int64(1); r <= 6; r++ {
+			if int(r)%size == idx {
+				time.Sleep(30 * time.Millisecond)
+			}
+			v := tag + r*1000 + int64(idx)
+			if err := fill(src, 1, func(int) int64 { return v }); err != nil {
+				return err
+			}
+			for j := 0; j < size; j++ {
+				pe := j
+				if t != shmem.TeamWorld {
+					pe = 2 * j
+				}
+				if err := shmem.PutOnStream(s, a, idx, src, 0, 1, pe); err != nil {
+					return err
+				}
+			}
+			enter := barrier
+			if r%2 == 0 {
+				enter = func() error { return all(shmem.QuietOnStream(s), sync()) }
+			}
+			if err := all(enter(), s.Synchronize()); err != nil {
+				return err
+			}
+			if err := expect(fmt.Sprintf("round %d: a", r), a, size, func(j int) int64 { return tag + r*1000 + int64(j) }); err != nil {
+				return err
+			}
+			// nobody writes a again before every member checked it
+			if err := all(sync(), s.Synchronize()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := rounds(shmem.TeamWorld, me, n, 0, func() error { return shmem.BarrierAllOnStream(s) },
+		func() error { return shmem.SyncAllOnStream(s) }); err != nil {
+		return fmt.Errorf("world: %w", err)
+	}
+	if err := all(shmem.TeamWorld.BarrierOnStream(s), shmem.TeamWorld.SyncOnStream(s), s.Synchronize()); err != nil {
+		return err
+	}
+	size := (n + 1) / 2
+	for pass := int64(1); pass <= 2; pass++ {
+		t, err := shmem.TeamSplitStrided(shmem.TeamWorld, 0, 2, size)
+		if err != nil {
+			return err
+		}
+		if me%2 == 0 {
+			if err := rounds(t, me/2, size, pass*100000, func() error { return t.BarrierOnStream(s) },
+				func() error { return t.SyncOnStream(s) }); err != nil {
+				return fmt.Errorf("split team, pass %d: %w", pass, err)
+			}
+			// a kernel collective on the team between its memory-operation syncs
+			if err := all(fill(src, 1, func(int) int64 { return int64(me) }), shmem.ReduceOnStream(s, t, shmem.OpSum, src, src, 1),
+				t.BarrierOnStream(s), s.Synchronize()); err != nil {
+				return err
+			}
+			if err := expect("reduce", src, 1, func(int) int64 { return int64(size * (size - 1)) }); err != nil {
+				return err
+			}
+			if err := t.Destroy(); err != nil {
+				return err
+			}
+		}
+		if err := shmem.BarrierAll(); err != nil {
+			return err
+		}
+	}
+	return all(s.Destroy(), a.Free(), src.Free())
 }
 
 // The blocking host collectives on GPU arrays (the library's kernels on

@@ -45,6 +45,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1095,7 +1096,21 @@ EXPORT CUresult cuStreamWriteValue64_v2(CUstream st, CUdeviceptr addr, uint64_t 
 	return CUDA_SUCCESS;
 }
 
-/* Write-value-64 operations only (what goshmem submits), in order. */
+/* Whether a wait-value-64 operation's condition holds for word w. */
+static int fake_wait_done(uint64_t w, uint64_t v, unsigned int flags)
+{
+	switch (flags & 0xf) {
+	case CU_STREAM_WAIT_VALUE_GEQ: return (int64_t)(w - v) >= 0;
+	case CU_STREAM_WAIT_VALUE_EQ: return w == v;
+	case CU_STREAM_WAIT_VALUE_AND: return (w & v) != 0;
+	default: return ~(w | v) != 0; /* NOR */
+	}
+}
+
+/* Write-value-64 and wait-value-64 operations (what goshmem submits), in
+ * order. A wait blocks the calling thread until its condition holds (a
+ * peer process writes the word through its IPC mapping), as a kernel that
+ * waits for a peer does here. */
 EXPORT CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned int count, CUstreamBatchMemOpParams *p, unsigned int flags)
 {
 	unsigned int i;
@@ -1104,10 +1119,17 @@ EXPORT CUresult cuStreamBatchMemOp_v2(CUstream st, unsigned int count, CUstreamB
 	if (flags != 0 || count == 0 || count > 255)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; i < count; i++)
-		if (p[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64)
+		if (p[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64 &&
+		    !(p[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64 && (p[i].waitValue.flags & 0xf) <= CU_STREAM_WAIT_VALUE_NOR))
 			return CUDA_ERROR_INVALID_VALUE;
-	for (i = 0; i < count; i++)
-		__atomic_store_n((unsigned long long *)(uintptr_t)p[i].writeValue.address, p[i].writeValue.value64,
-				 __ATOMIC_RELEASE);
+	for (i = 0; i < count; i++) {
+		unsigned long long *w = (unsigned long long *)(uintptr_t)p[i].writeValue.address;
+		if (p[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
+			__atomic_store_n(w, p[i].writeValue.value64, __ATOMIC_RELEASE);
+			continue;
+		}
+		while (!fake_wait_done(__atomic_load_n(w, __ATOMIC_ACQUIRE), p[i].waitValue.value64, p[i].waitValue.flags))
+			sched_yield();
+	}
 	return CUDA_SUCCESS;
 }
