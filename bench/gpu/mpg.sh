@@ -82,15 +82,15 @@ run() {
     echo "$name: rc $? in $(($(date +%s) - t0)) s, $(grep -c '^{' "$out/$name.jsonl") rows"
 }
 if [ "${ONSTREAM_ONLY:-0}" = 1 ]; then
-    # goshmem, its kernel syncs and NVSHMEM, interleaved, REPEAT times
-    wait $build_pid
-    cat "$out/nvshmem_build.log"
+    # goshmem, its kernel syncs and NVSHMEM, interleaved, REPEAT times (the peer's build runs
+    # during the first goshmem runs)
     for i in $(seq 1 "${REPEAT:-1}"); do
         sfx=""
         [ "$i" -gt 1 ] && sfx=_$i
         for np in $NPS; do
             run goshmem_ign_np$np$sfx "$np" 100 GOSHMEM_GPU=on -- $GP -coll-maxsize "$COLL_MAX"
             run goshmem_synckernel_np$np$sfx "$np" 100 GOSHMEM_GPU_STREAM_SYNC=kernel -- $GP -coll-maxsize "$COLL_MAX" -variant synckernel
+            if [ -n "${build_pid:-}" ]; then wait "$build_pid"; build_pid=""; cat "$out/nvshmem_build.log"; fi
             [ -x $B/nvshmem_perf ] && run nvshmem_ign_np$np$sfx "$np" 100 NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 -- \
                 $B/nvshmem_perf $NP -coll-maxsize "$COLL_MAX"
         done

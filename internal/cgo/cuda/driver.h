@@ -184,17 +184,8 @@ typedef union CUstreamBatchMemOpParams_union {
 		unsigned int flags;
 		CUdeviceptr alias;
 	} writeValue;
-	/* struct CUstreamMemOpWaitValueParams_st: the same layout as writeValue */
-	struct CUstreamMemOpWaitValueParams_st {
-		unsigned int operation;
-		CUdeviceptr address;
-		union {
-			uint32_t value;
-			uint64_t value64;
-		};
-		unsigned int flags;
-		CUdeviceptr alias;
-	} waitValue;
+	/* cuda.h's struct CUstreamMemOpWaitValueParams_st has writeValue's layout field for field */
+	struct CUstreamMemOpWriteValueParams_st waitValue;
 	uint64_t pad[6];
 } CUstreamBatchMemOpParams;
 _Static_assert(sizeof(CUstreamBatchMemOpParams) == 48, "CUstreamBatchMemOpParams is 48 bytes (pad[6])");
@@ -202,9 +193,7 @@ _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, address) == 8, 
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, value64) == 16, "writeValue.value64");
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, flags) == 24, "writeValue.flags");
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, alias) == 32, "writeValue.alias");
-_Static_assert(offsetof(struct CUstreamMemOpWaitValueParams_st, address) == 8, "waitValue.address");
-_Static_assert(offsetof(struct CUstreamMemOpWaitValueParams_st, value64) == 16, "waitValue.value64");
-_Static_assert(offsetof(struct CUstreamMemOpWaitValueParams_st, flags) == 24, "waitValue.flags");
+_Static_assert(offsetof(CUstreamBatchMemOpParams, waitValue) == 0, "waitValue");
 
 /* ---- function pointer typedefs ------------------------------------------ */
 /* One per driver entry point, named PFN_<symbol> after the exported symbol

@@ -467,19 +467,17 @@ int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, u
 int goshmemi_cuStreamWriteValues64(CUcontext ctx, CUstream s, unsigned int n, const CUdeviceptr *addr,
 				   const uint64_t *v, unsigned int flags)
 {
-	CUstreamBatchMemOpParams p[GOSHMEMI_MAX_BATCH_WRITES];
+	goshmemi_memop_t ops[GOSHMEMI_MAX_BATCH_WRITES];
 	unsigned int i;
 	if (n == 0 || n > GOSHMEMI_MAX_BATCH_WRITES)
 		return CUDA_ERROR_INVALID_VALUE;
-	SETCTX(ctx);
-	memset(p, 0, n * sizeof p[0]);
 	for (i = 0; i < n; i++) {
-		p[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
-		p[i].writeValue.address = addr[i];
-		p[i].writeValue.value64 = v[i];
-		p[i].writeValue.flags = flags;
+		ops[i].op = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+		ops[i].flags = flags;
+		ops[i].addr = addr[i];
+		ops[i].value = v[i];
 	}
-	return cu.cuStreamBatchMemOp_v2(s, n, p, 0);
+	return goshmemi_cuStreamMemOps(ctx, s, n, ops);
 }
 
 int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const goshmemi_memop_t *ops)
@@ -491,22 +489,13 @@ int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const gos
 	SETCTX(ctx);
 	memset(p, 0, n * sizeof p[0]);
 	for (i = 0; i < n; i++) {
-		switch (ops[i].op) {
-		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			p[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
-			p[i].writeValue.address = ops[i].addr;
-			p[i].writeValue.value64 = ops[i].value;
-			p[i].writeValue.flags = ops[i].flags;
-			break;
-		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			p[i].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
-			p[i].waitValue.address = ops[i].addr;
-			p[i].waitValue.value64 = ops[i].value;
-			p[i].waitValue.flags = ops[i].flags;
-			break;
-		default:
+		/* a wait's parameters have a write's layout (driver.h) */
+		if (ops[i].op != CU_STREAM_MEM_OP_WRITE_VALUE_64 && ops[i].op != CU_STREAM_MEM_OP_WAIT_VALUE_64)
 			return CUDA_ERROR_INVALID_VALUE;
-		}
+		p[i].writeValue.operation = ops[i].op;
+		p[i].writeValue.address = ops[i].addr;
+		p[i].writeValue.value64 = ops[i].value;
+		p[i].writeValue.flags = ops[i].flags;
 	}
 	return cu.cuStreamBatchMemOp_v2(s, n, p, 0);
 }
