@@ -14,9 +14,11 @@
 # 512 KiB scratch makes NVSHMEM assert past n * npes * 4 B = 256 KiB); and goshmem once more with
 # GOSHMEM_GPU_COLL_LL=off (no LL packets; series goshmem/noll) up to NOLL_MAX (default 1 MiB), and
 # its on-stream rows with GOSHMEM_GPU_COLL_THREADS=1024 (series goshmem/t1024), at 2 PEs, and with
-# GOSHMEM_GPU_STREAM_SYNC=kernel (the on-stream barriers and syncs as kernels instead of stream memory
-# operations; series goshmem/synckernel) at NPS PEs.
-# ONSTREAM_ONLY=1: only the on-stream rows (goshmem, goshmem/synckernel and NVSHMEM at NPS PEs, up to
+# GOSHMEM_GPU_STREAM_SYNC=kernel and =memops (the on-stream barriers and syncs as kernels, or as stream
+# memory operations, for every team; series goshmem/synckernel, goshmem/syncmemops) at NPS PEs.
+# BASE_COLL=FATBIN: the device collective rows once more from another build of bench/gpu/perf_coll.cu
+# (series goshmem/base, e.g. the commit before a change), at NPS PEs.
+# ONSTREAM_ONLY=1: only the on-stream rows (goshmem, goshmem/sync{kernel,memops} and NVSHMEM at NPS PEs, up to
 # COLL_MAX), each REPEAT times (default 1; the second run's files end in _2), no pct/noll/t1024/rs runs.
 # Needs, carried: bin/goshmem-perf, bin/gpu/perf.fatbin, bin/gpu/perf_coll.fatbin. Writes
 # OUTDIR/{goshmem,nvshmem}_<config>.jsonl, their stderr logs, ratios_<config>.txt (goshmem-perf
@@ -89,7 +91,9 @@ if [ "${ONSTREAM_ONLY:-0}" = 1 ]; then
         [ "$i" -gt 1 ] && sfx=_$i
         for np in $NPS; do
             run goshmem_ign_np$np$sfx "$np" 100 GOSHMEM_GPU=on -- $GP -coll-maxsize "$COLL_MAX"
-            run goshmem_synckernel_np$np$sfx "$np" 100 GOSHMEM_GPU_STREAM_SYNC=kernel -- $GP -coll-maxsize "$COLL_MAX" -variant synckernel
+            for v in kernel memops; do
+                run goshmem_sync${v}_np$np$sfx "$np" 100 GOSHMEM_GPU_STREAM_SYNC=$v -- $GP -coll-maxsize "$COLL_MAX" -variant sync$v
+            done
             if [ -n "${build_pid:-}" ]; then wait "$build_pid"; build_pid=""; cat "$out/nvshmem_build.log"; fi
             [ -x $B/nvshmem_perf ] && run nvshmem_ign_np$np$sfx "$np" 100 NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 -- \
                 $B/nvshmem_perf $NP -coll-maxsize "$COLL_MAX"
@@ -108,10 +112,21 @@ for np in $NPS; do
 done
 # and the one-block on-stream kernels on 1024 threads (GOSHMEM_GPU_COLL_THREADS=1024) instead of by size
 run goshmem_t1024_np2 2 120 GOSHMEM_GPU_COLL_THREADS=1024 -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant t1024
-# and the on-stream barriers and syncs as kernels (GOSHMEM_GPU_STREAM_SYNC=kernel)
+# and the on-stream barriers and syncs as kernels, and as memory operations, for every team
 for np in $NPS; do
-    run goshmem_synckernel_np$np "$np" 100 GOSHMEM_GPU_STREAM_SYNC=kernel -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant synckernel
+    for v in kernel memops; do
+        run goshmem_sync${v}_np$np "$np" 100 GOSHMEM_GPU_STREAM_SYNC=$v -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant sync$v
+    done
 done
+# and the device collectives of another build (BASE_COLL)
+if [ -n "${BASE_COLL:-}" ]; then
+    for np in $NPS; do
+        m=$COLL_MAX
+        [ "$np" -gt 2 ] && m=$COLL_MAX4
+        run goshmem_base_np$np "$np" 150 GOSHMEM_GPU=on -- bin/goshmem-perf device -json -module bin/gpu/perf.fatbin \
+            -coll-module "$BASE_COLL" -only '^coll$' -bw-maxsize 134217728 -coll-threads 1024 -coll-maxsize "$m" -variant base
+    done
+fi
 wait $build_pid
 cat "$out/nvshmem_build.log"
 if [ -x $B/nvshmem_perf ]; then
@@ -134,7 +149,7 @@ for c in ign_np2 ign_np4 pct_np2 rs_np2 ign_np2_2 ign_np4_2; do
     [ -s "$g" ] || continue
     peers=""
     [ -s "$out/nvshmem_$c.jsonl" ] && peers="$out/nvshmem_$c.jsonl"
-    for v in noll t1024 synckernel; do
+    for v in noll t1024 synckernel syncmemops base; do
         [ -s "$out/goshmem_${v}_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_${v}_${c#ign_}.jsonl"
     done
     timeout 30 bin/goshmem-perf report -md "$out/ratios_$c.md" "$g" $peers >"$out/ratios_$c.txt" 2>&1

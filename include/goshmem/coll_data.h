@@ -65,7 +65,8 @@
  *            the block goes as 8-byte packets, 4 data bytes and the step's
  *            tag in one store, into the LL region; the receiver polls the
  *            packets themselves (no flag, no fence) and unpacks them into
- *            its scratch (goshmemi_coll_ll_xchg).
+ *            its scratch, or for fcollect and alltoall straight into dst
+ *            (goshmemi_coll_ll_xchg).
  *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
  *            ready; exit: everyone is done with them):
  *            reduce: member i reduces its 1/P share of the vector reading every
@@ -193,6 +194,26 @@ GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned
  * largest block it launches with. Warp and block forms copy inline. */
 static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *src, size_t n)
 {
+    /* One thread pays a memory latency per batch of loads: 16-byte words
+     * go eight at a time when dst and src are 16-byte aligned (the
+     * collectives' buffers usually are), a copy of 512 bytes in four
+     * batches instead of sixteen. Out of line, these registers are the
+     * callee's only. */
+    const uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (((d | s) & 15u) == 0 && n >= 128 && n <= ((size_t)1 << 31)) {
+        const uint32_t nw = (uint32_t)(n / 16);
+        uint4 *dw = (uint4 *)dst;
+        const uint4 *sw = (const uint4 *)src;
+        uint32_t i = 0;
+        for (; i + 8 <= nw; i += 8) {
+            uint4 w[8];
+            _Pragma("unroll") for (int b = 0; b < 8; b++) w[b] = sw[i + b];
+            _Pragma("unroll") for (int b = 0; b < 8; b++) dw[i + b] = w[b];
+        }
+        const size_t done = (size_t)i * 16;
+        if (done < n) goshmemi_copy_part((char *)dst + done, (const char *)src + done, n - done, 0, 1);
+        return;
+    }
     goshmemi_copy_part(dst, src, n, 0, 1);
 }
 #endif
@@ -326,12 +347,32 @@ GOSHMEMI_FN void goshmemi_coll_wait_all(const goshmemi_coll_t *c, uint64_t e)
     goshmemi_cg_sync(c->scope);
 }
 
+/* The group signals e to every other member when all are mapped here, the
+ * threads splitting the members: a release store each when no thread has
+ * more than one member; otherwise (one thread for three or more members)
+ * one fence, then relaxed stores (the release pattern): a run of
+ * st.release would wait for each store before the next. */
+GOSHMEMI_FN void goshmemi_coll_signal_ls(const goshmemi_coll_t *c, uint64_t e)
+{
+    const int sys = goshmemi_sys_scope();
+    const uint64_t off = goshmemi_coll_flags_off(c) + 8u * (uint64_t)c->v.my_index;
+    const int tid = (int)GOSHMEMI_COLL_TID(c), nt = (int)GOSHMEMI_COLL_NT(c);
+    if (c->v.size - 1 <= nt) { /* at most one member per thread: a release store each */
+        int j = tid + (tid >= c->v.my_index);
+        if (j < c->v.size) goshmemi_coll_signal(c, j, e);
+        return;
+    }
+    goshmemi_order_fence(sys);
+    for (int j = tid; j < c->v.size; j += nt)
+        if (j != c->v.my_index)
+            goshmemi_relaxed_store_u64((void *)(uintptr_t)(goshmemi_cstate()->heap_base[goshmemi_coll_pe(c, j)] + off), e, sys);
+}
+
 /* This PE signals e to every other member (group split; remote: leader). */
 GOSHMEMI_FN void goshmemi_coll_signal_all(const goshmemi_coll_t *c, uint64_t e)
 {
     if (c->all_ls) {
-        for (int j = (int)GOSHMEMI_COLL_TID(c); j < c->v.size; j += (int)GOSHMEMI_COLL_NT(c))
-            if (j != c->v.my_index) goshmemi_coll_signal(c, j, e);
+        goshmemi_coll_signal_ls(c, e);
     } else if (GOSHMEMI_COLL_TID(c) == 0) {
         for (int j = 0; j < c->v.size; j++)
             if (j != c->v.my_index) goshmemi_coll_signal(c, j, e);
@@ -403,19 +444,39 @@ GOSHMEMI_FN uint32_t goshmemi_coll_ll_word(const unsigned char *p, size_t len, s
     return v;
 }
 
+/* Stores word w (bytes [4w, 4w+4), fewer at the block's end) of a block of
+ * len bytes at p. */
+GOSHMEMI_FN void goshmemi_coll_ll_put_word(unsigned char *p, size_t len, size_t w, uint32_t d)
+{
+    p += 4 * w;
+    size_t k = len - 4 * w;
+    if (k >= 4 && ((uintptr_t)p & 3u) == 0) {
+#if GOSHMEMI_CUDA
+        *(uint32_t *)p = d;
+#else
+        memcpy(p, &d, 4);
+#endif
+        return;
+    }
+    for (size_t i = 0; i < k && i < 4; i++) p[i] = (unsigned char)(d >> (8 * i));
+}
+
 /* goshmemi_coll_xchg_all when goshmemi_coll_use_ll: each 4 bytes of a
  * block travel with the step's tag (the low 32 bits of epoch e) in one
  * 8-byte relaxed store into the receiver's LL half h, part my_index; the
  * receiver polls those words until they carry the tag and unpacks them
  * into its scratch half h (the plain scheme's layout, which the callers
- * read). The data carries its own
+ * read), or, when out is not NULL, straight into out + j * out_stride for
+ * member j's block (a caller that only copies the blocks on saves that
+ * pass; out must not overlap src but in this PE's own block, which is not
+ * written). The data carries its own
  * completion, so there is no flag round and no release fence: NVSHMEM's
  * and NCCL's LL protocol. A stale word holds an older step's tag (the LL
  * region only ever holds packets and starts zeroed; epochs only grow), and a
  * member writes a half again only two steps later, after this PE's packets
  * of the step between, which it sent once it had read this step's. */
 GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
-                                       size_t src_stride, size_t len)
+                                       size_t src_stride, size_t len, char *out, size_t out_stride)
 {
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     const int me = c->v.my_index, sys = goshmemi_sys_scope();
@@ -453,6 +514,9 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
                                            sys);
         }
     }
+    /* every thread's src loads are done before any thread stores into out
+     * (one thread: program order) */
+    if (out != NULL && c->scope != GOSHMEMI_SCOPE_THREAD) goshmemi_cg_sync(c->scope);
     for (unsigned i0 = tid; i0 < total; i0 += step) {
         uint64_t v[GOSHMEMI_LL_BATCH];
         unsigned pend = 0;
@@ -481,15 +545,45 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
             j += j >= me;
             if (i < total) {
                 const uint32_t d = (uint32_t)v[b];
+                if (out != NULL) {
+                    goshmemi_coll_ll_put_word((unsigned char *)out + (size_t)j * out_stride, len, w, d);
+                } else {
 #if GOSHMEMI_CUDA
-                *(uint32_t *)(goshmemi_coll_scratch(c, h, j) + 4u * w) = d;
+                    *(uint32_t *)(goshmemi_coll_scratch(c, h, j) + 4u * w) = d;
 #else
-                memcpy((void *)(goshmemi_coll_scratch(c, h, j) + 4u * w), &d, 4);
+                    memcpy((void *)(goshmemi_coll_scratch(c, h, j) + 4u * w), &d, 4);
 #endif
+                }
             }
         }
     }
     goshmemi_cg_sync(c->scope);
+}
+
+/* goshmemi_coll_ll_xchg for a data mover (out != NULL); out of line for
+ * one thread on the GPU (as its copies, goshmemi_cg_copy_one): inlined, the
+ * unrolled batches and the unpack into dst made the one-thread fcollect
+ * and alltoall kernels spill. scope is the caller's constant. */
+#if GOSHMEMI_CUDA
+static __device__ __noinline__ void goshmemi_coll_ll_xchg_one(const goshmemi_coll_t *c, uint64_t e, unsigned h,
+                                                            const char *src, size_t src_stride, size_t len, char *out,
+                                                            size_t out_stride)
+{
+    goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len, out, out_stride);
+}
+#endif
+GOSHMEMI_FN void goshmemi_coll_ll_move(int scope, const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
+                                       size_t src_stride, size_t len, char *out, size_t out_stride)
+{
+#if GOSHMEMI_CUDA
+    if (scope == GOSHMEMI_SCOPE_THREAD) {
+        goshmemi_coll_ll_xchg_one(c, e, h, src, src_stride, len, out, out_stride);
+        return;
+    }
+#else
+    (void)scope;
+#endif
+    goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len, out, out_stride);
 }
 
 /* One scratch step (the small scheme): every member (or only member
@@ -513,8 +607,7 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
     }
     goshmemi_cg_sync(c->scope);
     if (c->all_ls) {
-        for (int j = (int)GOSHMEMI_COLL_TID(c); j < P; j += (int)GOSHMEMI_COLL_NT(c))
-            if (j != me) goshmemi_coll_signal(c, j, e);
+        goshmemi_coll_signal_ls(c, e);
     } else if (GOSHMEMI_COLL_TID(c) == 0) {
         for (int j = 0; j < P; j++) {
             if (j == me) continue;
@@ -538,7 +631,7 @@ GOSHMEMI_FN void goshmemi_coll_xchg_all(const goshmemi_coll_t *c, uint64_t e, un
                                         size_t src_stride, size_t len)
 {
     if (goshmemi_coll_use_ll(c, len))
-        goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len);
+        goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len, NULL, 0);
     else
         goshmemi_coll_xchg(c, e, h, src, src_stride, len, -1);
 }
@@ -885,7 +978,13 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
         for (size_t k = 0; k < nch; k++) {
             const size_t lo = k * chunk, cnt = nb - lo < chunk ? nb - lo : chunk;
             const unsigned h = (unsigned)((c.scount + k) & 1u);
-            goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt);
+            if (goshmemi_coll_use_ll(&c, cnt)) {
+                /* the packets go straight into dst; this PE's own block after */
+                goshmemi_coll_ll_move(scope, &c, c.epoch + 1 + k, h, src + lo, sstride, cnt, dst + lo, nb);
+                goshmemi_coll_copy(&c, dst + (size_t)me * nb + lo, src + (size_t)me * sstride + lo, cnt);
+                continue;
+            }
+            goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, -1);
             for (int j = 0; j < P; j++) {
                 const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
                 goshmemi_coll_copy(&c, dst + (size_t)j * nb + lo, from, cnt);

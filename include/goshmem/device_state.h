@@ -19,10 +19,13 @@
  *   [0, PSYNC_BYTES)  one 2 KiB psync slot per team slot s (at s * PSYNC_SLOT_BYTES):
  *                     lines 0-7    barrier rounds (coll.h; <= 7 rounds for <= 128 PEs)
  *                     line 8       this PE's own collective counters (coll_data.h)
- *                     lines 9-15   on-stream sync rounds written and waited on by
+ *                     lines 9-15   on-stream sync words written and waited on by
  *                                  stream memory operations (cuStreamBatchMemOp:
  *                                  package shmem's *OnStream barriers and syncs,
- *                                  epochs counted by the host; no kernel reads them)
+ *                                  epochs counted by the host; no kernel reads them):
+ *                                  a team of at most STREAM_SYNC_FLAT_MAX members
+ *                                  uses word i of line 9, written by member i; a
+ *                                  larger one word 0 of line 9+k for round k
  *                     bytes 1024+  collective flags, one uint64_t per team member
  *                                  (written by that member, coll_data.h)
  *                     The host zeroes a slot when it assigns it to a team.
@@ -40,6 +43,7 @@
 #define GOSHMEMI_COLL_COUNTER_OFF 512 /* within a psync slot */
 #define GOSHMEMI_STREAM_SYNC_OFF 576  /* within a psync slot: line 9, one line per round */
 #define GOSHMEMI_STREAM_SYNC_ROUNDS 7 /* ceil(log2(GOSHMEMI_MAX_PES)) */
+#define GOSHMEMI_STREAM_SYNC_FLAT_MAX 8 /* members of a flat sync: one word each in one line */
 #define GOSHMEMI_COLL_FLAGS_OFF 1024  /* within a psync slot: flags[GOSHMEMI_MAX_PES] */
 #define GOSHMEMI_COLL_SCRATCH_OFF (GOSHMEMI_PSYNC_BYTES + 65536)
 #define GOSHMEMI_COLL_SCRATCH_SLOT_BYTES 16384
@@ -144,7 +148,8 @@ _Static_assert(sizeof(goshmemi_error_record_t) == 128, "goshmemi_error_record_t 
 #define GOSHMEMI_PSYNC_LAYOUT_OK                                                                                      \
     (GOSHMEMI_MAX_PES <= 128 && GOSHMEMI_COLL_FLAGS_OFF + 8 * GOSHMEMI_MAX_PES <= GOSHMEMI_PSYNC_SLOT_BYTES &&         \
      GOSHMEMI_COLL_COUNTER_OFF + GOSHMEMI_PSYNC_LINE <= GOSHMEMI_STREAM_SYNC_OFF &&                                   \
-     GOSHMEMI_STREAM_SYNC_OFF + GOSHMEMI_STREAM_SYNC_ROUNDS * GOSHMEMI_PSYNC_LINE <= GOSHMEMI_COLL_FLAGS_OFF)
+     GOSHMEMI_STREAM_SYNC_OFF + GOSHMEMI_STREAM_SYNC_ROUNDS * GOSHMEMI_PSYNC_LINE <= GOSHMEMI_COLL_FLAGS_OFF &&         \
+     8 * GOSHMEMI_STREAM_SYNC_FLAT_MAX <= GOSHMEMI_PSYNC_LINE)
 #if defined(__cplusplus)
 static_assert(GOSHMEMI_PSYNC_LAYOUT_OK, "psync slot layout: flags or barrier rounds overflow the slot");
 #else

@@ -116,8 +116,8 @@ var Table = []Var{
 		Help: "device collectives (and the one-block on-stream ones) over load/store members: a reduce, reducescatter, fcollect or alltoall whose block per member is at most this many bytes sends it as 8-byte packets of 4 data bytes and a tag, which the receivers poll, instead of a store and a flag round; capped at 4K/members, at 8 bytes for the one-thread forms and at 512/(members-1) bytes for the warp forms; off: never"},
 	{Name: "GOSHMEM_GPU_COLL_THREADS", Default: "auto", kind: kindString,
 		Help: "diagnostic: the block of the one-block on-stream collective kernels (barrier, sync, and reduce, broadcast, fcollect, alltoall below GOSHMEM_GPU_COLL_GRID): auto (one thread per 16 bytes this PE moves, in whole warps, 32 to 1024) or a multiple of 32 in [32, 1024]"},
-	{Name: "GOSHMEM_GPU_STREAM_SYNC", Default: "memops", kind: kindString,
-		Help: "on-stream barriers and syncs (BarrierAllOnStream, SyncAllOnStream, Team.BarrierOnStream, Team.SyncOnStream) when no GPU remote transport is configured: memops (a dissemination sync of stream memory operations, writes to the peers' flags and waits on this PE's, no kernel) or kernel (a one-block barrier kernel, as with a GPU remote transport)"},
+	{Name: "GOSHMEM_GPU_STREAM_SYNC", Default: "auto", kind: kindString,
+		Help: "on-stream barriers and syncs (BarrierAllOnStream, SyncAllOnStream, Team.BarrierOnStream, Team.SyncOnStream) when no GPU remote transport is configured: auto (memops for a team of 2 members, kernel for larger teams), memops (stream memory operations, no kernel: a team of up to 8 members syncs flat, each member writing a flag on every other and waiting on its own, a larger team in dissemination rounds), dissemination (diagnostic: memory operations in dissemination rounds for every team) or kernel (a one-warp barrier kernel, as with a GPU remote transport)"},
 	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
 		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
 }

@@ -98,10 +98,10 @@ func (r *Runtime) gridSettings() error {
 		r.gpuState.collLL = uint32(n)
 	}
 	switch g := r.Settings.String("GOSHMEM_GPU_STREAM_SYNC"); g {
-	case "memops", "kernel":
-		r.gpuState.syncKernel = g == "kernel"
+	case "auto", "memops", "dissemination", "kernel":
+		r.gpuState.syncAuto, r.gpuState.syncKernel, r.gpuState.syncDissem = g == "auto", g == "kernel", g == "dissemination"
 	default:
-		return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU_STREAM_SYNC=%q; must be memops or kernel", g)
+		return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU_STREAM_SYNC=%q; must be auto, memops, dissemination or kernel", g)
 	}
 	r.gpuState.collThreads = 0
 	if g := r.Settings.String("GOSHMEM_GPU_COLL_THREADS"); g != "auto" {

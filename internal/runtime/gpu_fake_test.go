@@ -391,7 +391,7 @@ func gpuHeapTooSmall(t *testing.T) {
 
 // A grid block size outside [1K, 1G], a grid threshold that is not a
 // size or off, an LL limit that is not off or a size up to 1M, or a stream
-// sync that is neither memops nor kernel, fails Init on every PE, naming it; a valid pair reaches
+// sync that is not auto, memops, dissemination or kernel, fails Init on every PE, naming it; a valid pair reaches
 // GridMinBytes and LibBlocks (whose cap is shared by the PEs on one GPU),
 // and GOSHMEM_GPU_COLL_FUSED GridFused.
 func gpuGridSettings(t *testing.T) {
@@ -403,7 +403,7 @@ func gpuGridSettings(t *testing.T) {
 		{"GOSHMEM_GPU_COLL_LL", "2M", `GOSHMEM_GPU_COLL_LL="2M"; must be off or a size in bytes up to 1M`},
 		{"GOSHMEM_GPU_COLL_THREADS", "48", `GOSHMEM_GPU_COLL_THREADS="48"; must be auto or a multiple of 32 in [32, 1024]`},
 		{"GOSHMEM_GPU_COLL_THREADS", "2048", `GOSHMEM_GPU_COLL_THREADS="2048"; must be auto or a multiple of 32 in [32, 1024]`},
-		{"GOSHMEM_GPU_STREAM_SYNC", "kernels", `GOSHMEM_GPU_STREAM_SYNC="kernels"; must be memops or kernel`},
+		{"GOSHMEM_GPU_STREAM_SYNC", "kernels", `GOSHMEM_GPU_STREAM_SYNC="kernels"; must be auto, memops, dissemination or kernel`},
 	} {
 		got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", c.k: c.v}, nil, nil)
 		for i, p := range got {

@@ -48,6 +48,8 @@ type gpuState struct {
 	collLL             uint32 // GOSHMEM_GPU_COLL_LL (bytes)
 	collThreads        int    // GOSHMEM_GPU_COLL_THREADS (0: auto)
 	syncKernel         bool   // GOSHMEM_GPU_STREAM_SYNC=kernel
+	syncAuto           bool   // GOSHMEM_GPU_STREAM_SYNC=auto
+	syncDissem         bool   // GOSHMEM_GPU_STREAM_SYNC=dissemination
 	streamSync         streamSync
 	smsOnce            sync.Once
 	nsms               int // the GPU's SM count (smCount)

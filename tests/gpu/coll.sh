@@ -11,7 +11,8 @@
 #      StreamFromHandle, host collectives on GPU arrays) at 2 and 4 PEs over
 #      load/store (and the device collectives once more at 2 PEs with
 #      GOSHMEM_GPU_COLL_LL=off: the flag round for every small size; the stream
-#      calls at 2 PEs with GOSHMEM_GPU_STREAM_SYNC=kernel and at 3 PEs) and over
+#      calls at 2 PEs with GOSHMEM_GPU_STREAM_SYNC=kernel and at 3 PEs with
+#      =memops) and over
 #      the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
 #      -DGOSHMEM_REMOTE_TRANSPORTS kernels);
 #   3. the benchmark rows, 2 PEs under MPS: goshmem-perf device -only
@@ -180,12 +181,12 @@ for np in $NPS; do
     step "${np} PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np "$np" \
         $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 done
-# the on-stream barriers and syncs as kernels (GOSHMEM_GPU_STREAM_SYNC=kernel) instead of stream memory
-# operations, and the memory-operation syncs at 3 PEs (dissemination rounds of an odd team)
+# the on-stream barriers and syncs as kernels for every team (GOSHMEM_GPU_STREAM_SYNC=kernel; auto uses stream
+# memory operations for teams of 2), and as memory operations for every team at 3 PEs (a flat sync of 3)
 step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_STREAM_SYNC=kernel: stream calls" 60 env GOSHMEM_GPU_STREAM_SYNC=kernel \
     $MPIRUN -x GOSHMEM_GPU_STREAM_SYNC -np 2 $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
-step "3 PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np 3 \
-    $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+step "3 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_STREAM_SYNC=memops: stream calls" 60 env GOSHMEM_GPU_STREAM_SYNC=memops \
+    $MPIRUN -x GOSHMEM_GPU_STREAM_SYNC -np 3 $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 # the small collectives' flag round (no LL packets) at 2 PEs
 step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_COLL_LL=off: device collectives" 80 env GOSHMEM_GPU_COLL_LL=off \
     $MPIRUN -x GOSHMEM_GPU_COLL_LL -np 2 $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"

@@ -44,9 +44,14 @@ func TestGPUStream(t *testing.T) {
 		// the small collectives without LL packets (the flag round), and
 		// with LL packets only up to 16 bytes (both schemes in one job)
 		{"p2p-noll", []string{"GOSHMEM_GPU_COLL_LL=off"}, []int{2}},
-		// the on-stream barriers and syncs as kernels, not memory operations
-		// (with the proxy and IBGDA they are kernels anyway)
+		// the on-stream barriers and syncs: memory operations (auto: for teams
+		// of 2 members) at 3 PEs, flat, then as kernels for every team (with
+		// the proxy and IBGDA they are kernels anyway)
+		{"p2p-syncmemops", []string{"GOSHMEM_GPU_STREAM_SYNC=memops"}, []int{3}},
 		{"p2p-synckernel", []string{"GOSHMEM_GPU_STREAM_SYNC=kernel"}, []int{3}},
+		// and as memory operations in dissemination rounds (teams above 8
+		// members use them), at an odd count
+		{"p2p-syncdissem", []string{"GOSHMEM_GPU_STREAM_SYNC=dissemination"}, []int{3}},
 		{"p2p-ll16", []string{"GOSHMEM_GPU_COLL_LL=16"}, []int{3}},
 		{"proxy", []string{"GOSHMEM_GPU_TRANSPORT=proxy"}, []int{2, 4}},
 		{"ibgda-soft", []string{"GOSHMEM_GPU_TRANSPORT=ibgda", "GOSHMEM_IBGDA_NIC=soft"}, []int{2}},

@@ -14,12 +14,15 @@ const (
 
 	psyncRounds = 32 // GOSHMEMI_PSYNC_ROUNDS
 	psyncLine   = 64 // GOSHMEMI_PSYNC_LINE
-	// StreamSyncOff and StreamSyncRounds are GOSHMEMI_STREAM_SYNC_OFF and
-	// GOSHMEMI_STREAM_SYNC_ROUNDS: within a team's psync slot, the words
-	// the on-stream syncs' memory operations write and wait on, one line
-	// per dissemination round (StreamSyncWord).
-	StreamSyncOff    = 576
-	StreamSyncRounds = 7
+	// StreamSyncOff, StreamSyncRounds and StreamSyncFlatMax are
+	// GOSHMEMI_STREAM_SYNC_OFF, _ROUNDS and _FLAT_MAX: within a team's psync
+	// slot, the words the on-stream syncs' memory operations write and wait
+	// on: one word per member in the first line for a team of at most
+	// StreamSyncFlatMax (StreamSyncFlatWord), else one line per
+	// dissemination round (StreamSyncWord).
+	StreamSyncOff     = 576
+	StreamSyncRounds  = 7
+	StreamSyncFlatMax = 8
 	// collScratchSlot is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES: the device
 	// collectives' scratch per team slot (coll_data.h).
 	collScratchSlot = 16384
@@ -131,7 +134,14 @@ func (s *State) Bytes() []byte {
 }
 
 // StreamSyncWord is the heap offset of team slot slot's on-stream sync
-// word of round k (GOSHMEMI_STREAM_SYNC_OFF, one line per round).
+// word of dissemination round k (GOSHMEMI_STREAM_SYNC_OFF, one line per
+// round).
 func StreamSyncWord(slot, k int) uint64 {
 	return uint64(slot*psyncRounds*psyncLine + StreamSyncOff + k*psyncLine)
+}
+
+// StreamSyncFlatWord is the heap offset of team slot slot's flat on-stream
+// sync word that member i writes (i < StreamSyncFlatMax).
+func StreamSyncFlatWord(slot, i int) uint64 {
+	return uint64(slot*psyncRounds*psyncLine + StreamSyncOff + 8*i)
 }

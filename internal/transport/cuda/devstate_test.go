@@ -24,8 +24,8 @@ int main(void) {
   printf("sizeof %zu\nteam %zu\nstateversion %u\ncontrol %u\nlloff %u\nllslot %u\n", sizeof(goshmemi_device_state_t),
          sizeof(goshmemi_team_t), GOSHMEMI_DEVICE_STATE_VERSION, (unsigned)GOSHMEMI_DEVICE_CONTROL_BYTES,
          (unsigned)GOSHMEMI_COLL_LL_OFF, (unsigned)GOSHMEMI_COLL_LL_SLOT_BYTES);
-  printf("streamsyncoff %u\nstreamsyncrounds %u\npsyncslot %u\n", (unsigned)GOSHMEMI_STREAM_SYNC_OFF,
-         (unsigned)GOSHMEMI_STREAM_SYNC_ROUNDS, (unsigned)GOSHMEMI_PSYNC_SLOT_BYTES);
+  printf("streamsyncoff %u\nstreamsyncrounds %u\nstreamsyncflat %u\npsyncslot %u\n", (unsigned)GOSHMEMI_STREAM_SYNC_OFF,
+         (unsigned)GOSHMEMI_STREAM_SYNC_ROUNDS, (unsigned)GOSHMEMI_STREAM_SYNC_FLAT_MAX, (unsigned)GOSHMEMI_PSYNC_SLOT_BYTES);
   return 0;
 }`
 	got := map[string]int{}
@@ -39,7 +39,8 @@ int main(void) {
 		"proxy_state": offProxyState, "ibgda_state": offIBGDAState, "cxi_state": offCXIState, "error_host": offErrorHost, "coll_ll_bytes": offCollLL, "reserved": offReserved,
 		"sizeof": StateSize, "team": teamSize, "stateversion": StateVersion, "control": ControlBytes,
 		"lloff": collLLOff, "llslot": collLLSlot, "streamsyncoff": StreamSyncOff, "streamsyncrounds": StreamSyncRounds,
-		"psyncslot": psyncRounds * psyncLine,
+		"streamsyncflat": StreamSyncFlatMax,
+		"psyncslot":      psyncRounds * psyncLine,
 	}
 	for k, v := range want {
 		n, ok := got[k]
