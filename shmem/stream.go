@@ -259,8 +259,8 @@ func QuietOnStream(s *Stream) error {
 
 // BarrierAllOnStream enqueues on s a barrier of all PEs: quiet, then wait
 // until every PE's stream reached its barrier (Ref: NVSHMEM
-// nvshmemx_barrier_all_on_stream). Collective. Without a GPU remote
-// transport it is a few stream memory operations, no kernel
+// nvshmemx_barrier_all_on_stream). Collective. Between two PEs without a
+// GPU remote transport it is two stream memory operations, no kernel
 // (GOSHMEM_GPU_STREAM_SYNC).
 func BarrierAllOnStream(s *Stream) error {
 	return TeamWorld.syncOnStream(s, gpulib.Barrier, "BarrierAllOnStream")

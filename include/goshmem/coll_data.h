@@ -65,8 +65,8 @@
  *            the block goes as 8-byte packets, 4 data bytes and the step's
  *            tag in one store, into the LL region; the receiver polls the
  *            packets themselves (no flag, no fence) and unpacks them into
- *            its scratch, or for fcollect and alltoall straight into dst
- *            (goshmemi_coll_ll_xchg).
+ *            its scratch, or for the one-thread and block fcollect and
+ *            alltoall straight into dst (goshmemi_coll_ll_xchg).
  *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
  *            ready; exit: everyone is done with them):
  *            reduce: member i reduces its 1/P share of the vector reading every
@@ -560,32 +560,6 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
     goshmemi_cg_sync(c->scope);
 }
 
-/* goshmemi_coll_ll_xchg for a data mover (out != NULL); out of line for
- * one thread on the GPU (as its copies, goshmemi_cg_copy_one): inlined, the
- * unrolled batches and the unpack into dst made the one-thread fcollect
- * and alltoall kernels spill. scope is the caller's constant. */
-#if GOSHMEMI_CUDA
-static __device__ __noinline__ void goshmemi_coll_ll_xchg_one(const goshmemi_coll_t *c, uint64_t e, unsigned h,
-                                                            const char *src, size_t src_stride, size_t len, char *out,
-                                                            size_t out_stride)
-{
-    goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len, out, out_stride);
-}
-#endif
-GOSHMEMI_FN void goshmemi_coll_ll_move(int scope, const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
-                                       size_t src_stride, size_t len, char *out, size_t out_stride)
-{
-#if GOSHMEMI_CUDA
-    if (scope == GOSHMEMI_SCOPE_THREAD) {
-        goshmemi_coll_ll_xchg_one(c, e, h, src, src_stride, len, out, out_stride);
-        return;
-    }
-#else
-    (void)scope;
-#endif
-    goshmemi_coll_ll_xchg(c, e, h, src, src_stride, len, out, out_stride);
-}
-
 /* One scratch step (the small scheme): every member (or only member
  * `sender`, >= 0) sends its block for member j -- len bytes at
  * src + j * src_stride -- into j's scratch half h, part my_index, then
@@ -978,13 +952,15 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
         for (size_t k = 0; k < nch; k++) {
             const size_t lo = k * chunk, cnt = nb - lo < chunk ? nb - lo : chunk;
             const unsigned h = (unsigned)((c.scount + k) & 1u);
-            if (goshmemi_coll_use_ll(&c, cnt)) {
-                /* the packets go straight into dst; this PE's own block after */
-                goshmemi_coll_ll_move(scope, &c, c.epoch + 1 + k, h, src + lo, sstride, cnt, dst + lo, nb);
+            if (scope != GOSHMEMI_SCOPE_WARP && goshmemi_coll_use_ll(&c, cnt)) {
+                /* the packets go straight into dst; this PE's own block after
+                 * (not for a warp: the unpack into dst inlined beside the flag
+                 * round's copies made those 1.3-1.5x slower) */
+                goshmemi_coll_ll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, dst + lo, nb);
                 goshmemi_coll_copy(&c, dst + (size_t)me * nb + lo, src + (size_t)me * sstride + lo, cnt);
                 continue;
             }
-            goshmemi_coll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, -1);
+            goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt);
             for (int j = 0; j < P; j++) {
                 const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
                 goshmemi_coll_copy(&c, dst + (size_t)j * nb + lo, from, cnt);
