@@ -954,8 +954,8 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
             const unsigned h = (unsigned)((c.scount + k) & 1u);
             if (scope != GOSHMEMI_SCOPE_WARP && goshmemi_coll_use_ll(&c, cnt)) {
                 /* the packets go straight into dst; this PE's own block after
-                 * (not for a warp: the unpack into dst inlined beside the flag
-                 * round's copies made those 1.3-1.5x slower) */
+                 * (not for a warp: inlined beside the flag round's copies, the
+                 * unpack into dst slowed those down; bench/results) */
                 goshmemi_coll_ll_xchg(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt, dst + lo, nb);
                 goshmemi_coll_copy(&c, dst + (size_t)me * nb + lo, src + (size_t)me * sstride + lo, cnt);
                 continue;
