@@ -22,7 +22,7 @@ type streamSync struct {
 // StreamSync queues on s (nil: the default stream) a sync of the team in
 // device slot slot (members start + i*stride for i < size, this PE being
 // member me) as stream memory operations instead of a kernel, in one driver
-// call. A team of at most streamSyncFlat members syncs flat (unless
+// call. A team of at most cudatr.StreamSyncFlatMax members syncs flat (unless
 // GOSHMEM_GPU_STREAM_SYNC=dissemination): this PE writes
 // the sync's epoch into its own word (index me) of every other member's
 // sync line, then the stream waits until each member's word here reaches
@@ -68,7 +68,7 @@ func (r *Runtime) StreamSync(s *Stream, slot, start, stride, size, me int, op st
 	if size == 1 {
 		return true, nil
 	}
-	st := &r.gpuState.streamSync
+	st := &g.streamSync
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	epoch := st.epoch[slot] + 1
@@ -81,7 +81,9 @@ func (r *Runtime) StreamSync(s *Stream, slot, start, stride, size, me int, op st
 		return 0, errs.New(errs.ErrNotSupported, r.Me, op, "the GPU heap of PE %d is not mapped on this GPU", pe)
 	}
 	n := 0
-	if size <= streamSyncFlat && !r.gpuState.syncDissem {
+	// flat: 2(size-1) operations and one exchange; dissemination: 2 ceil(log2 size)
+	// operations and as many exchanges
+	if size <= cudatr.StreamSyncFlatMax && !g.syncDissem {
 		for d := 1; d < size; d++ {
 			p, err := peer((me + d) % size)
 			if err != nil {
@@ -125,11 +127,6 @@ func (r *Runtime) StreamSync(s *Stream, slot, start, stride, size, me int, op st
 // on one GPU (an H200 under MPS) two members' streams sync in less time
 // than a barrier kernel, four members' in more, flat or by dissemination.
 const streamSyncAutoMax = 2
-
-// streamSyncFlat is the largest team StreamSync syncs flat (one line of
-// words): a flat sync is 2(size-1) operations and one exchange, a
-// dissemination sync 2 ceil(log2 size) operations and as many exchanges.
-const streamSyncFlat = cudatr.StreamSyncFlatMax
 
 // memopsName names the stream's last operation in errors after a StreamSync.
 var memopsName = "stream sync (memory operations)"
