@@ -59,8 +59,8 @@
  *            which needs this PE's signal of the step in between, sent after
  *            it finished reading: no acknowledgement round.
  *   LL:      the small scheme for blocks of at most GOSHMEM_GPU_COLL_LL bytes
- *            (coll_ll_bytes, capped at 4 KiB / members; 8 bytes for one
- *            thread, 512 bytes / (members - 1) for a warp:
+ *            (coll_ll_bytes, capped at 4 KiB / members; for one thread
+ *            8 bytes, or 16 / (members - 1), for a warp 512 / (members - 1):
  *            goshmemi_coll_use_ll) when every member sends (not broadcast):
  *            the block goes as 8-byte packets, 4 data bytes and the step's
  *            tag in one store, into the LL region; the receiver polls the
@@ -407,15 +407,16 @@ GOSHMEMI_FN size_t goshmemi_coll_ll_member_bytes(const goshmemi_coll_t *c)
  * the packets' room (two packet bytes per data byte), and within the form's
  * limit: a thread moves its words a few at a time, one memory latency per
  * batch, so the flag round wins once a thread has more than a couple of
- * words to send and poll: one thread sends LL packets for at most 8 bytes,
- * a warp for at most 512 bytes over all other members (2 and 4 PEs on one
- * H200). The form is a constant of the call, not its thread count: every
- * member must decide alike, and members may run blocks of different sizes.
+ * words to send and poll: one thread sends LL packets for at most 8 bytes
+ * per member or 16 bytes over all other members, a warp for at most 512
+ * bytes over all other members (2 and 4 PEs on one H200). The form is a
+ * constant of the call, not its thread count: every member must decide
+ * alike, and members may run blocks of different sizes.
  * More than one member (the callers handle a team of one alone). */
 GOSHMEMI_FN int goshmemi_coll_use_ll(const goshmemi_coll_t *c, size_t len)
 {
     if (!c->all_ls || len == 0 || len > goshmemi_cstate()->coll_ll_bytes) return 0;
-    if (c->scope == GOSHMEMI_SCOPE_THREAD) return len <= 8;
+    if (c->scope == GOSHMEMI_SCOPE_THREAD) return len <= 8 || len * (size_t)(c->v.size - 1) <= 16;
     if (c->scope == GOSHMEMI_SCOPE_WARP) return len * (size_t)(c->v.size - 1) <= 512;
     return 2 * len <= goshmemi_coll_ll_member_bytes(c);
 }
@@ -484,19 +485,23 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
     /* word i of the exchange: word i % nw of the block for (or from) the
      * (i / nw)-th other member; len <= 2 KiB and P <= 128 keep it 32-bit */
     const unsigned nw = (unsigned)((len + 3) / 4), total = (unsigned)(c->v.size - 1) * nw;
-    const unsigned tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c), step = GOSHMEMI_LL_BATCH * nt;
+    /* Each thread's words go `batch` at a time: a batch's loads are in
+     * flight together, so a thread pays one memory latency per batch, not
+     * per word (its source loads, then its polls). A block takes one word
+     * at a time: its kernel has few registers (64 at 1024 threads), the
+     * batch's made its fcollect and alltoall spill, and 1024 threads cover
+     * a block-form step's words (at most 1024 over all members). */
+    const unsigned batch = c->scope == GOSHMEMI_SCOPE_BLOCK ? 1u : GOSHMEMI_LL_BATCH;
+    const unsigned tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c), step = batch * nt;
     const uint64_t to = goshmemi_coll_ll_off(c, h, me);
     const uintptr_t base = goshmemi_coll_my_base();
     /* the group's reads of the previous step's scratch are done before a
      * packet of this one lets a member move on to reuse it */
     goshmemi_cg_sync(c->scope);
-    /* Each thread's words go GOSHMEMI_LL_BATCH at a time: a batch's loads
-     * are in flight together, so a thread pays one memory latency per
-     * batch, not per word (its source loads, then its polls). */
     for (unsigned i0 = tid; i0 < total; i0 += step) {
         uint64_t pk[GOSHMEMI_LL_BATCH];
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
             int j = (int)(i / nw);
             j += j >= me;
@@ -505,7 +510,7 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
                               : 0;
         }
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
             int j = (int)(i / nw);
             j += j >= me;
@@ -521,11 +526,11 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
         uint64_t v[GOSHMEMI_LL_BATCH];
         unsigned pend = 0;
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++)
+        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
             if (i0 + (unsigned)b * nt < total) pend |= 1u << b;
         for (;;) {
             GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
                 const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
                 int j = (int)(i / nw);
                 j += j >= me;
@@ -533,13 +538,13 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
                     v[b] = goshmemi_relaxed_load_u64((const void *)(base + (uintptr_t)goshmemi_coll_ll_off(c, h, j) + 8u * w), sys);
             }
             GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH; b++)
+            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
                 if ((pend >> b & 1u) && (uint32_t)(v[b] >> 32) == tag) pend &= ~(1u << b);
             if (pend == 0) break;
             goshmemi_poll_pause();
         }
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH; b++) {
+        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
             int j = (int)(i / nw);
             j += j >= me;
