@@ -210,6 +210,9 @@ static void *bk_pe_main(void *a_)
     w = goshmemi_ibgda_amo(0, peer, BK_W8, GOSHMEMI_AMO_ADD, 8, 5, 0, 1);
     BK_EXPECT(w == 0, "fetch_add returned %llu, want 0", (unsigned long long)w);
     (void)goshmemi_ibgda_amo(0, peer, BK_W8, GOSHMEMI_AMO_ADD, 8, 7, 0, 0); /* add, no result */
+    /* contexts are separate ordering domains (their own QPs): ctx 1's fetch
+     * sees ctx 0's add only once that add completed */
+    goshmemi_ibgda_quiet(0);
     w = goshmemi_ibgda_amo(1, peer, BK_W8, GOSHMEMI_AMO_FETCH, 8, 0, 0, 1);
     BK_EXPECT(w == 12, "fetch after add 5 + add 7 = %llu, want 12", (unsigned long long)w);
     w = goshmemi_ibgda_amo(0, peer, BK_W8, GOSHMEMI_AMO_CSWAP, 8, 100, 12, 1);
