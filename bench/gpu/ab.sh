@@ -26,25 +26,9 @@ export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G}
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-NV=${NVSHMEM_HOME:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem}
-B=/tmp/goshmem-mpg-build
+. bench/gpu/nvshmem_build.sh
 build_pid=""
-if [ "${PEER:-1}" = 1 ]; then
-    LIBS=$NV/lib
-    for d in "$(dirname "$NV")"/*/lib; do LIBS=$LIBS:$d; done
-    export LD_LIBRARY_PATH=$LIBS:${LD_LIBRARY_PATH:-}
-    mkdir -p $B
-    ln -sf "$(ls $NV/lib/libnvshmem_host.so* | head -1)" $B/libnvshmem_host.so
-    MPI_INC=$(mpicc --showme:incdirs 2>/dev/null | awk '{print $1}')
-    MPI_LIBDIR=$(mpicc --showme:libdirs 2>/dev/null | awk '{print $1}')
-    (t0=$(date +%s)
-        timeout 300 nvcc -rdc=true -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -I"$NV/include" \
-            -I"${MPI_INC:-/usr/lib/x86_64-linux-gnu/openmpi/include}" bench/gpu/nvshmem_perf.cu -L$B -L"$NV/lib" \
-            -L"${MPI_LIBDIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib}" -lnvshmem_host -lnvshmem_device -lmpi \
-            -Xlinker -rpath -Xlinker "$NV/lib" -o $B/nvshmem_perf && echo "nvshmem_perf built in $(($(date +%s) - t0)) s"
-    ) >"$out/nvshmem_build.log" 2>&1 &
-    build_pid=$!
-fi
+[ "${PEER:-1}" = 1 ] && nvshmem_build "$out/nvshmem_build.log"
 
 . tests/gpu/mps.sh
 trap 'mps_stop' EXIT
