@@ -175,11 +175,20 @@ func suite(t *testing.T, np int, env []string, args ...string) {
 	suiteOf(t, launch{np: np, env: env, args: args})
 }
 
+// suiteLimit is how long a whole run of the checks may take before the job
+// is killed. A hung check fails by itself within spmd's -guard (60 s), so
+// this is only a backstop, sized for a loaded machine: the 4-PE run over
+// ofi takes about 70 s on 2 idle cores and took more than 150 s while two
+// nvcc builds shared them.
+const suiteLimit = 5 * time.Minute
+
 // suiteOf runs the checks as l says and asserts every one passed on every PE.
+// PE 0 reports every check (-v), so a killed job's output shows how far it got.
 func suiteOf(t *testing.T, l launch) {
 	t.Helper()
 	np, env, args := l.np, l.env, l.args
-	r := l.run(t, 150*time.Second)
+	l.args = append([]string{"-v"}, l.args...)
+	r := l.run(t, suiteLimit)
 	m := summaryRE.FindStringSubmatch(r.out)
 	if r.code != 0 || m == nil || m[3] != "0" {
 		t.Fatalf("np %d %v %v: exit %d after %v; output:\n%s", np, env, args, r.code, r.wall.Round(time.Millisecond), r.out)

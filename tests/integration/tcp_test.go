@@ -84,7 +84,7 @@ func tcpJob(t *testing.T, np int, limit time.Duration, env []string, args ...str
 // TestTCPSPMD runs every check with 4 PEs started by a shell loop.
 func TestTCPSPMD(t *testing.T) {
 	needBuild(t)
-	r := tcpJob(t, 4, 150*time.Second, nil)
+	r := tcpJob(t, 4, suiteLimit, nil, "-v")
 	m := summaryRE.FindStringSubmatch(r.out)
 	require.True(t, r.code == 0 && m != nil && m[3] == "0", "exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)
 	assert.Equal(t, "4", m[1], "PE count in the summary")
