@@ -76,7 +76,8 @@
  *            fcollect / alltoall: member i stores its block(s) into every
  *              member's dst;
  *            broadcast: root signals, receivers copy from root's src, then
- *              signal root (one thread and a block: at every size).
+ *              signal root (one thread and a block at every size, a warp
+ *              from 3 members).
  *   The group's threads split every copy and reduction (16-byte vectors when
  *   the operands are 16-byte aligned, element by element otherwise) and the
  *   flag stores/polls (one member per thread).
@@ -989,12 +990,12 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
     const int me = c.v.my_index;
     if (c.v.size == 1) {
         goshmemi_coll_copy(&c, dst, src, nb);
-    } else if (c.all_ls && (nb > goshmemi_coll_member_bytes(&c) || scope != GOSHMEMI_SCOPE_WARP)) {
+    } else if (c.all_ls && (nb > goshmemi_coll_member_bytes(&c) || scope != GOSHMEMI_SCOPE_WARP || c.v.size > 2)) {
         /* zero copy: root signals, receivers copy from root's src and signal
-         * back. One thread and a block take it at every size: the scratch
-         * round has every member signal every member, this one only the
-         * root and the receivers, and it was faster at every size (a warp's
-         * was not at 2 PEs; bench/results). */
+         * back. One thread and a block take it at every size, a warp from 3
+         * members: the scratch round has every member signal every member,
+         * this one only the root and the receivers (a warp's was slower at
+         * 2 PEs; bench/results). */
         uint64_t soff = goshmemi_coll_off(&c, src, nb);
         goshmemi_coll_reserve(&c, 2, 0);
         if (me == root) {
