@@ -177,9 +177,8 @@ func suite(t *testing.T, np int, env []string, args ...string) {
 
 // suiteLimit is how long a whole run of the checks may take before the job
 // is killed. A hung check fails by itself within spmd's -guard (60 s), so
-// this is only a backstop, sized for a loaded machine: the 4-PE run over
-// ofi takes about 70 s on 2 idle cores and took more than 150 s while two
-// nvcc builds shared them.
+// this is only a backstop, sized for the slowest run (4 PEs over ofi) on a
+// 2-core machine that other work shares.
 const suiteLimit = 5 * time.Minute
 
 // suiteOf runs the checks as l says and asserts every one passed on every PE.
