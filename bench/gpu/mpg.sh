@@ -15,7 +15,8 @@
 # GOSHMEM_GPU_COLL_LL=off (no LL packets; series goshmem/noll) up to NOLL_MAX (default 1 MiB), and
 # its on-stream rows with GOSHMEM_GPU_COLL_THREADS=1024 (series goshmem/t1024), at 2 PEs, and with
 # GOSHMEM_GPU_STREAM_SYNC=kernel and =memops (the on-stream barriers and syncs as kernels, or as stream
-# memory operations, for every team; series goshmem/synckernel, goshmem/syncmemops) at NPS PEs.
+# memory operations, for every team; series goshmem/synckernel, goshmem/syncmemops) at NPS PEs; and its
+# on-stream rows with plain launches (GOSHMEM_GPU_LAUNCH_OVERLAP=0; series goshmem/plain) at NPS PEs.
 # BASE_COLL=FATBIN: the device collective rows once more from another build of bench/gpu/perf_coll.cu
 # (series goshmem/base, e.g. the commit before a change), at NPS PEs.
 # ONSTREAM_ONLY=1: only the on-stream rows (goshmem, goshmem/sync{kernel,memops} and NVSHMEM at NPS PEs, up to
@@ -80,6 +81,7 @@ if [ "${ONSTREAM_ONLY:-0}" = 1 ]; then
             for v in kernel memops; do
                 run goshmem_sync${v}_np$np$sfx "$np" 100 GOSHMEM_GPU_STREAM_SYNC=$v -- $GP -coll-maxsize "$COLL_MAX" -variant sync$v
             done
+            run goshmem_plain_np$np$sfx "$np" 100 GOSHMEM_GPU_LAUNCH_OVERLAP=0 -- $GP -coll-maxsize "$COLL_MAX" -variant plain
             if [ -n "${build_pid:-}" ]; then wait "$build_pid"; build_pid=""; cat "$out/nvshmem_build.log"; fi
             [ -x $B/nvshmem_perf ] && run nvshmem_ign_np$np$sfx "$np" 100 NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 -- \
                 $B/nvshmem_perf $NP -coll-maxsize "$COLL_MAX"
@@ -103,6 +105,7 @@ for np in $NPS; do
     for v in kernel memops; do
         run goshmem_sync${v}_np$np "$np" 100 GOSHMEM_GPU_STREAM_SYNC=$v -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant sync$v
     done
+    run goshmem_plain_np$np "$np" 100 GOSHMEM_GPU_LAUNCH_OVERLAP=0 -- $GP -only '^onstream$' -coll-maxsize "${NOLL_MAX:-1048576}" -variant plain
 done
 # and the device collectives of another build (BASE_COLL)
 if [ -n "${BASE_COLL:-}" ]; then
@@ -135,7 +138,7 @@ for c in ign_np2 ign_np4 pct_np2 rs_np2 ign_np2_2 ign_np4_2; do
     [ -s "$g" ] || continue
     peers=""
     [ -s "$out/nvshmem_$c.jsonl" ] && peers="$out/nvshmem_$c.jsonl"
-    for v in noll t1024 synckernel syncmemops base; do
+    for v in noll t1024 synckernel syncmemops plain base; do
         [ -s "$out/goshmem_${v}_${c#ign_}.jsonl" ] && [ "${c%%_*}" = ign ] && peers="$peers $out/goshmem_${v}_${c#ign_}.jsonl"
     done
     timeout 30 bin/goshmem-perf report -md "$out/ratios_$c.md" "$g" $peers >"$out/ratios_$c.txt" 2>&1

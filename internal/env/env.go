@@ -118,6 +118,10 @@ var Table = []Var{
 		Help: "diagnostic: the block of the one-block on-stream collective kernels (barrier, sync, and reduce, broadcast, fcollect, alltoall below GOSHMEM_GPU_COLL_GRID): auto (one thread per 16 bytes this PE moves, in whole warps, 32 to 1024) or a multiple of 32 in [32, 1024]"},
 	{Name: "GOSHMEM_GPU_STREAM_SYNC", Default: "auto", kind: kindString,
 		Help: "on-stream barriers and syncs (BarrierAllOnStream, SyncAllOnStream, Team.BarrierOnStream, Team.SyncOnStream) when no GPU remote transport is configured: auto (memops for a team of 2 members, kernel for larger teams), memops (stream memory operations, no kernel: a team of up to 8 members syncs flat, each member writing a flag on every other and waiting on its own, a larger team in dissemination rounds), dissemination (diagnostic: memory operations in dissemination rounds for every team) or kernel (a one-warp barrier kernel, as with a GPU remote transport)"},
+	{Name: "GOSHMEM_GPU_LAUNCH_OVERLAP", Default: "1", kind: kindBool,
+		Help: "goshmem's one-block kernels (the on-stream calls, and host collectives on GPU arrays below GOSHMEM_GPU_COLL_GRID) are launched with programmatic dependent launch (cuLaunchKernelEx, programmatic stream serialization): one is scheduled as the stream's previous goshmem kernel exits and waits on the GPU until that kernel has completed, so its launch overlaps the other's end; stream order is kept. 0: plain launches. A driver that refuses it gets plain launches from then on"},
+	{Name: "GOSHMEM_GPU_LIB", Default: "", kind: kindString,
+		Help: "diagnostic: a fatbin file to load as goshmem's kernel library instead of the one built into the program (internal/gpulib/lib.fatbin), e.g. lib.cu rebuilt with a change to measure; it must come from the same goshmem version (same kernels and argument layout)"},
 	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
 		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
 }

@@ -30,7 +30,38 @@
 #include "lib.h"
 
 #if GOSHMEMI_CUDA
-#define LIBK(name) extern "C" __global__ void __launch_bounds__(GOSHMEMI_LIB_THREADS) name(goshmemi_lib_args_t a)
+/* Every kernel runs goshmemi_lib_enter, its body (inlined), then
+ * goshmemi_lib_leave. Go launches the one-block kernels overlapped
+ * (programmatic dependent launch, cuda.Function.LaunchOverlapped): such a
+ * kernel may be scheduled before the stream's previous kernel has ended,
+ * and griddepcontrol.wait holds it until that kernel has completed and its
+ * writes are visible (without an overlapped launch the wait returns at
+ * once). launch_dependents at the end of the body lets the stream's next
+ * overlapped kernel be scheduled while this one exits, so its launch
+ * overlaps this kernel's teardown; triggering at the start instead, which
+ * keeps the next kernel resident and waiting all along, gave no faster
+ * calls and occasional slow batches under MPS. */
+GOSHMEMI_FN void goshmemi_lib_enter(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+GOSHMEMI_FN void goshmemi_lib_leave(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#define LIBK(name)                                                                                                    \
+    static __device__ __forceinline__ void name##_body(goshmemi_lib_args_t a);                                        \
+    extern "C" __global__ void __launch_bounds__(GOSHMEMI_LIB_THREADS) name(goshmemi_lib_args_t a)                    \
+    {                                                                                                                 \
+        goshmemi_lib_enter();                                                                                         \
+        name##_body(a);                                                                                               \
+        goshmemi_lib_leave();                                                                                         \
+    }                                                                                                                 \
+    static __device__ __forceinline__ void name##_body(goshmemi_lib_args_t a)
 #define LIB_TID ((size_t)threadIdx.x)
 #define LIB_BLOCK ((unsigned)blockIdx.x)
 #define LIB_NBLOCKS ((unsigned)gridDim.x)

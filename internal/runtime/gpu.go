@@ -71,8 +71,9 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 
 // gridSettings checks GOSHMEM_GPU_COLL_GRID, GOSHMEM_GPU_COLL_BLOCK,
 // GOSHMEM_GPU_COLL_LL, GOSHMEM_GPU_STREAM_SYNC and GOSHMEM_GPU_COLL_THREADS
-// and keeps them and GOSHMEM_GPU_COLL_FUSED for GridMinBytes, LibBlocks,
-// GridFused, StreamSync, CollThreads and the device state.
+// and keeps them, GOSHMEM_GPU_COLL_FUSED and GOSHMEM_GPU_LAUNCH_OVERLAP for
+// GridMinBytes, LibBlocks, GridFused, StreamSync, CollThreads, libLaunch and
+// the device state.
 func (r *Runtime) gridSettings() error {
 	blk := r.Settings.Size("GOSHMEM_GPU_COLL_BLOCK")
 	if blk < 1<<10 || blk > 1<<30 {
@@ -103,6 +104,7 @@ func (r *Runtime) gridSettings() error {
 	default:
 		return errs.New(errs.ErrInvalidArgument, r.Me, "Init", "GOSHMEM_GPU_STREAM_SYNC=%q; must be auto, memops, dissemination or kernel", g)
 	}
+	r.gpuState.overlap = r.Settings.Bool("GOSHMEM_GPU_LAUNCH_OVERLAP")
 	r.gpuState.collThreads = 0
 	if g := r.Settings.String("GOSHMEM_GPU_COLL_THREADS"); g != "auto" {
 		n, err := strconv.Atoi(g)

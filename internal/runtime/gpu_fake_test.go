@@ -61,6 +61,12 @@ var fakeCases = map[string]struct {
 	"ibgda-soft-2-cpu":   {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
 	"lib-trap":           {nil, gpuLibTrap},
 	"launch-block-limit": {nil, gpuLaunchBlockLimit},
+	"lib-file":           {nil, gpuLibFile},
+	"launch-overlap":     {nil, func(t *testing.T) { gpuLaunchOverlap(t, "1", true) }},
+	"launch-overlap-off": {nil, func(t *testing.T) { gpuLaunchOverlap(t, "0", false) }},
+	"launch-overlap-refused": {[]string{"FAKECUDA_LAUNCH_EX=unsupported"}, func(t *testing.T) {
+		gpuLaunchOverlap(t, "1", false)
+	}},
 	"proxy-one-pe-fails": {nil, func(t *testing.T) {
 		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_INFLIGHT": "0"},
 			`GOSHMEM_PROXY_INFLIGHT="0"; must be auto or a number of chains in [1, 1048576]`)
@@ -666,6 +672,88 @@ func otherPEs(i, n int) []int {
 		}
 	}
 	return o
+}
+
+// gpuLaunchOverlap: with GOSHMEM_GPU_LAUNCH_OVERLAP=setting, 2 PEs run
+// one-block library kernels back to back on one stream (a put, barriers,
+// a grid kernel's neighbours) and each sees the other's data after the
+// barrier. The one-block kernels go through cuLaunchKernelEx while the
+// driver takes it (want: still overlapping at the end); a driver that
+// answers CUDA_ERROR_NOT_SUPPORTED (FAKECUDA_LAUNCH_EX=unsupported) gets
+// plain launches from the first refusal on, and the calls still succeed.
+func gpuLaunchOverlap(t *testing.T, setting string, want bool) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_LAUNCH_OVERLAP": setting}, nil, func(r *Runtime) error {
+		if r.gpuState.overlap != (setting == "1") {
+			return fmt.Errorf("overlap %v after Init with GOSHMEM_GPU_LAUNCH_OVERLAP=%s", r.gpuState.overlap, setting)
+		}
+		off, err := r.GAlloc.Alloc(16, GPUAlign)
+		if err != nil {
+			return err
+		}
+		doff, g, me := GPUControlBytes+off, r.GPU, uint64(r.Me)
+		if err := g.Put(nil, r.Me, doff, binary.LittleEndian.AppendUint64(make([]byte, 8), 100+me)); err != nil {
+			return err
+		}
+		world := [gpulib.NArgs]uint64{0}
+		if err := r.LibLaunch(nil, gpulib.Barrier, &world, "BarrierAllOnStream"); err != nil {
+			return err
+		}
+		// my word 1 to the other PE's word 0, then barriers behind it
+		dst := uint64(g.Base()) + doff
+		put := [gpulib.NArgs]uint64{dst, dst + 8, 8, 1 - me}
+		if err := r.LibLaunch(nil, gpulib.Put, &put, "PutOnStream"); err != nil {
+			return err
+		}
+		for i := 0; i < 3; i++ {
+			if err := r.LibLaunch(nil, gpulib.Barrier, &world, "BarrierAllOnStream"); err != nil {
+				return err
+			}
+		}
+		if err := r.SyncStream(nil, "Stream.Synchronize"); err != nil {
+			return err
+		}
+		got := make([]byte, 8)
+		if err := g.Get(nil, got, r.Me, doff); err != nil {
+			return err
+		}
+		if v := binary.LittleEndian.Uint64(got); v != 101-me {
+			return fmt.Errorf("PE %d: word 0 = %d after the put and barriers, want %d", r.Me, v, 101-me)
+		}
+		if r.gpuState.overlap != want {
+			return fmt.Errorf("overlap %v after the launches, want %v", r.gpuState.overlap, want)
+		}
+		return nil
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d Init", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// gpuLibFile: GOSHMEM_GPU_LIB loads the kernel library from a file (here a
+// copy of the built-in one); a file that cannot be read fails the library's
+// first call, naming the setting and the path.
+func gpuLibFile(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "lib.fatbin")
+	require.NoError(t, os.WriteFile(lib, gpulib.Fatbin, 0o600))
+	for _, c := range []struct{ path, want string }{
+		{lib, ""},
+		{lib + ".missing", `GOSHMEM_GPU_LIB="` + lib + `.missing": reading the kernel library`},
+	} {
+		got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_LIB": c.path}, nil, func(r *Runtime) error {
+			v := [gpulib.NArgs]uint64{0}
+			if err := r.LibLaunch(nil, gpulib.Barrier, &v, "BarrierAllOnStream"); err != nil {
+				return err
+			}
+			return r.SyncStream(nil, "Stream.Synchronize")
+		})
+		require.NoError(t, got[0].err)
+		if c.want == "" {
+			assert.NoError(t, got[0].work)
+		} else {
+			assert.ErrorContains(t, got[0].work, "goshmem: PE 0: BarrierAllOnStream: "+c.want)
+		}
+	}
 }
 
 // gpuLibTrap: a library kernel whose device call traps (a barrier on team

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
 	"sync"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
@@ -30,9 +32,18 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 	if l.loaded || l.err != nil {
 		return l.err
 	}
-	m, err := r.GPU.Ctx.ModuleLoadData(gpulib.Fatbin)
+	image, what := gpulib.Fatbin, "goshmem's kernel library (sm_90 SASS + compute_90 PTX)"
+	if p := r.Settings.String("GOSHMEM_GPU_LIB"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			l.err = errs.Wrap(err, r.Me, op, "GOSHMEM_GPU_LIB=%q: reading the kernel library", p)
+			return l.err
+		}
+		image, what = b, fmt.Sprintf("the kernel library GOSHMEM_GPU_LIB=%q", p)
+	}
+	m, err := r.GPU.Ctx.ModuleLoadData(image)
 	if err != nil {
-		l.err = errs.Wrap(err, r.Me, op, "loading goshmem's kernel library (sm_90 SASS + compute_90 PTX)")
+		l.err = errs.Wrap(err, r.Me, op, "loading %s", what)
 		return l.err
 	}
 	if _, err := r.GPU.InstallState(m); err != nil {
@@ -206,7 +217,23 @@ func (r *Runtime) libLaunch(s *Stream, k gpulib.Kernel, v *[gpulib.NArgs]uint64,
 		binary.LittleEndian.PutUint64(l.buf[8*i:], w)
 	}
 	grid, block := [3]uint32{uint32(blocks), 1, 1}, [3]uint32{uint32(threads), 1, 1}
-	if err := l.fns[k].Launch(grid, block, 0, s.s, l.args.Reset().Struct(l.buf[:], 8)); err != nil {
+	args := l.args.Reset().Struct(l.buf[:], 8)
+	// Overlapped: one-block kernels only, as an early grid would hold SM
+	// slots that the members' fused grids need resident at once.
+	overlap := blocks == 1 && r.gpuState.overlap
+	if overlap {
+		err = l.fns[k].LaunchOverlapped(grid, block, 0, s.s, args)
+	}
+	if !overlap || err != nil {
+		errOverlap := err
+		err = l.fns[k].Launch(grid, block, 0, s.s, args)
+		if errOverlap != nil && err == nil {
+			// The driver (or a stream capture) refuses programmatic dependent
+			// launch but not the kernel: plain launches from now on.
+			r.gpuState.overlap = false
+		}
+	}
+	if err != nil {
 		return errs.Wrap(err, r.Me, op, "launching %s", l.names[k])
 	}
 	s.last.Store(&l.names[k])

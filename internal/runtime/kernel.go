@@ -50,6 +50,7 @@ type gpuState struct {
 	syncKernel         bool   // GOSHMEM_GPU_STREAM_SYNC=kernel
 	syncAuto           bool   // GOSHMEM_GPU_STREAM_SYNC=auto
 	syncDissem         bool   // GOSHMEM_GPU_STREAM_SYNC=dissemination
+	overlap            bool   // GOSHMEM_GPU_LAUNCH_OVERLAP, until the driver refuses it (under lib.mu)
 	streamSync         streamSync
 	smsOnce            sync.Once
 	nsms               int // the GPU's SM count (smCount)

@@ -57,7 +57,7 @@ static void check_report(int ok, const char *file, int line, const char *what, u
 /* ---- the emulated job: N PEs, one heap each ------------------------------ */
 
 #define HEAP_BYTES (4u << 20)
-#define MAX_TEST_PES 8
+#define MAX_TEST_PES 12
 
 typedef struct world {
     int n;
@@ -837,7 +837,7 @@ int main(void)
     alarm(600);
     /* all_peers_same_device alternates: the host-mode scope is not observable,
      * but both branches of goshmemi_sys_scope() run */
-    static const int ns[] = {1, 2, 3, 4, 6, 8};
+    static const int ns[] = {1, 2, 3, 4, 6, 8, 12}; /* 12: barriers in dissemination rounds (flat up to 8) */
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) run_suite(ns[i], (int)(i % 2));
     g_test = "errors";
     t_errors();

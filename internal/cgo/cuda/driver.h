@@ -195,6 +195,38 @@ _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, flags) == 24, "
 _Static_assert(offsetof(struct CUstreamMemOpWriteValueParams_st, alias) == 32, "writeValue.alias");
 _Static_assert(offsetof(CUstreamBatchMemOpParams, waitValue) == 0, "waitValue");
 
+/* Ref: cuda.h (CUDA 11.8+) CUlaunchAttributeID, CUlaunchAttributeValue,
+ * CUlaunchAttribute, CUlaunchConfig and cuLaunchKernelEx: a launch with
+ * attributes. Only the IDs goshmem sets are named; the value union is 64
+ * bytes whatever member is used. */
+typedef enum CUlaunchAttributeID_enum {
+	CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+} CUlaunchAttributeID;
+
+typedef union CUlaunchAttributeValue_union {
+	char pad[64];
+	int programmaticStreamSerializationAllowed;
+} CUlaunchAttributeValue;
+
+typedef struct CUlaunchAttribute_st {
+	CUlaunchAttributeID id;
+	char pad[8 - sizeof(CUlaunchAttributeID)];
+	CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig_st {
+	unsigned int gridDimX, gridDimY, gridDimZ;
+	unsigned int blockDimX, blockDimY, blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+_Static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, value) == 8, "CUlaunchAttribute");
+_Static_assert(sizeof(CUlaunchConfig) == 56 && offsetof(CUlaunchConfig, hStream) == 32 &&
+		       offsetof(CUlaunchConfig, numAttrs) == 48, "CUlaunchConfig");
+
 /* ---- function pointer typedefs ------------------------------------------ */
 /* One per driver entry point, named PFN_<symbol> after the exported symbol
  * that shim.c resolves first. Signatures: the driver API reference page of
@@ -280,5 +312,7 @@ typedef CUresult (*PFN_cuEventRecord)(CUevent hEvent, CUstream hStream);
 typedef CUresult (*PFN_cuEventSynchronize)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventElapsedTime)(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 typedef CUresult (*PFN_cuEventDestroy_v2)(CUevent hEvent);
+
+typedef CUresult (*PFN_cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
 
 #endif /* GOSHMEMI_CUDA_DRIVER_H */

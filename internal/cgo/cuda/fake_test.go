@@ -289,6 +289,18 @@ func TestFakeDriver(t *testing.T) {
 			0, // every parameter naturally aligned in the C copy
 		}, got)
 
+		// The same launch through cuLaunchKernelEx (programmatic stream
+		// serialization): same parameters, same grid and block.
+		got = [17]uint64{}
+		require.NoError(t, c0.MemcpyHtoD(out, unsafe.Pointer(&got[0]), len(got)*8))
+		require.NoError(t, pack.LaunchOverlapped([3]uint32{2, 3, 4}, [3]uint32{32, 1, 1}, 128, Stream{}, &a))
+		require.NoError(t, c0.Synchronize())
+		require.NoError(t, c0.MemcpyDtoH(unsafe.Pointer(&got[0]), out, len(got)*8))
+		assert.Equal(t, [6]uint64{11, math.MaxUint64, 33, 2, 3, 4}, [6]uint64(got[6:12]))
+		assert.Equal(t, uint64(128), got[15])
+		err = pack.LaunchOverlapped([3]uint32{0, 1, 1}, [3]uint32{1, 1, 1}, 0, Stream{}, &a)
+		assert.ErrorContains(t, err, "cuLaunchKernelEx: CUDA_ERROR_INVALID_VALUE")
+
 		require.NoError(t, pack.LaunchCooperative([3]uint32{4, 1, 1}, [3]uint32{32, 1, 1}, 0, Stream{}, &a))
 		err = pack.LaunchCooperative([3]uint32{1000, 1, 1}, [3]uint32{32, 1, 1}, 0, Stream{}, &a)
 		assert.True(t, errors.Is(err, &Error{Code: CodeCooperativeLaunchTooLarge}), "%v", err)

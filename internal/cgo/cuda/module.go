@@ -142,7 +142,21 @@ func (f *Function) Name() string { return f.name }
 // args to its stack, makes the context current and calls cuLaunchKernel.
 // It allocates nothing.
 func (f *Function) Launch(grid, block [3]uint32, sharedMem uint32, stream Stream, args *Args) error {
-	return f.launch(grid, block, sharedMem, stream, args, 0, "cuLaunchKernel")
+	return f.launch(grid, block, sharedMem, stream, args, C.GOSHMEMI_LAUNCH_PLAIN, "cuLaunchKernel")
+}
+
+// LaunchOverlapped is Launch through cuLaunchKernelEx with programmatic
+// stream serialization (CUDA's programmatic dependent launch): the kernel
+// may be scheduled while the stream's previous kernel still runs, once that
+// kernel executes griddepcontrol.launch_dependents, so its launch latency
+// overlaps the previous kernel. The kernel itself must execute
+// griddepcontrol.wait (cudaGridDependencySynchronize) before it touches
+// memory the stream's earlier work writes; that wait returns when the
+// previous kernel has completed and its writes are visible. Work after it
+// on the stream is ordered as after Launch. A driver without
+// cuLaunchKernelEx answers CUDA_ERROR_NOT_SUPPORTED.
+func (f *Function) LaunchOverlapped(grid, block [3]uint32, sharedMem uint32, stream Stream, args *Args) error {
+	return f.launch(grid, block, sharedMem, stream, args, C.GOSHMEMI_LAUNCH_OVERLAP, "cuLaunchKernelEx")
 }
 
 // LaunchCooperative is Launch through cuLaunchCooperativeKernel: all blocks
@@ -151,10 +165,10 @@ func (f *Function) Launch(grid, block [3]uint32, sharedMem uint32, stream Stream
 // AttrMultiprocessorCount) or the launch fails with
 // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
 func (f *Function) LaunchCooperative(grid, block [3]uint32, sharedMem uint32, stream Stream, args *Args) error {
-	return f.launch(grid, block, sharedMem, stream, args, 1, "cuLaunchCooperativeKernel")
+	return f.launch(grid, block, sharedMem, stream, args, C.GOSHMEMI_LAUNCH_COOPERATIVE, "cuLaunchCooperativeKernel")
 }
 
-func (f *Function) launch(grid, block [3]uint32, smem uint32, stream Stream, args *Args, coop C.int, call string) error {
+func (f *Function) launch(grid, block [3]uint32, smem uint32, stream Stream, args *Args, mode C.int, call string) error {
 	h, err := f.ctx.live(call)
 	if err != nil {
 		return err
@@ -178,7 +192,7 @@ func (f *Function) launch(grid, block [3]uint32, smem uint32, stream Stream, arg
 	r := C.goshmemi_launch(h, f.h,
 		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
-		C.uint(smem), stream.h, buf, C.size_t(nbuf), offs, C.int(nargs), coop)
+		C.uint(smem), stream.h, buf, C.size_t(nbuf), offs, C.int(nargs), mode)
 	if r != 0 {
 		return launchError(r, call, f.name, grid, block, smem)
 	}

@@ -80,6 +80,9 @@ static struct {
 
 static void *cu_lib;
 
+/* Optional: cuLaunchKernelEx (CUDA 11.8+), NULL when the driver lacks it. */
+static PFN_cuLaunchKernelEx cu_launch_ex;
+
 enum {
 #define GOSHMEMI_IDX(f, a, b) GOSHMEMI_IDX_##f,
 	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_IDX)
@@ -100,6 +103,7 @@ void goshmemi_cu_unload(void)
 {
 	memset(&cu, 0, sizeof cu);
 	memset(cu_resolved, 0, sizeof cu_resolved);
+	cu_launch_ex = NULL;
 	if (cu_lib) {
 		dlclose(cu_lib);
 		cu_lib = NULL;
@@ -143,6 +147,7 @@ int goshmemi_cu_load(const char *lib, char *err, size_t errlen)
 	}
 	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_RESOLVE)
 #undef GOSHMEMI_RESOLVE
+	*(void **)(&cu_launch_ex) = dlsym(h, "cuLaunchKernelEx");
 	return 0;
 }
 
@@ -355,7 +360,7 @@ int goshmemi_launch(CUcontext ctx, CUfunction f,
 		    unsigned int bx, unsigned int by, unsigned int bz,
 		    unsigned int smem, CUstream s,
 		    const unsigned char *buf, size_t nbytes,
-		    const unsigned int *offs, int nargs, int cooperative)
+		    const unsigned int *offs, int nargs, int mode)
 {
 	_Alignas(16) unsigned char params[GOSHMEMI_MAX_PARAM_BYTES];
 	void *ptrs[GOSHMEMI_MAX_PARAMS];
@@ -374,8 +379,25 @@ int goshmemi_launch(CUcontext ctx, CUfunction f,
 		kp = ptrs;
 	}
 	SETCTX(ctx);
-	if (cooperative)
+	if (mode == GOSHMEMI_LAUNCH_COOPERATIVE)
 		return cu.cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, smem, s, kp);
+	if (mode == GOSHMEMI_LAUNCH_OVERLAP) {
+		CUlaunchAttribute attr;
+		CUlaunchConfig cfg;
+		if (!cu_launch_ex)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memset(&attr, 0, sizeof attr);
+		attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+		attr.value.programmaticStreamSerializationAllowed = 1;
+		memset(&cfg, 0, sizeof cfg);
+		cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
+		cfg.blockDimX = bx, cfg.blockDimY = by, cfg.blockDimZ = bz;
+		cfg.sharedMemBytes = smem;
+		cfg.hStream = s;
+		cfg.attrs = &attr;
+		cfg.numAttrs = 1;
+		return cu_launch_ex(&cfg, f, kp, NULL);
+	}
 	return cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, kp, NULL);
 }
 

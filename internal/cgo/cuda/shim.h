@@ -83,16 +83,25 @@ int goshmemi_cuModuleGetGlobal(CUcontext ctx, CUdeviceptr *p, size_t *n, CUmodul
 
 /* goshmemi_launch copies nargs kernel parameters from buf (nbytes, parameter
  * i at offset offs[i]) to this thread's C stack, builds the void** array
- * there and calls cuLaunchKernel (cooperative=0) or
- * cuLaunchCooperativeKernel (cooperative=1). Nothing is kept after return:
- * the driver copies parameter values at launch.
- * Ref: cuLaunchKernel, "kernelParams ... the parameters are copied". */
+ * there and calls, by mode: cuLaunchKernel (GOSHMEMI_LAUNCH_PLAIN),
+ * cuLaunchCooperativeKernel (GOSHMEMI_LAUNCH_COOPERATIVE) or
+ * cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+ * (GOSHMEMI_LAUNCH_OVERLAP: the kernel may start while the stream's previous
+ * kernel runs, once that one triggers it, and waits for it with
+ * griddepcontrol.wait; CUDA_ERROR_NOT_SUPPORTED when the driver has no
+ * cuLaunchKernelEx). Nothing is kept after return: the driver copies
+ * parameter values at launch.
+ * Ref: cuLaunchKernel, "kernelParams ... the parameters are copied";
+ * cuLaunchKernelEx. */
+#define GOSHMEMI_LAUNCH_PLAIN 0
+#define GOSHMEMI_LAUNCH_COOPERATIVE 1
+#define GOSHMEMI_LAUNCH_OVERLAP 2
 int goshmemi_launch(CUcontext ctx, CUfunction f,
 		    unsigned int gx, unsigned int gy, unsigned int gz,
 		    unsigned int bx, unsigned int by, unsigned int bz,
 		    unsigned int smem, CUstream s,
 		    const unsigned char *buf, size_t nbytes,
-		    const unsigned int *offs, int nargs, int cooperative);
+		    const unsigned int *offs, int nargs, int mode);
 int goshmemi_cuOccupancyMaxActiveBlocksPerMultiprocessor(CUcontext ctx, int *n, CUfunction f, int block, size_t smem);
 int goshmemi_cuFuncGetAttribute(CUcontext ctx, int *v, int attr, CUfunction f);
 

@@ -958,6 +958,26 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 	return run(f, gx, gy, gz, bx, by, bz, smem, s, kp);
 }
 
+/* Programmatic stream serialization changes nothing here (every stream is
+ * synchronous); the attributes are checked as the driver does.
+ * FAKECUDA_LAUNCH_EX=unsupported answers CUDA_ERROR_NOT_SUPPORTED, as a
+ * driver or setup without programmatic dependent launch might. */
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **kp, void **extra)
+{
+	const char *e = getenv("FAKECUDA_LAUNCH_EX");
+	unsigned i;
+	if (!c || extra || (c->numAttrs > 0 && !c->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (e && strcmp(e, "unsupported") == 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (i = 0; i < c->numAttrs; i++)
+		if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_IGNORE &&
+		    c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+			return CUDA_ERROR_INVALID_VALUE;
+	return run(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+		   c->sharedMemBytes, c->hStream, kp);
+}
+
 EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 					  unsigned by, unsigned bz, unsigned smem, CUstream s, void **kp)
 {
