@@ -61,12 +61,15 @@
  *   LL:      the small scheme for blocks of at most GOSHMEM_GPU_COLL_LL bytes
  *            (coll_ll_bytes, capped at 4 KiB / members; for one thread
  *            8 bytes, or 16 / (members - 1), for a warp 512 / (members - 1):
- *            goshmemi_coll_use_ll) when every member sends (not broadcast):
- *            the block goes as 8-byte packets, 4 data bytes and the step's
- *            tag in one store, into the LL region; the receiver polls the
- *            packets themselves (no flag, no fence) and unpacks them into
- *            its scratch, or for the one-thread and block fcollect and
- *            alltoall straight into dst (goshmemi_coll_ll_xchg).
+ *            goshmemi_coll_use_ll): the block goes as 8-byte packets, 4 data
+ *            bytes and the step's tag in one store, into the LL region; the
+ *            receiver polls the packets themselves (no flag, no fence) and
+ *            unpacks them into its scratch, or for the one-thread and block
+ *            fcollect and alltoall straight into dst (goshmemi_coll_ll_xchg).
+ *            A broadcast's root sends packets and the receivers unpack them
+ *            into dst; the receivers also signal every member, since the
+ *            step must show that every member entered it
+ *            (goshmemi_coll_ll_bcast).
  *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
  *            ready; exit: everyone is done with them):
  *            reduce: member i reduces its 1/P share of the vector reading every
@@ -76,8 +79,8 @@
  *            fcollect / alltoall: member i stores its block(s) into every
  *              member's dst;
  *            broadcast: root signals, receivers copy from root's src, then
- *              signal root (one thread and a block at every size, a warp
- *              from 3 members).
+ *              signal root (one thread and a block at every size above the
+ *              LL limit, a warp from 3 members).
  *   The group's threads split every copy and reduction (16-byte vectors when
  *   the operands are 16-byte aligned, element by element otherwise) and the
  *   flag stores/polls (one member per thread).
@@ -602,11 +605,81 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
     goshmemi_coll_wait_all(c, e);
 }
 
+/* A broadcast's step as LL packets (goshmemi_coll_use_ll for len): root
+ * stores each 4 bytes of src with the step's tag (epoch e) into every
+ * receiver's LL half h, part root, and copies src to its dst; a receiver
+ * polls those words and unpacks them into dst. One step, as a broadcast's
+ * scratch step, must prove that every member has entered it (so is done
+ * with the step before: the reuse rule of the LL and scratch halves, which
+ * the other steps get from every member sending): the receivers signal e
+ * to every member, the root's packets stand for its own signal; each
+ * member returns once it has every other receiver's signal (the root:
+ * every receiver's). */
+GOSHMEMI_FN void goshmemi_coll_ll_bcast(const goshmemi_coll_t *c, uint64_t e, unsigned h, char *dst, const char *src,
+                                        size_t len, int root)
+{
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
+    const int me = c->v.my_index, P = c->v.size, sys = goshmemi_sys_scope();
+    const uint32_t tag = (uint32_t)e;
+    const unsigned nw = (unsigned)((len + 3) / 4);
+    const unsigned batch = c->scope == GOSHMEMI_SCOPE_BLOCK ? 1u : GOSHMEMI_LL_BATCH;
+    const unsigned tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c), step = batch * nt;
+    const uint64_t off = goshmemi_coll_ll_off(c, h, root);
+    goshmemi_cg_sync(c->scope); /* the group's reads of earlier steps are done */
+    if (me == root) {
+        const unsigned total = (unsigned)(P - 1) * nw;
+        for (unsigned i0 = tid; i0 < total; i0 += step) {
+            uint64_t pk[GOSHMEMI_LL_BATCH];
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+                const unsigned i = i0 + (unsigned)b * nt;
+                pk[b] = i < total ? (uint64_t)tag << 32 | goshmemi_coll_ll_word((const unsigned char *)src, len, i % nw) : 0;
+            }
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+                const unsigned i = i0 + (unsigned)b * nt;
+                int j = (int)(i / nw);
+                j += j >= me;
+                if (i < total)
+                    goshmemi_relaxed_store_u64((void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(c, j)] + off + 8u * (i % nw)),
+                                               pk[b], sys);
+            }
+        }
+        goshmemi_coll_copy(c, dst, src, len);
+    } else {
+        goshmemi_coll_signal_ls(c, e);
+        const uintptr_t from = goshmemi_coll_my_base() + (uintptr_t)off;
+        for (unsigned i0 = tid; i0 < nw; i0 += step) {
+            uint64_t v[GOSHMEMI_LL_BATCH];
+            unsigned pend = 0;
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+                if (i0 + (unsigned)b * nt < nw) pend |= 1u << b;
+            for (;;) {
+                GOSHMEMI_UNROLL
+                for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+                    if (pend >> b & 1u) v[b] = goshmemi_relaxed_load_u64((const void *)(from + 8u * (i0 + (unsigned)b * nt)), sys);
+                GOSHMEMI_UNROLL
+                for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+                    if ((pend >> b & 1u) && (uint32_t)(v[b] >> 32) == tag) pend &= ~(1u << b);
+                if (pend == 0) break;
+                goshmemi_poll_pause();
+            }
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+                if (i0 + (unsigned)b * nt < nw) goshmemi_coll_ll_put_word((unsigned char *)dst, len, i0 + (unsigned)b * nt, (uint32_t)v[b]);
+        }
+    }
+    for (int j = (int)tid; j < P; j += (int)nt)
+        if (j != me && j != root) goshmemi_coll_wait_one(c, j, e);
+    goshmemi_cg_sync(c->scope);
+}
+
 /* goshmemi_coll_xchg with every member sending, or its LL form when
  * goshmemi_coll_use_ll (goshmemi_coll_ll_xchg): the same result in this
  * PE's scratch half h. Every member decides alike: the same arguments,
- * settings and mappings. (A broadcast calls goshmemi_coll_xchg directly:
- * its non-roots send nothing, so it has no LL form.) */
+ * settings and mappings. (A broadcast calls goshmemi_coll_xchg directly,
+ * or goshmemi_coll_ll_bcast.) */
 GOSHMEMI_FN void goshmemi_coll_xchg_all(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
                                         size_t src_stride, size_t len)
 {
@@ -990,12 +1063,15 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
     const int me = c.v.my_index;
     if (c.v.size == 1) {
         goshmemi_coll_copy(&c, dst, src, nb);
+    } else if (goshmemi_coll_use_ll(&c, nb)) {
+        goshmemi_coll_reserve(&c, 1, 1);
+        goshmemi_coll_ll_bcast(&c, c.epoch + 1, (unsigned)(c.scount & 1u), dst, src, nb, root);
     } else if (c.all_ls && (nb > goshmemi_coll_member_bytes(&c) || scope != GOSHMEMI_SCOPE_WARP || c.v.size > 2)) {
         /* zero copy: root signals, receivers copy from root's src and signal
-         * back. One thread and a block take it at every size, a warp from 3
-         * members: the scratch round has every member signal every member,
-         * this one only the root and the receivers (a warp's was slower at
-         * 2 PEs; bench/results). */
+         * back. One thread and a block take it at every size above the LL
+         * limit, a warp from 3 members: the scratch round has every member
+         * signal every member, this one only the root and the receivers (a
+         * warp's was slower at 2 PEs; bench/results). */
         uint64_t soff = goshmemi_coll_off(&c, src, nb);
         goshmemi_coll_reserve(&c, 2, 0);
         if (me == root) {
