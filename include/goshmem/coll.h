@@ -3,8 +3,8 @@
  * Algorithm: a team of at most GOSHMEMI_SYNC_FLAT_MAX (8) members syncs
  * flat: member i stores the barrier's epoch into word i of psync line 0 on
  * every other member, then waits until each other member's word there
- * reaches the epoch (one round: at 3-4 PEs on one GPU about 0.3-0.5 us
- * sooner than two dissemination rounds). A larger team runs a
+ * reaches the epoch (one round where dissemination takes ceil(log2 n),
+ * each a store and a poll in sequence). A larger team runs a
  * dissemination barrier (ceil(log2 n) rounds): in round k, the member with
  * index i stores the epoch into round k's psync word of member
  * (i + 2^k) mod n, then waits for its own round-k word to reach the epoch.

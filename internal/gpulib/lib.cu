@@ -38,9 +38,9 @@
  * writes are visible (without an overlapped launch the wait returns at
  * once). launch_dependents at the end of the body lets the stream's next
  * overlapped kernel be scheduled while this one exits, so its launch
- * overlaps this kernel's teardown; triggering at the start instead, which
- * keeps the next kernel resident and waiting all along, gave no faster
- * calls and occasional slow batches under MPS. */
+ * overlaps this kernel's teardown. Not at the start: that keeps the next
+ * kernel resident and waiting all along, for no faster calls and with
+ * occasional slow batches under MPS (bench/results). */
 GOSHMEMI_FN void goshmemi_lib_enter(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
