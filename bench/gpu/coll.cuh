@@ -38,6 +38,12 @@ __device__ __forceinline__ unsigned long long pc_gtimer(void)
 
 #define PC_NOARG
 #define PC_ROOT , root
+/* The warp kernels' bounds: none by default (the largest block that
+ * launches); an A/B build may set __launch_bounds__(1024) to see the warp
+ * forms in a 64-register kernel, as a user's 1024-thread kernel has them. */
+#ifndef PC_WARP_BOUNDS
+#define PC_WARP_BOUNDS
+#endif
 
 #define PC_LOOP(T, WHO, CALL)                                                                                         \
     {                                                                                                                 \
@@ -63,8 +69,9 @@ __device__ __forceinline__ unsigned long long pc_gtimer(void)
     extern "C" __global__ void pc_##ROW##_thread(int team_, void *dst_, const void *src_, unsigned long long n,      \
                                                  int root, int iters, int warmup, unsigned long long *meta)           \
     PC_LOOP(T, threadIdx.x == 0, PC_T(FN)(team, dst, src, (size_t)n EXTRA))                                           \
-    extern "C" __global__ void pc_##ROW##_warp(int team_, void *dst_, const void *src_, unsigned long long n,        \
-                                               int root, int iters, int warmup, unsigned long long *meta)             \
+    extern "C" __global__ void PC_WARP_BOUNDS pc_##ROW##_warp(int team_, void *dst_, const void *src_,               \
+                                                              unsigned long long n, int root, int iters, int warmup,  \
+                                                              unsigned long long *meta)                               \
     PC_LOOP(T, threadIdx.x < 32, PC_X(FN##_warp)(team, dst, src, (size_t)n EXTRA))                                    \
     extern "C" __global__ void __launch_bounds__(1024)                                                                \
         pc_##ROW##_block(int team_, void *dst_, const void *src_, unsigned long long n, int root, int iters,          \

@@ -222,6 +222,109 @@ static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *
 }
 #endif
 
+/* ---- multi-block copies ------------------------------------------------------ */
+
+/* A data mover copies one block of n bytes per member: block j from
+ * src(j) to dst(j), each side either at base + j * stride (this PE) or at
+ * symmetric offset base on member j (sym); block my_index comes from
+ * me_src, or is skipped when me_src is 0. Copied one after the other with
+ * a load and a store per word, every block costs a memory latency (generic
+ * pointers may alias: no load moves above an earlier store). Here a
+ * thread's loads go out before its stores: blocks of fewer than DEPTH
+ * words per thread go DS at a time, word w of each per round (one latency
+ * for a step of small blocks), larger ones one at a time with DEPTH words
+ * per thread in flight. 16-byte words when every base and stride is
+ * 16-byte aligned (heap bases are); the bytes past the words, or all of
+ * them when not aligned, go block by block as goshmemi_cg_copy. A warp's
+ * movers use it (inline: out of line, a call in a kernel capped at 64
+ * registers spills what the callee uses), host mode too (collcheck);
+ * one thread, a block and the reductions copy block by block. */
+#if GOSHMEMI_CUDA
+#define GOSHMEMI_UNROLL _Pragma("unroll")
+typedef uint4 goshmemi_w16_t;
+#define GOSHMEMI_W16_LD(v, p) ((v) = *(const uint4 *)(p))
+#define GOSHMEMI_W16_ST(p, v) (*(uint4 *)(p) = (v))
+#else
+#define GOSHMEMI_UNROLL
+typedef struct {
+    uint64_t a, b;
+} goshmemi_w16_t;
+#define GOSHMEMI_W16_LD(v, p) memcpy(&(v), (const void *)(p), 16)
+#define GOSHMEMI_W16_ST(p, v) memcpy((void *)(p), &(v), 16)
+#endif
+#define GOSHMEMI_BLK_ADDR(base, stride, sym, j)                                                                       \
+    ((sym) ? (uintptr_t)goshmemi_cstate()->heap_base[start + (j) * pstride] + (base) : (base) + (size_t)(j) * (stride))
+/* DEPTH segments of up to L words in lockstep, a thread's word w of each
+ * per round (segment b: from sp(b) to dp(b), its first len(b) words). */
+#define GOSHMEMI_SEG_COPY(DEPTH, L, tid, nt, sp, dp, len)                                                             \
+    for (unsigned w = (tid); w < (L); w += (nt)) {                                                                    \
+        goshmemi_w16_t v[DEPTH];                                                                                      \
+        GOSHMEMI_UNROLL                                                                                               \
+        for (int b = 0; b < (DEPTH); b++)                                                                             \
+            if (w < (len)) GOSHMEMI_W16_LD(v[b], (sp) + 16u * w);                                                     \
+        GOSHMEMI_UNROLL                                                                                               \
+        for (int b = 0; b < (DEPTH); b++)                                                                             \
+            if (w < (len)) GOSHMEMI_W16_ST((dp) + 16u * w, v[b]);                                                     \
+    }
+/* Words [0, nw) from `from` to `to`, DEPTH per thread in flight. */
+#define GOSHMEMI_DEEP_COPY(DEPTH, to, from, nw, tid, nt)                                                              \
+    {                                                                                                                 \
+        const uintptr_t to_ = (to), from_ = (from);                                                                   \
+        for (unsigned i0 = (tid); i0 < (nw); i0 += (DEPTH) * (nt)) {                                                  \
+            goshmemi_w16_t v[DEPTH];                                                                                  \
+            GOSHMEMI_UNROLL                                                                                           \
+            for (int b = 0; b < (DEPTH); b++)                                                                         \
+                if (i0 + (unsigned)b * (nt) < (nw)) GOSHMEMI_W16_LD(v[b], from_ + 16u * (i0 + (unsigned)b * (nt)));   \
+            GOSHMEMI_UNROLL                                                                                           \
+            for (int b = 0; b < (DEPTH); b++)                                                                         \
+                if (i0 + (unsigned)b * (nt) < (nw)) GOSHMEMI_W16_ST(to_ + 16u * (i0 + (unsigned)b * (nt)), v[b]);     \
+        }                                                                                                             \
+    }
+#define GOSHMEMI_BLK_J(k) ((int)(k) + (skip && (int)(k) >= me))
+#define GOSHMEMI_BLK_SRC(j) ((j) == me ? me_src : GOSHMEMI_BLK_ADDR(sb, ss, ssym, (j)))
+#define GOSHMEMI_COPY_BLOCKS_DEF(QUAL, NAME, DEPTH, DS)                                                               \
+    QUAL void NAME(int start, int pstride, int P, int me, uintptr_t db, size_t ds, int dsym, uintptr_t sb, size_t ss, \
+                   int ssym, uintptr_t me_src, size_t n, unsigned tid, unsigned nt)                                   \
+    {                                                                                                                 \
+        const int skip = me_src == 0;                                                                                 \
+        const unsigned nblk = (unsigned)(P - skip);                                                                   \
+        const uintptr_t mis = db | sb | (dsym ? 0 : ds) | (ssym ? 0 : ss) | me_src;                                   \
+        /* 16-byte words of aligned blocks; the rest (n % 16 bytes, or all when not aligned) after */                 \
+        const size_t nw = (mis & 15u) == 0 && n / 16 < ((size_t)1 << 31) ? n / 16 : 0;                                \
+        const unsigned w32 = (unsigned)nw;                                                                            \
+        if (w32 >= (DEPTH) * nt) {                                                                                    \
+            /* large blocks, one at a time, DEPTH words per thread in flight */                                       \
+            for (unsigned k = 0; k < nblk; k++) {                                                                     \
+                const int j = GOSHMEMI_BLK_J(k);                                                                      \
+                GOSHMEMI_DEEP_COPY(DEPTH, GOSHMEMI_BLK_ADDR(db, ds, dsym, j), GOSHMEMI_BLK_SRC(j), w32, tid, nt)      \
+            }                                                                                                         \
+        } else if (w32 != 0) {                                                                                        \
+            /* small blocks, DS at a time */                                                                          \
+            for (unsigned k0 = 0; k0 < nblk; k0 += (DS))                                                              \
+                GOSHMEMI_SEG_COPY(DS, w32, tid, nt, GOSHMEMI_BLK_SRC(GOSHMEMI_BLK_J(k0 + b)),                         \
+                                  GOSHMEMI_BLK_ADDR(db, ds, dsym, GOSHMEMI_BLK_J(k0 + b)), (k0 + b < nblk ? w32 : 0u)) \
+        }                                                                                                             \
+        if (nw * 16 != n)                                                                                             \
+            for (unsigned k = 0; k < nblk; k++)                                                                       \
+                goshmemi_cg_copy((void *)(GOSHMEMI_BLK_ADDR(db, ds, dsym, GOSHMEMI_BLK_J(k)) + nw * 16),              \
+                                 (const void *)(GOSHMEMI_BLK_SRC(GOSHMEMI_BLK_J(k)) + nw * 16), n - nw * 16, tid, nt); \
+    }
+#if GOSHMEMI_CUDA
+/* a warp: inline, 4 words per lane in flight in a large block, 2 small blocks at a time */
+GOSHMEMI_COPY_BLOCKS_DEF(GOSHMEMI_FN, goshmemi_copy_blocks_warp, 4, 2)
+/* one block (a warp's single copy) */
+GOSHMEMI_FN void goshmemi_copy_deep_warp(void *dst, const void *src, size_t n)
+{
+    const uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    const unsigned lane = goshmemi_lane();
+    const size_t nw = ((d | s) & 15u) == 0 && n / 16 < ((size_t)1 << 31) ? n / 16 : 0;
+    GOSHMEMI_DEEP_COPY(4, d, s, (unsigned)nw, lane, 32u)
+    if (nw * 16 != n) goshmemi_copy_part((char *)dst + nw * 16, (const char *)src + nw * 16, n - nw * 16, lane, 32);
+}
+#else
+GOSHMEMI_COPY_BLOCKS_DEF(GOSHMEMI_FN, goshmemi_copy_blocks_host, 4, 4)
+#endif
+
 /* ---- one collective's context ---------------------------------------------- */
 
 /* Kept small on purpose: what the whole collective needs stays in registers
@@ -229,7 +332,7 @@ static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *
 typedef struct goshmemi_coll {
     goshmemi_team_view_t v;
     int scope, all_ls;
-    int ool_copy; /* thread scope: copies out of line (goshmemi_coll_copy) */
+    int mover;    /* broadcast/fcollect/alltoall: copies out of line (one thread), deep (a warp) */
     uint64_t epoch;  /* the collective's epochs are epoch+1 .. epoch+nepochs */
     uint64_t scount; /* scratch steps: scount .. scount+nscratch-1 (half = step & 1) */
 } goshmemi_coll_t;
@@ -238,19 +341,51 @@ GOSHMEMI_FN int goshmemi_coll_pe(const goshmemi_coll_t *c, int j) { return c->v.
 #define GOSHMEMI_COLL_TID(c) goshmemi_cg_tid((c)->scope)
 #define GOSHMEMI_COLL_NT(c) goshmemi_cg_size((c)->scope)
 /* The group's share of a copy of n bytes (no sync); c->scope and
- * c->ool_copy are constants once inlined, so each form compiles one path.
+ * c->mover are constants once inlined, so each form compiles one path.
  * The reductions keep the copy inlined (their registers go to the
  * reduction loops: out of line saves none and only adds a call). */
 GOSHMEMI_FN void goshmemi_coll_copy(const goshmemi_coll_t *c, void *dst, const void *src, size_t n)
 {
 #if GOSHMEMI_CUDA
-    if (c->scope == GOSHMEMI_SCOPE_THREAD && c->ool_copy) {
+    if (c->scope == GOSHMEMI_SCOPE_THREAD && c->mover) {
         if (n != 0 && dst != src) goshmemi_cg_copy_one(dst, src, n);
+        return;
+    }
+    if (c->scope == GOSHMEMI_SCOPE_WARP && c->mover) {
+        if (n != 0 && dst != src) goshmemi_copy_deep_warp(dst, src, n);
         return;
     }
 #endif
     goshmemi_cg_copy(dst, src, n, GOSHMEMI_COLL_TID(c), GOSHMEMI_COLL_NT(c));
 }
+/* Every member's block (goshmemi_copy_blocks_*): a warp's and host mode's
+ * movers together, others block by block (goshmemi_coll_copy). */
+GOSHMEMI_FN void goshmemi_coll_copy_blocks(const goshmemi_coll_t *c, uintptr_t db, size_t ds, int dsym, uintptr_t sb,
+                                           size_t ss, int ssym, const void *me_src, size_t n)
+{
+    const int P = c->v.size, me = c->v.my_index;
+    if (n == 0) return;
+#if GOSHMEMI_CUDA
+    if (c->mover && c->scope == GOSHMEMI_SCOPE_WARP) {
+        goshmemi_copy_blocks_warp(c->v.start, c->v.stride, P, me, db, ds, dsym, sb, ss, ssym, (uintptr_t)me_src, n,
+                                  goshmemi_lane(), 32);
+        return;
+    }
+#else
+    if (c->mover) {
+        goshmemi_copy_blocks_host(c->v.start, c->v.stride, P, me, db, ds, dsym, sb, ss, ssym, (uintptr_t)me_src, n,
+                                  GOSHMEMI_COLL_TID(c), GOSHMEMI_COLL_NT(c));
+        return;
+    }
+#endif
+    const int start = c->v.start, pstride = c->v.stride;
+    for (int j = 0; j < P; j++) {
+        if (j == me && me_src == NULL) continue;
+        const uintptr_t from = j == me ? (uintptr_t)me_src : GOSHMEMI_BLK_ADDR(sb, ss, ssym, j);
+        goshmemi_coll_copy(c, (void *)GOSHMEMI_BLK_ADDR(db, ds, dsym, j), (const void *)from, n);
+    }
+}
+
 /* heap_base[my_pe] */
 GOSHMEMI_FN uintptr_t goshmemi_coll_my_base(void)
 {
@@ -278,7 +413,7 @@ GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     c->v = goshmemi_team_view(team);
     c->scope = scope;
-    c->ool_copy = 1;
+    c->mover = 1;
     int ls = 1;
     for (int j = 0; j < c->v.size; j++) ls &= cs->heap_base[goshmemi_coll_pe(c, j)] != 0;
     c->all_ls = ls;
@@ -396,11 +531,6 @@ GOSHMEMI_FN void goshmemi_coll_flat_sync(const goshmemi_coll_t *c, uint64_t e)
 
 /* words a thread moves per batch (goshmemi_coll_ll_xchg), its loops unrolled */
 #define GOSHMEMI_LL_BATCH 4
-#if GOSHMEMI_CUDA
-#define GOSHMEMI_UNROLL _Pragma("unroll")
-#else
-#define GOSHMEMI_UNROLL
-#endif
 /* LL packet bytes per member per half of the LL slot (multiple of 16) */
 GOSHMEMI_FN size_t goshmemi_coll_ll_member_bytes(const goshmemi_coll_t *c)
 {
@@ -581,7 +711,9 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
     const int me = c->v.my_index, P = c->v.size;
     const int sends = len != 0 && (sender < 0 || sender == me);
     const uint64_t dst_off = (uint64_t)(goshmemi_coll_scratch(c, h, me) - goshmemi_coll_my_base());
-    if (sends) {
+    if (sends && c->all_ls) {
+        goshmemi_coll_copy_blocks(c, (uintptr_t)dst_off, 0, 1, (uintptr_t)src, src_stride, 0, NULL, len);
+    } else if (sends) {
         for (int j = 0; j < P; j++) {
             uint64_t base = cs->heap_base[goshmemi_coll_pe(c, j)];
             if (j != me && base != 0)
@@ -874,7 +1006,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         goshmemi_coll_t c;                                                                                            \
         goshmemi_rdx_t r;                                                                                             \
         goshmemi_coll_init(&c, scope, team);                                                                          \
-        c.ool_copy = 0;                                                                                               \
+        c.mover = 0;                                                                                                  \
         if (n == 0) return 0;                                                                                         \
         const size_t sz = sizeof(TYPE);                                                                               \
         r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
@@ -919,7 +1051,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         goshmemi_coll_t c;                                                                                            \
         goshmemi_rdx_t r;                                                                                             \
         goshmemi_coll_init(&c, scope, team);                                                                          \
-        c.ool_copy = 0;                                                                                               \
+        c.mover = 0;                                                                                                  \
         if (nreduce == 0) return 0;                                                                                   \
         const size_t sz = sizeof(TYPE), nb = nreduce * sz, me = (size_t)c.v.my_index;                                 \
         r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
@@ -1016,13 +1148,10 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
         goshmemi_coll_copy(&c, dst, src, nb);
     } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {
         /* zero copy: store my block(s) into every member's dst, block me */
-        const goshmemi_device_state_t *cs = goshmemi_cstate();
         uint64_t doff = goshmemi_coll_off(&c, dst, nb * (size_t)P) + (uint64_t)me * nb;
         goshmemi_coll_reserve(&c, 2, 0);
         goshmemi_coll_flat_sync(&c, c.epoch + 1);
-        for (int j = 0; j < P; j++)
-            goshmemi_coll_copy(&c, (void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(&c, j)] + doff), src + (size_t)j * sstride,
-                             nb);
+        goshmemi_coll_copy_blocks(&c, (uintptr_t)doff, 0, 1, (uintptr_t)src, sstride, 0, src + (size_t)me * sstride, nb);
         goshmemi_coll_flat_sync(&c, c.epoch + 2);
     } else {
         const size_t chunk = goshmemi_coll_member_bytes(&c), nch = (nb + chunk - 1) / chunk;
@@ -1040,10 +1169,8 @@ GOSHMEMI_FN int goshmemi_collect_mem(int scope, goshmem_team_t team, void *dstv,
                 continue;
             }
             goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, src + lo, sstride, cnt);
-            for (int j = 0; j < P; j++) {
-                const char *from = j == me ? src + (size_t)me * sstride + lo : (const char *)goshmemi_coll_scratch(&c, h, j);
-                goshmemi_coll_copy(&c, dst + (size_t)j * nb + lo, from, cnt);
-            }
+            goshmemi_coll_copy_blocks(&c, (uintptr_t)(dst + lo), nb, 0, goshmemi_coll_scratch(&c, h, 0),
+                                      goshmemi_coll_member_bytes(&c), 0, src + (size_t)me * sstride + lo, cnt);
         }
     }
     goshmemi_cg_sync(scope);

@@ -468,6 +468,11 @@ static int do_mover(int fam, int unit, goshmem_team_t team, void *d, const void 
 static void t_movers(int pe, int tid)
 {
     static const int units[] = {1, 2, 4, 8};
+    /* beyond g_ns: blocks of whole 16-byte words (2, 10, 64 and 1028 elements
+     * of 8 bytes) for the movers' word paths, 10 and 20 giving 5 words */
+    static const size_t ns[] = {0, 1, 2, 7, 10, 20, 64, 100, 1028, 1031, 9001};
+    /* dst and src this many bytes past a 16-byte boundary */
+    static const size_t offs[] = {0, 8, 1};
     (void)pe;
     for (size_t ti = 0; ti < NTEAMS; ti++) {
         goshmem_team_t team = g_teams[ti];
@@ -477,18 +482,19 @@ static void t_movers(int pe, int tid)
         if (me < 0) continue;
         for (int fam = 0; fam < 3; fam++)
             for (size_t ui = 0; ui < 4; ui++)
-                for (size_t ni = 0; ni < NNS; ni++) {
-                    size_t n = g_ns[ni], u = (size_t)units[ui], nb = n * u;
-                    if (fam > 0 && nb * (size_t)size > REGION - 64) continue;
+                for (size_t ni = 0; ni < sizeof ns / sizeof ns[0] * 3; ni++) {
+                    size_t n = ns[ni / 3], u = (size_t)units[ui], nb = n * u, off = offs[ni % 3];
+                    if (fam > 0 && nb * (size_t)size > REGION - 512) continue;
+                    if (off != 0 && off % u != 0) continue;
                     int roots[3] = {0, size - 1, size / 2};
                     for (int ri = 0; ri < (fam == 0 ? 3 : 1); ri++) {
                         int root = roots[ri];
                         for (int inplace = 0; inplace < (fam == 0 ? 2 : 1); inplace++) {
-                            unsigned char *src = MY(SRC_OFF), *dst = inplace ? src : MY(DST_OFF);
+                            unsigned char *src = MY(SRC_OFF) + off, *dst = inplace ? src : MY(DST_OFF) + off;
                             size_t sn = fam == 2 ? nb * (size_t)size : nb, dn = fam == 0 ? nb : nb * (size_t)size;
                             if (tid == 0) {
                                 for (size_t i = 0; i < sn; i++) src[i] = bpat(me, i);
-                                if (!inplace) memset(dst, 0x5a, dn + 16);
+                                if (!inplace) memset(dst, 0x5a, dn + 256);
                             }
                             group_sync();
                             int rc = do_mover(fam, (int)u, team, dst, src, n, root);
@@ -503,10 +509,12 @@ static void t_movers(int pe, int tid)
                                 bad += dst[i] != want;
                             }
                             if (bad)
-                                snprintf(g_test, sizeof g_test, "movers fam %d unit %zu team %d n %zu root %d inplace %d",
-                                         fam, u, (int)team, n, root, inplace);
+                                snprintf(g_test, sizeof g_test, "movers fam %d unit %zu team %d n %zu off %zu root %d inplace %d",
+                                         fam, u, (int)team, n, off, root, inplace);
                             CHECK_EQ(0, bad);
-                            if (!inplace) CHECK_EQ(0x5a, dst[dn]);
+                            int over = 0;
+                            for (size_t i = dn; !inplace && i < dn + 256; i++) over += dst[i] != 0x5a;
+                            CHECK_EQ(0, over);
                         }
                     }
                 }

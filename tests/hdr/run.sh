@@ -129,6 +129,11 @@ check "jacobi_kernel (examples/jacobi-gpu) <= 32 registers (has ${jr:-none})" te
 # their inlined LL exchange (unpacking into dst) beside the out-of-line
 # copies leaves them at 96 bytes, and moving the exchange out of line made
 # them slower (bench/results/2026-12-03-181200-gpu-stream-memops, runC).
+# The warp fcollect, alltoall and broadcast (cb_*mem_warp) may spill up to
+# COLL_MAX_SPILL_WARP: their copies keep several loads per lane in flight
+# (goshmemi_copy_blocks_warp), which in a 64-register kernel spills about
+# 270-370 bytes, and were still faster there than the two-deep copies on
+# average (bench/results/2026-12-04-114200-gpu-warp-copy-blocks).
 $NVCC -arch=sm_90 -cubin -Xptxas -v tests/hdr/coll_bounds.cu -o "$out/coll_bounds.cubin" >"$out/coll_bounds.ptxas" 2>&1
 awk '/Compiling entry function/ {match($0, /function .[a-z_0-9A-Z]*/); k = substr($0, RSTART + 10, RLENGTH - 10)}
      /bytes spill stores/ {match($0, /[0-9]+ bytes spill stores/); split(substr($0, RSTART, RLENGTH), a, " "); if (!(k in w) || a[1] + 0 > w[k]) w[k] = a[1] + 0}
@@ -136,9 +141,9 @@ awk '/Compiling entry function/ {match($0, /function .[a-z_0-9A-Z]*/); k = subst
     "$out/coll_bounds.ptxas" >"$out/coll_bounds.spills"
 nk=$(wc -l <"$out/coll_bounds.spills")
 worst=$(sort -k2 -n "$out/coll_bounds.spills" | tail -1)
-check "device collectives at __launch_bounds__(1024): $nk kernels, <= ${COLL_MAX_SPILL:-64} B spilled each, one-thread movers <= ${COLL_MAX_SPILL_THREAD:-112} B (worst: ${worst:-none})" \
-    awk -v m="${COLL_MAX_SPILL:-64}" -v mt="${COLL_MAX_SPILL_THREAD:-112}" -v n="$nk" \
-    'n < 36 {exit 1} $1 ~ /mem_thread$/ {if ($2 > mt) exit 1; next} $2 > m {exit 1}' "$out/coll_bounds.spills"
+check "device collectives at __launch_bounds__(1024): $nk kernels, <= ${COLL_MAX_SPILL:-64} B spilled each, one-thread movers <= ${COLL_MAX_SPILL_THREAD:-112} B, warp movers <= ${COLL_MAX_SPILL_WARP:-448} B (worst: ${worst:-none})" \
+    awk -v m="${COLL_MAX_SPILL:-64}" -v mt="${COLL_MAX_SPILL_THREAD:-112}" -v mw="${COLL_MAX_SPILL_WARP:-448}" -v n="$nk" \
+    'n < 36 {exit 1} $1 ~ /mem_thread$/ {if ($2 > mt) exit 1; next} $1 ~ /mem_warp$/ {if ($2 > mw) exit 1; next} $2 > m {exit 1}' "$out/coll_bounds.spills"
 
 [ $fail = 0 ] || { echo "hdrcheck: nvcc checks FAILED"; exit 1; }
 echo "hdrcheck: nvcc checks passed"
