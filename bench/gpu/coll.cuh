@@ -38,11 +38,14 @@ __device__ __forceinline__ unsigned long long pc_gtimer(void)
 
 #define PC_NOARG
 #define PC_ROOT , root
-/* The warp kernels' bounds: none by default (the largest block that
- * launches); an A/B build may set __launch_bounds__(1024) to see the warp
+/* The thread and warp kernels' bounds: none by default (the largest block
+ * that launches); an A/B build may set __launch_bounds__(1024) to see those
  * forms in a 64-register kernel, as a user's 1024-thread kernel has them. */
 #ifndef PC_WARP_BOUNDS
 #define PC_WARP_BOUNDS
+#endif
+#ifndef PC_THREAD_BOUNDS
+#define PC_THREAD_BOUNDS
 #endif
 
 #define PC_LOOP(T, WHO, CALL)                                                                                         \
@@ -66,8 +69,9 @@ __device__ __forceinline__ unsigned long long pc_gtimer(void)
     }
 
 #define PC_KERNELS(ROW, T, FN, EXTRA)                                                                                 \
-    extern "C" __global__ void pc_##ROW##_thread(int team_, void *dst_, const void *src_, unsigned long long n,      \
-                                                 int root, int iters, int warmup, unsigned long long *meta)           \
+    extern "C" __global__ void PC_THREAD_BOUNDS pc_##ROW##_thread(int team_, void *dst_, const void *src_,           \
+                                                                  unsigned long long n, int root, int iters,          \
+                                                                  int warmup, unsigned long long *meta)               \
     PC_LOOP(T, threadIdx.x == 0, PC_T(FN)(team, dst, src, (size_t)n EXTRA))                                           \
     extern "C" __global__ void PC_WARP_BOUNDS pc_##ROW##_warp(int team_, void *dst_, const void *src_,               \
                                                               unsigned long long n, int root, int iters, int warmup,  \
