@@ -232,8 +232,8 @@ static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *
  * pointers may alias: no load moves above an earlier store). Here a
  * thread's loads go out before its stores: blocks of fewer than DEPTH
  * words per thread go DS at a time, word w of each per round (one latency
- * for a step of small blocks), larger ones one at a time with DEPTH words
- * per thread in flight. 16-byte words when every base and stride is
+ * per DS blocks), larger ones one at a time with DEPTH words per thread in
+ * flight. 16-byte words when every base and stride is
  * 16-byte aligned (heap bases are); the bytes past the words, or all of
  * them when not aligned, go block by block as goshmemi_cg_copy. A warp's
  * movers use it (inline: out of line, a call in a kernel capped at 64
