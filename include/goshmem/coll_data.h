@@ -322,7 +322,8 @@ GOSHMEMI_FN void goshmemi_copy_deep_warp(void *dst, const void *src, size_t n)
     if (nw * 16 != n) goshmemi_copy_part((char *)dst + nw * 16, (const char *)src + nw * 16, n - nw * 16, lane, 32);
 }
 #else
-GOSHMEMI_COPY_BLOCKS_DEF(GOSHMEMI_FN, goshmemi_copy_blocks_host, 4, 4)
+/* host mode: the warp's depths, so collcheck runs the code the GPU runs */
+GOSHMEMI_COPY_BLOCKS_DEF(GOSHMEMI_FN, goshmemi_copy_blocks_host, 4, 2)
 #endif
 
 /* ---- one collective's context ---------------------------------------------- */
