@@ -69,7 +69,8 @@
  *            A broadcast's root sends packets and the receivers unpack them
  *            into dst; the receivers also signal every member, since the
  *            step must show that every member entered it
- *            (goshmemi_coll_ll_bcast).
+ *            (goshmemi_coll_ll_bcast; its limits: one thread 16 bytes, a
+ *            warp 512, or 1 KiB at 2 members, goshmemi_coll_use_ll_bcast).
  *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
  *            ready; exit: everyone is done with them):
  *            reduce: member i reduces its 1/P share of the vector reading every
@@ -555,6 +556,22 @@ GOSHMEMI_FN int goshmemi_coll_use_ll(const goshmemi_coll_t *c, size_t len)
     if (c->scope == GOSHMEMI_SCOPE_WARP) return len * (size_t)(c->v.size - 1) <= 512;
     return 2 * len <= goshmemi_coll_ll_member_bytes(c);
 }
+/* Whether a broadcast of len bytes goes as LL packets (goshmemi_coll_ll_bcast):
+ * every member mapped here, len at most coll_ll_bytes and within the
+ * packets' room, and within the form's limit. The root loads each word once
+ * for every receiver and a receiver polls only its own words, so the limit
+ * is on len more than on the team size: one thread up to 16 bytes (4 words,
+ * one batch), a warp up to 512 bytes (4 words a lane) or 1 KiB over all
+ * receivers (2 PEs: 8 words a lane; at 4 PEs 1 KiB was slower than the
+ * zero-copy round in a 64-register kernel), a block as goshmemi_coll_use_ll. */
+GOSHMEMI_FN int goshmemi_coll_use_ll_bcast(const goshmemi_coll_t *c, size_t len)
+{
+    if (!c->all_ls || len == 0 || len > goshmemi_cstate()->coll_ll_bytes || 2 * len > goshmemi_coll_ll_member_bytes(c))
+        return 0;
+    if (c->scope == GOSHMEMI_SCOPE_THREAD) return len <= 16;
+    if (c->scope == GOSHMEMI_SCOPE_WARP) return len <= 512 || len * (size_t)(c->v.size - 1) <= 1024;
+    return 1;
+}
 /* symmetric offset of member j's packets in half h of this slot's LL region */
 GOSHMEMI_FN uint64_t goshmemi_coll_ll_off(const goshmemi_coll_t *c, unsigned h, int j)
 {
@@ -578,6 +595,48 @@ GOSHMEMI_FN uint32_t goshmemi_coll_ll_word(const unsigned char *p, size_t len, s
     uint32_t v = 0;
     for (size_t i = 0; i < k && i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
     return v;
+}
+
+/* A batch of LL packets to send: packet b carries word i % nw of the
+ * block for the (i / nw)-th other member (blocks src_stride apart from
+ * src, `me` skipped) with the tag, i = i0 + b * nt < total (the callers
+ * send no packet from total on). For a batch of several words, when src,
+ * src_stride and len are multiples of 4, every word is one aligned load,
+ * predicated on i < total, so the batch's loads are in flight together:
+ * with goshmemi_coll_ll_word's tail branch inside the unrolled loop, ptxas
+ * waited for each load before issuing the next. A block's batch of one
+ * keeps goshmemi_coll_ll_word: the second path made its 64-register
+ * alltoall spill 248 bytes instead of 44 and 1.2 us slower. */
+GOSHMEMI_FN void goshmemi_coll_ll_pack(uint64_t *pk, unsigned batch, unsigned i0, unsigned nt, unsigned total,
+                                       unsigned nw, int me, const char *src, size_t src_stride, size_t len,
+                                       uint32_t tag)
+{
+    if (batch > 1 && (((uintptr_t)src | src_stride | len) & 3u) == 0) {
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+            const unsigned i = i0 + (unsigned)b * nt;
+            int j = (int)(i / nw);
+            j += j >= me;
+            const char *p = src + (size_t)j * src_stride + 4u * (size_t)(i % nw);
+            uint32_t d = 0;
+#if GOSHMEMI_CUDA
+            if (i < total) d = *(const uint32_t *)p;
+#else
+            if (i < total) memcpy(&d, p, 4);
+#endif
+            pk[b] = (uint64_t)tag << 32 | d;
+        }
+        return;
+    }
+    GOSHMEMI_UNROLL
+    for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+        const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
+        int j = (int)(i / nw);
+        j += j >= me;
+        pk[b] = i < total ? (uint64_t)tag << 32 |
+                                goshmemi_coll_ll_word((const unsigned char *)src + (size_t)j * src_stride, len, w)
+                          : 0;
+    }
 }
 
 /* Stores word w (bytes [4w, 4w+4), fewer at the block's end) of a block of
@@ -635,15 +694,7 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
     goshmemi_cg_sync(c->scope);
     for (unsigned i0 = tid; i0 < total; i0 += step) {
         uint64_t pk[GOSHMEMI_LL_BATCH];
-        GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
-            const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
-            int j = (int)(i / nw);
-            j += j >= me;
-            pk[b] = i < total ? (uint64_t)tag << 32 |
-                                    goshmemi_coll_ll_word((const unsigned char *)src + (size_t)j * src_stride, len, w)
-                              : 0;
-        }
+        goshmemi_coll_ll_pack(pk, batch, i0, nt, total, nw, me, src, src_stride, len, tag);
         GOSHMEMI_UNROLL
         for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
@@ -738,16 +789,16 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
     goshmemi_coll_wait_all(c, e);
 }
 
-/* A broadcast's step as LL packets (goshmemi_coll_use_ll for len): root
- * stores each 4 bytes of src with the step's tag (epoch e) into every
- * receiver's LL half h, part root, and copies src to its dst; a receiver
- * polls those words and unpacks them into dst. One step, as a broadcast's
- * scratch step, must prove that every member has entered it (so is done
- * with the step before: the reuse rule of the LL and scratch halves, which
- * the other steps get from every member sending): the receivers signal e
- * to every member, the root's packets stand for its own signal; each
- * member returns once it has every other receiver's signal (the root:
- * every receiver's). */
+/* A broadcast's step as LL packets (goshmemi_coll_use_ll_bcast for len):
+ * root loads each 4 bytes of src once and stores them with the step's tag
+ * (epoch e) into every receiver's LL half h, part root, and copies src to
+ * its dst; a receiver polls those words and unpacks them into dst. One
+ * step, as a broadcast's scratch step, must prove that every member has
+ * entered it (so is done with the step before: the reuse rule of the LL and
+ * scratch halves, which the other steps get from every member sending):
+ * the receivers signal e to every member, the root's packets stand for its
+ * own signal; each member returns once it has every other receiver's
+ * signal (the root: every receiver's). */
 GOSHMEMI_FN void goshmemi_coll_ll_bcast(const goshmemi_coll_t *c, uint64_t e, unsigned h, char *dst, const char *src,
                                         size_t len, int root)
 {
@@ -760,22 +811,18 @@ GOSHMEMI_FN void goshmemi_coll_ll_bcast(const goshmemi_coll_t *c, uint64_t e, un
     const uint64_t off = goshmemi_coll_ll_off(c, h, root);
     goshmemi_cg_sync(c->scope); /* the group's reads of earlier steps are done */
     if (me == root) {
-        const unsigned total = (unsigned)(P - 1) * nw;
-        for (unsigned i0 = tid; i0 < total; i0 += step) {
+        /* each word is loaded once and stored to every receiver */
+        for (unsigned i0 = tid; i0 < nw; i0 += step) {
             uint64_t pk[GOSHMEMI_LL_BATCH];
-            GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
-                const unsigned i = i0 + (unsigned)b * nt;
-                pk[b] = i < total ? (uint64_t)tag << 32 | goshmemi_coll_ll_word((const unsigned char *)src, len, i % nw) : 0;
-            }
-            GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
-                const unsigned i = i0 + (unsigned)b * nt;
-                int j = (int)(i / nw);
-                j += j >= me;
-                if (i < total)
-                    goshmemi_relaxed_store_u64((void *)(uintptr_t)(cs->heap_base[goshmemi_coll_pe(c, j)] + off + 8u * (i % nw)),
-                                               pk[b], sys);
+            goshmemi_coll_ll_pack(pk, batch, i0, nt, nw, nw, 0, src, 0, len, tag);
+            for (int j = 0; j < P; j++) {
+                if (j == me) continue;
+                const uintptr_t to = (uintptr_t)(cs->heap_base[goshmemi_coll_pe(c, j)] + off);
+                GOSHMEMI_UNROLL
+                for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+                    const unsigned i = i0 + (unsigned)b * nt;
+                    if (i < nw) goshmemi_relaxed_store_u64((void *)(to + 8u * i), pk[b], sys);
+                }
             }
         }
         goshmemi_coll_copy(c, dst, src, len);
@@ -981,7 +1028,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
     GOSHMEMI_FN void goshmemi_rdx_##NAME##_##OP(const goshmemi_coll_t *c, const goshmemi_rdx_t *r, size_t cnt)        \
     {                                                                                                                 \
         const int P = c->v.size;                                                                                      \
-        const size_t tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c);                                                                        \
+        const size_t tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c);                                            \
         size_t k0 = 0;                                                                                                \
         if (goshmemi_rdx_aligned(r)) {                                                                                \
             if (sizeof(TYPE) >= 4)                                                                                    \
@@ -989,7 +1036,7 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             else                                                                                                      \
                 GOSHMEMI_RDX_VLOOP(8, TYPE, ACC, WT, CONV, OP)                                                        \
         }                                                                                                             \
-        GOSHMEMI_NOUNROLL for (size_t k = k0 + tid; k < cnt; k += nt) {                                                                 \
+        GOSHMEMI_NOUNROLL for (size_t k = k0 + tid; k < cnt; k += nt) {                                               \
             ACC a = GOSHMEMI_RDX_LD_##CONV(((const TYPE *)goshmemi_rdx_src(c, r, 0))[k]);                             \
             for (int j = 1; j < P; j++)                                                                               \
                 a = GOSHMEMI_RDX_OP_##OP(ACC, WT, a, GOSHMEMI_RDX_LD_##CONV(((const TYPE *)goshmemi_rdx_src(c, r, j))[k])); \
@@ -1010,13 +1057,13 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         c.mover = 0;                                                                                                  \
         if (n == 0) return 0;                                                                                         \
         const size_t sz = sizeof(TYPE);                                                                               \
-        r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
+        r.stride = goshmemi_coll_member_bytes(&c);                                                                    \
         r.peers = r.all = 0;                                                                                          \
         if (c.v.size == 1) {                                                                                          \
             r.own = r.base = (uintptr_t)src;                                                                          \
             r.dst = (uintptr_t)dst;                                                                                   \
             goshmemi_rdx_##NAME##_##OP(&c, &r, n);                                                                    \
-        } else if (c.all_ls && n * sz > goshmemi_coll_member_bytes(&c)) {                                                             \
+        } else if (c.all_ls && n * sz > goshmemi_coll_member_bytes(&c)) {                                             \
             /* zero copy: share i of everyone's src -> share i of everyone's dst */                                   \
             size_t lo, cnt = goshmemi_coll_share(n, c.v.size, 16 / sz, c.v.my_index, &lo);                            \
             uint64_t soff = goshmemi_coll_off(&c, src, n * sz), doff = goshmemi_coll_off(&c, dst, n * sz);            \
@@ -1029,13 +1076,13 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             if (cnt) goshmemi_rdx_##NAME##_##OP(&c, &r, cnt);                                                         \
             goshmemi_coll_flat_sync(&c, c.epoch + 2);                                                                 \
         } else {                                                                                                      \
-            const size_t chunk = goshmemi_coll_member_bytes(&c) / sz, nch = (n + chunk - 1) / chunk;                                  \
+            const size_t chunk = goshmemi_coll_member_bytes(&c) / sz, nch = (n + chunk - 1) / chunk;                  \
             if (!c.all_ls) (void)goshmemi_coll_off(&c, src, n * sz);                                                  \
             goshmemi_coll_reserve(&c, nch, nch);                                                                      \
             for (size_t k = 0; k < nch; k++) {                                                                        \
                 const size_t lo = k * chunk, cnt = n - lo < chunk ? n - lo : chunk;                                   \
                 const unsigned h = (unsigned)((c.scount + k) & 1u);                                                   \
-                goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, (const char *)(src + lo), 0, cnt * sz);                 \
+                goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, (const char *)(src + lo), 0, cnt * sz);                \
                 r.own = (uintptr_t)(src + lo);                                                                        \
                 r.base = goshmemi_coll_scratch(&c, h, 0);                                                             \
                 r.dst = (uintptr_t)(dst + lo);                                                                        \
@@ -1055,13 +1102,13 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
         c.mover = 0;                                                                                                  \
         if (nreduce == 0) return 0;                                                                                   \
         const size_t sz = sizeof(TYPE), nb = nreduce * sz, me = (size_t)c.v.my_index;                                 \
-        r.stride = goshmemi_coll_member_bytes(&c);                                                                                    \
+        r.stride = goshmemi_coll_member_bytes(&c);                                                                    \
         r.peers = r.all = 0;                                                                                          \
         if (c.v.size == 1) {                                                                                          \
             r.own = r.base = (uintptr_t)src;                                                                          \
             r.dst = (uintptr_t)dst;                                                                                   \
             goshmemi_rdx_##NAME##_##OP(&c, &r, nreduce);                                                              \
-        } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {                                                                 \
+        } else if (c.all_ls && nb > goshmemi_coll_member_bytes(&c)) {                                                 \
             /* zero copy: block me of everyone's src -> dst */                                                        \
             uint64_t soff = goshmemi_coll_off(&c, src, nb * (size_t)c.v.size);                                        \
             goshmemi_coll_reserve(&c, 2, 0);                                                                          \
@@ -1073,13 +1120,13 @@ GOSHMEMI_FN int goshmemi_rdx_aligned(const goshmemi_rdx_t *r)
             goshmemi_rdx_##NAME##_##OP(&c, &r, nreduce);                                                              \
             goshmemi_coll_flat_sync(&c, c.epoch + 2);                                                                 \
         } else {                                                                                                      \
-            const size_t chunk = goshmemi_coll_member_bytes(&c) / sz, nch = (nreduce + chunk - 1) / chunk;                            \
+            const size_t chunk = goshmemi_coll_member_bytes(&c) / sz, nch = (nreduce + chunk - 1) / chunk;            \
             if (!c.all_ls) (void)goshmemi_coll_off(&c, src, nb * (size_t)c.v.size);                                   \
             goshmemi_coll_reserve(&c, nch, nch);                                                                      \
             for (size_t k = 0; k < nch; k++) {                                                                        \
                 const size_t lo = k * chunk, cnt = nreduce - lo < chunk ? nreduce - lo : chunk;                       \
                 const unsigned h = (unsigned)((c.scount + k) & 1u);                                                   \
-                goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, (const char *)(src + lo), nb, cnt * sz);                \
+                goshmemi_coll_xchg_all(&c, c.epoch + 1 + k, h, (const char *)(src + lo), nb, cnt * sz);               \
                 r.own = (uintptr_t)(src + me * nreduce + lo);                                                         \
                 r.base = goshmemi_coll_scratch(&c, h, 0);                                                             \
                 r.dst = (uintptr_t)(dst + lo);                                                                        \
@@ -1191,7 +1238,7 @@ GOSHMEMI_FN int goshmemi_broadcast_mem(int scope, goshmem_team_t team, void *dst
     const int me = c.v.my_index;
     if (c.v.size == 1) {
         goshmemi_coll_copy(&c, dst, src, nb);
-    } else if (goshmemi_coll_use_ll(&c, nb)) {
+    } else if (goshmemi_coll_use_ll_bcast(&c, nb)) {
         goshmemi_coll_reserve(&c, 1, 1);
         goshmemi_coll_ll_bcast(&c, c.epoch + 1, (unsigned)(c.scount & 1u), dst, src, nb, root);
     } else if (c.all_ls && (nb > goshmemi_coll_member_bytes(&c) || scope != GOSHMEMI_SCOPE_WARP || c.v.size > 2)) {

@@ -676,7 +676,8 @@ int main(int argc, char **argv)
     /* {PEs, scope, OS threads per PE, coll_ll_bytes}: every form at 2 PEs, thread and block
      * elsewhere, with LL packets up to the default 2 KiB (capped at 4K/PEs); then without LL
      * (the flag round for every small size) and with a 64-byte LL limit (both schemes in
-     * one run, in the same slots); then 12 and 9 PEs, whose team syncs run in dissemination
+     * one run, in the same slots); a warp at 4 PEs (its broadcast's LL limit is on the size,
+     * not the size times the receivers); then 12 and 9 PEs, whose team syncs run in dissemination
      * rounds (flat up to GOSHMEMI_SYNC_FLAT_MAX members) */
     static const int cfgs[][4] = {{1, GOSHMEMI_SCOPE_THREAD, 1, 2048}, {1, GOSHMEMI_SCOPE_BLOCK, 3, 2048},
                                   {2, GOSHMEMI_SCOPE_THREAD, 1, 2048}, {2, GOSHMEMI_SCOPE_WARP, 2, 2048},
@@ -685,6 +686,7 @@ int main(int argc, char **argv)
                                   {4, GOSHMEMI_SCOPE_BLOCK, 3, 2048},  {8, GOSHMEMI_SCOPE_THREAD, 1, 2048},
                                   {8, GOSHMEMI_SCOPE_BLOCK, 2, 2048},  {2, GOSHMEMI_SCOPE_THREAD, 1, 0},
                                   {4, GOSHMEMI_SCOPE_BLOCK, 3, 0},     {3, GOSHMEMI_SCOPE_WARP, 2, 64},
+                                  {4, GOSHMEMI_SCOPE_WARP, 2, 2048},
                                   {12, GOSHMEMI_SCOPE_THREAD, 1, 2048}, {9, GOSHMEMI_SCOPE_BLOCK, 2, 2048}};
     int quick = argc > 1; /* any argument: every 4th type/op only */
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
