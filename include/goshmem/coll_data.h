@@ -605,8 +605,8 @@ GOSHMEMI_FN uint32_t goshmemi_coll_ll_word(const unsigned char *p, size_t len, s
  * predicated on i < total, so the batch's loads are in flight together:
  * with goshmemi_coll_ll_word's tail branch inside the unrolled loop, ptxas
  * waited for each load before issuing the next. A block's batch of one
- * keeps goshmemi_coll_ll_word: the second path made its 64-register
- * alltoall spill 248 bytes instead of 44 and 1.2 us slower. */
+ * keeps goshmemi_coll_ll_word: with the predicated path its 64-register
+ * alltoall spilled and got slower (bench/results). */
 GOSHMEMI_FN void goshmemi_coll_ll_pack(uint64_t *pk, unsigned batch, unsigned i0, unsigned nt, unsigned total,
                                        unsigned nw, int me, const char *src, size_t src_stride, size_t len,
                                        uint32_t tag)
