@@ -17,9 +17,8 @@ import json, sys, tarfile
 FAMS = ('reduce_sum_float', 'reduce_sum_int64', 'broadcast', 'fcollect', 'alltoall', 'reducescatter_sum_float')
 
 
-def load(tgz, ab, first, series, np):
-    name = f'r/{ab}/goshmem_np{np}.jsonl' if series == first else (
-        f'r/{ab}/nvshmem_np{np}.jsonl' if series == 'nvshmem' else f'r/{ab}/goshmem_{series}_np{np}.jsonl')
+def rows(tgz, name, scope=True):
+    """median_us by (name, scope, size), or (name, size) without scope, of one JSON-rows file in tgz."""
     d = {}
     with tarfile.open(tgz) as t:
         try:
@@ -29,8 +28,14 @@ def load(tgz, ab, first, series, np):
         for line in f.read().decode().splitlines():
             if line.startswith('{'):
                 r = json.loads(line)
-                d[(r['name'], r['scope'], r['size'])] = r['median_us']
+                d[(r['name'], r['scope'], r['size']) if scope else (r['name'], r['size'])] = r['median_us']
     return d
+
+
+def load(tgz, ab, first, series, np):
+    """series' rows in an ab.sh run (r/AB of the tarball)."""
+    return rows(tgz, f'r/{ab}/goshmem_np{np}.jsonl' if series == first else (
+        f'r/{ab}/nvshmem_np{np}.jsonl' if series == 'nvshmem' else f'r/{ab}/goshmem_{series}_np{np}.jsonl'))
 
 
 def sizes(tgz, ab, first, series, fams, scope):
@@ -67,20 +72,6 @@ def capped(tgz, ab, first, base, series):
                 out.append(f'{v}: <=1K mean {sum(sm) / len(sm):+.2f} worst {max(sm):+.2f}, >=2K speedup '
                            f'{min(lg):.2f}-{max(lg):.2f}x')
             print(f'{np} PEs {fam}: ' + ' | '.join(out))
-
-
-def rows(tgz, name, scope=True):
-    d = {}
-    with tarfile.open(tgz) as t:
-        try:
-            f = t.extractfile(name)
-        except KeyError:
-            return d
-        for line in f.read().decode().splitlines():
-            if line.startswith('{'):
-                r = json.loads(line)
-                d[(r['name'], r['scope'], r['size']) if scope else (r['name'], r['size'])] = r['median_us']
-    return d
 
 
 def mpg(tgz, run):
