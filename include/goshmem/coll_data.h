@@ -193,6 +193,26 @@ GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned
 #endif
 }
 #if GOSHMEMI_CUDA
+/* One thread's copy of nw 16-byte words (both ends 16-byte aligned): eight
+ * loads in flight, then their stores; the last batch's loads predicated.
+ * Every address is a base plus a constant offset: one thread's copy is
+ * bound by its instruction latencies as much as by memory. */
+GOSHMEMI_FN void goshmemi_one_copy16(uintptr_t d, uintptr_t s, uint32_t nw)
+{
+    uint4 *dw = (uint4 *)d;
+    const uint4 *sw = (const uint4 *)s;
+    uint32_t i = 0;
+    for (; i + 8 <= nw; i += 8) {
+        uint4 w[8];
+        _Pragma("unroll") for (int b = 0; b < 8; b++) w[b] = sw[i + b];
+        _Pragma("unroll") for (int b = 0; b < 8; b++) dw[i + b] = w[b];
+    }
+    if (i < nw) {
+        uint4 w[7];
+        _Pragma("unroll") for (int b = 0; b < 7; b++) if (i + b < nw) w[b] = sw[i + b];
+        _Pragma("unroll") for (int b = 0; b < 7; b++) if (i + b < nw) dw[i + b] = w[b];
+    }
+}
 /* A thread-scope mover's copy, out of line: inlined at every copy site,
  * the unrolled one-thread loops roughly doubled the registers of a kernel
  * calling a thread-scope broadcast, fcollect or alltoall, and so halved the
@@ -201,21 +221,14 @@ static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *
 {
     /* One thread pays a memory latency per batch of loads: 16-byte words
      * go eight at a time when dst and src are 16-byte aligned (the
-     * collectives' buffers usually are), a copy of 512 bytes in four
-     * batches instead of sixteen. Out of line, these registers are the
+     * collectives' buffers usually are): a copy of 64 bytes is one batch,
+     * not four load-store pairs. Out of line, these registers are the
      * callee's only. */
     const uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    if (((d | s) & 15u) == 0 && n >= 128 && n <= ((size_t)1 << 31)) {
+    if (((d | s) & 15u) == 0 && n >= 32 && n <= ((size_t)1 << 31)) {
         const uint32_t nw = (uint32_t)(n / 16);
-        uint4 *dw = (uint4 *)dst;
-        const uint4 *sw = (const uint4 *)src;
-        uint32_t i = 0;
-        for (; i + 8 <= nw; i += 8) {
-            uint4 w[8];
-            _Pragma("unroll") for (int b = 0; b < 8; b++) w[b] = sw[i + b];
-            _Pragma("unroll") for (int b = 0; b < 8; b++) dw[i + b] = w[b];
-        }
-        const size_t done = (size_t)i * 16;
+        goshmemi_one_copy16(d, s, nw);
+        const size_t done = (size_t)nw * 16;
         if (done < n) goshmemi_copy_part((char *)dst + done, (const char *)src + done, n - done, 0, 1);
         return;
     }
@@ -327,6 +340,71 @@ GOSHMEMI_FN void goshmemi_copy_deep_warp(void *dst, const void *src, size_t n)
 GOSHMEMI_COPY_BLOCKS_DEF(GOSHMEMI_FN, goshmemi_copy_blocks_host, 4, 2)
 #endif
 
+/* One thread's copy of every member's block. Block by block, a thread paid
+ * a memory latency per block, and below 128 bytes per word: an fcollect of
+ * 16 bytes at 4 PEs copied 3 words out and 4 back one after the other.
+ * Here blocks of 8 or more 16-byte words go one by one, eight loads in
+ * flight (goshmemi_one_copy16); smaller ones four blocks at a time, two
+ * words of each per round, so up to eight loads are in flight. The bytes
+ * past the words (or all, when not aligned) go block by block after. Each
+ * address is a block base plus a constant offset, computed once per block:
+ * one thread's instruction latencies count as much as its loads. Out of
+ * line on the GPU (its registers are the callee's only); host mode runs it
+ * for the one-thread forms too, so collcheck covers it. */
+#if GOSHMEMI_CUDA
+static __device__ __noinline__
+#else
+GOSHMEMI_FN
+#endif
+void goshmemi_copy_blocks_one(int start, int pstride, int P, int me, uintptr_t db, size_t ds, int dsym, uintptr_t sb,
+                              size_t ss, int ssym, uintptr_t me_src, size_t n)
+{
+    const int skip = me_src == 0;
+    const unsigned nblk = (unsigned)(P - skip);
+    const uintptr_t mis = db | sb | (dsym ? 0 : ds) | (ssym ? 0 : ss) | me_src;
+    const size_t nw = (mis & 15u) == 0 && n / 16 < ((size_t)1 << 31) ? n / 16 : 0;
+    const unsigned w32 = (unsigned)nw;
+    if (w32 >= 8) {
+        for (unsigned k = 0; k < nblk; k++) {
+            const int j = GOSHMEMI_BLK_J(k);
+#if GOSHMEMI_CUDA
+            goshmemi_one_copy16(GOSHMEMI_BLK_ADDR(db, ds, dsym, j), GOSHMEMI_BLK_SRC(j), w32);
+#else
+            memcpy((void *)GOSHMEMI_BLK_ADDR(db, ds, dsym, j), (const void *)GOSHMEMI_BLK_SRC(j), nw * 16);
+#endif
+        }
+    } else if (w32 != 0) {
+        for (unsigned k0 = 0; k0 < nblk; k0 += 4) {
+            uintptr_t sp[4], dp[4];
+            GOSHMEMI_UNROLL
+            for (int b = 0; b < 4; b++) {
+                const int j = GOSHMEMI_BLK_J(k0 + (unsigned)b < nblk ? k0 + (unsigned)b : nblk - 1);
+                sp[b] = GOSHMEMI_BLK_SRC(j);
+                dp[b] = GOSHMEMI_BLK_ADDR(db, ds, dsym, j);
+            }
+            for (unsigned w = 0; w < w32; w += 2) {
+                goshmemi_w16_t v[4][2];
+                GOSHMEMI_UNROLL
+                for (int b = 0; b < 4; b++)
+                    GOSHMEMI_UNROLL
+                    for (int u = 0; u < 2; u++)
+                        if (k0 + (unsigned)b < nblk && w + (unsigned)u < w32) GOSHMEMI_W16_LD(v[b][u], sp[b] + 16u * (w + (unsigned)u));
+                GOSHMEMI_UNROLL
+                for (int b = 0; b < 4; b++)
+                    GOSHMEMI_UNROLL
+                    for (int u = 0; u < 2; u++)
+                        if (k0 + (unsigned)b < nblk && w + (unsigned)u < w32) GOSHMEMI_W16_ST(dp[b] + 16u * (w + (unsigned)u), v[b][u]);
+            }
+        }
+    }
+    if (nw * 16 != n)
+        for (unsigned k = 0; k < nblk; k++) {
+            const int j = GOSHMEMI_BLK_J(k);
+            goshmemi_cg_copy((void *)(GOSHMEMI_BLK_ADDR(db, ds, dsym, j) + nw * 16),
+                             (const void *)(GOSHMEMI_BLK_SRC(j) + nw * 16), n - nw * 16, 0, 1);
+        }
+}
+
 /* ---- one collective's context ---------------------------------------------- */
 
 /* Kept small on purpose: what the whole collective needs stays in registers
@@ -344,8 +422,9 @@ GOSHMEMI_FN int goshmemi_coll_pe(const goshmemi_coll_t *c, int j) { return c->v.
 #define GOSHMEMI_COLL_NT(c) goshmemi_cg_size((c)->scope)
 /* The group's share of a copy of n bytes (no sync); c->scope and
  * c->mover are constants once inlined, so each form compiles one path.
- * The reductions keep the copy inlined (their registers go to the
- * reduction loops: out of line saves none and only adds a call). */
+ * The reductions keep this copy inlined (their registers go to the
+ * reduction loops: out of line saves none and only adds a call); their
+ * exchange's blocks: goshmemi_coll_copy_blocks. */
 GOSHMEMI_FN void goshmemi_coll_copy(const goshmemi_coll_t *c, void *dst, const void *src, size_t n)
 {
 #if GOSHMEMI_CUDA
@@ -360,13 +439,20 @@ GOSHMEMI_FN void goshmemi_coll_copy(const goshmemi_coll_t *c, void *dst, const v
 #endif
     goshmemi_cg_copy(dst, src, n, GOSHMEMI_COLL_TID(c), GOSHMEMI_COLL_NT(c));
 }
-/* Every member's block (goshmemi_copy_blocks_*): a warp's and host mode's
- * movers together, others block by block (goshmemi_coll_copy). */
+/* Every member's block (goshmemi_copy_blocks_*): one thread's movers, and
+ * its reductions' exchanges from 32 bytes a block and 96 over all blocks
+ * (below that the inline copy is as fast and the call costs), by
+ * goshmemi_copy_blocks_one; a warp's and host mode's movers together;
+ * others block by block (goshmemi_coll_copy). */
 GOSHMEMI_FN void goshmemi_coll_copy_blocks(const goshmemi_coll_t *c, uintptr_t db, size_t ds, int dsym, uintptr_t sb,
                                            size_t ss, int ssym, const void *me_src, size_t n)
 {
     const int P = c->v.size, me = c->v.my_index;
     if (n == 0) return;
+    if (c->scope == GOSHMEMI_SCOPE_THREAD && (c->mover || (n >= 32 && n * (size_t)(P - 1) >= 96))) {
+        goshmemi_copy_blocks_one(c->v.start, c->v.stride, P, me, db, ds, dsym, sb, ss, ssym, (uintptr_t)me_src, n);
+        return;
+    }
 #if GOSHMEMI_CUDA
     if (c->mover && c->scope == GOSHMEMI_SCOPE_WARP) {
         goshmemi_copy_blocks_warp(c->v.start, c->v.stride, P, me, db, ds, dsym, sb, ss, ssym, (uintptr_t)me_src, n,
