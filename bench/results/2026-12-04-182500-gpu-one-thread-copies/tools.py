@@ -4,8 +4,9 @@
   python3 tools.py sizes  RUN.tgz AB FIRST SERIES... [--fams F,F] [--scope S]   per-size medians (us), NVSHMEM last
   python3 tools.py over   RUN.tgz AB FIRST SERIES...    device rows < 64 KiB over 0.8x NVSHMEM, per series
   python3 tools.py capped RUN.tgz AB FIRST BASE SERIES... mean / worst change against BASE per family (warp rows)
-  python3 tools.py mpg    RUN.tgz RUN                     device rows < 64 KiB over 0.8x NVSHMEM in an mpg.sh run
-                                                        (series ign = this build, base = BASE_COLL)
+  python3 tools.py mpg    RUN.tgz RUN [DIR]               device rows < 64 KiB over 0.8x NVSHMEM in an mpg.sh run
+                                                        (series ign = this build, base = BASE_COLL; DIR: the
+                                                        run's mpg.sh output folder, default mpg)
   python3 tools.py scopes RUN.tgz RUN                     mpg.sh run: this build minus BASE_COLL below 64 KiB, per scope
   python3 tools.py onab   RUN.tgz RUN                     on-stream rows, new vs old goshmem-perf (median of the repeats)
 
@@ -74,11 +75,11 @@ def capped(tgz, ab, first, base, series):
             print(f'{np} PEs {fam}: ' + ' | '.join(out))
 
 
-def mpg(tgz, run):
+def mpg(tgz, run, sub='mpg'):
     for np in (2, 4):
-        n = rows(tgz, f'{run}/mpg/nvshmem_ign_np{np}.jsonl')
+        n = rows(tgz, f'{run}/{sub}/nvshmem_ign_np{np}.jsonl')
         for v in ('ign', 'base'):
-            g = rows(tgz, f'{run}/mpg/goshmem_{v}_np{np}.jsonl')
+            g = rows(tgz, f'{run}/{sub}/goshmem_{v}_np{np}.jsonl')
             keys = [k for k in g if k in n and k[0] in FAMS and k[1] in ('thread', 'warp', 'block') and k[2] < 65536]
             bad = sorted(k for k in keys if g[k] / n[k] > 0.8)
             print(f'{np} PEs goshmem_{v}: {len(bad)} of {len(keys)} over 0.8x: ' +
@@ -128,7 +129,7 @@ if __name__ == '__main__':
     elif a[0] == 'capped':
         capped(a[1], a[2], a[3], a[4], a[5:])
     elif a[0] == 'mpg':
-        mpg(a[1], a[2])
+        mpg(*a[1:4])
     elif a[0] == 'scopes':
         scopes(a[1], a[2])
     elif a[0] == 'onab':
