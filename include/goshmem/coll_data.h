@@ -70,7 +70,7 @@
  *            into dst; the receivers also signal every member, since the
  *            step must show that every member entered it
  *            (goshmemi_coll_ll_bcast; its limits: one thread 16 bytes, a
- *            warp 512, or 1 KiB at 2 members, goshmemi_coll_use_ll_bcast).
+ *            warp 1 KiB, goshmemi_coll_use_ll_bcast).
  *   large:   zero copy, two flag rounds (entry: everyone's src and dst are
  *            ready; exit: everyone is done with them):
  *            reduce: member i reduces its 1/P share of the vector reading every
@@ -619,6 +619,9 @@ GOSHMEMI_FN void goshmemi_coll_flat_sync(const goshmemi_coll_t *c, uint64_t e)
 
 /* words a thread moves per batch (goshmemi_coll_ll_xchg), its loops unrolled */
 #define GOSHMEMI_LL_BATCH 4
+/* the largest batch: a warp's broadcast of more than 512 bytes
+ * (goshmemi_coll_ll_bcast) */
+#define GOSHMEMI_LL_MAX_BATCH 8
 /* LL packet bytes per member per half of the LL slot (multiple of 16) */
 GOSHMEMI_FN size_t goshmemi_coll_ll_member_bytes(const goshmemi_coll_t *c)
 {
@@ -646,16 +649,15 @@ GOSHMEMI_FN int goshmemi_coll_use_ll(const goshmemi_coll_t *c, size_t len)
  * every member mapped here, len at most coll_ll_bytes and within the
  * packets' room, and within the form's limit. The root loads each word once
  * for every receiver and a receiver polls only its own words, so the limit
- * is on len more than on the team size: one thread up to 16 bytes (4 words,
- * one batch), a warp up to 512 bytes (4 words a lane) or 1 KiB over all
- * receivers (2 PEs: 8 words a lane; at 4 PEs 1 KiB was slower than the
- * zero-copy round in a 64-register kernel), a block as goshmemi_coll_use_ll. */
+ * is on len, not on the team size: one thread up to 16 bytes (4 words, one
+ * batch), a warp up to 1 KiB (8 words a lane, one batch), a block as
+ * goshmemi_coll_use_ll. */
 GOSHMEMI_FN int goshmemi_coll_use_ll_bcast(const goshmemi_coll_t *c, size_t len)
 {
     if (!c->all_ls || len == 0 || len > goshmemi_cstate()->coll_ll_bytes || 2 * len > goshmemi_coll_ll_member_bytes(c))
         return 0;
     if (c->scope == GOSHMEMI_SCOPE_THREAD) return len <= 16;
-    if (c->scope == GOSHMEMI_SCOPE_WARP) return len <= 512 || len * (size_t)(c->v.size - 1) <= 1024;
+    if (c->scope == GOSHMEMI_SCOPE_WARP) return len <= 1024;
     return 1;
 }
 /* symmetric offset of member j's packets in half h of this slot's LL region */
@@ -683,7 +685,8 @@ GOSHMEMI_FN uint32_t goshmemi_coll_ll_word(const unsigned char *p, size_t len, s
     return v;
 }
 
-/* A batch of LL packets to send: packet b carries word i % nw of the
+/* A batch of LL packets to send (batch at most GOSHMEMI_LL_MAX_BATCH, the
+ * room of pk): packet b carries word i % nw of the
  * block for the (i / nw)-th other member (blocks src_stride apart from
  * src, `me` skipped) with the tag, i = i0 + b * nt < total (the callers
  * send no packet from total on). For a batch of several words, when src,
@@ -699,7 +702,7 @@ GOSHMEMI_FN void goshmemi_coll_ll_pack(uint64_t *pk, unsigned batch, unsigned i0
 {
     if (batch > 1 && (((uintptr_t)src | src_stride | len) & 3u) == 0) {
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+        for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt;
             int j = (int)(i / nw);
             j += j >= me;
@@ -715,7 +718,7 @@ GOSHMEMI_FN void goshmemi_coll_ll_pack(uint64_t *pk, unsigned batch, unsigned i0
         return;
     }
     GOSHMEMI_UNROLL
-    for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+    for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++) {
         const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
         int j = (int)(i / nw);
         j += j >= me;
@@ -779,10 +782,10 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
      * packet of this one lets a member move on to reuse it */
     goshmemi_cg_sync(c->scope);
     for (unsigned i0 = tid; i0 < total; i0 += step) {
-        uint64_t pk[GOSHMEMI_LL_BATCH];
+        uint64_t pk[GOSHMEMI_LL_MAX_BATCH];
         goshmemi_coll_ll_pack(pk, batch, i0, nt, total, nw, me, src, src_stride, len, tag);
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+        for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
             int j = (int)(i / nw);
             j += j >= me;
@@ -795,14 +798,14 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
      * (one thread: program order) */
     if (out != NULL && c->scope != GOSHMEMI_SCOPE_THREAD) goshmemi_cg_sync(c->scope);
     for (unsigned i0 = tid; i0 < total; i0 += step) {
-        uint64_t v[GOSHMEMI_LL_BATCH];
+        uint64_t v[GOSHMEMI_LL_MAX_BATCH];
         unsigned pend = 0;
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+        for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++)
             if (i0 + (unsigned)b * nt < total) pend |= 1u << b;
         for (;;) {
             GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+            for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++) {
                 const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
                 int j = (int)(i / nw);
                 j += j >= me;
@@ -810,13 +813,13 @@ GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, uns
                     v[b] = goshmemi_relaxed_load_u64((const void *)(base + (uintptr_t)goshmemi_coll_ll_off(c, h, j) + 8u * w), sys);
             }
             GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+            for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++)
                 if ((pend >> b & 1u) && (uint32_t)(v[b] >> 32) == tag) pend &= ~(1u << b);
             if (pend == 0) break;
             goshmemi_poll_pause();
         }
         GOSHMEMI_UNROLL
-        for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+        for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++) {
             const unsigned i = i0 + (unsigned)b * nt, w = i % nw;
             int j = (int)(i / nw);
             j += j >= me;
@@ -885,27 +888,26 @@ GOSHMEMI_FN void goshmemi_coll_xchg(const goshmemi_coll_t *c, uint64_t e, unsign
  * the receivers signal e to every member, the root's packets stand for its
  * own signal; each member returns once it has every other receiver's
  * signal (the root: every receiver's). */
-GOSHMEMI_FN void goshmemi_coll_ll_bcast(const goshmemi_coll_t *c, uint64_t e, unsigned h, char *dst, const char *src,
-                                        size_t len, int root)
+GOSHMEMI_FN void goshmemi_coll_ll_bcast_n(const goshmemi_coll_t *c, uint64_t e, unsigned h, char *dst,
+                                          const char *src, size_t len, int root, const unsigned batch)
 {
     const goshmemi_device_state_t *cs = goshmemi_cstate();
     const int me = c->v.my_index, P = c->v.size, sys = goshmemi_sys_scope();
     const uint32_t tag = (uint32_t)e;
     const unsigned nw = (unsigned)((len + 3) / 4);
-    const unsigned batch = c->scope == GOSHMEMI_SCOPE_BLOCK ? 1u : GOSHMEMI_LL_BATCH;
     const unsigned tid = GOSHMEMI_COLL_TID(c), nt = GOSHMEMI_COLL_NT(c), step = batch * nt;
     const uint64_t off = goshmemi_coll_ll_off(c, h, root);
     goshmemi_cg_sync(c->scope); /* the group's reads of earlier steps are done */
     if (me == root) {
         /* each word is loaded once and stored to every receiver */
         for (unsigned i0 = tid; i0 < nw; i0 += step) {
-            uint64_t pk[GOSHMEMI_LL_BATCH];
+            uint64_t pk[GOSHMEMI_LL_MAX_BATCH];
             goshmemi_coll_ll_pack(pk, batch, i0, nt, nw, nw, 0, src, 0, len, tag);
             for (int j = 0; j < P; j++) {
                 if (j == me) continue;
                 const uintptr_t to = (uintptr_t)(cs->heap_base[goshmemi_coll_pe(c, j)] + off);
                 GOSHMEMI_UNROLL
-                for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++) {
+                for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++) {
                     const unsigned i = i0 + (unsigned)b * nt;
                     if (i < nw) goshmemi_relaxed_store_u64((void *)(to + 8u * i), pk[b], sys);
                 }
@@ -916,29 +918,44 @@ GOSHMEMI_FN void goshmemi_coll_ll_bcast(const goshmemi_coll_t *c, uint64_t e, un
         goshmemi_coll_signal_ls(c, e);
         const uintptr_t from = goshmemi_coll_my_base() + (uintptr_t)off;
         for (unsigned i0 = tid; i0 < nw; i0 += step) {
-            uint64_t v[GOSHMEMI_LL_BATCH];
+            uint64_t v[GOSHMEMI_LL_MAX_BATCH];
             unsigned pend = 0;
             GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+            for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++)
                 if (i0 + (unsigned)b * nt < nw) pend |= 1u << b;
             for (;;) {
                 GOSHMEMI_UNROLL
-                for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+                for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++)
                     if (pend >> b & 1u) v[b] = goshmemi_relaxed_load_u64((const void *)(from + 8u * (i0 + (unsigned)b * nt)), sys);
                 GOSHMEMI_UNROLL
-                for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+                for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++)
                     if ((pend >> b & 1u) && (uint32_t)(v[b] >> 32) == tag) pend &= ~(1u << b);
                 if (pend == 0) break;
                 goshmemi_poll_pause();
             }
             GOSHMEMI_UNROLL
-            for (int b = 0; b < GOSHMEMI_LL_BATCH && (unsigned)b < batch; b++)
+            for (int b = 0; b < GOSHMEMI_LL_MAX_BATCH && (unsigned)b < batch; b++)
                 if (i0 + (unsigned)b * nt < nw) goshmemi_coll_ll_put_word((unsigned char *)dst, len, i0 + (unsigned)b * nt, (uint32_t)v[b]);
         }
     }
     for (int j = (int)tid; j < P; j += (int)nt)
         if (j != me && j != root) goshmemi_coll_wait_one(c, j, e);
     goshmemi_cg_sync(c->scope);
+}
+/* The batch is a constant of each call below, so each compiles its own
+ * loops: a block one word a thread; a warp's broadcast of more than 512
+ * bytes (4 words a lane) 8 words a lane, so its 1 KiB limit is one batch,
+ * not two; the others 4, as before (the 8-word loops were slower there:
+ * bench/results/2026-12-04-211000-gpu-ll-depth). */
+GOSHMEMI_FN void goshmemi_coll_ll_bcast(const goshmemi_coll_t *c, uint64_t e, unsigned h, char *dst, const char *src,
+                                        size_t len, int root)
+{
+    if (c->scope == GOSHMEMI_SCOPE_BLOCK)
+        goshmemi_coll_ll_bcast_n(c, e, h, dst, src, len, root, 1);
+    else if (c->scope == GOSHMEMI_SCOPE_WARP && len > 512)
+        goshmemi_coll_ll_bcast_n(c, e, h, dst, src, len, root, 8);
+    else
+        goshmemi_coll_ll_bcast_n(c, e, h, dst, src, len, root, GOSHMEMI_LL_BATCH);
 }
 
 /* goshmemi_coll_xchg with every member sending, or its LL form when
