@@ -192,27 +192,48 @@ GOSHMEMI_FN void goshmemi_cg_copy(void *dst, const void *src, size_t n, unsigned
     if (hi > lo) memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
 #endif
 }
+/* 16-byte words: a vector load/store on the GPU, two 8-byte words in host
+ * mode (the copies below run in collcheck with the GPU's shape). */
 #if GOSHMEMI_CUDA
+#define GOSHMEMI_UNROLL _Pragma("unroll")
+typedef uint4 goshmemi_w16_t;
+#define GOSHMEMI_W16_LD(v, p) ((v) = *(const uint4 *)(p))
+#define GOSHMEMI_W16_ST(p, v) (*(uint4 *)(p) = (v))
+#else
+#define GOSHMEMI_UNROLL
+typedef struct {
+    uint64_t a, b;
+} goshmemi_w16_t;
+#define GOSHMEMI_W16_LD(v, p) memcpy(&(v), (const void *)(p), 16)
+#define GOSHMEMI_W16_ST(p, v) memcpy((void *)(p), &(v), 16)
+#endif
 /* One thread's copy of nw 16-byte words (both ends 16-byte aligned): eight
  * loads in flight, then their stores; the last batch's loads predicated.
  * Every address is a base plus a constant offset: one thread's copy is
  * bound by its instruction latencies as much as by memory. */
 GOSHMEMI_FN void goshmemi_one_copy16(uintptr_t d, uintptr_t s, uint32_t nw)
 {
-    uint4 *dw = (uint4 *)d;
-    const uint4 *sw = (const uint4 *)s;
+    goshmemi_w16_t *dw = (goshmemi_w16_t *)d;
+    const goshmemi_w16_t *sw = (const goshmemi_w16_t *)s;
     uint32_t i = 0;
     for (; i + 8 <= nw; i += 8) {
-        uint4 w[8];
-        _Pragma("unroll") for (int b = 0; b < 8; b++) w[b] = sw[i + b];
-        _Pragma("unroll") for (int b = 0; b < 8; b++) dw[i + b] = w[b];
+        goshmemi_w16_t w[8];
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < 8; b++) GOSHMEMI_W16_LD(w[b], sw + (i + b));
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < 8; b++) GOSHMEMI_W16_ST(dw + (i + b), w[b]);
     }
     if (i < nw) {
-        uint4 w[7];
-        _Pragma("unroll") for (int b = 0; b < 7; b++) if (i + b < nw) w[b] = sw[i + b];
-        _Pragma("unroll") for (int b = 0; b < 7; b++) if (i + b < nw) dw[i + b] = w[b];
+        goshmemi_w16_t w[7];
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < 7; b++)
+            if (i + b < nw) GOSHMEMI_W16_LD(w[b], sw + (i + b));
+        GOSHMEMI_UNROLL
+        for (int b = 0; b < 7; b++)
+            if (i + b < nw) GOSHMEMI_W16_ST(dw + (i + b), w[b]);
     }
 }
+#if GOSHMEMI_CUDA
 /* A thread-scope mover's copy, out of line: inlined at every copy site,
  * the unrolled one-thread loops roughly doubled the registers of a kernel
  * calling a thread-scope broadcast, fcollect or alltoall, and so halved the
@@ -251,21 +272,9 @@ static __device__ __noinline__ void goshmemi_cg_copy_one(void *dst, const void *
  * 16-byte aligned (heap bases are); the bytes past the words, or all of
  * them when not aligned, go block by block as goshmemi_cg_copy. A warp's
  * movers use it (inline: out of line, a call in a kernel capped at 64
- * registers spills what the callee uses), host mode too (collcheck);
- * one thread, a block and the reductions copy block by block. */
-#if GOSHMEMI_CUDA
-#define GOSHMEMI_UNROLL _Pragma("unroll")
-typedef uint4 goshmemi_w16_t;
-#define GOSHMEMI_W16_LD(v, p) ((v) = *(const uint4 *)(p))
-#define GOSHMEMI_W16_ST(p, v) (*(uint4 *)(p) = (v))
-#else
-#define GOSHMEMI_UNROLL
-typedef struct {
-    uint64_t a, b;
-} goshmemi_w16_t;
-#define GOSHMEMI_W16_LD(v, p) memcpy(&(v), (const void *)(p), 16)
-#define GOSHMEMI_W16_ST(p, v) memcpy((void *)(p), &(v), 16)
-#endif
+ * registers spills what the callee uses), host mode too (collcheck); one
+ * thread has goshmemi_copy_blocks_one; a block and the warp's reductions
+ * copy block by block. */
 #define GOSHMEMI_BLK_ADDR(base, stride, sym, j)                                                                       \
     ((sym) ? (uintptr_t)goshmemi_cstate()->heap_base[start + (j) * pstride] + (base) : (base) + (size_t)(j) * (stride))
 /* DEPTH segments of up to L words in lockstep, a thread's word w of each
@@ -367,11 +376,7 @@ void goshmemi_copy_blocks_one(int start, int pstride, int P, int me, uintptr_t d
     if (w32 >= 8) {
         for (unsigned k = 0; k < nblk; k++) {
             const int j = GOSHMEMI_BLK_J(k);
-#if GOSHMEMI_CUDA
             goshmemi_one_copy16(GOSHMEMI_BLK_ADDR(db, ds, dsym, j), GOSHMEMI_BLK_SRC(j), w32);
-#else
-            memcpy((void *)GOSHMEMI_BLK_ADDR(db, ds, dsym, j), (const void *)GOSHMEMI_BLK_SRC(j), nw * 16);
-#endif
         }
     } else if (w32 != 0) {
         for (unsigned k0 = 0; k0 < nblk; k0 += 4) {
