@@ -142,7 +142,7 @@ $(G)/devcoll_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devcoll.cu -o $@
 $(G)/perf_coll.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
-# Only what tests/gpu/coll.sh needs (issue 17's GPU run): `make -j4 gpucoll`.
+# Only what tests/gpu/coll.sh and coll2.sh need (issue 17's GPU runs): `make -j4 gpucoll`.
 gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
 	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
 	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf

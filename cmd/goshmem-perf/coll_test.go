@@ -61,3 +61,48 @@ func TestCollHeadlines(t *testing.T) {
 	assert.Regexp(t, `bcast 8 +2\.000 us +openshmem/heap +4\.000 us +0\.50x +≤ 1x +PASS`, b.String())
 	assert.True(t, strings.Contains(b.String(), "bcast 1K"), "every size is listed, n/a without rows")
 }
+
+func TestNCCLHeadlines(t *testing.T) {
+	ours := []Row{
+		{Lib: "goshmem", Name: "sum_reduce_on_stream", Size: 32 << 20, MedianUS: 100, BWGBs: 335, Transport: "cuda", Scope: "-"},
+		{Lib: "goshmem", Name: "sum_reduce_on_stream", Size: 64 << 20, MedianUS: 200, BWGBs: 335, Transport: "cuda", Scope: "-"},
+		{Lib: "goshmem", Name: "sum_reduce_on_stream", Size: 256 << 20, MedianUS: 1000, BWGBs: 268, Transport: "cuda", Scope: "-"},
+	}
+	nv := []Row{{Lib: "nvshmem", Name: "sum_reduce_on_stream", Size: 64 << 20, MedianUS: 300, BWGBs: 224, Transport: "cuda"}}
+	assert.Empty(t, ncclHeadlines(NewDataset(ours, nv)), "no NCCL rows, no NCCL target")
+	nccl := []Row{
+		{Lib: "nccl", Name: "sum_reduce_on_stream", Size: 64 << 20, MedianUS: 190, BWGBs: 353, Transport: "cuda", Scope: "-"},
+		{Lib: "nccl", Name: "sum_reduce_on_stream", Size: 256 << 20, MedianUS: 700, BWGBs: 383, Transport: "cuda", Scope: "-"},
+	}
+	d := NewDataset(ours, nv, nccl)
+	hs := ncclHeadlines(d)
+	require.Len(t, hs, 2, "64 MiB and every larger size goshmem ran")
+	assert.Equal(t, int64(64<<20), hs[0].Size)
+	assert.True(t, hs[0].BW)
+	got := map[int64]HeadlineResult{}
+	for _, r := range EvalHeadlines(d, headlinesFor(d)) {
+		if r.PeerLib == "nccl" {
+			got[r.Size] = r
+		}
+	}
+	require.Len(t, got, 2)
+	assert.InDelta(t, 335.0/353, got[64<<20].Ratio, 1e-9, "bandwidth ratio, though the row is a time row")
+	assert.Equal(t, Pass, got[64<<20].Verdict, "0.95x >= 0.9x")
+	assert.InDelta(t, 268.0/383, got[256<<20].Ratio, 1e-9)
+	assert.Equal(t, Fail, got[256<<20].Verdict, "0.70x < 0.9x")
+	var b bytes.Buffer
+	WriteReport(&b, d, false)
+	assert.Regexp(t, `float sum-reduce on stream 64 MiB vs all_reduce \(bus bandwidth\) +335\.00 GB/s +nccl +353\.00 GB/s +0\.95x +≥ 0\.9x +PASS`, b.String())
+	assert.Contains(t, b.String(), "nccl: NCCL")
+}
+
+func TestLauncherSize(t *testing.T) {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "GOSHMEM_NPES", "WORLD_SIZE", "SLURM_NTASKS"} {
+		t.Setenv(v, "")
+	}
+	assert.Equal(t, 8, launcherSize(), "unknown: 8")
+	t.Setenv("WORLD_SIZE", "3")
+	assert.Equal(t, 3, launcherSize())
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "5")
+	assert.Equal(t, 5, launcherSize(), "mpirun's count first")
+}

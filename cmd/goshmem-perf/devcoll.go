@@ -138,6 +138,33 @@ func (d *dev) collRows() error {
 // the same run: at most 0.8x its latency below 64 KiB, at least its
 // bandwidth (at most 1.0x its time) above 1 MiB; the on-stream barrier and
 // sum-reduce likewise.
+// ncclHeadlines are the two-GPU target against NCCL, when the dataset has
+// NCCL's rows: the on-stream float sum-reduce (all-reduce) of 64 MiB and
+// every larger size goshmem ran, at least 0.9x NCCL's bus bandwidth (for
+// equal sizes and PE counts the bus bandwidths stand in the ratio of the
+// algorithm bandwidths, bw_gbs).
+func ncclHeadlines(d Dataset) []Headline {
+	have := false
+	for _, s := range d.PeerOrder {
+		if rows := d.Peers[s]; len(rows) > 0 && rows[0].Lib == "nccl" {
+			have = true
+		}
+	}
+	if !have {
+		return nil
+	}
+	var hs []Headline
+	seen := map[int64]bool{}
+	for _, r := range d.Ours {
+		if r.Name == "sum_reduce_on_stream" && r.Size >= 64<<20 && !seen[r.Size] {
+			seen[r.Size] = true
+			hs = append(hs, Headline{Label: fmt.Sprintf("float sum-reduce on stream %d MiB vs all_reduce (bus bandwidth)", r.Size>>20),
+				Name: r.Name, Size: r.Size, PeerLib: "nccl", Max: false, Target: 0.9, BW: true})
+		}
+	}
+	return hs
+}
+
 func devCollHeadlines() []Headline {
 	var hs []Headline
 	for _, r := range collRowDefs {

@@ -155,9 +155,10 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "goshmem-perf device: %v (build it: nvcc -std=c++17 -O3 -I include -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin -o %s bench/gpu/perf.cu)\n", err, o.module)
 		return 2
 	}
-	// The device heap must hold put_bw's source and destination.
-	// + the on-stream rows' two float arrays of -coll-maxsize
-	need := uint64(2*max(o.bwMax, o.maxSize, o.maxSizeThread)) + uint64(2*o.collMax) + 64<<20
+	// The device heap must hold put_bw's source and destination and the
+	// on-stream rows' two float arrays of -coll-maxsize per PE (an
+	// alltoall's source and an fcollect's destination hold a block per PE).
+	need := uint64(2*max(o.bwMax, o.maxSize, o.maxSizeThread)) + uint64(2*o.collMax)*uint64(launcherSize()) + 64<<20
 	if os.Getenv("GOSHMEM_DEVICE_HEAP_SIZE") == "" && need > 1<<30 {
 		os.Setenv("GOSHMEM_DEVICE_HEAP_SIZE", fmt.Sprint(need))
 	}

@@ -765,9 +765,10 @@ func (h *host) putBW(size int) error {
 }
 
 // launcherSize is the job's PE count as the launcher tells it before Init
-// (OpenMPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE), else 8.
+// (OpenMPI's OMPI_COMM_WORLD_SIZE, PMI's PMI_SIZE, the tcp bootstrap's
+// GOSHMEM_NPES, torchrun's WORLD_SIZE, Slurm's SLURM_NTASKS), else 8.
 func launcherSize() int {
-	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "GOSHMEM_NPES", "WORLD_SIZE", "SLURM_NTASKS"} {
 		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
 			return n
 		}

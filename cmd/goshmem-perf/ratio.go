@@ -97,6 +97,14 @@ func Ratio(ours, peer Row) (ratio float64, ok bool) {
 	return ours.MedianUS / peer.MedianUS, true
 }
 
+// bwRatio is goshmem's bandwidth ÷ the peer's, for any row.
+func bwRatio(ours, peer Row) (float64, bool) {
+	if ours.BWGBs <= 0 || peer.BWGBs <= 0 {
+		return 0, false
+	}
+	return ours.BWGBs / peer.BWGBs, true
+}
+
 // value is the row's figure of merit with its unit.
 func value(r Row) string {
 	if r.IsBandwidth() {
@@ -239,6 +247,9 @@ type Headline struct {
 	Target float64
 	// Scope selects device rows of that scope ("" matches any).
 	Scope string
+	// BW compares bandwidth (goshmem ÷ peer, higher is better) in a row
+	// that is otherwise compared by time.
+	BW bool
 }
 
 // Headlines are the targets of the performance issue.
@@ -313,7 +324,8 @@ func isColl(rows []Row) bool {
 func headlinesFor(d Dataset) []Headline {
 	switch {
 	case isDevice(d.Ours):
-		return append(DeviceHeadlines[:len(DeviceHeadlines):len(DeviceHeadlines)], devCollHeadlines()...)
+		hs := append(DeviceHeadlines[:len(DeviceHeadlines):len(DeviceHeadlines)], devCollHeadlines()...)
+		return append(hs, ncclHeadlines(d)...)
 	case isColl(d.Ours):
 		return CollHeadlines(d.Ours[0].NPEs)
 	}
@@ -367,7 +379,11 @@ func EvalHeadlines(d Dataset, hs []Headline) []HeadlineResult {
 			res := HeadlineResult{Headline: h, Peer: s, Ours: ours, Verdict: NA}
 			if p, ok := d.findScope(s, h.Name, h.Size, h.Scope); ok && haveOurs {
 				res.PeerRow = p
-				if r, ok := Ratio(ours, p); ok {
+				ratio := Ratio
+				if h.BW {
+					ratio = bwRatio
+				}
+				if r, ok := ratio(ours, p); ok {
 					res.Ratio = r
 					res.Verdict = check(r)
 				}
@@ -389,9 +405,13 @@ func HeadlineGrid(rs []HeadlineResult) *grid {
 	}
 	prev := ""
 	for _, r := range rs {
+		val := value
+		if r.BW {
+			val = func(x Row) string { return fmt.Sprintf("%.2f GB/s", x.BWGBs) }
+		}
 		label, ours := r.Label, "-"
 		if r.Ours.Name != "" {
-			ours = value(r.Ours)
+			ours = val(r.Ours)
 		}
 		if label == prev {
 			label, ours = "", ""
@@ -407,7 +427,7 @@ func HeadlineGrid(rs []HeadlineResult) *grid {
 		}
 		pv, ratio := "-", "-"
 		if r.PeerRow.Name != "" {
-			pv = value(r.PeerRow)
+			pv = val(r.PeerRow)
 		}
 		if r.Verdict != NA {
 			ratio = fmtRatio(r.Ratio)
@@ -431,6 +451,7 @@ var segNotes = map[string]string{
 	"floor/gpu":                 "floor: 8 B store to the peer's mapping + __threadfence (fence.sc.gpu), no library",
 	"cudamemcpy":                "cudaMemcpyAsync DtoD of the same size into the peer's buffer (nvshmem_ptr), timed with CUDA events",
 	"cudart":                    "CUDA runtime <<<>>> launch of the same empty kernel from C++",
+	"nccl":                      "NCCL (GPU machine's Python package) on the same stream shape (bench/gpu/nccl_perf.cu), one GPU per PE: ncclAllReduce, ncclBroadcast, ncclAllGather, grouped ncclSend/ncclRecv",
 }
 
 // WriteReport prints the headline table and the full ratio table, as text
