@@ -138,6 +138,29 @@ func (d *dev) collRows() error {
 // the same run: at most 0.8x its latency below 64 KiB, at least its
 // bandwidth (at most 1.0x its time) above 1 MiB; the on-stream barrier and
 // sum-reduce likewise.
+func devCollHeadlines() []Headline {
+	var hs []Headline
+	for _, r := range collRowDefs {
+		for _, sc := range []string{"thread", "warp", "block"} {
+			hs = append(hs, Headline{Label: fmt.Sprintf("device %s 8 B (%s)", r.name, sc), Name: r.name, Size: 8, Scope: sc,
+				PeerLib: "nvshmem", Max: true, Target: 0.8})
+		}
+		hs = append(hs, Headline{Label: fmt.Sprintf("device %s 16 KiB (block)", r.name), Name: r.name, Size: 16 << 10, Scope: "block",
+			PeerLib: "nvshmem", Max: true, Target: 0.8})
+		for _, size := range []int64{4 << 20, 64 << 20} {
+			hs = append(hs, Headline{Label: fmt.Sprintf("device %s %s (block, time: <= 1.0x = bandwidth >= 1.0x)", r.name, fmtSize(size)),
+				Name: r.name, Size: size, Scope: "block", PeerLib: "nvshmem", Max: true, Target: 1.0})
+		}
+	}
+	hs = append(hs,
+		Headline{Label: "barrier_all on stream", Name: "barrier_on_stream", Size: 0, PeerLib: "nvshmem", Max: true, Target: 0.8},
+		Headline{Label: "float sum-reduce on stream 8 B", Name: "sum_reduce_on_stream", Size: 8, PeerLib: "nvshmem", Max: true, Target: 0.8},
+		Headline{Label: "float sum-reduce on stream 16 KiB", Name: "sum_reduce_on_stream", Size: 16 << 10, PeerLib: "nvshmem", Max: true, Target: 0.8},
+		Headline{Label: "float sum-reduce on stream 64 MiB (time)", Name: "sum_reduce_on_stream", Size: 64 << 20, PeerLib: "nvshmem", Max: true, Target: 1.0},
+	)
+	return hs
+}
+
 // ncclHeadlines are the two-GPU target against NCCL, when the dataset has
 // NCCL's rows: the on-stream float sum-reduce (all-reduce) of 64 MiB and
 // every larger size goshmem ran, at least 0.9x NCCL's bus bandwidth (for
@@ -162,28 +185,5 @@ func ncclHeadlines(d Dataset) []Headline {
 				Name: r.Name, Size: r.Size, PeerLib: "nccl", Max: false, Target: 0.9, BW: true})
 		}
 	}
-	return hs
-}
-
-func devCollHeadlines() []Headline {
-	var hs []Headline
-	for _, r := range collRowDefs {
-		for _, sc := range []string{"thread", "warp", "block"} {
-			hs = append(hs, Headline{Label: fmt.Sprintf("device %s 8 B (%s)", r.name, sc), Name: r.name, Size: 8, Scope: sc,
-				PeerLib: "nvshmem", Max: true, Target: 0.8})
-		}
-		hs = append(hs, Headline{Label: fmt.Sprintf("device %s 16 KiB (block)", r.name), Name: r.name, Size: 16 << 10, Scope: "block",
-			PeerLib: "nvshmem", Max: true, Target: 0.8})
-		for _, size := range []int64{4 << 20, 64 << 20} {
-			hs = append(hs, Headline{Label: fmt.Sprintf("device %s %s (block, time: <= 1.0x = bandwidth >= 1.0x)", r.name, fmtSize(size)),
-				Name: r.name, Size: size, Scope: "block", PeerLib: "nvshmem", Max: true, Target: 1.0})
-		}
-	}
-	hs = append(hs,
-		Headline{Label: "barrier_all on stream", Name: "barrier_on_stream", Size: 0, PeerLib: "nvshmem", Max: true, Target: 0.8},
-		Headline{Label: "float sum-reduce on stream 8 B", Name: "sum_reduce_on_stream", Size: 8, PeerLib: "nvshmem", Max: true, Target: 0.8},
-		Headline{Label: "float sum-reduce on stream 16 KiB", Name: "sum_reduce_on_stream", Size: 16 << 10, PeerLib: "nvshmem", Max: true, Target: 0.8},
-		Headline{Label: "float sum-reduce on stream 64 MiB (time)", Name: "sum_reduce_on_stream", Size: 64 << 20, PeerLib: "nvshmem", Max: true, Target: 1.0},
-	)
 	return hs
 }

@@ -86,10 +86,7 @@ func displayName(r Row) string {
 // missing or zero.
 func Ratio(ours, peer Row) (ratio float64, ok bool) {
 	if ours.IsBandwidth() {
-		if ours.BWGBs <= 0 || peer.BWGBs <= 0 {
-			return 0, false
-		}
-		return ours.BWGBs / peer.BWGBs, true
+		return bwRatio(ours, peer)
 	}
 	if ours.MedianUS <= 0 || peer.MedianUS <= 0 {
 		return 0, false
