@@ -763,7 +763,12 @@ GOSHMEMI_FN void goshmemi_coll_ll_put_word(unsigned char *p, size_t len, size_t 
  * and NCCL's LL protocol. A stale word holds an older step's tag (the LL
  * region only ever holds packets and starts zeroed; epochs only grow), and a
  * member writes a half again only two steps later, after this PE's packets
- * of the step between, which it sent once it had read this step's. */
+ * of the step between, which it sent once it had read this step's. Those
+ * packets are relaxed stores, not a release: this PE's reads of the half
+ * have returned before it sends them (their values feed its stores), and
+ * its unpack into its scratch is a step older than them. Every other
+ * cross-PE access is ordered by a signal or flag (tests/hdr/run.sh's
+ * ThreadSanitizer build). */
 GOSHMEMI_FN void goshmemi_coll_ll_xchg(const goshmemi_coll_t *c, uint64_t e, unsigned h, const char *src,
                                        size_t src_stride, size_t len, char *out, size_t out_stride)
 {

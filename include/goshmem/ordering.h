@@ -36,6 +36,21 @@
 
 #if !GOSHMEMI_CUDA
 #include <sched.h>
+/* Host mode's orders for the relaxed primitives. GOSHMEMI_HOST_SYNC_ATOMICS
+ * (tests/hdr/run.sh's ThreadSanitizer build of the host checks) makes every
+ * relaxed load an acquire, every relaxed store a release and every AMO both:
+ * ThreadSanitizer ignores fences, so the fence + relaxed store and relaxed
+ * load + fence patterns would read as races. It then reports the data
+ * accesses that no signal, flag, packet or AMO orders at all. */
+#ifdef GOSHMEMI_HOST_SYNC_ATOMICS
+#define GOSHMEMI_HOST_LD __ATOMIC_ACQUIRE
+#define GOSHMEMI_HOST_ST __ATOMIC_RELEASE
+#define GOSHMEMI_HOST_RMW __ATOMIC_ACQ_REL
+#else
+#define GOSHMEMI_HOST_LD __ATOMIC_RELAXED
+#define GOSHMEMI_HOST_ST __ATOMIC_RELAXED
+#define GOSHMEMI_HOST_RMW __ATOMIC_RELAXED
+#endif
 #endif
 
 /* 1 = system scope, 0 = GPU scope, per the rules above. */
@@ -182,12 +197,12 @@ GOSHMEMI_RELAXED_LS(64, unsigned long long, "l")
     GOSHMEMI_FN uint##BITS##_t goshmemi_relaxed_load_u##BITS(const volatile void *p, int sys)                         \
     {                                                                                                                 \
         (void)sys;                                                                                                    \
-        return __atomic_load_n((const uint##BITS##_t *)(uintptr_t)p, __ATOMIC_RELAXED);                               \
+        return __atomic_load_n((const uint##BITS##_t *)(uintptr_t)p, GOSHMEMI_HOST_LD);                               \
     }                                                                                                                 \
     GOSHMEMI_FN void goshmemi_relaxed_store_u##BITS(volatile void *p, uint##BITS##_t v, int sys)                      \
     {                                                                                                                 \
         (void)sys;                                                                                                    \
-        __atomic_store_n((uint##BITS##_t *)(uintptr_t)p, v, __ATOMIC_RELAXED);                                        \
+        __atomic_store_n((uint##BITS##_t *)(uintptr_t)p, v, GOSHMEMI_HOST_ST);                                        \
     }
 GOSHMEMI_RELAXED_LS(8)
 GOSHMEMI_RELAXED_LS(16)
@@ -280,23 +295,23 @@ GOSHMEMI_AMO_DEF(64, unsigned long long, "l")
         (void)sys;                                                                                                    \
         switch (op) {                                                                                                 \
         case GOSHMEMI_AMO_FETCH:                                                                                      \
-            return __atomic_load_n(p, __ATOMIC_RELAXED);                                                              \
+            return __atomic_load_n(p, GOSHMEMI_HOST_LD);                                                              \
         case GOSHMEMI_AMO_SET:                                                                                        \
-            __atomic_store_n(p, v, __ATOMIC_RELAXED);                                                                 \
+            __atomic_store_n(p, v, GOSHMEMI_HOST_ST);                                                                 \
             return 0;                                                                                                 \
         case GOSHMEMI_AMO_SWAP:                                                                                       \
-            return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                                                       \
+            return __atomic_exchange_n(p, v, GOSHMEMI_HOST_RMW);                                                      \
         case GOSHMEMI_AMO_CSWAP:                                                                                      \
-            __atomic_compare_exchange_n(p, &cmp, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);                           \
+            __atomic_compare_exchange_n(p, &cmp, v, 0, GOSHMEMI_HOST_RMW, GOSHMEMI_HOST_LD);                          \
             return cmp; /* old value either way */                                                                    \
         case GOSHMEMI_AMO_ADD:                                                                                        \
-            return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                                        \
+            return __atomic_fetch_add(p, v, GOSHMEMI_HOST_RMW);                                                       \
         case GOSHMEMI_AMO_AND:                                                                                        \
-            return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);                                                        \
+            return __atomic_fetch_and(p, v, GOSHMEMI_HOST_RMW);                                                       \
         case GOSHMEMI_AMO_OR:                                                                                         \
-            return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);                                                         \
+            return __atomic_fetch_or(p, v, GOSHMEMI_HOST_RMW);                                                        \
         default:                                                                                                      \
-            return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);                                                        \
+            return __atomic_fetch_xor(p, v, GOSHMEMI_HOST_RMW);                                                       \
         }                                                                                                             \
     }                                                                                                                 \
     GOSHMEMI_FN void goshmemi_red_u##BITS(int op, void *p, uint##BITS##_t v, int sys)                                 \

@@ -2,7 +2,8 @@
 # tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
 #   1. host mode: tests/hdr/hdrcheck.c, collcheck.c (device collectives,
 #      PEs and blocks as OS threads) and signalcheck.c (signal paths, NVSHMEM
-#      constants) as C11 (gcc) and as C++17 (g++), run;
+#      constants) as C11 (gcc) and as C++17 (g++), run; then the three again
+#      under ThreadSanitizer;
 #   2. nvcc (when present): kernels.cu, compat_kernels.cu (every family by
 #      its NVSHMEM name through nvshmem_compat.h) and the NVSHMEM Jacobi port to fatbins
 #      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
@@ -34,6 +35,28 @@ for lang in c cpp; do # signal paths: typed put_signal_nbi, bad signal ops, NVSH
     echo "hdrcheck: signalcheck ($cc)"
     $cc $CFLAGS tests/hdr/signalcheck.$lang -o "$out/signalcheck_$lang"
     "$out/signalcheck_$lang" 2>"$out/signalcheck_$lang.stderr" || { cat "$out/signalcheck_$lang.stderr"; exit 1; }
+done
+
+# The same host checks under ThreadSanitizer, every relaxed atomic acquiring or releasing
+# (GOSHMEMI_HOST_SYNC_ATOMICS, ordering.h; TSan cannot see fences): a report is a data access
+# between PEs, or between a group's threads, that no signal, flag, LL packet or AMO orders.
+# (collcheck with its quick subset: about a minute with the builds.)
+TSAN="-Wall -Wextra -Werror -Wno-tsan -O1 -g -pthread -fsanitize=thread -DGOSHMEMI_HOST_SYNC_ATOMICS -Iinclude"
+for t in hdrcheck signalcheck collcheck; do
+    echo "hdrcheck: $t under ThreadSanitizer (gcc -std=c11 -fsanitize=thread)"
+    gcc -std=c11 $TSAN tests/hdr/$t.c -o "$out/${t}_tsan" -lm
+    arg=""
+    [ $t = collcheck ] && arg=quick
+    tsan_run() { TSAN_OPTIONS="halt_on_error=1 exitcode=66" timeout 600 "$@" $arg 2>"$out/${t}_tsan.stderr"; }
+    rc=0
+    tsan_run "$out/${t}_tsan" || rc=$?
+    if [ $rc != 0 ] && grep -q "unexpected memory mapping" "$out/${t}_tsan.stderr"; then
+        # TSan's shadow layout and the kernel's address randomization disagree: without it
+        echo "hdrcheck: ThreadSanitizer could not map its shadow memory; again with setarch -R"
+        rc=0
+        tsan_run setarch "$(uname -m)" -R "$out/${t}_tsan" || rc=$?
+    fi
+    [ $rc = 0 ] || { tail -n 80 "$out/${t}_tsan.stderr"; echo "hdrcheck: $t under ThreadSanitizer failed (rc $rc)"; exit 1; }
 done
 
 if ! command -v nvcc >/dev/null 2>&1; then
