@@ -2,8 +2,8 @@
 # tests/hdr/run.sh: `make hdrcheck`. Device API (include/goshmem.h) checks:
 #   1. host mode: tests/hdr/hdrcheck.c, collcheck.c (device collectives,
 #      PEs and blocks as OS threads) and signalcheck.c (signal paths, NVSHMEM
-#      constants) as C11 (gcc) and as C++17 (g++), run; then the three again
-#      under ThreadSanitizer;
+#      constants) as C11 (gcc) and as C++17 (g++), run; collcheck under
+#      AddressSanitizer + UBSan; then the three under ThreadSanitizer;
 #   2. nvcc (when present): kernels.cu, compat_kernels.cu (every family by
 #      its NVSHMEM name through nvshmem_compat.h) and the NVSHMEM Jacobi port to fatbins
 #      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
@@ -36,6 +36,14 @@ for lang in c cpp; do # signal paths: typed put_signal_nbi, bad signal ops, NVSH
     $cc $CFLAGS tests/hdr/signalcheck.$lang -o "$out/signalcheck_$lang"
     "$out/signalcheck_$lang" 2>"$out/signalcheck_$lang.stderr" || { cat "$out/signalcheck_$lang.stderr"; exit 1; }
 done
+
+# collcheck under AddressSanitizer and UndefinedBehaviorSanitizer: the collectives' host
+# code reads and writes nothing outside the PEs' heaps and other live objects, and has no
+# undefined behaviour (shifts, overflow, misaligned or null accesses) on any path it runs.
+echo "collcheck: gcc -std=c11 -fsanitize=address,undefined"
+gcc -std=c11 -Wall -Wextra -Werror -O1 -g -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+    -Iinclude tests/hdr/collcheck.c -o "$out/collcheck_asan" -lm
+timeout 600 "$out/collcheck_asan" 2>"$out/collcheck_asan.stderr" || { tail -n 60 "$out/collcheck_asan.stderr"; exit 1; }
 
 # The same host checks under ThreadSanitizer, every relaxed atomic acquiring or releasing
 # (GOSHMEMI_HOST_SYNC_ATOMICS, ordering.h; TSan cannot see fences): a report is a data access
