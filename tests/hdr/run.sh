@@ -50,12 +50,12 @@ timeout 600 "$out/collcheck_asan" 2>"$out/collcheck_asan.stderr" || { tail -n 60
 # between PEs, or between a group's threads, that no signal, flag, LL packet or AMO orders.
 # (collcheck with its quick subset: about a minute with the builds.)
 TSAN="-Wall -Wextra -Werror -Wno-tsan -O1 -g -pthread -fsanitize=thread -DGOSHMEMI_HOST_SYNC_ATOMICS -Iinclude"
+tsan_run() { TSAN_OPTIONS="halt_on_error=1 exitcode=66" timeout 600 "$@" $arg 2>"$out/${t}_tsan.stderr"; }
 for t in hdrcheck signalcheck collcheck; do
     echo "hdrcheck: $t under ThreadSanitizer (gcc -std=c11 -fsanitize=thread)"
     gcc -std=c11 $TSAN tests/hdr/$t.c -o "$out/${t}_tsan" -lm
     arg=""
     [ $t = collcheck ] && arg=quick
-    tsan_run() { TSAN_OPTIONS="halt_on_error=1 exitcode=66" timeout 600 "$@" $arg 2>"$out/${t}_tsan.stderr"; }
     rc=0
     tsan_run "$out/${t}_tsan" || rc=$?
     if [ $rc != 0 ] && grep -q "unexpected memory mapping" "$out/${t}_tsan.stderr"; then
