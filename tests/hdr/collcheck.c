@@ -101,6 +101,27 @@ static void world_init(int n, int g)
 #define DST_OFF (SRC_OFF + REGION)
 #define MY(off) ((unsigned char *)(uintptr_t)(goshmemi_device_state->heap_base[goshmemi_device_state->my_pe] + (off)))
 
+/* Under AddressSanitizer (tests/hdr/run.sh), a case's src is guarded: the
+ * GUARD bytes after it are poisoned until this PE's next case, so a read
+ * past its end by any PE is reported (the heaps are one allocation, which
+ * ASan alone sees as valid throughout). Safe between cases because, once a
+ * collective has returned on this PE, no member touches its buffers. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define GUARD 64
+static void src_unguard(void) { ASAN_UNPOISON_MEMORY_REGION(MY(SRC_OFF), REGION); }
+static void src_guard(const void *src, size_t bytes)
+{
+    const unsigned char *end = (const unsigned char *)src + bytes, *lim = MY(SRC_OFF) + REGION;
+    if (end < lim) ASAN_POISON_MEMORY_REGION(end, (size_t)(lim - end) < GUARD ? (size_t)(lim - end) : GUARD);
+}
+static void heaps_unguard(void) { ASAN_UNPOISON_MEMORY_REGION(g_w.heaps, (size_t)g_w.n * HEAP_BYTES); }
+#else
+static void src_unguard(void) {}
+static void src_guard(const void *src, size_t bytes) { (void)src, (void)bytes; }
+static void heaps_unguard(void) {}
+#endif
+
 typedef struct thr {
     int pe, tid;
     void (*fn)(int pe, int tid);
@@ -220,8 +241,10 @@ static double fval(int cls, int m, size_t i)
                     TYPE *src = (TYPE *)MY(SRC_OFF), *dst = mode == 1 ? src : (TYPE *)MY(DST_OFF);                    \
                     size_t ns = mode == 2 ? n * (size_t)size : n;                                                     \
                     if (tid == 0) {                                                                                   \
+                        src_unguard();                                                                                \
                         for (size_t i = 0; i < ns; i++) src[i] = (TYPE)ival(OPCLS_##OP, me, i);                       \
                         if (mode != 1) memset(dst, 0xa5, n * sizeof(TYPE) + 16);                                      \
+                        src_guard(src, ns * sizeof(TYPE));                                                            \
                     }                                                                                                 \
                     group_sync();                                                                                     \
                     int rc = mode == 2 ? SCOPED_CALL(reducescatter, NAME, OP, team, dst, src, n)                      \
@@ -288,8 +311,10 @@ static double fval(int cls, int m, size_t i)
                     TYPE *src = (TYPE *)MY(SRC_OFF), *dst = mode == 1 ? src : (TYPE *)MY(DST_OFF);                    \
                     size_t ns = mode == 2 ? n * (size_t)size : n;                                                     \
                     if (tid == 0) {                                                                                   \
+                        src_unguard();                                                                                \
                         for (size_t i = 0; i < ns; i++) src[i] = FROMF_##CONV(TYPE, fval(OPCLS_##OP, me, i));         \
                         if (mode != 1) memset(dst, 0xa5, n * sizeof(TYPE) + 16);                                      \
+                        src_guard(src, ns * sizeof(TYPE));                                                            \
                     }                                                                                                 \
                     group_sync();                                                                                     \
                     int rc = mode == 2 ? SCOPED_CALL(reducescatter, NAME, OP, team, dst, src, n)                      \
@@ -407,8 +432,10 @@ static void t_rdx_maxloc(int pe, int tid)
                 goshmem_double2_t *dst = mode == 1 ? src : (goshmem_double2_t *)MY(DST_OFF);
                 size_t ns = mode == 2 ? n * (size_t)size : n;
                 if (tid == 0) {
+                    src_unguard();
                     for (size_t i = 0; i < ns; i++) src[i] = mloc_val(me, i);
                     if (mode != 1) memset(dst, 0xa5, n * sizeof(goshmem_double2_t) + 16);
+                    src_guard(src, ns * sizeof(goshmem_double2_t));
                 }
                 group_sync();
                 int rc = mode == 2 ? SCOPED_CALL(reducescatter, double2, maxloc, team, dst, src, n)
@@ -493,8 +520,10 @@ static void t_movers(int pe, int tid)
                             unsigned char *src = MY(SRC_OFF) + off, *dst = inplace ? src : MY(DST_OFF) + off;
                             size_t sn = fam == 2 ? nb * (size_t)size : nb, dn = fam == 0 ? nb : nb * (size_t)size;
                             if (tid == 0) {
+                                src_unguard();
                                 for (size_t i = 0; i < sn; i++) src[i] = bpat(me, i);
                                 if (!inplace) memset(dst, 0x5a, dn + 256);
+                                src_guard(src, sn);
                             }
                             group_sync();
                             int rc = do_mover(fam, (int)u, team, dst, src, n, root);
@@ -651,6 +680,7 @@ static void t_errors(void)
     fprintf(stderr, "collcheck: (end of expected messages)\n");
     goshmemx_host_trap_hook = NULL;
     goshmemx_host_set_state(NULL);
+    heaps_unguard();
     free(g_w.heaps);
 }
 
@@ -709,6 +739,7 @@ int main(int argc, char **argv)
         run_all(t_movers);
         snprintf(g_test, sizeof g_test, "sync npes %d scope %d", np, g_scope);
         run_all(t_sync);
+        heaps_unguard();
         free(g_w.heaps);
     }
     t_errors();

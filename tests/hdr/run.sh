@@ -38,8 +38,9 @@ for lang in c cpp; do # signal paths: typed put_signal_nbi, bad signal ops, NVSH
 done
 
 # collcheck under AddressSanitizer and UndefinedBehaviorSanitizer: the collectives' host
-# code reads and writes nothing outside the PEs' heaps and other live objects, and has no
-# undefined behaviour (shifts, overflow, misaligned or null accesses) on any path it runs.
+# code reads no byte past a case's src (collcheck poisons the bytes after it), touches
+# nothing outside the PEs' heaps and other live objects, and has no undefined behaviour
+# (shifts, overflow, misaligned or null accesses) on any path it runs.
 echo "collcheck: gcc -std=c11 -fsanitize=address,undefined"
 gcc -std=c11 -Wall -Wextra -Werror -O1 -g -pthread -fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -Iinclude tests/hdr/collcheck.c -o "$out/collcheck_asan" -lm
