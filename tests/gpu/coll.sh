@@ -43,10 +43,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export GOSHMEM_GPU=on NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 log=$out/coll.log
 : >"$log"
-say() { echo "$@" | tee -a "$log"; }
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
-rows=()
-fails=0
+RESERVE_DEFAULT=150
+. tests/gpu/steps.sh
 
 # ---- 0. what is here ----
 {
@@ -127,45 +125,8 @@ trap 'mps_stop >>"$log" 2>&1' EXIT
 mps_ok=1
 mps_start >>"$log" 2>&1 || { say "MPS did not start: the one-GPU steps are skipped (their kernels would wait on each other forever)"; fails=$((fails + 1)); mps_ok=0; }
 
-secs_since() { echo $(($(date +%s) - $1)); }
-# step NAME LIMIT CMD...: runs CMD under min(LIMIT, budget left - reserve) seconds
-step() {
-    local name=$1 limit=$2
-    shift 2
-    local reserve=${RESERVE:-150} lim
-    lim=$(($(left) - reserve))
-    [ "$lim" -gt "$limit" ] && lim=$limit
-    if [ "$mps_ok" = 0 ] && [ "${name#*2 GPUs}" = "$name" ]; then # every PE on GPU 0
-        rows+=("| $name | \`$*\` | NOT RUN (no MPS) | 0 | |")
-        say "== $name: NOT RUN (no MPS)"
-        return
-    fi
-    if [ "$lim" -lt 20 ]; then
-        rows+=("| $name | \`$*\` | NOT RUN (budget) | 0 | |")
-        say "== $name: NOT RUN (budget left $(left) s)"
-        return
-    fi
-    local f t0 rc line verdict
-    f=$out/$(echo "$name" | tr -c 'a-zA-Z0-9_\n' '_').log
-    say "== $name (limit ${lim}s): $*"
-    t0=$(date +%s)
-    if [ -n "${STEP_STDOUT:-}" ]; then # stdout (JSON rows) to its own file
-        timeout -k 5 "$lim" "$@" >"$STEP_STDOUT" 2>"$f"
-    else
-        timeout -k 5 "$lim" "$@" >"$f" 2>&1
-    fi
-    rc=$?
-    line=$(grep -E 'devtest: [0-9]+ passed' "$f" | tail -1 | sed 's/^devtest: //')
-    [ -z "$line" ] && line="(no summary line: $(grep -m1 -E 'FAIL|hang|still running|panic|Error|error' "$f" | cut -c1-160))"
-    verdict=PASS
-    if [ "$rc" != 0 ]; then
-        verdict="FAIL (rc $rc$([ "$rc" = 124 ] && echo ', timeout'))"
-        fails=$((fails + 1))
-    fi
-    rows+=("| $name | \`$*\` | $verdict | $(secs_since "$t0") | $line |")
-    say "   -> $verdict in $(secs_since "$t0") s: $line"
-    grep -E '^devtest: (FAIL|ok)' "$f" >>"$log"
-}
+# every PE on GPU 0 but in the two-GPU steps: those need MPS
+step_skip() { [ "$mps_ok" = 0 ] && [ "${1#*2 GPUs}" = "$1" ] && echo "no MPS"; }
 
 # every step on GPU 0 but the two-GPU ones
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
@@ -261,13 +222,7 @@ mps_stop >>"$log" 2>&1
     echo
     echo "## failing tests"
     echo
-    echo '```'
-    for f in "$out"/*PEs*.log; do
-        [ -f "$f" ] || continue
-        echo "-- $(basename "$f")"
-        grep -E 'devtest: (PE [0-9]+: )?FAIL|hang\?|panic:|timed out|trap|exiting|LoadModule|goshmem: PE' "$f" | cut -c1-400 | head -30
-    done
-    echo '```'
+    failing_tests
     if [ -n "$bench_rows" ]; then
         echo
         echo "## benchmarks (2 PEs, one GPU, MPS): goshmem vs NVSHMEM, ratio = goshmem time / NVSHMEM time"

@@ -40,10 +40,8 @@ export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0,1}
 export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-4G}
 log=$out/coll2.log
 : >"$log"
-say() { echo "$@" | tee -a "$log"; }
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
-rows=()
-fails=0
+RESERVE_DEFAULT=200
+. tests/gpu/steps.sh
 
 {
     echo "date: $(date -u +%FT%TZ); host $(hostname); $(nproc) CPUs"
@@ -77,41 +75,6 @@ for f in bin/devtest bin/goshmem-perf bin/gpu/devcoll.fatbin bin/gpu/devcoll_rem
     [ -s "$f" ] || missing="$missing $f"
 done
 [ -n "$missing" ] && say "MISSING (build them on the dev machine with make gpu and carry bin/):$missing"
-
-# step NAME LIMIT CMD...: runs CMD under min(LIMIT, budget left - RESERVE) seconds; with
-# STEP_STDOUT set, stdout (JSON rows) goes there and stderr to the step's log
-step() {
-    local name=$1 limit=$2
-    shift 2
-    local lim f t0 rc line verdict
-    lim=$(($(left) - ${RESERVE:-200}))
-    [ "$lim" -gt "$limit" ] && lim=$limit
-    if [ "$lim" -lt 20 ]; then
-        rows+=("| $name | \`$*\` | NOT RUN (budget) | 0 | |")
-        say "== $name: NOT RUN (budget left $(left) s)"
-        return
-    fi
-    f=$out/$(echo "$name" | tr -c 'a-zA-Z0-9_\n' '_').log
-    say "== $name (limit ${lim}s): $*"
-    t0=$(date +%s)
-    if [ -n "${STEP_STDOUT:-}" ]; then
-        timeout -k 5 "$lim" "$@" >"$STEP_STDOUT" 2>"$f"
-    else
-        timeout -k 5 "$lim" "$@" >"$f" 2>&1
-    fi
-    rc=$?
-    line=$(grep -E 'devtest: [0-9]+ passed' "$f" | tail -1 | sed 's/^devtest: //')
-    [ -n "${STEP_STDOUT:-}" ] && line="$(grep -c '^{' "$STEP_STDOUT" 2>/dev/null) rows"
-    [ -z "$line" ] && line="(no summary line: $(grep -m1 -E 'FAIL|hang|still running|panic|Error|error' "$f" | cut -c1-160))"
-    verdict=PASS
-    if [ "$rc" != 0 ]; then
-        verdict="FAIL (rc $rc$([ "$rc" = 124 ] && echo ', timeout'))"
-        fails=$((fails + 1))
-    fi
-    rows+=("| $name | \`$*\` | $verdict | $(($(date +%s) - t0)) | $line |")
-    say "   -> $verdict in $(($(date +%s) - t0)) s: $line"
-    grep -E '^devtest: (FAIL|ok)' "$f" >>"$log"
-}
 
 # ---- 2. the suite ----
 MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_VISIBLE_DEVICES -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS"
@@ -205,13 +168,7 @@ fi
     echo
     echo "## failing tests"
     echo
-    echo '```'
-    for f in "$out"/*PEs*.log; do
-        [ -f "$f" ] || continue
-        echo "-- $(basename "$f")"
-        grep -E 'devtest: (PE [0-9]+: )?FAIL|hang\?|panic:|timed out|trap|exiting|LoadModule|goshmem: PE|nccl_perf: PE|wrong values' "$f" | cut -c1-400 | head -30
-    done
-    echo '```'
+    failing_tests
     if [ -n "$bench" ]; then
         echo
         echo "## benchmarks (2 PEs, one per GPU): goshmem vs NVSHMEM and NCCL"
