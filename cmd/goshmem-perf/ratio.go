@@ -105,10 +105,13 @@ func bwRatio(ours, peer Row) (float64, bool) {
 // value is the row's figure of merit with its unit.
 func value(r Row) string {
 	if r.IsBandwidth() {
-		return fmt.Sprintf("%.2f GB/s", r.BWGBs)
+		return fmtBW(r)
 	}
 	return fmtUS(r.MedianUS)
 }
+
+// fmtBW is the row's bandwidth with its unit.
+func fmtBW(r Row) string { return fmt.Sprintf("%.2f GB/s", r.BWGBs) }
 
 func fmtUS(us float64) string {
 	switch {
@@ -404,7 +407,7 @@ func HeadlineGrid(rs []HeadlineResult) *grid {
 	for _, r := range rs {
 		val := value
 		if r.BW {
-			val = func(x Row) string { return fmt.Sprintf("%.2f GB/s", x.BWGBs) }
+			val = fmtBW
 		}
 		label, ours := r.Label, "-"
 		if r.Ours.Name != "" {
