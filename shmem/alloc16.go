@@ -9,7 +9,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
-	"github.com/goshmem/goshmem/symmetric"
+	"github.com/goshmem/goshmem/internal/symmetric"
 )
 
 // AllocHint describes how an allocation will be used (OpenSHMEM's

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	core "github.com/goshmem/goshmem/internal/runtime"

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/errs"
-	"github.com/goshmem/goshmem/quiet"
+	"github.com/goshmem/goshmem/internal/quiet"
 )
 
 var sprintf = fmt.Sprintf

@@ -1,7 +1,7 @@
 package shmem
 
 import (
-	"github.com/goshmem/goshmem/cxi"
+	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/errs"
 )
 

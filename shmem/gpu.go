@@ -9,8 +9,8 @@ import (
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	core "github.com/goshmem/goshmem/internal/runtime"
+	"github.com/goshmem/goshmem/internal/symmetric"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/symmetric"
 )
 
 // GPU describes the GPU this PE uses, or reports why there is none.

@@ -10,16 +10,16 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/goshmem/goshmem/collectives"
-	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/bootstrap"
+	"github.com/goshmem/goshmem/internal/collectives"
+	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	core "github.com/goshmem/goshmem/internal/runtime"
 	"github.com/goshmem/goshmem/internal/spin"
+	"github.com/goshmem/goshmem/internal/symmetric"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
-	"github.com/goshmem/goshmem/symmetric"
 )
 
 // heapOff is where the user heap starts in every PE's region; heapAlign

@@ -1,7 +1,7 @@
 package shmem
 
 import (
-	"github.com/goshmem/goshmem/collectives"
+	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"

@@ -19,8 +19,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/cgo/cxihost"
+	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/shmem"
 )
 

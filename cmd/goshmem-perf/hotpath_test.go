@@ -14,10 +14,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/internal/transport/shm"
-	"github.com/goshmem/goshmem/quiet"
 	"github.com/goshmem/goshmem/shmem"
 )
 

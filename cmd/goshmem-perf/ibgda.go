@@ -15,8 +15,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 // IBGDA mode: the GPU side of goshmem's IBGDA path for real on a GPU, the NIC

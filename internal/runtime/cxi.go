@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/goshmem/goshmem/cxi"
+	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/errs"
 )
 

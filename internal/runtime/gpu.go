@@ -13,8 +13,8 @@ import (
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"
+	"github.com/goshmem/goshmem/internal/symmetric"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
-	"github.com/goshmem/goshmem/symmetric"
 )
 
 // gpuBackend is the GPU symmetric heap: cuMemAlloc'd on every PE, mapped

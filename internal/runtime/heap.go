@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/errs"
-	"github.com/goshmem/goshmem/symmetric"
+	"github.com/goshmem/goshmem/internal/symmetric"
 )
 
 // heapBackend is the host symmetric heap: this PE's region and the

@@ -7,10 +7,10 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
 	"github.com/goshmem/goshmem/internal/transport/shm"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // shmBackend is the host transport between the PEs of one node: loads,

@@ -6,9 +6,9 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 // ibgdaBackend is GOSHMEM_GPU_TRANSPORT=ibgda's NIC (GOSHMEM_IBGDA_NIC):

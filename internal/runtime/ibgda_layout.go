@@ -7,7 +7,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 // The device-side IBGDA state every NIC backend fills the same way (the

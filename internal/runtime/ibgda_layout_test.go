@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
+	"github.com/goshmem/goshmem/internal/ibgda"
 	"github.com/goshmem/goshmem/internal/spin"
 )
 

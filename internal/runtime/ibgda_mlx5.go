@@ -9,10 +9,10 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/ibgda"
 	"github.com/goshmem/goshmem/internal/mlx5prm"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )

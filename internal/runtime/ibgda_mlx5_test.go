@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/goshmem/goshmem/ibgda"
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 // The device layout of a ConnectX QP: host queues (rdma-core's) go through

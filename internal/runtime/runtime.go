@@ -22,22 +22,22 @@ import (
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 
-	"github.com/goshmem/goshmem/collectives"
-	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
 	tcpboot "github.com/goshmem/goshmem/internal/bootstrap/tcp"
+	"github.com/goshmem/goshmem/internal/collectives"
+	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
+	"github.com/goshmem/goshmem/internal/symmetric"
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
 	"github.com/goshmem/goshmem/internal/transport/shm"
-	"github.com/goshmem/goshmem/quiet"
-	"github.com/goshmem/goshmem/symmetric"
 )
 
 // Region layout: [0, collectives.ControlSize) psync and scratch words;

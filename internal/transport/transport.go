@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/goshmem/goshmem/quiet"
+	"github.com/goshmem/goshmem/internal/quiet"
 )
 
 // AMO is an atomic memory operation.

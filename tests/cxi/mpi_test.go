@@ -1,7 +1,7 @@
 // Package cxitest runs the CXI triggered path across processes: the SPMD
 // program in ./spmd under mpirun -np 2 over the sockets provider's real
 // deferred work (the GPU's trigger is forwarded by the monitor: emulation).
-// The in-process tests are in ./e2e and ../../cxi.
+// The in-process tests are in ./e2e and ../../internal/cxi.
 package cxitest
 
 import (

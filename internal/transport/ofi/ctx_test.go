@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // TestCtxOwnEndpoint: a context queue from NewQueue has its own endpoint;

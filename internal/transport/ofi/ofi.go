@@ -88,8 +88,8 @@ import (
 
 	"github.com/goshmem/goshmem/internal/cgo/fabric"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // Config is what the runtime gives New.

@@ -16,9 +16,9 @@ import (
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	"github.com/goshmem/goshmem/internal/cgo/fabric"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 const regionLen = 4 << 20

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // pollLoop calls poll in a loop on a goroutine of its own (as a wait loop

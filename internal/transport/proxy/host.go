@@ -8,8 +8,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // HostMemory is Memory in plain host memory (anonymous mappings, never the

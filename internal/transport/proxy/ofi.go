@@ -11,9 +11,9 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // The ofi backend: the proxy path to GPU heaps on other nodes.

@@ -16,11 +16,11 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
 	"github.com/goshmem/goshmem/internal/cgo/devhost"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/internal/transport/ofi"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
 	"github.com/goshmem/goshmem/internal/transport/shm"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // areaOff is where the ofi backend's area starts in each PE's registered

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/cgo/devhost"
+	"github.com/goshmem/goshmem/internal/quiet"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
 	"github.com/goshmem/goshmem/internal/transport/shm"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 const heapSize = 4 << 20

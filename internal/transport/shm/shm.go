@@ -16,8 +16,8 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/memord"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/transport"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // Transport reaches the PEs whose region base is non-zero.

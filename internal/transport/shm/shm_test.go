@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/transport"
 	"github.com/goshmem/goshmem/internal/transport/shm"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 const regionSize = 4096

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	"github.com/goshmem/goshmem/internal/cxi"
 )
 
 func TestMain(m *testing.M) {

@@ -23,8 +23,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 
-	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/cgo/cxihost"
+	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/shmem"
 )

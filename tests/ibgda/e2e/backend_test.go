@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 // Two PEs as threads of one process call the IBGDA backend's six functions

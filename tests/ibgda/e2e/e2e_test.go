@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 const (

@@ -22,7 +22,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/goshmem/goshmem/ibgda"
+	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
 // env wraps a C e2e_env_t.

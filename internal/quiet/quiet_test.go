@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
-	"github.com/goshmem/goshmem/quiet"
 )
 
 // policy is a quick waiting policy for tests: a few spins, then sleeps.
