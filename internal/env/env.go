@@ -130,9 +130,10 @@ var Table = []Var{
 // but are read by goshmem's build and test scripts (scripts/cuda.sh,
 // tests/hdr/run.sh, the Makefile); Unknown does not report them.
 var Sanctioned = []string{
-	"GOSHMEM_CUDA_FORCE",    // scripts/cuda.sh: reinstall the CUDA toolkit even when nvcc works
-	"GOSHMEM_REQUIRE_NVCC",  // make hdrcheck / fatbins: fail instead of skipping without nvcc
-	"GOSHMEM_REQUIRE_MPICH", // make test, .ci/run: the MPICH tests fail instead of skipping without MPICH
+	"GOSHMEM_CUDA_FORCE",            // scripts/cuda.sh: reinstall the CUDA toolkit even when nvcc works
+	"GOSHMEM_REQUIRE_NVCC",          // make hdrcheck / fatbins: fail instead of skipping without nvcc
+	"GOSHMEM_REQUIRE_MPICH",         // make test, .ci/run: the MPICH tests fail instead of skipping without MPICH
+	"GOSHMEM_REQUIRE_LIBFABRIC_DEV", // make test: internal/cgo/fabric's ABI check fails instead of skipping without libfabric's headers
 }
 
 // Setting is a parsed value and where it came from.

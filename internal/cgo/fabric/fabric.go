@@ -16,11 +16,22 @@
 // Every call may be made from any goroutine: the domain is opened with
 // FI_THREAD_SAFE. The binding keeps no Go pointer in C: callers pass C or
 // mmap'd memory for anything the provider touches after the call returns.
+//
+// # Loading
+//
+// Building needs no libfabric headers or library: abi.h declares the part
+// of libfabric's ABI the binding uses, and Library (libfabric.so.1) is
+// opened with dlopen on the first Providers, Open, OpenSelect or
+// OpenTriggered (or Load), never at package init, so a program that uses
+// no libfabric transport never loads it. A missing or too old library is
+// an error matching ErrNoLibrary that names the library, what asked for it
+// and what dlopen said. The hot calls go through the provider's ops tables,
+// as libfabric's own inline wrappers do: no lookup or lock per call.
 package fabric
 
 /*
-#cgo pkg-config: libfabric
-#cgo LDFLAGS: -lpthread
+#cgo CFLAGS: -O2 -Wall
+#cgo LDFLAGS: -ldl -lpthread
 #include <stdlib.h>
 #include "shim.h"
 */
@@ -47,14 +58,14 @@ type Errno int
 
 // Errors a caller acts on.
 const (
-	EAGAIN     = Errno(C.FI_EAGAIN)
-	EAVAIL     = Errno(C.FI_EAVAIL)
-	ENODATA    = Errno(C.FI_ENODATA)
-	EOPNOTSUPP = Errno(C.FI_EOPNOTSUPP)
+	EAGAIN     = Errno(C.GOSHMEMI_FI_EAGAIN)
+	EAVAIL     = Errno(C.GOSHMEMI_FI_EAVAIL)
+	ENODATA    = Errno(C.GOSHMEMI_FI_ENODATA)
+	EOPNOTSUPP = Errno(C.GOSHMEMI_FI_EOPNOTSUPP)
 )
 
 func (e Errno) Error() string {
-	return fmt.Sprintf("%s (fi_errno %d)", C.GoString(C.fi_strerror(C.int(e))), int(e))
+	return fmt.Sprintf("%s (fi_errno %d)", C.GoString(C.goshmemi_fab_strerror(C.int(e))), int(e))
 }
 
 func errno(rc C.ssize_t) error {
@@ -66,37 +77,37 @@ func errno(rc C.ssize_t) error {
 
 // Capability and attribute bits Attr reports (Ref: fi_getinfo(3)).
 const (
-	CapAtomic       = uint64(C.FI_ATOMIC)
-	OrderWAW        = uint64(C.FI_ORDER_WAW)
-	OrderRAW        = uint64(C.FI_ORDER_RAW)
-	OrderAtomicWAW  = uint64(C.FI_ORDER_ATOMIC_WAW)
-	OrderRMAWAW     = uint64(C.FI_ORDER_RMA_WAW)
-	MRLocal         = uint64(C.FI_MR_LOCAL)
-	MRVirtAddr      = uint64(C.FI_MR_VIRT_ADDR)
-	ProgressManual  = int(C.FI_PROGRESS_MANUAL)
-	FlagDelivery    = uint64(C.FI_DELIVERY_COMPLETE)
-	FlagInject      = uint64(C.FI_INJECT)
-	FlagFence       = uint64(C.FI_FENCE)
-	AccessRemote    = uint64(C.FI_REMOTE_READ | C.FI_REMOTE_WRITE)
-	AccessLocal     = uint64(C.FI_READ | C.FI_WRITE)
-	CapFence        = uint64(C.FI_FENCE)
+	CapAtomic       = uint64(C.GOSHMEMI_FI_ATOMIC)
+	OrderWAW        = uint64(C.GOSHMEMI_FI_ORDER_WAW)
+	OrderRAW        = uint64(C.GOSHMEMI_FI_ORDER_RAW)
+	OrderAtomicWAW  = uint64(C.GOSHMEMI_FI_ORDER_ATOMIC_WAW)
+	OrderRMAWAW     = uint64(C.GOSHMEMI_FI_ORDER_RMA_WAW)
+	MRLocal         = uint64(C.GOSHMEMI_FI_MR_LOCAL)
+	MRVirtAddr      = uint64(C.GOSHMEMI_FI_MR_VIRT_ADDR)
+	ProgressManual  = int(C.GOSHMEMI_FI_PROGRESS_MANUAL)
+	FlagDelivery    = uint64(C.GOSHMEMI_FI_DELIVERY_COMPLETE)
+	FlagInject      = uint64(C.GOSHMEMI_FI_INJECT)
+	FlagFence       = uint64(C.GOSHMEMI_FI_FENCE)
+	AccessRemote    = uint64(C.GOSHMEMI_FI_REMOTE_READ | C.GOSHMEMI_FI_REMOTE_WRITE)
+	AccessLocal     = uint64(C.GOSHMEMI_FI_READ | C.GOSHMEMI_FI_WRITE)
+	CapFence        = uint64(C.GOSHMEMI_FI_FENCE)
 	AddrUnspecified = ^uint64(0)
 )
 
 // Datatypes and atomic ops (Ref: fi_atomic(3)).
 const (
-	Uint8  = int(C.FI_UINT8)
-	Uint16 = int(C.FI_UINT16)
-	Uint32 = int(C.FI_UINT32)
-	Uint64 = int(C.FI_UINT64)
+	Uint8  = int(C.GOSHMEMI_FI_UINT8)
+	Uint16 = int(C.GOSHMEMI_FI_UINT16)
+	Uint32 = int(C.GOSHMEMI_FI_UINT32)
+	Uint64 = int(C.GOSHMEMI_FI_UINT64)
 
-	OpSum   = int(C.FI_SUM)
-	OpBand  = int(C.FI_BAND)
-	OpBor   = int(C.FI_BOR)
-	OpBxor  = int(C.FI_BXOR)
-	OpRead  = int(C.FI_ATOMIC_READ)
-	OpWrite = int(C.FI_ATOMIC_WRITE)
-	OpCswap = int(C.FI_CSWAP)
+	OpSum   = int(C.GOSHMEMI_FI_SUM)
+	OpBand  = int(C.GOSHMEMI_FI_BAND)
+	OpBor   = int(C.GOSHMEMI_FI_BOR)
+	OpBxor  = int(C.GOSHMEMI_FI_BXOR)
+	OpRead  = int(C.GOSHMEMI_FI_ATOMIC_READ)
+	OpWrite = int(C.GOSHMEMI_FI_ATOMIC_WRITE)
+	OpCswap = int(C.GOSHMEMI_FI_CSWAP)
 )
 
 // Atomic call kinds.
@@ -129,7 +140,7 @@ func (a Attr) Fence() bool { return a.Caps&CapFence != 0 }
 
 // MREndpoint reports whether registrations are bound to one endpoint
 // (FI_MR_ENDPOINT), so a context endpoint cannot use the parent's.
-func (a Attr) MREndpoint() bool { return a.MRMode&uint64(C.FI_MR_ENDPOINT) != 0 }
+func (a Attr) MREndpoint() bool { return a.MRMode&uint64(C.GOSHMEMI_FI_MR_ENDPOINT) != 0 }
 
 // Endpoint is one opened RDM endpoint with its fabric, domain, address
 // vector and completion queue.
@@ -141,6 +152,9 @@ type Endpoint struct {
 // Providers lists the providers fi_getinfo offers for RDM endpoints with RMA
 // on this machine, comma-separated ("tcp;ofi_rxm, shm, sockets, ...").
 func Providers() string {
+	if err := Load(""); err != nil {
+		return "none (" + err.Error() + ")"
+	}
 	var buf [1024]C.char
 	if rc := C.goshmemi_fab_providers(&buf[0], C.size_t(len(buf))); rc != 0 {
 		return "none (" + Errno(-rc).Error() + ")"
@@ -151,41 +165,45 @@ func Providers() string {
 // Open opens an endpoint on provider prov ("tcp;ofi_rxm"; "" = libfabric's
 // choice), asking for atomics first and settling for RMA without them. It
 // binds the address Pick chooses with the zero Select.
-func Open(prov string) (*Endpoint, error) { return open(prov, 0, Select{}) }
+func Open(prov string) (*Endpoint, error) { return open(prov, 0, Select{}, forEndpoint) }
 
 // OpenSelect is Open binding the address Pick chooses under s (an
 // interface, whether peers are on other nodes).
-func OpenSelect(prov string, s Select) (*Endpoint, error) { return open(prov, 0, s) }
+func OpenSelect(prov string, s Select) (*Endpoint, error) { return open(prov, 0, s, forOFI) }
 
-// open is OpenSelect asking for extraCaps as well (FI_TRIGGER: OpenTriggered).
-func open(prov string, extraCaps uint64, s Select) (*Endpoint, error) {
+// open is OpenSelect asking for extraCaps as well (FI_TRIGGER: OpenTriggered);
+// who is what asked for libfabric, for the error when it cannot be loaded.
+func open(prov string, extraCaps uint64, s Select, who string) (*Endpoint, error) {
+	if err := Load(who); err != nil {
+		return nil, err
+	}
 	cprov := C.CString(prov)
 	defer C.free(unsafe.Pointer(cprov))
 	var (
 		f     *C.goshmemi_fab
 		a     C.goshmemi_fab_attr
 		where [64]C.char
-		list  *C.struct_fi_info
+		list  *C.struct_goshmemi_fi_info
 	)
 	// Atomics and FI_FENCE where the provider has them; each is optional
 	// (fi_getinfo answers -FI_ENODATA when a capability is missing).
 	var rc C.int
 	for _, want := range []C.int{C.GOSHMEMI_WANT_ATOMIC | C.GOSHMEMI_WANT_FENCE, C.GOSHMEMI_WANT_ATOMIC, C.GOSHMEMI_WANT_FENCE, 0} {
-		if rc = C.goshmemi_fab_getinfo(cprov, want, C.uint64_t(extraCaps), &list); rc != -C.FI_ENODATA {
+		if rc = C.goshmemi_fab_getinfo(cprov, want, C.uint64_t(extraCaps), &list); rc != -C.GOSHMEMI_FI_ENODATA {
 			break
 		}
 	}
 	if rc != 0 {
 		err := errors.Wrapf(Errno(-rc), "fabric: fi_getinfo for provider %q", prov)
-		if rc == -C.FI_ENODATA {
+		if rc == -C.GOSHMEMI_FI_ENODATA {
 			err = errs.Mark(errors.WithHint(err,
 				fmt.Sprintf("set GOSHMEM_OFI_PROVIDER to one of: %s", Providers())), ErrNoProvider)
 		}
 		return nil, err
 	}
-	defer C.fi_freeinfo(list)
+	defer C.goshmemi_fi_freeinfo(list)
 	var (
-		infos []*C.struct_fi_info
+		infos []*C.struct_goshmemi_fi_info
 		cands []Candidate
 	)
 	for i := list; i != nil; i = i.next {
@@ -218,13 +236,13 @@ func open(prov string, extraCaps uint64, s Select) (*Endpoint, error) {
 }
 
 // candidate describes one fi_getinfo entry for Pick.
-func candidate(i *C.struct_fi_info) Candidate {
+func candidate(i *C.struct_goshmemi_fi_info) Candidate {
 	var c Candidate
 	if i.domain_attr != nil && i.domain_attr.name != nil {
 		c.Domain = C.GoString(i.domain_attr.name)
 	}
 	switch i.addr_format {
-	case C.FI_SOCKADDR, C.FI_SOCKADDR_IN, C.FI_SOCKADDR_IN6:
+	case C.GOSHMEMI_FI_SOCKADDR, C.GOSHMEMI_FI_SOCKADDR_IN, C.GOSHMEMI_FI_SOCKADDR_IN6:
 		if i.src_addr != nil && i.src_addrlen > 0 {
 			c.Addr = sockaddrAddr(C.GoBytes(i.src_addr, C.int(i.src_addrlen)))
 		}
@@ -276,7 +294,7 @@ func (e *Endpoint) Name() ([]byte, error) {
 // InsertAddrs inserts count addresses of size bytes each (concatenated in
 // addrs) into the address vector; with FI_AV_TABLE the i-th gets fi_addr i.
 func (e *Endpoint) InsertAddrs(addrs []byte, count int) ([]uint64, error) {
-	out := make([]C.fi_addr_t, count)
+	out := make([]C.goshmemi_fi_addr_t, count)
 	caddrs := C.CBytes(addrs)
 	defer C.free(caddrs)
 	if rc := C.goshmemi_fab_av_insert(e.f, caddrs, C.size_t(count), &out[0]); rc != 0 {
@@ -291,7 +309,7 @@ func (e *Endpoint) InsertAddrs(addrs []byte, count int) ([]uint64, error) {
 
 // MR is a registered memory region.
 type MR struct {
-	mr   *C.struct_fid_mr
+	mr   *C.struct_goshmemi_fid_mr
 	Desc unsafe.Pointer // local descriptor (C-owned)
 	Key  uint64         // remote key
 }
@@ -326,19 +344,19 @@ func (m *MR) Close() error {
 // FlagDelivery, FlagInject; FI_COMPLETION is always added). ctx is returned
 // by the completion. buf must be C memory unless flags has FlagInject.
 func (e *Endpoint) Write(buf unsafe.Pointer, n uint64, desc unsafe.Pointer, dest, raddr, key, ctx, flags uint64) error {
-	return errno(C.goshmemi_fab_write(e.f, buf, C.size_t(n), desc, C.fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx), C.uint64_t(flags)))
+	return errno(C.goshmemi_fab_write(e.f, buf, C.size_t(n), desc, C.goshmemi_fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx), C.uint64_t(flags)))
 }
 
 // Read posts an RMA read of n bytes from src's raddr into buf (C memory).
 func (e *Endpoint) Read(buf unsafe.Pointer, n uint64, desc unsafe.Pointer, src, raddr, key, ctx uint64) error {
-	return errno(C.goshmemi_fab_read(e.f, buf, C.size_t(n), desc, C.fi_addr_t(src), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx)))
+	return errno(C.goshmemi_fab_read(e.f, buf, C.size_t(n), desc, C.goshmemi_fi_addr_t(src), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx)))
 }
 
 // Atomic posts an atomic of the given kind; operand, compare and result
 // point into C memory (compare/result may be nil when kind does not use them).
 func (e *Endpoint) Atomic(kind int, operand, compare, result, desc unsafe.Pointer, dt, op int, dest, raddr, key, ctx, flags uint64) error {
 	return errno(C.goshmemi_fab_atomic(e.f, C.int(kind), operand, compare, result, desc, C.int(dt), C.int(op),
-		C.fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx), C.uint64_t(flags)))
+		C.goshmemi_fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(ctx), C.uint64_t(flags)))
 }
 
 // QueryAtomic reports whether the provider implements op on dt for kind.

@@ -8,34 +8,32 @@
 #include <sys/syscall.h>
 #include "shim.h"
 
-#define GOSHMEMI_FI_VERSION FI_VERSION(1, 14)
-
-static struct fi_info *goshmemi_fab_hints(const char *prov, int want_atomic, uint64_t extra_caps) {
-	struct fi_info *h = fi_allocinfo();
+static struct goshmemi_fi_info *goshmemi_fab_hints(const char *prov, int want_atomic, uint64_t extra_caps) {
+	struct goshmemi_fi_info *h = goshmemi_fi_allocinfo();
 	if (!h) return NULL;
-	h->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | extra_caps;
-	if (want_atomic & GOSHMEMI_WANT_ATOMIC) h->caps |= FI_ATOMIC;
-	if (want_atomic & GOSHMEMI_WANT_FENCE) h->caps |= FI_FENCE; // Ref: fi_getinfo(3) FI_FENCE
+	h->caps = GOSHMEMI_FI_RMA | GOSHMEMI_FI_READ | GOSHMEMI_FI_WRITE | GOSHMEMI_FI_REMOTE_READ | GOSHMEMI_FI_REMOTE_WRITE | extra_caps;
+	if (want_atomic & GOSHMEMI_WANT_ATOMIC) h->caps |= GOSHMEMI_FI_ATOMIC;
+	if (want_atomic & GOSHMEMI_WANT_FENCE) h->caps |= GOSHMEMI_FI_FENCE; // Ref: fi_getinfo(3) FI_FENCE
 	h->mode = 0; // contexts are plain integers: no FI_CONTEXT
-	h->ep_attr->type = FI_EP_RDM;
-	h->domain_attr->threading = FI_THREAD_SAFE;
-	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	h->ep_attr->type = GOSHMEMI_FI_EP_RDM;
+	h->domain_attr->threading = GOSHMEMI_FI_THREAD_SAFE;
+	h->domain_attr->mr_mode = GOSHMEMI_FI_MR_LOCAL | GOSHMEMI_FI_MR_VIRT_ADDR | GOSHMEMI_FI_MR_ALLOCATED | GOSHMEMI_FI_MR_PROV_KEY | GOSHMEMI_FI_MR_ENDPOINT;
 	if (prov && prov[0]) h->fabric_attr->prov_name = strdup(prov);
 	return h;
 }
 
 int goshmemi_fab_providers(char *buf, size_t len) {
-	struct fi_info *h = goshmemi_fab_hints("", 0, 0), *list = NULL, *i;
-	if (!h) return -FI_ENOMEM;
-	int rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, &list);
-	fi_freeinfo(h);
+	struct goshmemi_fi_info *h = goshmemi_fab_hints("", 0, 0), *list = NULL, *i;
+	if (!h) return -GOSHMEMI_FI_ENOMEM;
+	int rc = goshmemi_fi_getinfo(GOSHMEMI_FI_API_VERSION, NULL, NULL, 0, h, &list);
+	goshmemi_fi_freeinfo(h);
 	buf[0] = 0;
 	if (rc) return rc;
 	size_t used = 0;
 	for (i = list; i; i = i->next) {
 		const char *p = i->fabric_attr->prov_name;
 		// skip duplicates (one entry per fabric/domain)
-		struct fi_info *j;
+		struct goshmemi_fi_info *j;
 		int dup = 0;
 		for (j = list; j != i; j = j->next)
 			if (!strcmp(j->fabric_attr->prov_name, p)) { dup = 1; break; }
@@ -44,7 +42,7 @@ int goshmemi_fab_providers(char *buf, size_t len) {
 		if (n < 0 || (size_t)n >= len - used) break;
 		used += n;
 	}
-	fi_freeinfo(list);
+	goshmemi_fi_freeinfo(list);
 	return 0;
 }
 
@@ -57,51 +55,51 @@ int goshmemi_fab_open(const char *prov, int want_atomic, goshmemi_fab **out, gos
 // goshmemi_fab_open_caps is goshmemi_fab_open asking for extra_caps too
 // (FI_TRIGGER for deferred work, see trigger.h); it takes the first entry.
 int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_caps, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
-	struct fi_info *list = NULL;
+	struct goshmemi_fi_info *list = NULL;
 	int rc = goshmemi_fab_getinfo(prov, want_atomic, extra_caps, &list);
 	if (rc) {
 		snprintf(where, wherelen, "fi_getinfo");
 		return rc;
 	}
 	rc = goshmemi_fab_open_info(list, out, attr, where, wherelen);
-	fi_freeinfo(list);
+	goshmemi_fi_freeinfo(list);
 	return rc;
 }
 
-int goshmemi_fab_getinfo(const char *prov, int want_atomic, uint64_t extra_caps, struct fi_info **list) {
-	struct fi_info *h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
-	if (!h) return -FI_ENOMEM;
-	int rc = fi_getinfo(GOSHMEMI_FI_VERSION, NULL, NULL, 0, h, list);
-	fi_freeinfo(h);
+int goshmemi_fab_getinfo(const char *prov, int want_atomic, uint64_t extra_caps, struct goshmemi_fi_info **list) {
+	struct goshmemi_fi_info *h = goshmemi_fab_hints(prov, want_atomic, extra_caps);
+	if (!h) return -GOSHMEMI_FI_ENOMEM;
+	int rc = goshmemi_fi_getinfo(GOSHMEMI_FI_API_VERSION, NULL, NULL, 0, h, list);
+	goshmemi_fi_freeinfo(h);
 	return rc;
 }
 
-int goshmemi_fab_open_info(const struct fi_info *chosen, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
+int goshmemi_fab_open_info(const struct goshmemi_fi_info *chosen, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen) {
 	goshmemi_fab *f = calloc(1, sizeof *f);
 	int rc;
-	if (!f) return -FI_ENOMEM;
+	if (!f) return -GOSHMEMI_FI_ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->ctx_lock, NULL);
 	f->linger_ns = GOSHMEMI_LINGER_NS;
 	// fi_dupinfo copies one entry (its next is NULL): the endpoint binds
 	// the chosen entry's source address, not the list's first.
-	f->info = fi_dupinfo(chosen);
-	if (!f->info) { rc = -FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_dupinfo"); goto fail; }
-	if ((rc = fi_fabric(f->info->fabric_attr, &f->fabric, NULL))) FAIL("fi_fabric");
-	if ((rc = fi_domain(f->fabric, f->info, &f->domain, NULL))) FAIL("fi_domain");
-	struct fi_av_attr av = { .type = FI_AV_TABLE };
-	if ((rc = fi_av_open(f->domain, &av, &f->av, NULL))) FAIL("fi_av_open");
-	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096, .wait_obj = FI_WAIT_UNSPEC };
+	f->info = goshmemi_fi_dupinfo(chosen);
+	if (!f->info) { rc = -GOSHMEMI_FI_ENOMEM; snprintf(f->where, sizeof f->where, "fi_dupinfo"); goto fail; }
+	if ((rc = goshmemi_fi_fabric(f->info->fabric_attr, &f->fabric, NULL))) FAIL("fi_fabric");
+	if ((rc = goshmemi_fi_domain(f->fabric, f->info, &f->domain, NULL))) FAIL("fi_domain");
+	struct goshmemi_fi_av_attr av = { .type = GOSHMEMI_FI_AV_TABLE };
+	if ((rc = goshmemi_fi_av_open(f->domain, &av, &f->av, NULL))) FAIL("fi_av_open");
+	struct goshmemi_fi_cq_attr cq = { .format = GOSHMEMI_FI_CQ_FORMAT_CONTEXT, .size = 4096, .wait_obj = GOSHMEMI_FI_WAIT_UNSPEC };
 	f->cq_wait = 1;
-	if (fi_cq_open(f->domain, &cq, &f->cq, NULL)) {
-		cq.wait_obj = FI_WAIT_NONE;
+	if (goshmemi_fi_cq_open(f->domain, &cq, &f->cq, NULL)) {
+		cq.wait_obj = GOSHMEMI_FI_WAIT_NONE;
 		f->cq_wait = 0;
-		if ((rc = fi_cq_open(f->domain, &cq, &f->cq, NULL))) FAIL("fi_cq_open");
+		if ((rc = goshmemi_fi_cq_open(f->domain, &cq, &f->cq, NULL))) FAIL("fi_cq_open");
 	}
-	if ((rc = fi_endpoint(f->domain, f->info, &f->ep, NULL))) FAIL("fi_endpoint");
-	if ((rc = fi_ep_bind(f->ep, &f->av->fid, 0))) FAIL("fi_ep_bind(av)");
-	if ((rc = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV))) FAIL("fi_ep_bind(cq)");
-	if ((rc = fi_enable(f->ep))) FAIL("fi_enable");
+	if ((rc = goshmemi_fi_endpoint(f->domain, f->info, &f->ep, NULL))) FAIL("fi_endpoint");
+	if ((rc = goshmemi_fi_ep_bind(f->ep, &f->av->fid, 0))) FAIL("fi_ep_bind(av)");
+	if ((rc = goshmemi_fi_ep_bind(f->ep, &f->cq->fid, GOSHMEMI_FI_TRANSMIT | GOSHMEMI_FI_RECV))) FAIL("fi_ep_bind(cq)");
+	if ((rc = goshmemi_fi_enable(f->ep))) FAIL("fi_enable");
 
 	memset(attr, 0, sizeof *attr);
 	snprintf(attr->prov, sizeof attr->prov, "%s", f->info->fabric_attr->prov_name);
@@ -115,7 +113,7 @@ int goshmemi_fab_open_info(const struct fi_info *chosen, goshmemi_fab **out, gos
 	attr->mr_key_size = f->info->domain_attr->mr_key_size;
 	attr->data_progress = f->info->domain_attr->data_progress;
 	attr->threading = f->info->domain_attr->threading;
-	attr->has_atomic = (f->info->caps & FI_ATOMIC) != 0;
+	attr->has_atomic = (f->info->caps & GOSHMEMI_FI_ATOMIC) != 0;
 	attr->max_order_waw_size = f->info->ep_attr->max_order_waw_size;
 	*out = f;
 	return 0;
@@ -132,131 +130,131 @@ void goshmemi_fab_close(goshmemi_fab *f) {
 		return;
 	}
 	goshmemi_fab_stop_progress(f);
-	if (f->ep) fi_close(&f->ep->fid);
-	if (f->cq) fi_close(&f->cq->fid);
-	if (f->av) fi_close(&f->av->fid);
-	if (f->domain) fi_close(&f->domain->fid);
-	if (f->fabric) fi_close(&f->fabric->fid);
-	if (f->info) fi_freeinfo(f->info);
+	if (f->ep) goshmemi_fi_close(&f->ep->fid);
+	if (f->cq) goshmemi_fi_close(&f->cq->fid);
+	if (f->av) goshmemi_fi_close(&f->av->fid);
+	if (f->domain) goshmemi_fi_close(&f->domain->fid);
+	if (f->fabric) goshmemi_fi_close(&f->fabric->fid);
+	if (f->info) goshmemi_fi_freeinfo(f->info);
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->ctx_lock);
 	free(f);
 }
 
 int goshmemi_fab_getname(goshmemi_fab *f, void *buf, size_t *len) {
-	return fi_getname(&f->ep->fid, buf, len);
+	return goshmemi_fi_getname(&f->ep->fid, buf, len);
 }
 
-int goshmemi_fab_av_insert(goshmemi_fab *f, const void *addrs, size_t count, fi_addr_t *out) {
-	int n = fi_av_insert(f->av, addrs, count, out, 0, NULL);
+int goshmemi_fab_av_insert(goshmemi_fab *f, const void *addrs, size_t count, goshmemi_fi_addr_t *out) {
+	int n = goshmemi_fi_av_insert(f->av, addrs, count, out, 0, NULL);
 	if (n < 0) return n;
-	if ((size_t)n != count) return -FI_EADDRNOTAVAIL;
+	if ((size_t)n != count) return -GOSHMEMI_FI_EADDRNOTAVAIL;
 	return 0;
 }
 
-int goshmemi_fab_mr_reg(goshmemi_fab *f, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr, void **desc, uint64_t *rkey) {
-	int rc = fi_mr_reg(f->domain, buf, len, access, 0, key, 0, mr, NULL);
+int goshmemi_fab_mr_reg(goshmemi_fab *f, void *buf, size_t len, uint64_t access, uint64_t key, struct goshmemi_fid_mr **mr, void **desc, uint64_t *rkey) {
+	int rc = goshmemi_fi_mr_reg(f->domain, buf, len, access, 0, key, 0, mr, NULL);
 	if (rc) return rc;
-	if (f->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-		if ((rc = fi_mr_bind(*mr, &f->ep->fid, 0)) || (rc = fi_mr_enable(*mr))) {
-			fi_close(&(*mr)->fid);
+	if (f->info->domain_attr->mr_mode & GOSHMEMI_FI_MR_ENDPOINT) {
+		if ((rc = goshmemi_fi_mr_bind(*mr, &f->ep->fid, 0)) || (rc = goshmemi_fi_mr_enable(*mr))) {
+			goshmemi_fi_close(&(*mr)->fid);
 			return rc;
 		}
 	}
-	*desc = fi_mr_desc(*mr);
-	*rkey = fi_mr_key(*mr);
-	if (*rkey == FI_KEY_NOTAVAIL) {
-		fi_close(&(*mr)->fid);
-		return -FI_ENOKEY;
+	*desc = goshmemi_fi_mr_desc(*mr);
+	*rkey = goshmemi_fi_mr_key(*mr);
+	if (*rkey == GOSHMEMI_FI_KEY_NOTAVAIL) {
+		goshmemi_fi_close(&(*mr)->fid);
+		return -GOSHMEMI_FI_ENOKEY;
 	}
 	return 0;
 }
 
-int goshmemi_fab_mr_close(struct fid_mr *mr) { return fi_close(&mr->fid); }
+int goshmemi_fab_mr_close(struct goshmemi_fid_mr *mr) { return goshmemi_fi_close(&mr->fid); }
 
-ssize_t goshmemi_fab_write(goshmemi_fab *f, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags) {
+ssize_t goshmemi_fab_write(goshmemi_fab *f, const void *buf, size_t len, void *desc, goshmemi_fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags) {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct fi_rma_iov rma = { .addr = raddr, .len = len, .key = key };
-	struct fi_msg_rma msg = {
+	struct goshmemi_fi_rma_iov rma = { .addr = raddr, .len = len, .key = key };
+	struct goshmemi_fi_msg_rma msg = {
 		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = dest,
 		.rma_iov = &rma, .rma_iov_count = 1, .context = (void *)(uintptr_t)ctx,
 	};
-	return fi_writemsg(f->ep, &msg, flags | FI_COMPLETION);
+	return goshmemi_fi_writemsg(f->ep, &msg, flags | GOSHMEMI_FI_COMPLETION);
 }
 
-ssize_t goshmemi_fab_read(goshmemi_fab *f, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t raddr, uint64_t key, uint64_t ctx) {
-	return fi_read(f->ep, buf, len, desc, src, raddr, key, (void *)(uintptr_t)ctx);
+ssize_t goshmemi_fab_read(goshmemi_fab *f, void *buf, size_t len, void *desc, goshmemi_fi_addr_t src, uint64_t raddr, uint64_t key, uint64_t ctx) {
+	return goshmemi_fi_read(f->ep, buf, len, desc, src, raddr, key, (void *)(uintptr_t)ctx);
 }
 
 // kind: 0 fi_atomicmsg (no result), 1 fi_fetch_atomicmsg, 2 fi_compare_atomicmsg.
 ssize_t goshmemi_fab_atomic(goshmemi_fab *f, int kind, const void *operand, const void *compare, void *result, void *desc,
-	int dt, int op, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags) {
-	struct fi_ioc ioc = { .addr = (void *)operand, .count = 1 };
-	struct fi_ioc cioc = { .addr = (void *)compare, .count = 1 };
-	struct fi_ioc rioc = { .addr = result, .count = 1 };
-	struct fi_rma_ioc rma = { .addr = raddr, .count = 1, .key = key };
-	struct fi_msg_atomic msg = {
+	int dt, int op, goshmemi_fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags) {
+	struct goshmemi_fi_ioc ioc = { .addr = (void *)operand, .count = 1 };
+	struct goshmemi_fi_ioc cioc = { .addr = (void *)compare, .count = 1 };
+	struct goshmemi_fi_ioc rioc = { .addr = result, .count = 1 };
+	struct goshmemi_fi_rma_ioc rma = { .addr = raddr, .count = 1, .key = key };
+	struct goshmemi_fi_msg_atomic msg = {
 		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest,
-		.rma_iov = &rma, .rma_iov_count = 1, .datatype = (enum fi_datatype)dt,
-		.op = (enum fi_op)op, .context = (void *)(uintptr_t)ctx,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = dt,
+		.op = op, .context = (void *)(uintptr_t)ctx,
 	};
-	flags |= FI_COMPLETION;
+	flags |= GOSHMEMI_FI_COMPLETION;
 	switch (kind) {
 	case 0:
-		return fi_atomicmsg(f->ep, &msg, flags);
+		return goshmemi_fi_atomicmsg(f->ep, &msg, flags);
 	case 1:
-		return fi_fetch_atomicmsg(f->ep, &msg, &rioc, &desc, 1, flags);
+		return goshmemi_fi_fetch_atomicmsg(f->ep, &msg, &rioc, &desc, 1, flags);
 	default:
-		return fi_compare_atomicmsg(f->ep, &msg, &cioc, &desc, 1, &rioc, &desc, 1, flags);
+		return goshmemi_fi_compare_atomicmsg(f->ep, &msg, &cioc, &desc, 1, &rioc, &desc, 1, flags);
 	}
 }
 
 int goshmemi_fab_query_atomic(goshmemi_fab *f, int kind, int dt, int op) {
-	struct fi_atomic_attr a;
-	uint64_t flags = kind == 1 ? FI_FETCH_ATOMIC : kind == 2 ? FI_COMPARE_ATOMIC : 0;
-	int rc = fi_query_atomic(f->domain, (enum fi_datatype)dt, (enum fi_op)op, &a, flags);
+	struct goshmemi_fi_atomic_attr a;
+	uint64_t flags = kind == 1 ? GOSHMEMI_FI_FETCH_ATOMIC : kind == 2 ? GOSHMEMI_FI_COMPARE_ATOMIC : 0;
+	int rc = goshmemi_fi_query_atomic(f->domain, dt, op, &a, flags);
 	if (rc) return rc;
-	return a.count >= 1 ? 0 : -FI_EOPNOTSUPP;
+	return a.count >= 1 ? 0 : -GOSHMEMI_FI_EOPNOTSUPP;
 }
 
 ssize_t goshmemi_fab_cq_read(goshmemi_fab *f, uint64_t *ctxs, size_t n) {
-	struct fi_cq_entry e[64];
+	struct goshmemi_fi_cq_entry e[64];
 	if (n > 64) n = 64;
-	ssize_t rc = fi_cq_read(f->cq, e, n);
-	if (rc == -FI_EAGAIN) return 0;
+	ssize_t rc = goshmemi_fi_cq_read(f->cq, e, n);
+	if (rc == -GOSHMEMI_FI_EAGAIN) return 0;
 	for (ssize_t i = 0; i < rc; i++) ctxs[i] = (uint64_t)(uintptr_t)e[i].op_context;
 	return rc;
 }
 
 ssize_t goshmemi_fab_cq_sread(goshmemi_fab *f, uint64_t *ctxs, size_t n, int timeout_ms) {
-	struct fi_cq_entry e[64];
+	struct goshmemi_fi_cq_entry e[64];
 	if (n > 64) n = 64;
-	ssize_t rc = f->cq_wait ? fi_cq_sread(f->cq, e, n, NULL, timeout_ms) : fi_cq_read(f->cq, e, n);
-	if (rc == -FI_EAGAIN) return 0;
+	ssize_t rc = f->cq_wait ? goshmemi_fi_cq_sread(f->cq, e, n, NULL, timeout_ms) : goshmemi_fi_cq_read(f->cq, e, n);
+	if (rc == -GOSHMEMI_FI_EAGAIN) return 0;
 	for (ssize_t i = 0; i < rc; i++) ctxs[i] = (uint64_t)(uintptr_t)e[i].op_context;
 	return rc;
 }
 
 int goshmemi_fab_cq_readerr(goshmemi_fab *f, uint64_t *ctx, int *err, int *prov_errno, char *msg, size_t msglen) {
-	struct fi_cq_err_entry e;
+	struct goshmemi_fi_cq_err_entry e;
 	memset(&e, 0, sizeof e);
-	ssize_t rc = fi_cq_readerr(f->cq, &e, 0);
+	ssize_t rc = goshmemi_fi_cq_readerr(f->cq, &e, 0);
 	if (rc < 0) return (int)rc;
-	if (rc == 0) return -FI_EAGAIN;
+	if (rc == 0) return -GOSHMEMI_FI_EAGAIN;
 	*ctx = (uint64_t)(uintptr_t)e.op_context;
 	*err = e.err;
 	*prov_errno = e.prov_errno;
-	const char *s = fi_cq_strerror(f->cq, e.prov_errno, e.err_data, NULL, 0);
+	const char *s = goshmemi_fi_cq_strerror(f->cq, e.prov_errno, e.err_data, NULL, 0);
 	snprintf(msg, msglen, "%s", s ? s : "");
 	return 0;
 }
 
 // read_cq reads up to n completions (and error entries) from the CQ.
 static int read_cq(goshmemi_fab *f, goshmemi_comp *out, int n, int block_ms) {
-	struct fi_cq_entry e[64];
+	struct goshmemi_fi_cq_entry e[64];
 	if (n > 64) n = 64;
 	if (n <= 0) return 0;
-	ssize_t rc = block_ms > 0 && f->cq_wait ? fi_cq_sread(f->cq, e, n, NULL, block_ms) : fi_cq_read(f->cq, e, n);
+	ssize_t rc = block_ms > 0 && f->cq_wait ? goshmemi_fi_cq_sread(f->cq, e, n, NULL, block_ms) : goshmemi_fi_cq_read(f->cq, e, n);
 	if (rc > 0) {
 		for (ssize_t i = 0; i < rc; i++) {
 			out[i].ctx = (uint64_t)(uintptr_t)e[i].op_context;
@@ -264,14 +262,14 @@ static int read_cq(goshmemi_fab *f, goshmemi_comp *out, int n, int block_ms) {
 		}
 		return (int)rc;
 	}
-	if (rc != -FI_EAVAIL) return 0;
-	struct fi_cq_err_entry ee;
+	if (rc != -GOSHMEMI_FI_EAVAIL) return 0;
+	struct goshmemi_fi_cq_err_entry ee;
 	memset(&ee, 0, sizeof ee);
-	if (fi_cq_readerr(f->cq, &ee, 0) != 1) return 0;
+	if (goshmemi_fi_cq_readerr(f->cq, &ee, 0) != 1) return 0;
 	out[0].ctx = (uint64_t)(uintptr_t)ee.op_context;
-	out[0].err = ee.err ? ee.err : FI_EOTHER;
+	out[0].err = ee.err ? ee.err : GOSHMEMI_FI_EOTHER;
 	out[0].prov_errno = ee.prov_errno;
-	const char *s = fi_cq_strerror(f->cq, ee.prov_errno, ee.err_data, NULL, 0);
+	const char *s = goshmemi_fi_cq_strerror(f->cq, ee.prov_errno, ee.err_data, NULL, 0);
 	snprintf(out[0].msg, sizeof out[0].msg, "%s", s ? s : "");
 	return 1;
 }
@@ -296,7 +294,7 @@ int goshmemi_fab_poll(goshmemi_fab *f, goshmemi_comp *out, int n, int claim) {
 		if (__atomic_load_n(&f->in_sread, __ATOMIC_SEQ_CST) &&
 		    !__atomic_exchange_n(&f->kicked, 1, __ATOMIC_ACQ_REL)) {
 			__atomic_add_fetch(&f->kicks, 1, __ATOMIC_RELAXED);
-			fi_cq_signal(f->cq);
+			goshmemi_fi_cq_signal(f->cq);
 		}
 	}
 	if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&f->head, __ATOMIC_ACQUIRE)) {
@@ -462,7 +460,7 @@ void goshmemi_fab_stop_progress(goshmemi_fab *f) {
 int goshmemi_fab_ctx_open(goshmemi_fab *p, goshmemi_fab **out, char *where, size_t wherelen) {
 	goshmemi_fab *f = calloc(1, sizeof *f);
 	int rc;
-	if (!f) return -FI_ENOMEM;
+	if (!f) return -GOSHMEMI_FI_ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->ctx_lock, NULL);
 	f->parent = p;
@@ -470,12 +468,12 @@ int goshmemi_fab_ctx_open(goshmemi_fab *p, goshmemi_fab **out, char *where, size
 	f->fabric = p->fabric;
 	f->domain = p->domain;
 	f->av = p->av;
-	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096, .wait_obj = FI_WAIT_NONE };
-	if ((rc = fi_cq_open(f->domain, &cq, &f->cq, NULL))) FAIL("fi_cq_open(context)");
-	if ((rc = fi_endpoint(f->domain, f->info, &f->ep, NULL))) FAIL("fi_endpoint(context)");
-	if ((rc = fi_ep_bind(f->ep, &f->av->fid, 0))) FAIL("fi_ep_bind(context, av)");
-	if ((rc = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV))) FAIL("fi_ep_bind(context, cq)");
-	if ((rc = fi_enable(f->ep))) FAIL("fi_enable(context)");
+	struct goshmemi_fi_cq_attr cq = { .format = GOSHMEMI_FI_CQ_FORMAT_CONTEXT, .size = 4096, .wait_obj = GOSHMEMI_FI_WAIT_NONE };
+	if ((rc = goshmemi_fi_cq_open(f->domain, &cq, &f->cq, NULL))) FAIL("fi_cq_open(context)");
+	if ((rc = goshmemi_fi_endpoint(f->domain, f->info, &f->ep, NULL))) FAIL("fi_endpoint(context)");
+	if ((rc = goshmemi_fi_ep_bind(f->ep, &f->av->fid, 0))) FAIL("fi_ep_bind(context, av)");
+	if ((rc = goshmemi_fi_ep_bind(f->ep, &f->cq->fid, GOSHMEMI_FI_TRANSMIT | GOSHMEMI_FI_RECV))) FAIL("fi_ep_bind(context, cq)");
+	if ((rc = goshmemi_fi_enable(f->ep))) FAIL("fi_enable(context)");
 	pthread_mutex_lock(&p->ctx_lock);
 	f->next = p->children;
 	__atomic_store_n(&p->children, f, __ATOMIC_RELEASE);
@@ -484,8 +482,8 @@ int goshmemi_fab_ctx_open(goshmemi_fab *p, goshmemi_fab **out, char *where, size
 	return 0;
 fail:
 	f->parent = NULL; // not linked yet: release only what it owns
-	if (f->ep) fi_close(&f->ep->fid);
-	if (f->cq) fi_close(&f->cq->fid);
+	if (f->ep) goshmemi_fi_close(&f->ep->fid);
+	if (f->cq) goshmemi_fi_close(&f->cq->fid);
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->ctx_lock);
 	free(f);
@@ -504,8 +502,8 @@ void goshmemi_fab_ctx_close(goshmemi_fab *f) {
 		}
 	}
 	pthread_mutex_unlock(&p->ctx_lock);
-	if (f->ep) fi_close(&f->ep->fid);
-	if (f->cq) fi_close(&f->cq->fid);
+	if (f->ep) goshmemi_fi_close(&f->ep->fid);
+	if (f->cq) goshmemi_fi_close(&f->cq->fid);
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->ctx_lock);
 	free(f);
@@ -514,6 +512,6 @@ void goshmemi_fab_ctx_close(goshmemi_fab *f) {
 void goshmemi_fab_straddr(goshmemi_fab *f, const void *addr, char *buf, size_t len) {
 	size_t n = len;
 	buf[0] = 0;
-	if (!fi_av_straddr(f->av, addr, buf, &n)) buf[0] = 0;
+	if (!goshmemi_fi_av_straddr(f->av, addr, buf, &n)) buf[0] = 0;
 	buf[len - 1] = 0;
 }

@@ -1,6 +1,8 @@
 // goshmem's libfabric shim: the handles of one endpoint in one C struct and
 // one C call per data-path operation, so Go crosses cgo once per put/get/AMO.
 // Ref: fi_getinfo(3), fi_endpoint(3), fi_rma(3), fi_atomic(3), fi_cq(3), fi_mr(3).
+// libfabric's types and calls are goshmem's own declarations (abi.h, ops.h):
+// the library is loaded at run time (goshmemi_fab_load) before any call here.
 // C never keeps a Go pointer: buffers passed here are either C/mmap memory
 // (the staging arena, the symmetric heap) or are copied before the call
 // returns (FI_INJECT).
@@ -10,13 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
-#include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_rma.h>
-#include <rdma/fi_atomic.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_errno.h>
+#include "ops.h"
 
 // One completion as the progress thread or a poll found it.
 typedef struct goshmemi_comp {
@@ -34,12 +30,12 @@ typedef struct goshmemi_comp {
 #define GOSHMEMI_LINGER_NS 1000000
 
 typedef struct goshmemi_fab {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct goshmemi_fi_info *info;
+	struct goshmemi_fid_fabric *fabric;
+	struct goshmemi_fid_domain *domain;
+	struct goshmemi_fid_av *av;
+	struct goshmemi_fid_cq *cq;
+	struct goshmemi_fid_ep *ep;
 	int cq_wait;       // the CQ has a wait object (fi_cq_sread works)
 	char where[64];    // the call that failed, for the error message
 	// The progress thread (a C pthread, so it never waits for a Go P):
@@ -104,19 +100,19 @@ int goshmemi_fab_open_caps(const char *prov, int want_atomic, uint64_t extra_cap
 // (free with fi_freeinfo): for tcp and sockets one entry per address of
 // each interface. goshmemi_fab_open_info opens an endpoint on one entry of
 // such a list (the caller picks which source address it binds).
-int goshmemi_fab_getinfo(const char *prov, int want_atomic, uint64_t extra_caps, struct fi_info **list);
-int goshmemi_fab_open_info(const struct fi_info *chosen, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
+int goshmemi_fab_getinfo(const char *prov, int want_atomic, uint64_t extra_caps, struct goshmemi_fi_info **list);
+int goshmemi_fab_open_info(const struct goshmemi_fi_info *chosen, goshmemi_fab **out, goshmemi_fab_attr *attr, char *where, size_t wherelen);
 int goshmemi_fab_providers(char *buf, size_t len);
 void goshmemi_fab_close(goshmemi_fab *f);
 int goshmemi_fab_getname(goshmemi_fab *f, void *buf, size_t *len);
-int goshmemi_fab_av_insert(goshmemi_fab *f, const void *addrs, size_t count, fi_addr_t *out);
-int goshmemi_fab_mr_reg(goshmemi_fab *f, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr, void **desc, uint64_t *rkey);
-int goshmemi_fab_mr_close(struct fid_mr *mr);
+int goshmemi_fab_av_insert(goshmemi_fab *f, const void *addrs, size_t count, goshmemi_fi_addr_t *out);
+int goshmemi_fab_mr_reg(goshmemi_fab *f, void *buf, size_t len, uint64_t access, uint64_t key, struct goshmemi_fid_mr **mr, void **desc, uint64_t *rkey);
+int goshmemi_fab_mr_close(struct goshmemi_fid_mr *mr);
 
-ssize_t goshmemi_fab_write(goshmemi_fab *f, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags);
-ssize_t goshmemi_fab_read(goshmemi_fab *f, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t raddr, uint64_t key, uint64_t ctx);
+ssize_t goshmemi_fab_write(goshmemi_fab *f, const void *buf, size_t len, void *desc, goshmemi_fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags);
+ssize_t goshmemi_fab_read(goshmemi_fab *f, void *buf, size_t len, void *desc, goshmemi_fi_addr_t src, uint64_t raddr, uint64_t key, uint64_t ctx);
 ssize_t goshmemi_fab_atomic(goshmemi_fab *f, int kind, const void *operand, const void *compare, void *result, void *desc,
-	int dt, int op, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags);
+	int dt, int op, goshmemi_fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t ctx, uint64_t flags);
 int goshmemi_fab_query_atomic(goshmemi_fab *f, int kind, int dt, int op);
 
 // goshmemi_fab_cq_read returns the number of completions (their contexts in

@@ -4,48 +4,48 @@
 #include <time.h>
 #include "trigger.h"
 
-int goshmemi_fab_cntr_open(goshmemi_fab *f, struct fid_cntr **out) {
-	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
-	if (fi_cntr_open(f->domain, &a, out, NULL) == 0) return 0;
-	a.wait_obj = FI_WAIT_NONE;
-	return fi_cntr_open(f->domain, &a, out, NULL);
+int goshmemi_fab_cntr_open(goshmemi_fab *f, struct goshmemi_fid_cntr **out) {
+	struct goshmemi_fi_cntr_attr a = { .events = GOSHMEMI_FI_CNTR_EVENTS_COMP, .wait_obj = GOSHMEMI_FI_WAIT_UNSPEC };
+	if (goshmemi_fi_cntr_open(f->domain, &a, out, NULL) == 0) return 0;
+	a.wait_obj = GOSHMEMI_FI_WAIT_NONE;
+	return goshmemi_fi_cntr_open(f->domain, &a, out, NULL);
 }
 
-int goshmemi_fab_cntr_close(struct fid_cntr *c) { return fi_close(&c->fid); }
-uint64_t goshmemi_fab_cntr_read(struct fid_cntr *c) { return fi_cntr_read(c); }
-uint64_t goshmemi_fab_cntr_readerr(struct fid_cntr *c) { return fi_cntr_readerr(c); }
-int goshmemi_fab_cntr_add(struct fid_cntr *c, uint64_t v) { return fi_cntr_add(c, v); }
-int goshmemi_fab_cntr_set(struct fid_cntr *c, uint64_t v) { return fi_cntr_set(c, v); }
+int goshmemi_fab_cntr_close(struct goshmemi_fid_cntr *c) { return goshmemi_fi_close(&c->fid); }
+uint64_t goshmemi_fab_cntr_read(struct goshmemi_fid_cntr *c) { return goshmemi_fi_cntr_read(c); }
+uint64_t goshmemi_fab_cntr_readerr(struct goshmemi_fid_cntr *c) { return goshmemi_fi_cntr_readerr(c); }
+int goshmemi_fab_cntr_add(struct goshmemi_fid_cntr *c, uint64_t v) { return goshmemi_fi_cntr_add(c, v); }
+int goshmemi_fab_cntr_set(struct goshmemi_fid_cntr *c, uint64_t v) { return goshmemi_fi_cntr_set(c, v); }
 
-static void dwork_head(goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold, struct fid_cntr *comp) {
+static void dwork_head(goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold, struct goshmemi_fid_cntr *comp) {
 	memset(w, 0, sizeof *w);
 	w->work.threshold = threshold;
 	w->work.triggering_cntr = trig;
 	w->work.completion_cntr = comp;
 }
 
-static void build_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
-	struct fid_cntr *comp, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+static void build_write(goshmemi_fab *f, goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold,
+	struct goshmemi_fid_cntr *comp, const void *buf, size_t len, void *desc, goshmemi_fi_addr_t dest, uint64_t raddr,
 	uint64_t key, uint64_t flags);
 
-int goshmemi_fab_queue_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
-	struct fid_cntr *comp, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+int goshmemi_fab_queue_write(goshmemi_fab *f, goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold,
+	struct goshmemi_fid_cntr *comp, const void *buf, size_t len, void *desc, goshmemi_fi_addr_t dest, uint64_t raddr,
 	uint64_t key, uint64_t flags) {
 	build_write(f, w, trig, threshold, comp, buf, len, desc, dest, raddr, key, flags);
-	return fi_control(&f->domain->fid, FI_QUEUE_WORK, &w->work);
+	return goshmemi_fi_control(&f->domain->fid, GOSHMEMI_FI_QUEUE_WORK, &w->work);
 }
 
-int goshmemi_fab_queue_cntr_add(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
-	struct fid_cntr *comp, struct fid_cntr *target, uint64_t value) {
+int goshmemi_fab_queue_cntr_add(goshmemi_fab *f, goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold,
+	struct goshmemi_fid_cntr *comp, struct goshmemi_fid_cntr *target, uint64_t value) {
 	dwork_head(w, trig, threshold, comp);
 	w->op.cntr.cntr = target;
 	w->op.cntr.value = value;
-	w->work.op_type = FI_OP_CNTR_ADD;
+	w->work.op_type = GOSHMEMI_FI_OP_CNTR_ADD;
 	w->work.op.cntr = &w->op.cntr;
-	return fi_control(&f->domain->fid, FI_QUEUE_WORK, &w->work);
+	return goshmemi_fi_control(&f->domain->fid, GOSHMEMI_FI_QUEUE_WORK, &w->work);
 }
 
-goshmemi_dwork_set *goshmemi_fab_set_new(goshmemi_fab *f, struct fid_cntr *trig, struct fid_cntr *comp, int n) {
+goshmemi_dwork_set *goshmemi_fab_set_new(goshmemi_fab *f, struct goshmemi_fid_cntr *trig, struct goshmemi_fid_cntr *comp, int n) {
 	goshmemi_dwork_set *s = calloc(1, sizeof *s);
 	if (!s) return NULL;
 	s->rel = calloc((size_t)(n > 0 ? n : 1), sizeof *s->rel);
@@ -68,8 +68,8 @@ void goshmemi_fab_set_free(goshmemi_dwork_set *s) {
 	free(s);
 }
 
-static void build_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
-	struct fid_cntr *comp, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+static void build_write(goshmemi_fab *f, goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold,
+	struct goshmemi_fid_cntr *comp, const void *buf, size_t len, void *desc, goshmemi_fi_addr_t dest, uint64_t raddr,
 	uint64_t key, uint64_t flags) {
 	dwork_head(w, trig, threshold, comp);
 	w->iov.iov_base = (void *)buf;
@@ -90,12 +90,12 @@ static void build_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *tri
 	// libfabric 1.17).
 	w->op.rma.msg.context = &w->work.context;
 	w->op.rma.flags = flags;
-	w->work.op_type = FI_OP_WRITE;
+	w->work.op_type = GOSHMEMI_FI_OP_WRITE;
 	w->work.op.rma = &w->op.rma;
 }
 
 void goshmemi_fab_set_write(goshmemi_dwork_set *s, int i, uint64_t rel, int chain, const void *buf, size_t len,
-	void *desc, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t flags) {
+	void *desc, goshmemi_fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t flags) {
 	s->rel[i] = rel;
 	build_write(s->f, &s->w[i], s->trig, rel, chain ? s->trig : s->comp, buf, len, desc, dest, raddr, key, flags);
 }
@@ -110,12 +110,12 @@ static int set_arm(goshmemi_dwork_set *s, uint64_t base, int reset, int *failed)
 	int rc;
 	*failed = -1;
 	if (reset) {
-		if ((rc = fi_cntr_set(s->trig, 0))) return rc;
-		if ((rc = fi_cntr_set(s->comp, 0))) return rc;
+		if ((rc = goshmemi_fi_cntr_set(s->trig, 0))) return rc;
+		if ((rc = goshmemi_fi_cntr_set(s->comp, 0))) return rc;
 	}
 	for (int i = 0; i < s->n; i++) {
 		s->w[i].work.threshold = base + s->rel[i];
-		rc = (int)fi_control(&s->f->domain->fid, FI_QUEUE_WORK, &s->w[i].work);
+		rc = (int)goshmemi_fi_control(&s->f->domain->fid, GOSHMEMI_FI_QUEUE_WORK, &s->w[i].work);
 		if (rc) {
 			*failed = i;
 			return rc;
@@ -167,8 +167,8 @@ int goshmemi_fab_set_bench(goshmemi_dwork_set *s, uint64_t span, uint64_t cmax, 
 		int rs = reset || it == 0 || base + span > cmax;
 		uint64_t t0 = mono_ns();
 		if (rs) {
-			if ((rc = fi_cntr_set(s->trig, 0))) return rc;
-			if ((rc = fi_cntr_set(s->comp, 0))) return rc;
+			if ((rc = goshmemi_fi_cntr_set(s->trig, 0))) return rc;
+			if ((rc = goshmemi_fi_cntr_set(s->comp, 0))) return rc;
 			base = cbase = 0;
 			out[4]++;
 		}
@@ -180,11 +180,11 @@ int goshmemi_fab_set_bench(goshmemi_dwork_set *s, uint64_t span, uint64_t cmax, 
 		if (t2 - t0 > out[2]) out[2] = t2 - t0;
 		hist[hist_bucket(t2 - t0)]++;
 		// release (untimed): every record runs, chains included
-		if ((rc = fi_cntr_add(s->trig, span - (s->n - expect)))) return rc;
+		if ((rc = goshmemi_fi_cntr_add(s->trig, span - (s->n - expect)))) return rc;
 		uint64_t deadline = t2 + 5000000000ull;
-		while (fi_cntr_read(s->comp) < cbase + expect) {
-			if (fi_cntr_readerr(s->comp) != 0) return -FI_EIO;
-			if (mono_ns() > deadline) return -FI_ETIMEDOUT;
+		while (goshmemi_fi_cntr_read(s->comp) < cbase + expect) {
+			if (goshmemi_fi_cntr_readerr(s->comp) != 0) return -GOSHMEMI_FI_EIO;
+			if (mono_ns() > deadline) return -GOSHMEMI_FI_ETIMEDOUT;
 		}
 		base += span;
 		cbase += expect;
@@ -194,41 +194,21 @@ int goshmemi_fab_set_bench(goshmemi_dwork_set *s, uint64_t span, uint64_t cmax, 
 	return 0;
 }
 
-int goshmemi_fab_flush_work(goshmemi_fab *f) { return fi_control(&f->domain->fid, FI_FLUSH_WORK, NULL); }
+int goshmemi_fab_flush_work(goshmemi_fab *f) { return goshmemi_fi_control(&f->domain->fid, GOSHMEMI_FI_FLUSH_WORK, NULL); }
 
 int goshmemi_fab_cancel_work(goshmemi_fab *f, goshmemi_dwork *w) {
-	return fi_control(&f->domain->fid, FI_CANCEL_WORK, &w->work);
+	return goshmemi_fi_control(&f->domain->fid, GOSHMEMI_FI_CANCEL_WORK, &w->work);
 }
 
 // The CXI extension: fi_open_ops(FI_CXI_COUNTER_OPS) on a counter gives
-// get_mmio_addr. With the provider's header installed its definitions are
-// used; otherwise the ops table is declared here as fi_cxi_ext.h lays it out
-// (two function pointers), and fi_open_ops fails (-FI_ENOSYS) on every
-// provider but cxi, which is the runtime check.
-// Ref: libfabric prov/cxi/include/fi_cxi_ext.h (struct fi_cxi_cntr_ops,
-// FI_CXI_COUNTER_OPS "cxi_counter_ops", fi_cxi_cntr_add writes the value to
-// the MMIO address).
-#if defined(__has_include)
-#if __has_include(<rdma/fi_cxi_ext.h>)
-#include <rdma/fi_cxi_ext.h>
-#define GOSHMEMI_HAVE_CXI_EXT 1
-#endif
-#endif
-#ifndef GOSHMEMI_HAVE_CXI_EXT
-#define GOSHMEMI_HAVE_CXI_EXT 0
-#define FI_CXI_COUNTER_OPS "cxi_counter_ops"
-struct fi_cxi_cntr_ops {
-	int (*set_wb_buffer)(struct fid *fid, void *buf, size_t len);
-	int (*get_mmio_addr)(struct fid *fid, void **addr, size_t *len);
-};
-#endif
+// get_mmio_addr (abi.h declares the ops table). It fails (-FI_ENOSYS) on
+// every provider but cxi, which is the run-time check.
+int goshmemi_fab_cxi_ext_compiled(void) { return 1; }
 
-int goshmemi_fab_cxi_ext_compiled(void) { return GOSHMEMI_HAVE_CXI_EXT; }
-
-int goshmemi_fab_cxi_cntr_mmio(struct fid_cntr *c, void **addr, size_t *len) {
-	struct fi_cxi_cntr_ops *ops = NULL;
-	int rc = fi_open_ops(&c->fid, FI_CXI_COUNTER_OPS, 0, (void **)&ops, NULL);
+int goshmemi_fab_cxi_cntr_mmio(struct goshmemi_fid_cntr *c, void **addr, size_t *len) {
+	struct goshmemi_fi_cxi_cntr_ops *ops = NULL;
+	int rc = goshmemi_fi_open_ops(&c->fid, GOSHMEMI_FI_CXI_COUNTER_OPS, 0, (void **)&ops, NULL);
 	if (rc) return rc;
-	if (!ops || !ops->get_mmio_addr) return -FI_ENOSYS;
+	if (!ops || !ops->get_mmio_addr) return -GOSHMEMI_FI_ENOSYS;
 	return ops->get_mmio_addr(&c->fid, addr, len);
 }

@@ -28,13 +28,13 @@ import (
 // -FI_ENOSYS for FI_QUEUE_WORK; cxi implements all of it on Slingshot.
 
 // CapTrigger is FI_TRIGGER in Attr.Caps.
-const CapTrigger = uint64(C.FI_TRIGGER)
+const CapTrigger = uint64(C.GOSHMEMI_FI_TRIGGER)
 
 // More error numbers a deferred-work caller tells apart.
 const (
-	ENOSYS    = Errno(C.FI_ENOSYS)
-	EINVAL    = Errno(C.FI_EINVAL)
-	ETIMEDOUT = Errno(C.FI_ETIMEDOUT)
+	ENOSYS    = Errno(C.GOSHMEMI_FI_ENOSYS)
+	EINVAL    = Errno(C.GOSHMEMI_FI_EINVAL)
+	ETIMEDOUT = Errno(C.GOSHMEMI_FI_ETIMEDOUT)
 )
 
 // ErrNoDeferredWork says the provider cannot queue deferred work; it also
@@ -47,9 +47,9 @@ var ErrNoDeferredWork = errors.New("fabric: provider does not implement deferred
 // (a deferred FI_OP_CNTR_ADD, released by a host fi_cntr_add) must run.
 // Otherwise the error matches ErrNoDeferredWork and errs.ErrNotSupported.
 func OpenTriggered(prov string) (*Endpoint, error) {
-	e, err := open(prov, CapTrigger, Select{})
+	e, err := open(prov, CapTrigger, Select{}, forCXI)
 	if err != nil {
-		if errors.Is(err, ErrNoProvider) {
+		if errors.Is(err, ErrNoProvider) && !errors.Is(err, ErrNoLibrary) {
 			return nil, noDeferred(prov, err)
 		}
 		return nil, err
@@ -106,7 +106,7 @@ func (e *Endpoint) probeDeferredWork() error {
 
 // Counter is a libfabric completion counter (FI_CNTR_EVENTS_COMP).
 type Counter struct {
-	c *C.struct_fid_cntr
+	c *C.struct_goshmemi_fid_cntr
 }
 
 // OpenCounter opens a counter on the endpoint's domain.
@@ -174,7 +174,9 @@ func (c *Counter) Wait(threshold uint64, timeout time.Duration) error {
 	}
 }
 
-// CXIExtCompiled reports whether this build saw <rdma/fi_cxi_ext.h>.
+// CXIExtCompiled reports whether this build can call the CXI counter
+// extension (fi_cxi_ext.h). It is always true: abi.h declares its ops
+// table, and MMIO finds out at run time whether the provider has it.
 func CXIExtCompiled() bool { return C.goshmemi_fab_cxi_ext_compiled() != 0 }
 
 // MMIO returns the counter's MMIO region, the address a GPU (or CPU) writes
@@ -220,7 +222,7 @@ func (w *Work) Free() {
 // (&work.context), so a poller can tell deferred completions apart.
 func (w *Work) Ctx() uint64 { return uint64(uintptr(unsafe.Pointer(&w.w.work.context))) }
 
-func cntr(c *Counter) *C.struct_fid_cntr {
+func cntr(c *Counter) *C.struct_goshmemi_fid_cntr {
 	if c == nil {
 		return nil
 	}
@@ -244,7 +246,7 @@ func queueErr(rc C.int, what string) error {
 func (e *Endpoint) QueueWrite(w *Work, trig *Counter, threshold uint64, comp *Counter, buf unsafe.Pointer, n uint64,
 	desc unsafe.Pointer, dest, raddr, key, flags uint64) error {
 	rc := C.goshmemi_fab_queue_write(e.f, w.w, trig.c, C.uint64_t(threshold), cntr(comp), buf, C.size_t(n), desc,
-		C.fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(flags))
+		C.goshmemi_fi_addr_t(dest), C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(flags))
 	return queueErr(rc, fmt.Sprintf("FI_OP_WRITE %d B, threshold %d", n, threshold))
 }
 
@@ -291,7 +293,7 @@ func (e *Endpoint) NewWorkSet(trig, comp *Counter, n int) (*WorkSet, error) {
 	}
 	s := C.goshmemi_fab_set_new(e.f, trig.c, comp.c, C.int(n))
 	if s == nil {
-		return nil, errors.Wrapf(Errno(C.FI_ENOMEM), "fabric: work set of %d records", n)
+		return nil, errors.Wrapf(Errno(C.GOSHMEMI_FI_ENOMEM), "fabric: work set of %d records", n)
 	}
 	return &WorkSet{s: s, n: n}, nil
 }
@@ -310,7 +312,7 @@ func (s *WorkSet) SetWrite(i int, rel uint64, chain bool, buf unsafe.Pointer, n 
 	if chain {
 		ch = 1
 	}
-	C.goshmemi_fab_set_write(s.s, C.int(i), C.uint64_t(rel), ch, buf, C.size_t(n), desc, C.fi_addr_t(dest),
+	C.goshmemi_fab_set_write(s.s, C.int(i), C.uint64_t(rel), ch, buf, C.size_t(n), desc, C.goshmemi_fi_addr_t(dest),
 		C.uint64_t(raddr), C.uint64_t(key), C.uint64_t(flags))
 }
 

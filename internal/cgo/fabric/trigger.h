@@ -8,35 +8,34 @@
 #ifndef GOSHMEMI_FABRIC_TRIGGER_H
 #define GOSHMEMI_FABRIC_TRIGGER_H
 
-#include <rdma/fi_trigger.h>
 #include "shim.h"
 
 typedef struct goshmemi_dwork {
-	struct fi_deferred_work work;
+	struct goshmemi_fi_deferred_work work;
 	union {
-		struct fi_op_rma rma;
-		struct fi_op_cntr cntr;
+		struct goshmemi_fi_op_rma rma;
+		struct goshmemi_fi_op_cntr cntr;
 	} op;
 	struct iovec iov;
-	struct fi_rma_iov rma_iov;
+	struct goshmemi_fi_rma_iov rma_iov;
 	void *desc;
 } goshmemi_dwork;
 
-int goshmemi_fab_cntr_open(goshmemi_fab *f, struct fid_cntr **out);
-int goshmemi_fab_cntr_close(struct fid_cntr *c);
-uint64_t goshmemi_fab_cntr_read(struct fid_cntr *c);
-uint64_t goshmemi_fab_cntr_readerr(struct fid_cntr *c);
-int goshmemi_fab_cntr_add(struct fid_cntr *c, uint64_t v);
-int goshmemi_fab_cntr_set(struct fid_cntr *c, uint64_t v);
+int goshmemi_fab_cntr_open(goshmemi_fab *f, struct goshmemi_fid_cntr **out);
+int goshmemi_fab_cntr_close(struct goshmemi_fid_cntr *c);
+uint64_t goshmemi_fab_cntr_read(struct goshmemi_fid_cntr *c);
+uint64_t goshmemi_fab_cntr_readerr(struct goshmemi_fid_cntr *c);
+int goshmemi_fab_cntr_add(struct goshmemi_fid_cntr *c, uint64_t v);
+int goshmemi_fab_cntr_set(struct goshmemi_fid_cntr *c, uint64_t v);
 
 // Deferred RMA write of len bytes at buf to dest's raddr, released when
 // trig reaches threshold; comp (may be NULL) counts its completion.
-int goshmemi_fab_queue_write(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
-	struct fid_cntr *comp, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t raddr,
+int goshmemi_fab_queue_write(goshmemi_fab *f, goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold,
+	struct goshmemi_fid_cntr *comp, const void *buf, size_t len, void *desc, goshmemi_fi_addr_t dest, uint64_t raddr,
 	uint64_t key, uint64_t flags);
 // Deferred counter add: when trig reaches threshold, add value to target.
-int goshmemi_fab_queue_cntr_add(goshmemi_fab *f, goshmemi_dwork *w, struct fid_cntr *trig, uint64_t threshold,
-	struct fid_cntr *comp, struct fid_cntr *target, uint64_t value);
+int goshmemi_fab_queue_cntr_add(goshmemi_fab *f, goshmemi_dwork *w, struct goshmemi_fid_cntr *trig, uint64_t threshold,
+	struct goshmemi_fid_cntr *comp, struct goshmemi_fid_cntr *target, uint64_t value);
 int goshmemi_fab_flush_work(goshmemi_fab *f);
 
 // A record set: n deferred writes sharing one trigger and one completion
@@ -47,7 +46,7 @@ int goshmemi_fab_flush_work(goshmemi_fab *f);
 // ran: the caller re-arms only after comp showed every record completed.
 typedef struct goshmemi_dwork_set {
 	goshmemi_fab *f;
-	struct fid_cntr *trig, *comp;
+	struct goshmemi_fid_cntr *trig, *comp;
 	int n;
 	uint64_t *rel; // relative thresholds (n)
 	goshmemi_dwork *w; // n records
@@ -55,11 +54,11 @@ typedef struct goshmemi_dwork_set {
 	uint64_t ns; // set_arm with timed: ns spent
 } goshmemi_dwork_set;
 
-goshmemi_dwork_set *goshmemi_fab_set_new(goshmemi_fab *f, struct fid_cntr *trig, struct fid_cntr *comp, int n);
+goshmemi_dwork_set *goshmemi_fab_set_new(goshmemi_fab *f, struct goshmemi_fid_cntr *trig, struct goshmemi_fid_cntr *comp, int n);
 void goshmemi_fab_set_free(goshmemi_dwork_set *s);
 // Builds record i (not queued): a write of len bytes at buf to dest's raddr.
 void goshmemi_fab_set_write(goshmemi_dwork_set *s, int i, uint64_t rel, int chain, const void *buf, size_t len,
-	void *desc, fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t flags);
+	void *desc, goshmemi_fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t flags);
 // Arms every record at thresholds base + rel[i] with FI_QUEUE_WORK, after
 // resetting both counters to 0 when reset != 0 (then base must be 0). On
 // failure s->failed is the record that failed (earlier ones are queued).
@@ -82,8 +81,8 @@ int goshmemi_fab_cancel_work(goshmemi_fab *f, goshmemi_dwork *w);
 
 // CXI counter MMIO extension (fi_cxi_ext.h, FI_CXI_COUNTER_OPS): the MMIO
 // address a GPU writes to add to counter c. -FI_ENOSYS where the provider
-// (or this build's headers) lack it.
-int goshmemi_fab_cxi_cntr_mmio(struct fid_cntr *c, void **addr, size_t *len);
+// lacks it.
+int goshmemi_fab_cxi_cntr_mmio(struct goshmemi_fid_cntr *c, void **addr, size_t *len);
 int goshmemi_fab_cxi_ext_compiled(void);
 
 #endif
