@@ -57,6 +57,7 @@ demo: deps
 test: deps lint hdrcheck ibgdacheck fatbins gpulib-check unit fuzz integration
 # deps installs MPICH, so its tests must run, not skip.
 test: export GOSHMEM_REQUIRE_MPICH := 1
+test: export GOSHMEM_REQUIRE_RDMA_CORE_DEV := 1
 test: export GOSHMEM_REQUIRE_LIBFABRIC_DEV := 1
 
 # goshmem's own kernels (stream-ordered calls, host collectives on GPU

@@ -30,13 +30,19 @@ import (
 // mapped into the GPU as for host queues). Written against rdma-core 44 and
 // the PRM layouts; never run on a ConnectX.
 
-// HaveUmemDmabuf reports whether this build's rdma-core has dma-buf umems
-// (struct mlx5dv_devx_umem_in.dmabuf_fd, rdma-core >= 42).
-func HaveUmemDmabuf() bool { return C.GV_HAVE_UMEM_DMABUF != 0 }
+// HaveUmemDmabuf reports whether the loaded libmlx5 takes dma-buf umems
+// (MLX5DV_UMEM_MASK_DMABUF, rdma-core >= 43), loading rdma-core if needed:
+// false when it cannot be loaded or its file name says an older release;
+// true when the name carries no release (RegDmabufUmem then reports
+// libmlx5's refusal).
+func HaveUmemDmabuf() bool {
+	r, err := loaded()
+	return err == nil && (r < 0 || r >= umemDmabufRelease)
+}
 
 // Umem is a registered devx umem.
 type Umem struct {
-	u   *C.struct_mlx5dv_devx_umem
+	u   *C.struct_gv_mlx5dv_devx_umem
 	ctx *Context
 	ID  uint32
 }
@@ -49,7 +55,7 @@ func (c *Context) RegDmabufUmem(fd int, offset, length uint64) (*Umem, error) {
 	if !c.DevX {
 		return nil, errors.Wrapf(errs.ErrNotSupported, "verbs: mlx5dv_devx_umem_reg_ex(%s): the context was not opened for devx", c.Name)
 	}
-	var u *C.struct_mlx5dv_devx_umem
+	var u *C.struct_gv_mlx5dv_devx_umem
 	var call *C.char
 	if rc := C.gv_umem_reg_dmabuf(c.c, C.int(fd), C.uint64_t(offset), C.uint64_t(length), &u, &call); rc != 0 {
 		return nil, fail(C.GoString(call), c.Name, fmt.Sprintf(", dma-buf fd %d, %d bytes at offset %#x", fd, length, offset), rc)
@@ -84,7 +90,7 @@ type DevXQPSpec struct {
 // devxCall runs one devx create (obj == nil) or modify and turns a failure
 // into an error naming the command, errno and the firmware's status and
 // syndrome.
-func (c *Context) devxCall(what string, obj *C.struct_mlx5dv_devx_obj, in []byte, outLen int) (*C.struct_mlx5dv_devx_obj, []byte, error) {
+func (c *Context) devxCall(what string, obj *C.struct_gv_mlx5dv_devx_obj, in []byte, outLen int) (*C.struct_gv_mlx5dv_devx_obj, []byte, error) {
 	cin := C.CBytes(in)
 	defer C.free(cin)
 	cout := C.calloc(1, C.size_t(outLen))
@@ -211,7 +217,7 @@ func (q *QP) connectDevX(r Remote) error {
 // the GPU; GPUQueuesUsable decides from it (without hardware in tests).
 type Caps struct {
 	Device     string
-	HeaderDma  bool  // HaveUmemDmabuf
+	HeaderDma  bool  // HaveUmemDmabuf: the loaded libmlx5 takes dma-buf umems
 	DevX       bool  // the context was opened for devx
 	DevXErr    error // why not
 	UAR        bool  // a devx UAR was allocated (its page is the queues' uar_page)
@@ -243,8 +249,8 @@ func GPUQueuesUsable(k Caps) error {
 	}
 	switch {
 	case !k.HeaderDma:
-		return miss("this build's rdma-core lacks dma-buf umems (struct mlx5dv_devx_umem_in.dmabuf_fd, " +
-			"MLX5DV_UMEM_MASK_DMABUF: rdma-core >= 42)")
+		return miss("the loaded libmlx5 lacks dma-buf umems (mlx5dv_devx_umem_reg_ex with " +
+			"MLX5DV_UMEM_MASK_DMABUF: rdma-core >= 43)")
 	case !k.DevX:
 		if k.DevXErr != nil {
 			return miss("no devx context: %v", k.DevXErr)

@@ -11,9 +11,22 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
-// Debian 12's rdma-core (44) has dma-buf umems; the build must see them.
+// Debian 12's rdma-core (44) has dma-buf umems; HaveUmemDmabuf must see
+// them in the loaded libmlx5, and must say no for an older release.
 func TestHaveUmemDmabuf(t *testing.T) {
-	assert.True(t, HaveUmemDmabuf(), "built against rdma-core >= 42: struct mlx5dv_devx_umem_in.dmabuf_fd")
+	if err := load(); err != nil {
+		requireRDMACore(t, "rdma-core's libraries do not load (%v)", err)
+	}
+	assert.True(t, HaveUmemDmabuf(), "libmlx5 of rdma-core >= 43 takes MLX5DV_UMEM_MASK_DMABUF")
+	for name, want := range map[string]int{
+		"/usr/lib/x86_64-linux-gnu/libmlx5.so.1.24.44.0": 44,
+		"libmlx5.so.1.22.42.0":                           42,
+		"libmlx5.so.1":                                   -1,
+		"libmlx5.so.1.25.58mlnx":                         -1,
+		"libmlx5-rdmav34.so":                             -1,
+	} {
+		assert.Equal(t, want, releaseOf(name), name)
+	}
 }
 
 // GPUQueuesUsable takes the devx path only when every piece is there and
@@ -31,7 +44,7 @@ func TestGPUQueuesUsable(t *testing.T) {
 		edit func(*Caps)
 		want string
 	}{
-		{"old rdma-core", func(k *Caps) { k.HeaderDma = false }, "this build's rdma-core lacks dma-buf umems (struct mlx5dv_devx_umem_in.dmabuf_fd"},
+		{"old rdma-core", func(k *Caps) { k.HeaderDma = false }, "the loaded libmlx5 lacks dma-buf umems (mlx5dv_devx_umem_reg_ex with MLX5DV_UMEM_MASK_DMABUF"},
 		{"devx refused", func(k *Caps) { k.DevX, k.DevXErr = false, devxErr },
 			"no devx context: verbs: mlx5dv_open_device(mlx5_0, MLX5DV_CONTEXT_FLAGS_DEVX): operation not supported"},
 		{"devx not asked", func(k *Caps) { k.DevX = false }, "the context was not opened for devx"},

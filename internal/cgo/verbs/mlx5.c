@@ -5,42 +5,45 @@
 
 /* The access of the heap MR and the QPs: remote writes, reads and atomics
  * (the device API's put, get and AMOs). */
-#define GV_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-		   IBV_ACCESS_REMOTE_ATOMIC)
+#define GV_ACCESS (GV_IBV_ACCESS_LOCAL_WRITE | GV_IBV_ACCESS_REMOTE_WRITE | GV_IBV_ACCESS_REMOTE_READ | \
+		   GV_IBV_ACCESS_REMOTE_ATOMIC)
+/* verbs.h's ibv_reg_mr macro calls the exported ibv_reg_mr for constant
+ * flags without optional bits, as gv_reg_mr does. */
+_Static_assert((GV_ACCESS & GV_IBV_ACCESS_OPTIONAL_RANGE) == 0, "GV_ACCESS needs ibv_reg_mr_iova2");
 
 static int gv_errno(int fallback) { return errno ? errno : fallback; }
 
 int gv_open(const char *want, int port, int gid_index, int devx, gv_ctx_t *c, const char **call)
 {
-	struct ibv_device **list;
-	struct ibv_device_attr attr;
-	struct ibv_port_attr pa;
-	union ibv_gid gid;
+	struct gv_ibv_device **list;
+	struct gv_ibv_device_attr attr;
+	struct gv_ibv_port_attr pa;
+	union gv_ibv_gid gid;
 	int i, n = 0, rc;
 
 	memset(c, 0, sizeof *c);
 	c->port = port;
 	c->gid_index = gid_index;
 	errno = 0;
-	list = ibv_get_device_list(&n);
+	list = gv_lib.ibv_get_device_list(&n);
 	if (!list) {
 		*call = "ibv_get_device_list";
 		return gv_errno(ENODEV);
 	}
 	for (i = 0; i < n; i++) {
-		if (!mlx5dv_is_supported(list[i]))
+		if (!gv_lib.mlx5dv_is_supported(list[i]))
 			continue;
-		if (want && want[0] && strcmp(want, ibv_get_device_name(list[i])) != 0)
+		if (want && want[0] && strcmp(want, gv_lib.ibv_get_device_name(list[i])) != 0)
 			continue;
-		strncpy(c->name, ibv_get_device_name(list[i]), sizeof c->name - 1);
+		strncpy(c->name, gv_lib.ibv_get_device_name(list[i]), sizeof c->name - 1);
 		if (devx) {
 			/* devx objects need a context with a devx uid
 			 * (Ref: mlx5dv_open_device(3), MLX5DV_CONTEXT_FLAGS_DEVX) */
-			struct mlx5dv_context_attr da;
+			struct gv_mlx5dv_context_attr da;
 			memset(&da, 0, sizeof da);
-			da.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+			da.flags = GV_MLX5DV_CONTEXT_FLAGS_DEVX;
 			errno = 0;
-			c->ctx = mlx5dv_open_device(list[i], &da);
+			c->ctx = gv_lib.mlx5dv_open_device(list[i], &da);
 			c->devx = c->ctx != NULL;
 			if (!c->ctx)
 				c->devx_errno = gv_errno(EOPNOTSUPP);
@@ -48,20 +51,20 @@ int gv_open(const char *want, int port, int gid_index, int devx, gv_ctx_t *c, co
 				break;
 		}
 		errno = 0;
-		c->ctx = ibv_open_device(list[i]);
+		c->ctx = gv_lib.ibv_open_device(list[i]);
 		if (!c->ctx) {
-			ibv_free_device_list(list);
+			gv_lib.ibv_free_device_list(list);
 			*call = "ibv_open_device";
 			return gv_errno(EIO);
 		}
 		break;
 	}
-	ibv_free_device_list(list);
+	gv_lib.ibv_free_device_list(list);
 	if (!c->ctx) {
 		*call = "mlx5dv_is_supported";
 		return ENODEV;
 	}
-	if ((rc = ibv_query_device(c->ctx, &attr)) != 0) {
+	if ((rc = gv_lib.ibv_query_device(c->ctx, &attr)) != 0) {
 		*call = "ibv_query_device";
 		goto fail;
 	}
@@ -74,27 +77,27 @@ int gv_open(const char *want, int port, int gid_index, int devx, gv_ctx_t *c, co
 		rc = EINVAL;
 		goto fail;
 	}
-	if ((rc = ibv_query_port(c->ctx, (uint8_t)port, &pa)) != 0) {
+	if ((rc = gv_ibv_query_port(c->ctx, (uint8_t)port, &pa)) != 0) {
 		*call = "ibv_query_port";
 		goto fail;
 	}
-	if (pa.state != IBV_PORT_ACTIVE) {
+	if (pa.state != GV_IBV_PORT_ACTIVE) {
 		*call = "ibv_query_port (port not ACTIVE)";
 		rc = ENETDOWN;
 		goto fail;
 	}
-	c->eth = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+	c->eth = pa.link_layer == GV_IBV_LINK_LAYER_ETHERNET;
 	c->lid = pa.lid;
 	c->active_mtu = (uint8_t)pa.active_mtu;
 	if (c->eth || gid_index > 0) {
-		if ((rc = ibv_query_gid(c->ctx, (uint8_t)port, gid_index, &gid)) != 0) {
+		if ((rc = gv_lib.ibv_query_gid(c->ctx, (uint8_t)port, gid_index, &gid)) != 0) {
 			*call = "ibv_query_gid";
 			goto fail;
 		}
 		memcpy(c->gid, gid.raw, 16);
 	}
 	errno = 0;
-	c->pd = ibv_alloc_pd(c->ctx);
+	c->pd = gv_lib.ibv_alloc_pd(c->ctx);
 	if (!c->pd) {
 		*call = "ibv_alloc_pd";
 		rc = gv_errno(ENOMEM);
@@ -105,29 +108,29 @@ int gv_open(const char *want, int port, int gid_index, int devx, gv_ctx_t *c, co
 	 * (write-combining) where NC is not offered. Not fatal: QPs created
 	 * by ibv_create_qp_ex use the UAR page rdma-core gave them. */
 	errno = 0;
-	c->uar = mlx5dv_devx_alloc_uar(c->ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+	c->uar = gv_lib.mlx5dv_devx_alloc_uar(c->ctx, GV_MLX5DV_UAR_ALLOC_TYPE_NC);
 	c->uar_nc = c->uar != NULL;
 	if (!c->uar) {
 		errno = 0;
-		c->uar = mlx5dv_devx_alloc_uar(c->ctx, MLX5DV_UAR_ALLOC_TYPE_BF);
+		c->uar = gv_lib.mlx5dv_devx_alloc_uar(c->ctx, GV_MLX5DV_UAR_ALLOC_TYPE_BF);
 	}
 	if (!c->uar)
 		c->uar_errno = gv_errno(EOPNOTSUPP);
 	else
 		c->uar_page_id = c->uar->page_id;
 	if (c->devx) {
-		struct mlx5dv_obj obj;
-		struct mlx5dv_pd dpd;
+		struct gv_mlx5dv_obj obj;
+		struct gv_mlx5dv_pd dpd;
 		memset(&obj, 0, sizeof obj);
 		memset(&dpd, 0, sizeof dpd);
 		obj.pd.in = c->pd;
 		obj.pd.out = &dpd;
-		if ((rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD)) != 0) {
+		if ((rc = gv_lib.mlx5dv_init_obj(&obj, GV_MLX5DV_OBJ_PD)) != 0) {
 			*call = "mlx5dv_init_obj(PD)";
 			goto fail;
 		}
 		c->pdn = dpd.pdn;
-		c->eqn_errno = mlx5dv_devx_query_eqn(c->ctx, 0, &c->eqn);
+		c->eqn_errno = gv_lib.mlx5dv_devx_query_eqn(c->ctx, 0, &c->eqn);
 	}
 	return 0;
 fail:
@@ -138,11 +141,11 @@ fail:
 void gv_close(gv_ctx_t *c)
 {
 	if (c->uar)
-		mlx5dv_devx_free_uar(c->uar);
+		gv_lib.mlx5dv_devx_free_uar(c->uar);
 	if (c->pd)
-		ibv_dealloc_pd(c->pd);
+		gv_lib.ibv_dealloc_pd(c->pd);
 	if (c->ctx)
-		ibv_close_device(c->ctx);
+		gv_lib.ibv_close_device(c->ctx);
 	c->uar = NULL;
 	c->pd = NULL;
 	c->ctx = NULL;
@@ -151,21 +154,21 @@ void gv_close(gv_ctx_t *c)
 int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_inline, gv_qp_t *q,
 		 const char **call)
 {
-	struct ibv_qp_init_attr_ex ia;
-	struct mlx5dv_obj obj;
-	struct mlx5dv_qp dqp;
-	struct mlx5dv_cq dcq;
+	struct gv_ibv_qp_init_attr_ex ia;
+	struct gv_mlx5dv_obj obj;
+	struct gv_mlx5dv_qp dqp;
+	struct gv_mlx5dv_cq dcq;
 	int rc;
 
 	memset(q, 0, sizeof *q);
 	errno = 0;
-	q->cq = ibv_create_cq(c->ctx, (int)cqes, NULL, NULL, 0);
+	q->cq = gv_lib.ibv_create_cq(c->ctx, (int)cqes, NULL, NULL, 0);
 	if (!q->cq) {
 		*call = "ibv_create_cq";
 		return gv_errno(ENOMEM);
 	}
 	memset(&ia, 0, sizeof ia);
-	ia.qp_type = IBV_QPT_RC;
+	ia.qp_type = GV_IBV_QPT_RC;
 	ia.send_cq = q->cq;
 	ia.recv_cq = q->cq;
 	ia.sq_sig_all = 0; /* selective completion: fm_ce_se decides */
@@ -174,10 +177,10 @@ int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_in
 	ia.cap.max_recv_wr = 1;
 	ia.cap.max_recv_sge = 1;
 	ia.cap.max_inline_data = max_inline;
-	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ia.comp_mask = GV_IBV_QP_INIT_ATTR_PD;
 	ia.pd = c->pd;
 	errno = 0;
-	q->qp = ibv_create_qp_ex(c->ctx, &ia);
+	q->qp = gv_ibv_create_qp_ex(c->ctx, &ia);
 	if (!q->qp) {
 		*call = "ibv_create_qp_ex";
 		rc = gv_errno(ENOMEM);
@@ -191,7 +194,7 @@ int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_in
 	obj.qp.out = &dqp;
 	obj.cq.in = q->cq;
 	obj.cq.out = &dcq;
-	if ((rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ)) != 0) {
+	if ((rc = gv_lib.mlx5dv_init_obj(&obj, GV_MLX5DV_OBJ_QP | GV_MLX5DV_OBJ_CQ)) != 0) {
 		*call = "mlx5dv_init_obj";
 		goto fail;
 	}
@@ -215,15 +218,15 @@ fail:
 void gv_destroy_qp(gv_qp_t *q)
 {
 	if (q->dqp)
-		mlx5dv_devx_obj_destroy(q->dqp);
+		gv_lib.mlx5dv_devx_obj_destroy(q->dqp);
 	if (q->dcq)
-		mlx5dv_devx_obj_destroy(q->dcq);
+		gv_lib.mlx5dv_devx_obj_destroy(q->dcq);
 	q->dqp = NULL;
 	q->dcq = NULL;
 	if (q->qp)
-		ibv_destroy_qp(q->qp);
+		gv_lib.ibv_destroy_qp(q->qp);
 	if (q->cq)
-		ibv_destroy_cq(q->cq);
+		gv_lib.ibv_destroy_cq(q->cq);
 	q->qp = NULL;
 	q->cq = NULL;
 }
@@ -234,22 +237,22 @@ void gv_destroy_qp(gv_qp_t *q)
  * Ref: ibv_modify_qp(3), the RC attribute masks of each transition. */
 int gv_connect(gv_ctx_t *c, gv_qp_t *q, const gv_remote_t *r, const char **call)
 {
-	struct ibv_qp_attr a;
+	struct gv_ibv_qp_attr a;
 	int rc, rd = c->max_qp_rd_atom < 16 ? c->max_qp_rd_atom : 16;
 	int init_rd = c->max_qp_init_rd_atom < 16 ? c->max_qp_init_rd_atom : 16;
 
 	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_INIT;
+	a.qp_state = GV_IBV_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = (uint8_t)c->port;
 	a.qp_access_flags = GV_ACCESS;
-	if ((rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))) {
+	if ((rc = gv_lib.ibv_modify_qp(q->qp, &a, GV_IBV_QP_STATE | GV_IBV_QP_PKEY_INDEX | GV_IBV_QP_PORT | GV_IBV_QP_ACCESS_FLAGS))) {
 		*call = "ibv_modify_qp(RESET->INIT)";
 		return rc;
 	}
 	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = (enum ibv_mtu)(r->mtu && r->mtu < c->active_mtu ? r->mtu : c->active_mtu);
+	a.qp_state = GV_IBV_QPS_RTR;
+	a.path_mtu = (int)(r->mtu && r->mtu < c->active_mtu ? r->mtu : c->active_mtu);
 	a.dest_qp_num = r->qpn;
 	a.rq_psn = 0;
 	a.max_dest_rd_atomic = (uint8_t)(rd > 0 ? rd : 1);
@@ -264,33 +267,33 @@ int gv_connect(gv_ctx_t *c, gv_qp_t *q, const gv_remote_t *r, const char **call)
 	} else {
 		a.ah_attr.dlid = r->lid;
 	}
-	if ((rc = ibv_modify_qp(q->qp, &a,
-				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))) {
+	if ((rc = gv_lib.ibv_modify_qp(q->qp, &a,
+				GV_IBV_QP_STATE | GV_IBV_QP_AV | GV_IBV_QP_PATH_MTU | GV_IBV_QP_DEST_QPN | GV_IBV_QP_RQ_PSN |
+					GV_IBV_QP_MAX_DEST_RD_ATOMIC | GV_IBV_QP_MIN_RNR_TIMER))) {
 		*call = "ibv_modify_qp(INIT->RTR)";
 		return rc;
 	}
 	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTS;
+	a.qp_state = GV_IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 0;
 	a.max_rd_atomic = (uint8_t)(init_rd > 0 ? init_rd : 1);
-	if ((rc = ibv_modify_qp(q->qp, &a,
-				IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					IBV_QP_MAX_QP_RD_ATOMIC))) {
+	if ((rc = gv_lib.ibv_modify_qp(q->qp, &a,
+				GV_IBV_QP_STATE | GV_IBV_QP_TIMEOUT | GV_IBV_QP_RETRY_CNT | GV_IBV_QP_RNR_RETRY | GV_IBV_QP_SQ_PSN |
+					GV_IBV_QP_MAX_QP_RD_ATOMIC))) {
 		*call = "ibv_modify_qp(RTR->RTS)";
 		return rc;
 	}
 	return 0;
 }
 
-int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t iova, struct ibv_mr **mr,
+int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t iova, struct gv_ibv_mr **mr,
 		  const char **call)
 {
 	errno = 0;
-	*mr = ibv_reg_dmabuf_mr(c->pd, offset, len, iova, fd, GV_ACCESS);
+	*mr = gv_lib.ibv_reg_dmabuf_mr(c->pd, offset, len, iova, fd, GV_ACCESS);
 	if (!*mr) {
 		*call = "ibv_reg_dmabuf_mr";
 		return gv_errno(EOPNOTSUPP);
@@ -298,10 +301,10 @@ int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t i
 	return 0;
 }
 
-int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct ibv_mr **mr, const char **call)
+int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct gv_ibv_mr **mr, const char **call)
 {
 	errno = 0;
-	*mr = ibv_reg_mr(c->pd, (void *)addr, len, GV_ACCESS);
+	*mr = gv_lib.ibv_reg_mr(c->pd, (void *)addr, len, GV_ACCESS);
 	if (!*mr) {
 		*call = "ibv_reg_mr";
 		return gv_errno(EFAULT);
@@ -309,7 +312,7 @@ int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct ibv_mr **mr, con
 	return 0;
 }
 
-int gv_dereg_mr(struct ibv_mr *mr) { return ibv_dereg_mr(mr); }
+int gv_dereg_mr(struct gv_ibv_mr *mr) { return gv_lib.ibv_dereg_mr(mr); }
 
 /* The CPU-assisted doorbell: the WQEs and the doorbell record are already
  * visible (the ringer loaded the record with acquire semantics after the
@@ -337,44 +340,38 @@ void gv_ring(uintptr_t reg, uint64_t v)
  * reads WQEs from and writes CQEs and doorbell records to, with 4 KiB
  * pages (the CQ/QP's log_page_size 0). The umem holds its own reference
  * to the dma-buf: the caller may close fd afterwards.
+ * libmlx5 before rdma-core v43 refuses the mask with EOPNOTSUPP.
  * Ref: mlx5dv_devx_umem_reg(3): with MLX5DV_UMEM_MASK_DMABUF, addr is the
  * offset in the dma-buf. */
-int gv_umem_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, struct mlx5dv_devx_umem **umem,
+int gv_umem_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, struct gv_mlx5dv_devx_umem **umem,
 		       const char **call)
 {
-#if GV_HAVE_UMEM_DMABUF
-	struct mlx5dv_devx_umem_in in;
+	struct gv_mlx5dv_devx_umem_in in;
 	memset(&in, 0, sizeof in);
 	in.addr = (void *)(uintptr_t)offset;
 	in.size = len;
-	in.access = IBV_ACCESS_LOCAL_WRITE;
+	in.access = GV_IBV_ACCESS_LOCAL_WRITE;
 	in.pgsz_bitmap = 4096;
-	in.comp_mask = MLX5DV_UMEM_MASK_DMABUF;
+	in.comp_mask = GV_MLX5DV_UMEM_MASK_DMABUF;
 	in.dmabuf_fd = fd;
 	errno = 0;
-	*umem = mlx5dv_devx_umem_reg_ex(c->ctx, &in);
+	*umem = gv_lib.mlx5dv_devx_umem_reg_ex(c->ctx, &in);
 	if (!*umem) {
 		*call = "mlx5dv_devx_umem_reg_ex(dma-buf)";
 		return gv_errno(EOPNOTSUPP);
 	}
 	return 0;
-#else
-	(void)c; (void)fd; (void)offset; (void)len;
-	*umem = NULL;
-	*call = "mlx5dv_devx_umem_reg_ex(dma-buf) [built against rdma-core < 42: no struct mlx5dv_devx_umem_in.dmabuf_fd]";
-	return EOPNOTSUPP;
-#endif
 }
 
-int gv_umem_dereg(struct mlx5dv_devx_umem *umem) { return mlx5dv_devx_umem_dereg(umem); }
+int gv_umem_dereg(struct gv_mlx5dv_devx_umem *umem) { return gv_lib.mlx5dv_devx_umem_dereg(umem); }
 
 /* A devx object from a PRM create mailbox; out holds the firmware's status
  * and syndrome when it fails. The kernel derives the destroy command. */
 int gv_devx_create(gv_ctx_t *c, const void *in, size_t inlen, void *out, size_t outlen,
-		   struct mlx5dv_devx_obj **obj, const char **call)
+		   struct gv_mlx5dv_devx_obj **obj, const char **call)
 {
 	errno = 0;
-	*obj = mlx5dv_devx_obj_create(c->ctx, in, inlen, out, outlen);
+	*obj = gv_lib.mlx5dv_devx_obj_create(c->ctx, in, inlen, out, outlen);
 	if (!*obj) {
 		*call = "mlx5dv_devx_obj_create";
 		return gv_errno(EIO);
@@ -382,12 +379,12 @@ int gv_devx_create(gv_ctx_t *c, const void *in, size_t inlen, void *out, size_t 
 	return 0;
 }
 
-int gv_devx_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
+int gv_devx_modify(struct gv_mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen)
 {
-	return mlx5dv_devx_obj_modify(obj, in, inlen, out, outlen);
+	return gv_lib.mlx5dv_devx_obj_modify(obj, in, inlen, out, outlen);
 }
 
-int gv_devx_destroy(struct mlx5dv_devx_obj *obj) { return mlx5dv_devx_obj_destroy(obj); }
+int gv_devx_destroy(struct gv_mlx5dv_devx_obj *obj) { return gv_lib.mlx5dv_devx_obj_destroy(obj); }
 
 /* RoCE: the next hop's MAC and the UDP source port for dgid, as rdma-core
  * resolves them for an address handle (the kernel resolves them for
@@ -398,10 +395,10 @@ int gv_devx_destroy(struct mlx5dv_devx_obj *obj) { return mlx5dv_devx_obj_destro
 int gv_roce_next_hop(gv_ctx_t *c, const uint8_t *dgid, uint8_t hop_limit, uint8_t *rmac, uint16_t *udp_sport,
 		     const char **call)
 {
-	struct ibv_ah_attr aa;
-	struct ibv_ah *ah;
-	struct mlx5dv_obj obj;
-	struct mlx5dv_ah dah;
+	struct gv_ibv_ah_attr aa;
+	struct gv_ibv_ah *ah;
+	struct gv_mlx5dv_obj obj;
+	struct gv_mlx5dv_ah dah;
 	int rc;
 
 	memset(&aa, 0, sizeof aa);
@@ -411,7 +408,7 @@ int gv_roce_next_hop(gv_ctx_t *c, const uint8_t *dgid, uint8_t hop_limit, uint8_
 	aa.grh.sgid_index = (uint8_t)c->gid_index;
 	aa.grh.hop_limit = hop_limit;
 	errno = 0;
-	ah = ibv_create_ah(c->pd, &aa);
+	ah = gv_lib.ibv_create_ah(c->pd, &aa);
 	if (!ah) {
 		*call = "ibv_create_ah (RoCE next hop)";
 		return gv_errno(EHOSTUNREACH);
@@ -420,13 +417,13 @@ int gv_roce_next_hop(gv_ctx_t *c, const uint8_t *dgid, uint8_t hop_limit, uint8_
 	memset(&dah, 0, sizeof dah);
 	obj.ah.in = ah;
 	obj.ah.out = &dah;
-	if ((rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH)) != 0 || !dah.av) {
-		ibv_destroy_ah(ah);
+	if ((rc = gv_lib.mlx5dv_init_obj(&obj, GV_MLX5DV_OBJ_AH)) != 0 || !dah.av) {
+		gv_lib.ibv_destroy_ah(ah);
 		*call = "mlx5dv_init_obj(AH)";
 		return rc ? rc : EIO;
 	}
 	memcpy(rmac, dah.av->rmac, 6);
 	*udp_sport = be16toh(dah.av->rlid);
-	ibv_destroy_ah(ah);
+	gv_lib.ibv_destroy_ah(ah);
 	return 0;
 }

@@ -85,6 +85,9 @@ func OpenDevX(dev string, port, gidIndex int) (*Context, error) {
 }
 
 func open(dev string, port, gidIndex int, devx bool) (*Context, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
 	c := (*C.gv_ctx_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gv_ctx_t{}))))
 	if c == nil {
 		return nil, errors.New("verbs: out of memory")
@@ -263,7 +266,7 @@ func (q *QP) Close() error {
 
 // MR is a registered memory region.
 type MR struct {
-	mr   *C.struct_ibv_mr
+	mr   *C.struct_gv_ibv_mr
 	ctx  *Context
 	LKey uint32
 	RKey uint32
@@ -274,7 +277,7 @@ type MR struct {
 // at iova (ibv_reg_dmabuf_mr), with local write and remote read, write and
 // atomic access.
 func (c *Context) RegDmabufMR(fd int, offset, length, iova uint64) (*MR, error) {
-	var mr *C.struct_ibv_mr
+	var mr *C.struct_gv_ibv_mr
 	var call *C.char
 	if rc := C.gv_reg_dmabuf(c.c, C.int(fd), C.uint64_t(offset), C.uint64_t(length), C.uint64_t(iova), &mr, &call); rc != 0 {
 		return nil, fail(C.GoString(call), c.Name, fmt.Sprintf(", dma-buf fd %d, %d bytes at iova %#x", fd, length, iova), rc)
@@ -286,7 +289,7 @@ func (c *Context) RegDmabufMR(fd int, offset, length, iova uint64) (*MR, error) 
 // works only with the nvidia-peermem kernel module loaded (peer memory);
 // the error then says so.
 func (c *Context) RegMR(addr uintptr, length uint64) (*MR, error) {
-	var mr *C.struct_ibv_mr
+	var mr *C.struct_gv_ibv_mr
 	var call *C.char
 	if rc := C.gv_reg_mr(c.c, C.uintptr_t(addr), C.uint64_t(length), &mr, &call); rc != 0 {
 		return nil, fail(C.GoString(call), c.Name, fmt.Sprintf(", %d bytes at %#x", length, addr), rc)

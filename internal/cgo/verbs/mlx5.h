@@ -8,28 +8,22 @@
  * (internal/mlx5prm), the RoCE next-hop MAC read from an AH.
  *
  * Every function returns 0 or an errno and, on failure, sets *call to the
- * name of the rdma-core call that failed (static storage).
+ * name of the rdma-core call that failed (static storage). rdma-core is
+ * reached through gv_lib (shim.h), which gv_load must have filled.
  *
- * Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>. */
+ * Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h> (declared
+ * in abi.h). */
 #ifndef GOSHMEMI_VERBS_MLX5_H
 #define GOSHMEMI_VERBS_MLX5_H
 
 #include <stdint.h>
-#include <infiniband/verbs.h>
-#include <infiniband/mlx5dv.h>
 
-/* struct mlx5dv_devx_umem_in.dmabuf_fd and MLX5DV_UMEM_MASK_DMABUF came with
- * rdma-core v42 (Debian 12 ships 44). rdma-core has no version macro: a
- * build against an older one sets CGO_CFLAGS=-DGV_HAVE_UMEM_DMABUF=0, and
- * gv_umem_reg_dmabuf then fails with EOPNOTSUPP naming the missing feature. */
-#ifndef GV_HAVE_UMEM_DMABUF
-#define GV_HAVE_UMEM_DMABUF 1
-#endif
+#include "shim.h"
 
 typedef struct gv_ctx {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct mlx5dv_devx_uar *uar; /* NULL when devx UAR allocation failed (uar_errno) */
+	struct gv_ibv_context *ctx;
+	struct gv_ibv_pd *pd;
+	struct gv_mlx5dv_devx_uar *uar; /* NULL when devx UAR allocation failed (uar_errno) */
 	int uar_nc;                  /* the devx UAR is non-cached (else BlueFlame) */
 	int uar_errno;
 	int port, gid_index;
@@ -49,8 +43,8 @@ typedef struct gv_ctx {
 } gv_ctx_t;
 
 typedef struct gv_qp {
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct gv_ibv_cq *cq;
+	struct gv_ibv_qp *qp;
 	uint32_t qpn;
 	/* mlx5dv_init_obj: the send queue, its doorbell record and BlueFlame
 	 * register; the CQ ring and its doorbell record */
@@ -64,7 +58,7 @@ typedef struct gv_qp {
 	void *cq_dbrec;
 	uint32_t cqn;
 	/* devx QP/CQ (queues in a umem): no ibv_qp/ibv_cq */
-	struct mlx5dv_devx_obj *dqp, *dcq;
+	struct gv_mlx5dv_devx_obj *dqp, *dcq;
 } gv_qp_t;
 
 typedef struct gv_remote {
@@ -81,19 +75,19 @@ int gv_create_qp(gv_ctx_t *c, uint32_t sq_wqebbs, uint32_t cqes, uint32_t max_in
 		 const char **call);
 void gv_destroy_qp(gv_qp_t *q);
 int gv_connect(gv_ctx_t *c, gv_qp_t *q, const gv_remote_t *r, const char **call);
-int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t iova, struct ibv_mr **mr,
+int gv_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, uint64_t iova, struct gv_ibv_mr **mr,
 		  const char **call);
-int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct ibv_mr **mr, const char **call);
-int gv_dereg_mr(struct ibv_mr *mr);
+int gv_reg_mr(gv_ctx_t *c, uintptr_t addr, uint64_t len, struct gv_ibv_mr **mr, const char **call);
+int gv_dereg_mr(struct gv_ibv_mr *mr);
 void gv_ring(uintptr_t reg, uint64_t v);
 
-int gv_umem_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, struct mlx5dv_devx_umem **umem,
+int gv_umem_reg_dmabuf(gv_ctx_t *c, int fd, uint64_t offset, uint64_t len, struct gv_mlx5dv_devx_umem **umem,
 		       const char **call);
-int gv_umem_dereg(struct mlx5dv_devx_umem *umem);
+int gv_umem_dereg(struct gv_mlx5dv_devx_umem *umem);
 int gv_devx_create(gv_ctx_t *c, const void *in, size_t inlen, void *out, size_t outlen,
-		   struct mlx5dv_devx_obj **obj, const char **call);
-int gv_devx_modify(struct mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
-int gv_devx_destroy(struct mlx5dv_devx_obj *obj);
+		   struct gv_mlx5dv_devx_obj **obj, const char **call);
+int gv_devx_modify(struct gv_mlx5dv_devx_obj *obj, const void *in, size_t inlen, void *out, size_t outlen);
+int gv_devx_destroy(struct gv_mlx5dv_devx_obj *obj);
 int gv_roce_next_hop(gv_ctx_t *c, const uint8_t *dgid, uint8_t hop_limit, uint8_t *rmac, uint16_t *udp_sport,
 		     const char **call);
 

@@ -15,16 +15,22 @@
 // setup is compiled and its error paths run here; it has never run on a
 // ConnectX.
 //
+// rdma-core is not linked: libibverbs.so.1 and libmlx5.so.1 are opened
+// with dlopen on the first Probe, Open or OpenDevX (load.go, shim.c), and
+// the layouts used are declared in abi.h, checked against rdma-core's
+// headers by abi_test.go. A missing or too old library fails those calls
+// with an error matching errs.ErrNotSupported that names the library and
+// dlerror's text, with a hint.
+//
 // Ref: rdma-core 44 <infiniband/verbs.h>, <infiniband/mlx5dv.h>.
 package verbs
 
 /*
-#cgo LDFLAGS: -libverbs -lmlx5
+#cgo LDFLAGS: -ldl
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <infiniband/verbs.h>
-#include <infiniband/mlx5dv.h>
+#include "shim.h"
 
 typedef struct goshmemi_verbs_probe {
 	int n_devices;   // ibv_get_device_list's count (-1: the call failed)
@@ -40,11 +46,11 @@ typedef struct goshmemi_verbs_probe {
 
 static void goshmemi_verbs_probe(goshmemi_verbs_probe_t *p)
 {
-	struct ibv_device **list;
+	struct gv_ibv_device **list;
 	int i, n = 0;
 	memset(p, 0, sizeof *p);
 	errno = 0;
-	list = ibv_get_device_list(&n);
+	list = gv_lib.ibv_get_device_list(&n);
 	if (!list) {
 		p->n_devices = -1;
 		p->list_errno = errno;
@@ -52,34 +58,34 @@ static void goshmemi_verbs_probe(goshmemi_verbs_probe_t *p)
 	}
 	p->n_devices = n;
 	for (i = 0; i < n; i++) {
-		struct ibv_context *ctx;
-		struct ibv_device_attr attr;
-		struct ibv_port_attr port;
-		if (!mlx5dv_is_supported(list[i]))
+		struct gv_ibv_context *ctx;
+		struct gv_ibv_device_attr attr;
+		struct gv_ibv_port_attr port;
+		if (!gv_lib.mlx5dv_is_supported(list[i]))
 			continue;
 		if (p->n_mlx5++ > 0)
 			continue;
-		strncpy(p->name, ibv_get_device_name(list[i]), sizeof p->name - 1);
-		ctx = ibv_open_device(list[i]);
+		strncpy(p->name, gv_lib.ibv_get_device_name(list[i]), sizeof p->name - 1);
+		ctx = gv_lib.ibv_open_device(list[i]);
 		if (!ctx) {
 			p->open_errno = errno ? errno : EIO;
 			continue;
 		}
-		p->query_rc = ibv_query_device(ctx, &attr);
+		p->query_rc = gv_lib.ibv_query_device(ctx, &attr);
 		if (p->query_rc == 0) {
 			p->max_qp = attr.max_qp;
 			p->max_cqe = attr.max_cqe;
 			p->max_qp_wr = attr.max_qp_wr;
 			p->phys_port_cnt = attr.phys_port_cnt;
-			p->query_rc = ibv_query_port(ctx, 1, &port);
+			p->query_rc = gv_ibv_query_port(ctx, 1, &port);
 			if (p->query_rc == 0) {
 				p->link_layer = port.link_layer;
 				p->lid = port.lid;
 			}
 		}
-		ibv_close_device(ctx);
+		gv_lib.ibv_close_device(ctx);
 	}
-	ibv_free_device_list(list);
+	gv_lib.ibv_free_device_list(list);
 }
 */
 import "C"
@@ -107,6 +113,9 @@ type Device struct {
 // and reads its attributes. Errors match errs.ErrNotSupported when there is
 // no such device (or the device cannot be opened), with a hint.
 func Probe() (Device, error) {
+	if err := load(); err != nil {
+		return Device{}, err
+	}
 	var p C.goshmemi_verbs_probe_t
 	C.goshmemi_verbs_probe(&p)
 	const hint = noDeviceHint
@@ -127,5 +136,5 @@ func Probe() (Device, error) {
 	}
 	return Device{Name: C.GoString(&p.name[0]), MaxQP: int(p.max_qp), MaxCQE: int(p.max_cqe),
 		MaxQPWR: int(p.max_qp_wr), Ports: int(p.phys_port_cnt),
-		LinkLayerEth: p.link_layer == C.IBV_LINK_LAYER_ETHERNET, LID: uint16(p.lid)}, nil
+		LinkLayerEth: p.link_layer == C.GV_IBV_LINK_LAYER_ETHERNET, LID: uint16(p.lid)}, nil
 }
