@@ -1,7 +1,7 @@
 package shmem
 
 import (
-	"github.com/goshmem/goshmem/internal/cxi"
+	"github.com/goshmem/goshmem/cxi"
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
@@ -21,7 +21,7 @@ func WithCXI(cfg cxi.Config) Option {
 // CXI returns this PE's rank of the triggered path: the Go API (Barrier,
 // AMSend, AMPoll, Dispatch), the monitor's Stats and the emulation label.
 // ErrNotSupported when Init was not given WithCXI.
-func CXI() (*cxi.Rank, error) {
+func CXI() (cxi.Rank, error) {
 	r, err := rt("CXI")
 	if err != nil {
 		return nil, err

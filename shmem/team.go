@@ -239,20 +239,6 @@ func (r *runtime) registerTeam(ct *collectives.Team, cfg TeamConfig) Team {
 	return Team{id: id}
 }
 
-// Op is a reduction operator for Reduce.
-type Op = collectives.Op
-
-// The reduction operators. And, Or and Xor are for integer types only.
-const (
-	OpSum  = collectives.OpSum
-	OpProd = collectives.OpProd
-	OpMin  = collectives.OpMin
-	OpMax  = collectives.OpMax
-	OpAnd  = collectives.OpAnd
-	OpOr   = collectives.OpOr
-	OpXor  = collectives.OpXor
-)
-
 // BarrierAll completes every outstanding operation of this PE (Quiet) and
 // waits until every PE has entered the barrier: afterwards, every PE's puts
 // issued before the barrier are visible everywhere (Ref: OpenSHMEM 1.6

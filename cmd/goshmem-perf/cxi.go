@@ -220,10 +220,12 @@ func runCXI(args []string, stdout, stderr io.Writer) int {
 func (b *cxiBench) run(stdout, stderr io.Writer) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var err error
-	if b.rank, err = shmem.CXI(); err != nil {
+	rank, err := shmem.CXI()
+	if err != nil {
 		return err
 	}
+	// The runtime's rank: its State feeds the cpu flavour's C thread.
+	b.rank = rank.(*cxi.Rank)
 	if b.npes < 2 {
 		fmt.Fprintln(stderr, "# goshmem-perf cxi: 1 PE: barriers have no peer (run under mpirun -np 2)")
 	}

@@ -4,6 +4,8 @@
 // moves through the runtime's transports (one-sided puts, gets and 64-bit
 // signal stores into symmetric memory), or by plain loads and stores where
 // the runtime maps a peer's memory (Direct); MPI is not on the data path.
+// Programs call them through package shmem; Op is defined in the public
+// package github.com/goshmem/goshmem/collectives.
 //
 // Synchronization words live in the control area at the front of every PE's
 // symmetric region (see Layout); each team owns one slot of psync words and

@@ -3,6 +3,7 @@ package collectives
 import (
 	"sync/atomic"
 
+	pub "github.com/goshmem/goshmem/collectives"
 	"github.com/goshmem/goshmem/internal/memord"
 )
 
@@ -213,31 +214,20 @@ func (t *Team) exchange(c Comm, i int, to, from, theirs, mine uint64, n int) err
 	return c.Put(t.PE(i), theirs, c.Local(mine, n))
 }
 
-// Op is a reduction operator.
-type Op int
+// Op is a reduction operator, defined in the public package
+// github.com/goshmem/goshmem/collectives.
+type Op = pub.Op
 
-// The reduction operators (Ref: OpenSHMEM 1.6 §9.9.11).
+// The reduction operators.
 const (
-	OpSum Op = iota
-	OpProd
-	OpMin
-	OpMax
-	OpAnd
-	OpOr
-	OpXor
+	OpSum  = pub.OpSum
+	OpProd = pub.OpProd
+	OpMin  = pub.OpMin
+	OpMax  = pub.OpMax
+	OpAnd  = pub.OpAnd
+	OpOr   = pub.OpOr
+	OpXor  = pub.OpXor
 )
-
-var opNames = [...]string{"sum", "prod", "min", "max", "and", "or", "xor"}
-
-func (o Op) String() string {
-	if o < 0 || int(o) >= len(opNames) {
-		return "op(?)"
-	}
-	return opNames[o]
-}
-
-// Bitwise reports whether o is and, or or xor (integers only).
-func (o Op) Bitwise() bool { return o == OpAnd || o == OpOr || o == OpXor }
 
 // chunk splits n elements over size members, keeping chunks a multiple of
 // 8 elements where possible so cache lines are not shared between writers.

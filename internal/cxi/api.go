@@ -77,15 +77,6 @@ func (r *Rank) Barrier() error {
 	return nil
 }
 
-// Msg is an active message: header {handler id, source PE, flags} and
-// arguments.
-type Msg struct {
-	Handler uint32
-	SrcPE   int
-	Flags   uint32
-	Args    []uint64
-}
-
 // AMSend sends an active message to pe (goshmemx_cxi_am_send's protocol):
 // payload, then sequence, released by one trigger; waits for a credit when
 // both mailbox slots at pe are full (back-pressure).
@@ -151,9 +142,6 @@ func (r *Rank) AMPoll(pe int) (Msg, bool) {
 	word(r.base, po+amConsumed).Store(n + 1)
 	return m, true
 }
-
-// Handler runs an active message on the host.
-type Handler func(m Msg)
 
 // Dispatch polls every source once and runs handlers[m.Handler] for each
 // message that arrived; it returns how many ran. An unknown handler id is

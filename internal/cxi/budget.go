@@ -6,17 +6,7 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
-// Budget is the NIC state the triggered path may use per rank.
-// HPE Slingshot 11's limits: 256 deferred-work-queue entries, trigger
-// counters bounded at 2047 (shared by the ranks of a NIC), and one
-// triggered operation consumes two counters.
-type Budget struct {
-	DWQEntries    int    // deferred-work records armed at once
-	CounterMax    uint64 // largest value a trigger counter may reach
-	CountersPerOp int    // counters one triggered operation consumes
-}
-
-// Slingshot11 is the default budget.
+// Slingshot11 is the default budget: HPE Slingshot 11's limits.
 var Slingshot11 = Budget{DWQEntries: 256, CounterMax: 2047, CountersPerOp: 2}
 
 // Rounds is R = ceil(log2 P), the rounds of a dissemination barrier over P
@@ -31,7 +21,7 @@ func Rounds(p int) int {
 // MaxPrestaged is how many barrier instances over P ranks could be
 // pre-staged at once within b: each takes R records and 2R counter
 // increments, so min(floor(DWQ/R), floor(CounterMax/(2R))).
-func (b Budget) MaxPrestaged(p int) int {
+func MaxPrestaged(b Budget, p int) int {
 	r := Rounds(p)
 	if r == 0 {
 		return 0
@@ -39,9 +29,9 @@ func (b Budget) MaxPrestaged(p int) int {
 	return min(b.DWQEntries/r, int(b.CounterMax)/(b.CountersPerOp*r))
 }
 
-// check validates a budget for a barrier of R rounds with two slots (and
+// checkBudget validates a budget for a barrier of R rounds with two slots (and
 // active messages, whose instance counts 2 on its trigger counter).
-func (b Budget) check(pe, rounds int, am bool) error {
+func checkBudget(b Budget, pe, rounds int, am bool) error {
 	if b.DWQEntries <= 0 || b.CounterMax == 0 || b.CountersPerOp <= 0 {
 		return errs.New(errs.ErrInvalidArgument, pe, "cxi: budget", "%+v: every field must be positive", b)
 	}

@@ -20,7 +20,7 @@ func TestTable2(t *testing.T) {
 		r := Rounds(tc.p)
 		assert.Equal(t, tc.dwqPerBarrier, r, "P=%d: DWQ entries per barrier", tc.p)
 		assert.Equal(t, tc.cntrIncPerBarrier, Slingshot11.CountersPerOp*r, "P=%d: counter increments per barrier", tc.p)
-		assert.Equal(t, tc.maxPrestaged, Slingshot11.MaxPrestaged(tc.p), "P=%d: max pre-staged", tc.p)
+		assert.Equal(t, tc.maxPrestaged, MaxPrestaged(Slingshot11, tc.p), "P=%d: max pre-staged", tc.p)
 		// The double-buffered monitor keeps 2R armed: far inside the budget.
 		assert.LessOrEqual(t, 2*r, Slingshot11.DWQEntries)
 	}

@@ -1,4 +1,6 @@
-// Package cxi is goshmem's Slingshot triggered path (docs/cxi.md): GPU
+// Package cxi is the machinery of goshmem's Slingshot triggered path
+// (docs/cxi.md); the types a program uses (Config, Rank, Stats) are
+// defined in the public package github.com/goshmem/goshmem/cxi. GPU
 // kernels release NIC work the host pre-staged as libfabric
 // deferred work, and a host monitor keeps that bounded work flowing.
 //

@@ -254,13 +254,6 @@ func (s *softSet) arm(base uint64, reset bool, provider *time.Duration) error {
 
 func (s *softSet) free() {}
 
-// Engine names (GOSHMEM_CXI_ENGINE).
-const (
-	EngineAuto     = "auto"
-	EngineFabric   = "fabric"
-	EngineSoftware = "software"
-)
-
 // openEndpoint opens the endpoint for the engine kind.
 func openEndpoint(pe int, kind, prov string) (*fabric.Endpoint, string, error) {
 	switch kind {

@@ -15,107 +15,6 @@ import (
 	"github.com/goshmem/goshmem/internal/errs"
 )
 
-// Config configures one rank of the triggered path.
-type Config struct {
-	// Engine is auto, fabric or software (GOSHMEM_CXI_ENGINE); see the
-	// package doc. auto and fabric need a provider with deferred work.
-	Engine string
-	// Provider is the libfabric provider ("" or auto: cxi where present,
-	// else sockets; software: tcp;ofi_rxm).
-	Provider string
-	// Budget bounds the armed NIC state (zero value: Slingshot11).
-	Budget Budget
-	// AM adds one active-message channel per rank.
-	AM bool
-	// Timeout is the waiters' deadline per wait (0: none). A stopped
-	// monitor ends every wait with ErrTimeout regardless.
-	Timeout time.Duration
-	// ReadySpins is how many polls a trigger waits for its slot's
-	// readiness epoch before it leaves the instance to the host fallback
-	// (0: 4096, as GOSHMEMX_CXI_READY_SPINS).
-	ReadySpins int
-	// RearmLag delays every re-arm after a retirement (fault injection:
-	// monitor lag; the fallback then completes the instances).
-	RearmLag time.Duration
-	// Spin keeps the monitor polling without ever yielding or sleeping
-	// (benchmarks on a machine with a core to spare). Otherwise an idle
-	// monitor spins 256 passes, then yields its CPU (sched_yield) each
-	// pass, and after 2 ms without work sleeps 50 us per pass.
-	Spin bool
-}
-
-// GapBounds are the upper bounds of Stats.Gaps' buckets (the last one is
-// open): monitor loop gaps up to 10 us, 100 us, 1 ms, 10 ms, longer.
-var GapBounds = [...]time.Duration{10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond}
-
-// Stats are the monitor's counters (a consistent-enough snapshot).
-type Stats struct {
-	Engine          string
-	Deferred        bool   // records run as libfabric deferred work
-	Armed           int    // deferred records armed now
-	MaxArmed        int    // most records ever armed at once
-	BarrierMaxArmed int    // most barrier records armed at once (<= 2R)
-	Arms            uint64 // instances armed
-	Retired         uint64 // instances retired by bookkeeping
-	Forwarded       uint64 // doorbells forwarded with fi_cntr_add (emulation of the CXI MMIO write)
-	MMIOTriggers    uint64 // doorbells whose NIC counter the GPU advanced itself (real CXI MMIO)
-	Fallbacks       uint64 // instances completed by host-issued writes
-	FallbackWrites  uint64
-	BudgetDeferrals uint64 // re-arms postponed because the DWQ budget was full
-	Overruns        uint64 // triggers beyond what was armed (clamped: back-pressure)
-	Credits         uint64 // active-message credits returned
-	ReadyStalls     uint64 // triggers that found their slot not yet armed
-	// MaxLoopGap is the longest time between the starts of two
-	// consecutive passes of the monitor loop (monitor clock): the longest
-	// a trigger could wait for its forward, retirement or re-arm (the
-	// monitor's stall). Of that pass, MaxGapWork was spent in its work
-	// (provider progress, forwards, retirements, re-arms, credits) and the
-	// rest in its idle action MaxGapAction ("spin", "yield", "sleep") and
-	// off the CPU.
-	MaxLoopGap   time.Duration
-	MaxGapWork   time.Duration
-	MaxGapAction string
-	// Gaps counts loop gaps by GapBounds (len(GapBounds)+1 buckets);
-	// Passes is the number of loop passes, Yields and Sleeps the idle
-	// passes that yielded the CPU or slept.
-	Gaps                   [len(GapBounds) + 1]uint64
-	Passes, Yields, Sleeps uint64
-	// GCCycles is the Go GC cycles completed and GCMaxPause the longest
-	// stop-the-world GC pause (histogram bucket bound) since ResetStats;
-	// MonitorVolCtxSw and MonitorInvCtxSw the monitor thread's voluntary
-	// (it blocked: a provider lock, the Go runtime, its idle sleep) and
-	// involuntary (the OS gave its CPU away) context switches (Linux
-	// /proc; -1 where unavailable).
-	GCCycles        uint64
-	GCMaxPause      time.Duration
-	MonitorVolCtxSw int64
-	MonitorInvCtxSw int64
-	// ArmTime is the monitor's time spent re-arming (sequence words, the
-	// engine call that queues the records, readiness epoch, bookkeeping)
-	// over ArmOps records, of which ArmProviderTime inside the provider's
-	// calls (C clock around fi_cntr_set/fi_control only): ArmTime/ArmOps
-	// is the re-arm cost per operation, (ArmTime-ArmProviderTime)/ArmOps
-	// the monitor's own overhead. Every 8th arm is timed: ArmOps counts
-	// the records of the timed arms only.
-	ArmTime         time.Duration
-	ArmProviderTime time.Duration
-	ArmOps          uint64
-	// ArmMedian and ArmProviderMedian are the medians per record of the
-	// timed arms (within ~9%), robust to preemption on a loaded machine.
-	ArmMedian, ArmProviderMedian time.Duration
-	// FwdToRetire is the time, summed over FwdToRetireN barrier
-	// instances, from the monitor pass that forwarded an instance's last
-	// trigger to the pass that retired it: the provider running the
-	// triggered write and its completion coming back (its write round
-	// trip) plus up to a pass of monitor latency at each end.
-	FwdToRetire  time.Duration
-	FwdToRetireN uint64
-	// CounterResets is the arms that reset the slot's counters
-	// (fi_cntr_set x2): only when raised thresholds would pass
-	// Budget.CounterMax (or after an overrun); other arms set no counter.
-	CounterResets uint64
-}
-
 // Rank is one PE's side of the triggered path: its endpoint, its shared
 // region (goshmemi_cxi_state_t and the AM channels), and its monitor.
 type Rank struct {
@@ -212,7 +111,7 @@ func Prepare(pe, n int, cfg Config) (*Rank, []byte, error) {
 	if r.rounds > MaxRounds {
 		return nil, nil, errs.New(errs.ErrInvalidArgument, pe, "cxi: NewRank", "%d ranks need %d rounds > %d", n, r.rounds, MaxRounds)
 	}
-	if err := cfg.Budget.check(pe, r.rounds, cfg.AM); err != nil {
+	if err := checkBudget(cfg.Budget, pe, r.rounds, cfg.AM); err != nil {
 		return nil, nil, err
 	}
 	size := regionSize(n, cfg.AM)

@@ -1,7 +1,8 @@
 // Package ibgda holds the host side of goshmem's IBGDA path: the mlx5 send
 // WQE and CQE formats as Go decoders/encoders, and SoftNIC, an emulated
 // mlx5 NIC that consumes the exact bytes GPU (or, in tests, host) threads
-// write with include/goshmem/ibgda/.
+// write with include/goshmem/ibgda/. The runtime (internal/runtime) drives
+// it when GOSHMEM_GPU_TRANSPORT=ibgda.
 //
 // Ref: rdma-core 44 <infiniband/mlx5dv.h> (struct mlx5_wqe_ctrl_seg,
 // mlx5_wqe_raddr_seg, mlx5_wqe_data_seg, mlx5_wqe_inl_data_seg,

@@ -19,6 +19,7 @@
 //
 // Scopes: a Ctx holds its own queues (Ctx.Quiet = Scope.Quiet over those
 // only); the Domain holds every queue of the PE (PE-wide Quiet).
+// Programs use it through shmem.Quiet, shmem.Fence and their Ctx forms.
 package quiet
 
 import (

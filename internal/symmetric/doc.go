@@ -1,5 +1,6 @@
 // Package symmetric holds the two leaf pieces of goshmem's host symmetric
 // heap: the deterministic offset [Allocator] and the shared-memory [Region].
+// Programs use it through shmem.Alloc and shmem.Array.
 //
 // # Heap model
 //

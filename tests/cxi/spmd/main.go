@@ -143,7 +143,7 @@ func run(me, n int) error {
 		return err
 	}
 	defer unix.Munmap(board)
-	th := cxihost.NewThread(rank.State(), me, n)
+	th := cxihost.NewThread(rank.(*cxi.Rank).State(), me, n)
 	res := th.Check(6*n, skew, amPerPE, unsafe.Slice((*uint64)(unsafe.Pointer(&board[0])), len(board)/8))
 	th.Close()
 	if res.Early != 0 {
