@@ -21,6 +21,7 @@ var (
 	ErrInvalidArgument = errors.New("goshmem: invalid argument")
 	ErrNotSupported    = errors.New("goshmem: not supported")
 	ErrTimeout         = errors.New("goshmem: timed out")
+	ErrFinalized       = errors.New("goshmem: finalized")
 )
 
 // New returns "goshmem: PE <pe>: <op>: <detail>: <sentinel>", matching

@@ -103,11 +103,17 @@ func (h *heapBackend) Drain(string, time.Duration) error { return nil }
 func (h *heapBackend) Diagnose() string                  { return "" }
 func (h *heapBackend) Info() []string                    { return nil }
 
-// Close unmaps every region.
+// Close unmaps every node peer's region. This PE's own region is retired,
+// not unmapped: slices the program kept from Array.Local stay readable
+// (they read zeros) and never fault.
 func (h *heapBackend) Close() error {
 	for i, rg := range h.regions {
 		if rg != nil {
-			_ = rg.Close()
+			if i == h.r.Me {
+				_ = rg.Retire()
+			} else {
+				_ = rg.Close()
+			}
 			h.regions[i] = nil
 		}
 	}

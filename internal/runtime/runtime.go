@@ -56,6 +56,9 @@ const (
 	// stateFinalizing: the PE entered Finalize (a peer whose Finalize
 	// times out names the PEs that never got there).
 	stateFinalizing = 3
+	// stateLeft: the PE finalized alone after its context was done
+	// (Leave): it will never answer, as if it had exited.
+	stateLeft = 4
 
 	// HeapAlign is the alignment of host heap blocks.
 	HeapAlign = 64
@@ -441,6 +444,25 @@ func (r *Runtime) EndFinalize() {
 	atomic.StoreUint64((*uint64)(r.LocalPtr(hdrState)), stateFinalized)
 }
 
+// Leave marks this PE as gone without the job's Finalize (its context
+// was done): node peers waiting for it fail at their next liveness check,
+// naming it, as for a PE that exited.
+func (r *Runtime) Leave() {
+	atomic.StoreUint64((*uint64)(r.LocalPtr(hdrState)), stateLeft)
+}
+
+// AnyLeft reports whether a node peer left the job (Leave): it will never
+// join the bootstrap's barrier or finalize.
+func (r *Runtime) AnyLeft() bool {
+	for pe := 0; pe < r.NPEs; pe++ {
+		if pe != r.Me && r.heap.bases[pe] != nil &&
+			atomic.LoadUint64((*uint64)(unsafe.Add(r.heap.bases[pe], hdrState))) == stateLeft {
+			return true
+		}
+	}
+	return false
+}
+
 // NotFinalizing lists the node peers that have not entered Finalize (-1
 // entries never: only PEs whose header this PE can read are listed;
 // unreadable ones are in unknown).
@@ -472,6 +494,10 @@ func (r *Runtime) CheckPeers() error {
 		st := atomic.LoadUint64((*uint64)(unsafe.Add(r.heap.bases[pe], hdrState)))
 		if st == stateFinalized {
 			continue
+		}
+		if st == stateLeft {
+			return errs.New(errs.ErrTimeout, r.Me, "wait",
+				"PE %d (pid %d) left: its context was done and it finalized alone; it will never answer", pe, r.pids[pe])
 		}
 		if err := syscall.Kill(r.pids[pe], 0); err == syscall.ESRCH {
 			return errs.New(errs.ErrTimeout, r.Me, "wait",

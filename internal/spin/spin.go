@@ -5,6 +5,8 @@
 package spin
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +23,58 @@ type Policy struct {
 	MaxSleep time.Duration
 	// Timeout, when > 0, ends a wait with ok=false after this long.
 	Timeout time.Duration
+	// Halt, when non-nil, ends a wait with its error once Stop is called.
+	// It is read on every look: one atomic load.
+	Halt *Halt
+	// Ctx, when non-nil, ends a wait with Ctx.Err() once Ctx is done. Its
+	// Done channel is polled without blocking every ctxLooks looks of the
+	// spin phase and on every look of the yield and sleep phases.
+	Ctx context.Context
+}
+
+// ctxLooks is how many spin-phase looks pass between two polls of a
+// wait's context: a non-blocking receive costs a few loads, a look of
+// shared memory about one, so the spin phase keeps its pace.
+const ctxLooks = 64
+
+// Halt ends every wait whose policy points to it: the runtime stops a
+// PE's blocked calls with it (Finalize, or the PE's context done). The
+// zero value is running.
+type Halt struct {
+	err atomic.Pointer[error]
+}
+
+// Stop makes every wait on h end with err, now and until Clear. The
+// first error stays while h is stopped.
+func (h *Halt) Stop(err error) { h.err.CompareAndSwap(nil, &err) }
+
+// Clear lets waits on h run again.
+func (h *Halt) Clear() { h.err.Store(nil) }
+
+// Err is the error Stop set, or nil while h runs.
+func (h *Halt) Err() error {
+	if p := h.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// stopped is the error that ends a wait of p now (Halt's, then Ctx's), or
+// nil. done is Ctx.Done() (nil without a context).
+func (p *Policy) stopped(done <-chan struct{}) error {
+	if p.Halt != nil {
+		if e := p.Halt.err.Load(); e != nil {
+			return *e
+		}
+	}
+	if done != nil {
+		select {
+		case <-done:
+			return p.Ctx.Err()
+		default:
+		}
+	}
+	return nil
 }
 
 // For returns the policy for a node with pesOnNode PEs and cpus cores.
@@ -53,7 +107,9 @@ func Yield() {
 // Until calls done until it returns true. It returns false when the
 // policy's timeout expired first. check, when non-nil, is called on the slow
 // path (about every millisecond once sleeping) and may end the wait with an
-// error (a dead peer, an asynchronous failure).
+// error (a dead peer, an asynchronous failure). A stopped Halt or a done
+// Ctx ends the wait with ok false and their error (done is looked at
+// first: a wait whose condition holds succeeds).
 func (p Policy) Until(done func() bool, check func() error) (ok bool, err error) {
 	return p.until(time.Now, done, check)
 }
@@ -68,9 +124,21 @@ func (p Policy) until(now func() time.Time, done func() bool, check func() error
 		// spins last a minute.
 		start = now()
 	}
+	var ctxDone <-chan struct{}
+	if p.Ctx != nil {
+		ctxDone = p.Ctx.Done()
+	}
 	for i := 0; i < p.Spins; i++ {
 		if done() {
 			return true, nil
+		}
+		if p.Halt != nil && p.Halt.err.Load() != nil {
+			return false, p.Halt.Err()
+		}
+		if ctxDone != nil && i&(ctxLooks-1) == 0 {
+			if err := p.stopped(ctxDone); err != nil {
+				return false, err
+			}
 		}
 		if p.Timeout > 0 && i&255 == 255 && now().Sub(start) > p.Timeout {
 			return done(), nil
@@ -84,6 +152,9 @@ func (p Policy) until(now func() time.Time, done func() bool, check func() error
 	for n := 0; ; n++ {
 		if done() {
 			return true, nil
+		}
+		if err := p.stopped(ctxDone); err != nil {
+			return false, err
 		}
 		if n < p.Yields {
 			Yield()

@@ -1,6 +1,7 @@
 package spin
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -185,4 +186,72 @@ func TestUntilDeadlineWhileSpinning(t *testing.T) {
 	assert.False(t, ok)
 	// 30 ms of 100 us looks is 300; the clock is read every 256 spins.
 	assert.LessOrEqual(t, looks, 300+256+1, "the deadline is checked while spinning")
+}
+
+// TestUntilStops checks that a stopped Halt or a done Ctx ends a wait with
+// their error, in the spin phase and in the sleep phase, and that a wait
+// whose condition holds still succeeds.
+func TestUntilStops(t *testing.T) {
+	stopErr := errors.New("stopped")
+	for _, spins := range []int{1 << 20, 0} {
+		t.Run("halt", func(t *testing.T) {
+			var h Halt
+			var calls atomic.Int32
+			p := Policy{Spins: spins, Yields: 4, MaxSleep: time.Microsecond, Halt: &h}
+			ok, err := p.Until(func() bool {
+				if calls.Add(1) == 100 {
+					h.Stop(stopErr)
+				}
+				return false
+			}, nil)
+			assert.False(t, ok)
+			require.ErrorIs(t, err, stopErr)
+			assert.Equal(t, int32(100), calls.Load())
+			h.Clear()
+			require.NoError(t, h.Err())
+			ok, err = p.Until(func() bool { return true }, nil)
+			assert.True(t, ok)
+			assert.NoError(t, err)
+		})
+		t.Run("ctx", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			var calls atomic.Int32
+			p := Policy{Spins: spins, Yields: 4, MaxSleep: time.Microsecond, Ctx: ctx}
+			ok, err := p.Until(func() bool {
+				if calls.Add(1) == 100 {
+					cancel()
+				}
+				return false
+			}, nil)
+			assert.False(t, ok)
+			require.ErrorIs(t, err, context.Canceled)
+			// The context is polled every ctxLooks looks of the spin phase.
+			assert.LessOrEqual(t, calls.Load(), int32(100+ctxLooks))
+		})
+	}
+	t.Run("halted but done", func(t *testing.T) {
+		var h Halt
+		h.Stop(stopErr)
+		h.Stop(errors.New("second"))
+		require.ErrorIs(t, h.Err(), stopErr)
+		ok, err := Policy{Halt: &h}.Until(func() bool { return true }, nil)
+		assert.True(t, ok)
+		assert.NoError(t, err)
+	})
+}
+
+// TestUntilNoAlloc checks that a policy with a context that is never
+// done allocates nothing while it waits.
+func TestUntilNoAlloc(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var h Halt
+	p := Policy{Spins: 1000, Yields: 0, MaxSleep: time.Microsecond, Halt: &h, Ctx: ctx}
+	_ = ctx.Done()
+	n := 0
+	allocs := testing.AllocsPerRun(10, func() {
+		n = 0
+		_, _ = p.Until(func() bool { n++; return n == 900 }, nil)
+	})
+	assert.Zero(t, allocs)
 }

@@ -101,6 +101,32 @@ func (r *Region) Close() error {
 	return fdErr
 }
 
+// Retire closes the region but keeps its address range mapped: the
+// region's pages are replaced (MAP_FIXED) by private anonymous zero pages,
+// and its fd is closed. A slice that still points into the region reads
+// zeros afterwards, writes land in this process's private pages, and no
+// access faults; peers no longer share them. The address range stays
+// reserved until the process exits (only pages written after Retire take
+// memory). After Retire, Bytes and Base report a closed region; Close and
+// Retire again are no-ops.
+func (r *Region) Retire() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fdErr := r.closeFD()
+	if r.mem == nil {
+		return fdErr
+	}
+	mem := r.mem
+	r.mem = nil
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
+	if err != nil {
+		// The old mapping is still there: keep it rather than unmap it.
+		return errors.Wrapf(err, "symmetric: replace the mapping of %s", r.handle)
+	}
+	return fdErr
+}
+
 // mapRegion maps size bytes of fd MAP_SHARED read-write; what names the
 // region in the error.
 func mapRegion(fd int, what string, size uint64) ([]byte, error) {

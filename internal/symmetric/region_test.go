@@ -170,3 +170,32 @@ func TestRegionCloseTwice(t *testing.T) {
 	_, err = OpenHandle(h, 8*kib)
 	require.ErrorIs(t, err, ErrRegionNotFound, "Close closed the owner's fd")
 }
+
+// TestRegionRetire checks that a retired region's memory stays mapped: a
+// slice kept from Bytes reads zeros and takes writes, without sharing
+// them with the peer that still maps the region, and the fd is closed.
+func TestRegionRetire(t *testing.T) {
+	requireShm(t)
+	fds := openFDs(t)
+	r, err := CreateAnon(8 * kib)
+	require.NoError(t, err)
+	o, err := OpenHandle(r.Handle(), 8*kib)
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, o.Close()) }()
+	kept := r.Bytes()
+	kept[0], kept[len(kept)-1] = 7, 9
+	require.Equal(t, byte(7), o.Bytes()[0], "shared before Retire")
+
+	require.NoError(t, r.Retire())
+	assert.Nil(t, r.Bytes())
+	assert.Zero(t, r.Base())
+	assert.Equal(t, byte(0), kept[0], "a kept slice reads zeros")
+	assert.Equal(t, byte(0), kept[len(kept)-1])
+	kept[1] = 5
+	assert.Equal(t, byte(5), kept[1], "a kept slice takes writes")
+	assert.Equal(t, byte(0), o.Bytes()[1], "the peer does not see them")
+	assert.Equal(t, byte(7), o.Bytes()[0], "the peer keeps the region's data")
+	require.NoError(t, r.Retire(), "Retire again is a no-op")
+	require.NoError(t, r.Close(), "Close after Retire is a no-op")
+	assert.Equal(t, fds, openFDs(t), "Retire closed the owner's fd")
+}
