@@ -33,15 +33,11 @@ func NewDataset(ours []Row, peers ...[]Row) Dataset {
 	return d
 }
 
-// find returns the row of series (or ours, when series is "") with that
-// name and size; the last one wins if a file holds repeats.
-func (d Dataset) find(series, name string, size int64) (Row, bool) {
-	return d.findScope(series, name, size, "")
-}
-
-// findScope is find that also matches the scope (thread, warp, block) when
-// both scope and the row's scope are set and are not "-": device rows of
-// one name and size differ by scope, host and oshbench rows have one.
+// findScope returns the row of series (or ours, when series is "") with
+// that name and size; the last one wins if a file holds repeats. It also
+// matches the scope (thread, warp, block) when both scope and the row's
+// scope are set and are not "-": device rows of one name and size differ
+// by scope, host and oshbench rows have one.
 func (d Dataset) findScope(series, name string, size int64, scope string) (Row, bool) {
 	rows := d.Ours
 	if series != "" {

@@ -617,9 +617,9 @@ func TestBroadcastRootWaits(t *testing.T) {
 // TestCombine2MatchesCombine: the two-input fold gives combine's bits for
 // every op, NaN and signed zeros included.
 func TestCombine2MatchesCombine(t *testing.T) {
-	nan := math.NaN()
-	a := []float64{1, nan, 2, -0.0, 0, 5, nan, -3, 7, 8, 9}
-	b := []float64{nan, 1, -0.0, 0, -0.0, 5, nan, 4, -7, 1, 2}
+	nan, negZero := math.NaN(), math.Copysign(0, -1)
+	a := []float64{1, nan, 2, negZero, 0, 5, nan, -3, 7, 8, 9, negZero}
+	b := []float64{nan, 1, negZero, 0, negZero, 5, nan, 4, -7, 1, 2, negZero}
 	for _, op := range []Op{OpSum, OpProd, OpMin, OpMax} {
 		want := append([]float64(nil), a...)
 		combine(op, want, b)
@@ -640,5 +640,43 @@ func TestCombine2MatchesCombine(t *testing.T) {
 		inPlace := append([]uint16(nil), x...)
 		combine2(op, inPlace, inPlace, y)
 		assert.Equal(t, want, inPlace, "%v with out = a", op)
+	}
+}
+
+// TestCombineSignedZeros: a sum is -0 only when both terms are, a product's
+// sign is the XOR of its factors' signs, and min and max compare -0 and +0
+// equal and keep the earlier operand. Every PE folds members in team order,
+// so every PE gets the same zero, and the device fold
+// (GOSHMEMI_RDX_OP_min/max in include/goshmem/coll_data.h) keeps the
+// earlier operand too.
+func TestCombineSignedZeros(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	require.True(t, math.Signbit(negZero), "negZero must be -0")
+	for _, tc := range []struct {
+		op         Op
+		a, b, want float64
+	}{
+		{OpSum, negZero, 0, 0},
+		{OpSum, 0, negZero, 0},
+		{OpSum, negZero, negZero, negZero},
+		{OpSum, 2, negZero, 2},
+		{OpProd, negZero, 0, negZero},
+		{OpProd, 0, negZero, negZero},
+		{OpProd, negZero, negZero, 0},
+		{OpProd, 2, negZero, negZero},
+		{OpMin, negZero, 0, negZero},
+		{OpMin, 0, negZero, 0},
+		{OpMin, negZero, negZero, negZero},
+		{OpMin, negZero, 1, negZero},
+		{OpMax, negZero, 0, negZero},
+		{OpMax, 0, negZero, 0},
+		{OpMax, negZero, -1, negZero},
+	} {
+		acc := []float64{tc.a}
+		combine(tc.op, acc, []float64{tc.b})
+		assert.Equal(t, math.Float64bits(tc.want), math.Float64bits(acc[0]), "combine %v(%v, %v) = %v", tc.op, tc.a, tc.b, acc[0])
+		out := []float64{1}
+		combine2(tc.op, out, []float64{tc.a}, []float64{tc.b})
+		assert.Equal(t, math.Float64bits(tc.want), math.Float64bits(out[0]), "combine2 %v(%v, %v) = %v", tc.op, tc.a, tc.b, out[0])
 	}
 }

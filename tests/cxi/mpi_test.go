@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,11 +27,8 @@ func TestCXIAcrossProcesses(t *testing.T) {
 		t.Skip("mpirun not found in PATH: install OpenMPI (Debian: openmpi-bin) to run the multi-process CXI test")
 	}
 	bin := filepath.Join(t.TempDir(), "cxi-spmd")
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out, err := exec.Command(goCmd, "build", "-o", bin, "./spmd").CombinedOutput()
+	// go test puts the GOROOT/bin that built this test first in PATH.
+	out, err := exec.Command("go", "build", "-o", bin, "./spmd").CombinedOutput()
 	require.NoError(t, err, "go build ./spmd:\n%s", out)
 
 	// The device header's barriers record arrivals on a board every PE

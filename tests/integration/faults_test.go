@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -12,13 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// goTool is the go command that built this test.
-func goTool() string {
-	if g, err := exec.LookPath("go"); err == nil {
-		return g
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
+// goTool is the go command that built this test: go test puts its
+// GOROOT/bin first in PATH.
+func goTool() string { return "go" }
 
 // faultBin builds the spmd program with the library's fault-injection
 // hooks (-tags goshmem_faults) and swaps it in for t.

@@ -22,7 +22,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,11 +49,8 @@ func TestMain(m *testing.M) {
 	// Built even without Open MPI: the MPICH, no-MPI and tcp tests run it too.
 	spmdBin = filepath.Join(dir, "spmd")
 	uidpeBin = filepath.Join(dir, "uidpe")
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goCmd, "build", "-o", dir, "./spmd", "./uidpe")
+	// go test puts the GOROOT/bin that built this test first in PATH.
+	cmd := exec.Command("go", "build", "-o", dir, "./spmd", "./uidpe")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		buildErr = fmt.Errorf("go build ./spmd ./uidpe: %v\n%s", err, out)
 	}

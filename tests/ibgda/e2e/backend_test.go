@@ -156,8 +156,10 @@ func TestBackendTimeoutWithoutNIC(t *testing.T) {
 	require.True(t, ok, "report word %#x", w)
 	assert.Equal(t, uint8(ibgda.WaitQuiet), r.What)
 	assert.Equal(t, e.qpn(0, 0), r.QPN, "the report names PE 0's ctx-0 QP")
-	// the inline put (1 WQEBB) and quiet's signaled NOP (1) published, nothing completed
-	assert.Equal(t, uint32(2<<16|0), r.Detail)
+	// Detail is published<<16 | completed: the inline put (1 WQEBB) and
+	// quiet's signaled NOP (1) published, nothing completed.
+	published, completed := uint32(2), uint32(0)
+	assert.Equal(t, published<<16|completed, r.Detail)
 	assert.Contains(t, r.String(), "never saw the doorbell")
 }
 
