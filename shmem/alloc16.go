@@ -34,9 +34,11 @@ const (
 // or how the array is allocated; bits it does not know are ignored. It is
 // collective like Alloc (every PE calls it with the same n, in the same
 // order), zeroes the memory, ends with a barrier and fails as Alloc does.
+// AllocWithHints(0, hints) returns the zero Array and nil without
+// communicating, as Alloc(0) does.
 func AllocWithHints[T Elem](n int, hints AllocHint) (Array[T], error) {
 	r, err := rt("AllocWithHints")
-	if err != nil {
+	if err != nil || n == 0 {
 		return Array[T]{}, err
 	}
 	_ = hints
@@ -50,7 +52,9 @@ func AllocWithHints[T Elem](n int, hints AllocHint) (Array[T], error) {
 // size: 4096 bytes on x86-64). It is collective like Alloc: every PE calls
 // it with the same n and align, in the same order; the memory is zeroed
 // and the call ends with a barrier. Every allocation is already aligned to
-// 64 bytes (a cache line).
+// 64 bytes (a cache line). AllocAligned(0, align) returns the zero Array
+// and nil without communicating, as Alloc(0) does (a bad align is still
+// an error, found on this PE alone).
 //
 // Errors: a bad align → ErrInvalidArgument naming the valid range, on
 // every PE; otherwise those of Alloc (PEs asking a different n or align →
@@ -68,6 +72,9 @@ func AllocAligned[T Elem](n, align int) (Array[T], error) {
 		// fail (ErrNotSymmetric) instead of leaving the good ones waiting.
 		bad = errs.New(errs.ErrInvalidArgument, r.me, "AllocAligned",
 			"align = %d bytes for %s; must be a power of two in [%d, %d]", align, elem.Name[T](), sz, maxAlign)
+	}
+	if n == 0 {
+		return Array[T]{}, bad
 	}
 	return hostAlloc[T](r, opAllocAligned, n, uint64(max(align, heapAlign)), allocBytes[T](n), uint64(int64(align)), bad)
 }
@@ -115,16 +122,13 @@ func hostAlloc[T Elem](r *runtime, op uint64, n int, align uint64, a, b uint64, 
 }
 
 // carve is the local part of every host allocation (the same on every
-// PE): a zeroed block of n elements of sz bytes, or a zero-length one for
-// n = 0. op and typ name the call and the element type for errors.
+// PE): a zeroed block of n > 0 elements of sz bytes. op and typ name the
+// call and the element type for errors.
 func (r *runtime) carve(op string, n, sz int, typ string, align uint64) (*block, error) {
 	usz := uint64(sz)
 	if n < 0 {
 		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "n = %d elements of %s; must be in [0, %d]",
 			n, typ, r.heapLen/usz)
-	}
-	if n == 0 {
-		return &block{off: heapOff, gen: r.gen}, nil
 	}
 	var bytes uint64
 	if uint64(n) <= math.MaxInt64/usz {
@@ -171,8 +175,9 @@ func (r *runtime) heapAlloc(bytes, align uint64) (uint64, error) {
 // it is free; otherwise it moves, and the result is aligned as Alloc's.
 // On success a is invalid (as after Free: its Local slice must not be
 // used) and the returned Array is the one to use; on failure a is
-// unchanged. Realloc of the zero Array is Alloc(n); Realloc(a, 0) releases
-// a's memory and returns a zero-length Array (Free it like any other).
+// unchanged. Realloc of the zero Array is Alloc(n) (so Realloc of it to 0
+// returns the zero Array without communicating); Realloc(a, 0) frees a,
+// as Free does, and returns the zero Array.
 //
 // Errors: n < 0 → ErrInvalidArgument; a freed array or one of an earlier
 // Init → ErrInvalidArgument; a GPU array → ErrNotSupported; no room →
@@ -180,7 +185,7 @@ func (r *runtime) heapAlloc(bytes, align uint64) (uint64, error) {
 // ErrNotSymmetric on every PE, nothing changed.
 func Realloc[T Elem](a Array[T], n int) (Array[T], error) {
 	r, err := rt("Realloc")
-	if err != nil {
+	if err != nil || (a.b == nil && n == 0) {
 		return Array[T]{}, err
 	}
 	var status uint64 // what every PE compares: the old block, or why it is unusable
@@ -193,8 +198,6 @@ func Realloc[T Elem](a Array[T], n int) (Array[T], error) {
 		status = reallocFreed
 	case a.b.dev:
 		status = reallocDevice
-	case a.b.bytes == 0:
-		status = reallocEmpty
 	default:
 		status = a.b.off
 	}
@@ -207,7 +210,7 @@ func Realloc[T Elem](a Array[T], n int) (Array[T], error) {
 	var out Array[T]
 	err = r.heapCollective(opRealloc, status, nb, func() (uint64, error) {
 		b, err := r.realloc(a.b, status, n, elem.Size[T](), elem.Name[T]())
-		if err != nil {
+		if err != nil || b == nil { // b nil: n == 0 freed a
 			return 0, err
 		}
 		out = Array[T]{b: b}
@@ -223,10 +226,10 @@ const (
 	reallocEarlierInit = 2
 	reallocFreed       = 3
 	reallocDevice      = 4
-	reallocEmpty       = 5 // zero-length: nothing to keep
 )
 
-// realloc is Realloc's local part, the same on every PE.
+// realloc is Realloc's local part, the same on every PE. For n == 0 it
+// frees old and returns a nil block (the zero Array).
 func (r *runtime) realloc(old *block, status uint64, n, sz int, typ string) (*block, error) {
 	switch status {
 	case reallocEarlierInit:
@@ -238,22 +241,15 @@ func (r *runtime) realloc(old *block, status uint64, n, sz int, typ string) (*bl
 		return nil, errs.Hint(errs.ErrNotSupported, "AllocDevice a new array and copy", r.me, "Realloc",
 			"array of %d %s is in GPU memory: Realloc works on host arrays", old.n, typ)
 	}
-	if status == reallocZero || status == reallocEmpty || n <= 0 {
-		if n < 0 {
-			return nil, errs.New(errs.ErrInvalidArgument, r.me, "Realloc", "n = %d elements of %s; must be in [0, %d]",
-				n, typ, r.heapLen/uint64(sz))
-		}
-		nb, err := r.carve("Realloc", n, sz, typ, heapAlign)
-		if err != nil {
-			return nil, err
-		}
-		if status == reallocZero {
-			return nb, nil
-		}
-		if err := r.free(old, 0, typ); err != nil { // zero-length, or n == 0: gives a's memory back
-			return nil, err
-		}
-		return nb, nil
+	if n < 0 {
+		return nil, errs.New(errs.ErrInvalidArgument, r.me, "Realloc", "n = %d elements of %s; must be in [0, %d]",
+			n, typ, r.heapLen/uint64(sz))
+	}
+	if status == reallocZero {
+		return r.carve("Realloc", n, sz, typ, heapAlign)
+	}
+	if n == 0 {
+		return nil, r.free(old, 0, typ)
 	}
 	usz := uint64(sz)
 	var bytes uint64
@@ -310,8 +306,6 @@ var heapOpWhat = map[uint64]func(a, b uint64) string{
 			from = "of a freed array"
 		case reallocDevice:
 			from = "of a GPU array"
-		case reallocEmpty:
-			from = "of a zero-length array"
 		}
 		if b == math.MaxUint64 {
 			return from + " to a negative length"

@@ -74,7 +74,7 @@ func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T]
 		return 0, err
 	}
 	old, err := r.trFor(a.b, pe).Atomic(c.q, op, elem.Size[T](), pe, off, toBits(v), toBits(cmp))
-	return fromBits[T](old), err
+	return fromBits[T](old), r.apiErr(err, name)
 }
 
 // AtomicFetchAdd adds v to a[idx] on pe and returns the old value.

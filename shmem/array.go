@@ -21,7 +21,10 @@ type Elem = elem.Elem
 // Array is a symmetric array of n elements of T: every PE has one at the
 // same offset of its symmetric heap, so an Array value names the remote
 // copies as well as the local one. Copies of an Array value refer to the
-// same allocation. The zero Array is invalid.
+// same allocation. The zero Array is OpenSHMEM's null pointer: Alloc(0)
+// returns it; it has no elements (Len 0, Local nil), an access of no
+// elements passes and any other is out of bounds, and Free of it does
+// nothing.
 type Array[T Elem] struct {
 	b *block
 }
@@ -59,23 +62,24 @@ func (a Array[T]) Local() []T {
 // Free releases the array on every PE. It is collective (every PE frees the
 // same array, in the same order as its other collective heap calls) and
 // begins with a barrier, so no PE is still accessing it (Ref: OpenSHMEM 1.6
-// §9.3.1 shmem_free). Freeing twice returns ErrInvalidArgument.
+// §9.3.1 shmem_free). Freeing twice returns ErrInvalidArgument. Free of
+// the zero Array does nothing and returns nil without communicating
+// (shmem_free of a null pointer).
 func (a Array[T]) Free() error {
 	r, err := rt("Free")
 	if err != nil {
 		return err
 	}
+	if a.b == nil {
+		return nil
+	}
 	status := uint64(0)
 	var off uint64
 	switch {
-	case a.b == nil:
-		status = 1
 	case a.b.gen != r.gen:
 		status = 2
 	case a.b.freed.Load():
 		status = 3
-	case a.b.bytes == 0:
-		// zero-length (Alloc(0)): offset 0, which no heap block has
 	default:
 		off = a.b.off
 	}
@@ -88,20 +92,14 @@ func (a Array[T]) Free() error {
 }
 
 // free is Free's local part, the same on every PE (status as Free
-// computed it: 1 zero Array, 2 earlier Init, 3 already freed).
+// computed it: 2 earlier Init, 3 already freed).
 func (r *runtime) free(b *block, status uint64, typ string) error {
 	switch status {
-	case 1:
-		return errs.New(errs.ErrInvalidArgument, r.me, "Free", "the zero Array was never allocated")
 	case 2:
 		return errs.New(errs.ErrInvalidArgument, r.me, "Free", "array belongs to an earlier Init")
 	case 3:
 		return errs.Hint(errs.ErrInvalidArgument, "free each array once", r.me, "Free",
 			"array of %d %s at heap offset %d was already freed", b.n, typ, b.off-heapOff)
-	}
-	if b.bytes == 0 { // zero-length: no heap block
-		b.freed.Store(true)
-		return nil
 	}
 	if b.dev {
 		if _, err := r.galloc.Free(b.off - core.GPUControlBytes); err != nil {
@@ -134,16 +132,16 @@ func poison(b []byte) {
 // every PE. It is collective: every PE calls it with the same n, in the same
 // order. The memory is zeroed, and the call ends with a barrier, so peers
 // may write into the new array as soon as it returns on their side
-// (Ref: OpenSHMEM 1.6 §9.3.1 shmem_malloc). Alloc(0) is a valid
-// zero-length allocation: an Array of Len 0 that takes no heap space and
-// that Free accepts.
+// (Ref: OpenSHMEM 1.6 §9.3.1 shmem_malloc). Alloc(0) returns the zero
+// Array and nil without communicating: no barrier, no heap space (a
+// zero-size shmem_malloc returns a null pointer and performs no action).
 //
 // Errors: n < 0 → ErrInvalidArgument; more than the heap holds →
 // ErrHeapExhausted (hint: raise GOSHMEM_SYMMETRIC_SIZE); PEs asking
 // different sizes → ErrNotSymmetric on every PE, nothing allocated.
 func Alloc[T Elem](n int) (Array[T], error) {
 	r, err := rt("Alloc")
-	if err != nil {
+	if err != nil || n == 0 {
 		return Array[T]{}, err
 	}
 	bytes := allocBytes[T](n)
@@ -251,7 +249,10 @@ func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() (uint64, erro
 // span checks an access to elements [idx, idx+n) of a on pe and returns its
 // region offset. op names the call for the error.
 func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, error) {
-	if a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
+	if a.b == nil {
+		return zeroSpan(r, op, idx, n, pe)
+	}
+	if a.b.freed.Load() || a.b.gen != r.gen {
 		return 0, badArray(r, a, op)
 	}
 	if uint(pe) >= uint(r.npes) {
@@ -266,6 +267,20 @@ func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, er
 			"the GPU heap of PE %d is not mapped on this PE (another node)", pe)
 	}
 	return a.b.off + uint64(idx)*uint64(elem.Size[T]()), nil
+}
+
+// zeroSpan is span of the zero Array: no elements, so only an access of
+// none at index 0 passes (heapOff: an offset no transport reads or writes
+// for 0 bytes).
+func zeroSpan(r *runtime, op string, idx, n, pe int) (uint64, error) {
+	if uint(pe) >= uint(r.npes) {
+		return 0, errs.New(errs.ErrPEOutOfRange, r.me, op, "pe = %d; must be in [0, %d)", pe, r.npes)
+	}
+	if idx != 0 || n != 0 {
+		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "index %d, length %d on PE %d: the zero Array has no elements (Alloc(0) returns it)",
+			idx, n, pe)
+	}
+	return heapOff, nil
 }
 
 // exactSum is idx+n in decimal, without int overflow (error texts only).

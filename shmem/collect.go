@@ -51,7 +51,7 @@ func Collect[T Elem](t Team, dst, src Array[T], n int) error {
 	if local != nil {
 		return local
 	}
-	return err
+	return r.apiErr(err, op)
 }
 
 // AllToAllStrided is AllToAll over strided data (Ref: OpenSHMEM 1.6 §9.9
@@ -101,7 +101,7 @@ func AllToAllStrided[T Elem](t Team, dst, src Array[T], dstStride, srcStride, n 
 				x.name[:3], what, ct.Size, n, x.name, x.stride, x.len)
 		}
 	}
-	return collectives.AllToAllStrided(r, ct, dst.b.off, src.b.off, dstStride, srcStride, n, elem.Size[T]())
+	return r.apiErr(collectives.AllToAllStrided(r, ct, dst.b.off, src.b.off, dstStride, srcStride, n, elem.Size[T]()), op)
 }
 
 // stridedLen is (size*n - 1)*stride + 1 (0 when n is 0), and false when it
@@ -153,7 +153,7 @@ func scan[T Elem](t Team, dst, src Array[T], n int, exclusive bool, op string) e
 	if err := collArgs(r, op, dst, src, n, n); err != nil {
 		return err
 	}
-	return collectives.Scan[T](r, ct, exclusive, dst.b.off, src.b.off, n)
+	return r.apiErr(collectives.Scan[T](r, ct, exclusive, dst.b.off, src.b.off, n), op)
 }
 
 // Mem implements collectives.Direct: pe's memory [off, off+n) when pe is

@@ -112,7 +112,7 @@ func (c *Ctx) Quiet() error {
 	}
 	qerr := c.scope.Quiet(r.policy, r.checkPeers)
 	r.c.StoreLoadBarrier()
-	return qerr
+	return r.apiErr(qerr, "Ctx.Quiet")
 }
 
 // Fence orders this context's puts, atomics and signals to each PE: those
@@ -154,7 +154,7 @@ func Quiet() error {
 	if err != nil {
 		return err
 	}
-	return r.quietAll()
+	return r.apiErr(r.quietAll(), "Quiet")
 }
 
 // Fence orders this PE's puts, atomics and signals to each target PE, on
@@ -168,7 +168,7 @@ func Fence() error {
 	}
 	for _, q := range r.all.Queues() {
 		if err := r.fence(q); err != nil {
-			return err
+			return r.apiErr(err, "Fence")
 		}
 	}
 	return nil

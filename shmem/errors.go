@@ -26,5 +26,28 @@ var (
 	ErrTimeout = errs.ErrTimeout
 )
 
+// Error is the error every goshmem call returns, possibly inside other
+// wrappers: reach it with errors.As. PE is the PE whose call failed, or -1
+// when no PE applies (a call before Init or after Finalize). Op is the
+// call ("Put", "BarrierAll", "Init", ...). Err says what was wrong and
+// wraps the cause: errors.Is matches the sentinels below through it.
+// Its text is "goshmem: PE <PE>: <Op>: <Err>"; an error that a call
+// passes on from a deeper step keeps that step's text.
+//
+//	var e *shmem.Error
+//	if errors.As(err, &e) {
+//		log.Printf("PE %d failed in %s", e.PE, e.Op)
+//	}
+type Error = errs.Error
+
+// apiErr is err as a call returns it: reachable as an *Error of this PE
+// and op with errors.As (errs.At). nil stays nil.
+func (r *runtime) apiErr(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	return errs.At(err, r.me, op)
+}
+
 // markErr makes err match sentinel under both errors.Is implementations.
 func markErr(err, sentinel error) error { return errs.Mark(err, sentinel) }

@@ -90,12 +90,11 @@ func TestBadInput(t *testing.T) {
 			shmem.ErrHeapExhausted, nil, []string{"more than the whole heap"}, "GOSHMEM_SYMMETRIC_SIZE"},
 		{"Alloc huge n", func() error { _, err := shmem.Alloc[int64](1 << 62); return err }, shmem.ErrHeapExhausted, nil, nil, "GOSHMEM_SYMMETRIC_SIZE"},
 		{"Free twice", func() error { return freed.Free() }, shmem.ErrInvalidArgument, nil, []string{"already freed"}, "free each array once"},
-		{"Free zero Array", func() error { return zero.Free() }, shmem.ErrInvalidArgument, nil, []string{"zero Array"}, ""},
 		{"Put after Free", func() error { return shmem.Put(freed, 0, []int32{1}, 0) }, shmem.ErrInvalidArgument, nil, []string{"use after Free"}, "do not use an array after Free"},
 		{"Get after Free", func() error { return shmem.Get(buf, freed, 0, 0) }, shmem.ErrInvalidArgument, nil, []string{"use after Free"}, ""},
 		{"Atomic after Free", func() error { return shmem.AtomicInc(freed, 0, 0) }, shmem.ErrInvalidArgument, nil, []string{"use after Free"}, ""},
 		{"Reduce after Free", func() error { return shmem.Reduce(shmem.TeamWorld, shmem.OpSum, a, freed, 1) }, shmem.ErrInvalidArgument, nil, []string{"(src)", "use after Free"}, ""},
-		{"Put to zero Array", func() error { return shmem.Put(zero, 0, []int32{1}, 0) }, shmem.ErrInvalidArgument, nil, []string{"zero Array"}, ""},
+		{"Put to zero Array", func() error { return shmem.Put(zero, 0, []int32{1}, 0) }, shmem.ErrOutOfBounds, nil, []string{"zero Array"}, ""},
 		{"AllocDevice", func() error { _, err := shmem.AllocDevice[float32](16); return err }, shmem.ErrNotSupported, nil, []string{"no GPU symmetric heap"}, "shmem.Alloc"},
 		// contexts and teams
 		{"destroyed ctx", func() error { return shmem.PutCtx(destroyed, a, 0, []int32{1}, 0) }, shmem.ErrInvalidArgument, nil, []string{"was destroyed"}, ""},

@@ -33,22 +33,23 @@ func DeviceInfo() (GPU, error) {
 	}
 	g := r.c.GPU
 	if g == nil {
-		return GPU{}, r.c.GPUErr
+		return GPU{}, r.apiErr(r.c.GPUErr, "DeviceInfo")
 	}
 	return GPU{Device: int(g.Dev), Name: g.DevName, PCIBusID: g.BusID,
 		HeapBytes: g.Size(), SameDevice: g.AllPeersSameDevice()}, nil
 }
 
 // AllocDevice allocates a symmetric array of n elements of T in GPU memory
-// on every PE (collective, like Alloc; zeroed; ends with a barrier; n = 0
-// is a zero-length allocation). Kernels
+// on every PE (collective, like Alloc; zeroed; ends with a barrier).
+// AllocDevice(0) returns the zero Array and nil without communicating, as
+// Alloc(0) does, with or without a GPU. Kernels
 // address it through DevicePtr and the device API (include/goshmem.h); the
 // host API's Put/Get/P/G and atomics work on it too (as synchronous copies
 // and one-thread atomic kernels), but Local does not. Without a GPU on
 // every PE it returns ErrNotSupported with the reason.
 func AllocDevice[T Elem](n int) (Array[T], error) {
 	r, err := rt("AllocDevice")
-	if err != nil {
+	if err != nil || n == 0 {
 		return Array[T]{}, err
 	}
 	if r.c.GPU == nil {
@@ -67,10 +68,6 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 		if n < 0 {
 			return 0, errs.New(errs.ErrInvalidArgument, r.me, "AllocDevice", "n = %d elements of %s; must be in [0, %d]",
 				n, elem.Name[T](), heapLen/sz)
-		}
-		if n == 0 { // zero-length, like Alloc(0): no heap block
-			out = Array[T]{b: &block{off: core.GPUControlBytes, gen: r.gen, dev: true}}
-			return out.b.off, nil
 		}
 		if bytes == 0 || bytes > heapLen {
 			return 0, errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "AllocDevice",
@@ -111,7 +108,7 @@ func (a Array[T]) OnDevice() bool { return a.b != nil && a.b.dev }
 // trFor picks the transport for an access to b on pe: the GPU heap's for
 // device arrays, the host heap's per-peer transport otherwise.
 func (r *runtime) trFor(b *block, pe int) transport.Transport {
-	if b.dev {
+	if b != nil && b.dev {
 		return r.c.GPU
 	}
 	return r.tr[pe]

@@ -14,21 +14,70 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
+// TestAllocZero: zero-size allocations return the zero Array without a
+// heap collective (OpenSHMEM 1.6 §9.3.1: a zero-size shmem_malloc,
+// shmem_calloc or shmem_align performs no action and returns a null
+// pointer); Free of the zero Array does nothing; Realloc(a, 0) frees a.
 func TestAllocZero(t *testing.T) {
 	start(t)
-	a, err := shmem.Alloc[int64](0)
-	require.NoError(t, err, "Alloc(0) is a valid zero-length allocation")
-	assert.Equal(t, 0, a.Len())
-	assert.Empty(t, a.Local())
-	assert.NoError(t, shmem.Put(a, 0, []int64{}, 0), "an empty put into it")
-	assert.ErrorIs(t, shmem.P(a, 0, 1, 0), shmem.ErrOutOfBounds)
-	b, err := shmem.Alloc[byte](0)
+	calls := shmem.HeapCalls()
+	allocs := []struct {
+		name string
+		call func() (shmem.Array[int64], error)
+	}{
+		{"Alloc", func() (shmem.Array[int64], error) { return shmem.Alloc[int64](0) }},
+		{"AllocAligned", func() (shmem.Array[int64], error) { return shmem.AllocAligned[int64](0, 256) }},
+		{"AllocWithHints", func() (shmem.Array[int64], error) {
+			return shmem.AllocWithHints[int64](0, shmem.AllocAtomicsRemote)
+		}},
+		{"AllocDevice (no GPU here)", func() (shmem.Array[int64], error) { return shmem.AllocDevice[int64](0) }},
+		{"Realloc of the zero Array", func() (shmem.Array[int64], error) { return shmem.Realloc(shmem.Array[int64]{}, 0) }},
+	}
+	for _, tc := range allocs {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := tc.call()
+			require.NoError(t, err)
+			assert.Equal(t, shmem.Array[int64]{}, a, "the zero Array")
+			assert.Equal(t, 0, a.Len())
+			assert.Nil(t, a.Local())
+			assert.Zero(t, a.DevicePtr())
+			assert.False(t, a.OnDevice())
+			// Accesses of no elements pass; any element is out of bounds.
+			assert.NoError(t, shmem.Put(a, 0, []int64{}, 0))
+			assert.NoError(t, shmem.PutNBI(a, 0, nil, 0))
+			assert.NoError(t, shmem.Get([]int64{}, a, 0, 0))
+			assert.NoError(t, shmem.GetNBI(nil, a, 0, 0))
+			assert.NoError(t, shmem.IPut(a, 0, 1, nil, 1, 0, 0))
+			err = shmem.P(a, 0, 1, 0)
+			require.ErrorIs(t, err, shmem.ErrOutOfBounds)
+			assert.Contains(t, err.Error(), "PE 0: P: index 0, length 1 on PE 0: the zero Array has no elements")
+			assert.ErrorIs(t, shmem.Put(a, 0, []int64{1}, 0), shmem.ErrOutOfBounds)
+			assert.ErrorIs(t, shmem.Put(a, 1, nil, 0), shmem.ErrOutOfBounds)
+			_, err = shmem.G(a, 0, 0)
+			assert.ErrorIs(t, err, shmem.ErrOutOfBounds)
+			_, err = shmem.AtomicFetchAdd(a, 0, 1, 0)
+			assert.ErrorIs(t, err, shmem.ErrOutOfBounds)
+			assert.ErrorIs(t, shmem.WaitUntil(a, 0, shmem.CmpEQ, 0), shmem.ErrOutOfBounds)
+			assert.NoError(t, shmem.WaitUntilAll(a, 0, 0, nil, shmem.CmpEQ, 1), "an empty set holds")
+			assert.ErrorIs(t, shmem.Put(a, 0, nil, 1), shmem.ErrPEOutOfRange, "the PE is still checked")
+			require.NoError(t, a.Free(), "Free of the zero Array does nothing")
+			require.NoError(t, a.Free())
+			assert.Equal(t, calls, shmem.HeapCalls(), "no heap collective")
+		})
+	}
+	_, err := shmem.AllocAligned[int64](0, 3)
+	require.ErrorIs(t, err, shmem.ErrInvalidArgument, "a bad align is an error at any size")
+	assert.Equal(t, calls, shmem.HeapCalls(), "found without communicating")
+
+	// Realloc(a, 0) frees a (collectively, as Free) and returns the zero Array.
+	a := alloc[int64](t, 4)
+	z, err := shmem.Realloc(a, 0)
 	require.NoError(t, err)
-	require.NoError(t, a.Free())
-	require.ErrorIs(t, a.Free(), shmem.ErrInvalidArgument, "freeing twice")
-	require.NoError(t, b.Free())
-	_, err = shmem.AllocDevice[float32](0)
-	require.ErrorIs(t, err, shmem.ErrNotSupported, "no GPU here: AllocDevice(0) still needs one")
+	assert.Equal(t, shmem.Array[int64]{}, z)
+	assert.Nil(t, a.Local(), "a was freed")
+	err = a.Free()
+	require.ErrorIs(t, err, shmem.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "already freed")
 	usable(t)
 }
 
@@ -52,7 +101,7 @@ func TestAllocAligned(t *testing.T) {
 	}
 	z, err := shmem.AllocAligned[uint32](0, 64)
 	require.NoError(t, err)
-	assert.Equal(t, 0, z.Len())
+	assert.Equal(t, shmem.Array[uint32]{}, z, "the zero Array")
 	require.NoError(t, z.Free())
 	for _, align := range []int{0, -8, 3, 4, 12, 2 * max} {
 		_, err := shmem.AllocAligned[int64](1, align)
@@ -163,14 +212,15 @@ func TestRealloc(t *testing.T) {
 	_, err = shmem.Realloc(c, 3)
 	require.ErrorIs(t, err, shmem.ErrInvalidArgument, "an array already reallocated")
 
-	// To zero length and back.
+	// To zero length (the zero Array) and back.
 	e, err := shmem.Realloc(d, 0)
 	require.NoError(t, err)
-	assert.Equal(t, 0, e.Len())
+	assert.Equal(t, shmem.Array[int32]{}, e)
+	require.ErrorIs(t, d.Free(), shmem.ErrInvalidArgument, "Realloc to 0 freed d")
 	f, err := shmem.Realloc(e, 3)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{0, 0, 0}, f.Local())
-	require.ErrorIs(t, e.Free(), shmem.ErrInvalidArgument, "e was reallocated")
+	require.NoError(t, e.Free(), "the zero Array")
 	require.NoError(t, f.Free())
 	require.NoError(t, blocker.Free())
 	usable(t)
@@ -216,8 +266,7 @@ func TestPeerAccess(t *testing.T) {
 	assert.False(t, shmem.AddrAccessible(a, 1))
 	assert.False(t, shmem.AddrAccessible(shmem.Array[int64]{}, 0))
 	z := alloc[int64](t, 0)
-	assert.NotNil(t, shmem.Ptr(z, 0), "a zero-length array's own copy")
-	assert.Empty(t, shmem.Ptr(z, 0))
+	assert.Nil(t, shmem.Ptr(z, 0), "Alloc(0): the zero Array")
 	require.NoError(t, z.Free())
 	require.NoError(t, a.Free())
 	assert.Nil(t, shmem.Ptr(a, 0), "freed")

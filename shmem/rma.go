@@ -23,7 +23,7 @@ func PutCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
 	if err != nil {
 		return err
 	}
-	return r.trFor(dst.b, pe).Put(c.q, pe, off, elem.Bytes(src))
+	return r.apiErr(r.trFor(dst.b, pe).Put(c.q, pe, off, elem.Bytes(src)), "Put")
 }
 
 // PutNBI is Put that may return before src has been read: src must not be
@@ -42,7 +42,7 @@ func PutNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error 
 	if err != nil {
 		return err
 	}
-	return r.trFor(dst.b, pe).PutNBI(c.q, pe, off, elem.Bytes(src))
+	return r.apiErr(r.trFor(dst.b, pe).PutNBI(c.q, pe, off, elem.Bytes(src)), "PutNBI")
 }
 
 // Get copies src[srcIdx : srcIdx+len(dst)] on PE pe into dst and returns
@@ -61,7 +61,7 @@ func GetCtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
 	if err != nil {
 		return err
 	}
-	return r.trFor(src.b, pe).Get(c.q, elem.Bytes(dst), pe, off)
+	return r.apiErr(r.trFor(src.b, pe).Get(c.q, elem.Bytes(dst), pe, off), "Get")
 }
 
 // GetNBI is Get that may return before dst is filled: dst holds the data
@@ -80,7 +80,7 @@ func GetNBICtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error 
 	if err != nil {
 		return err
 	}
-	return r.trFor(src.b, pe).GetNBI(c.q, elem.Bytes(dst), pe, off)
+	return r.apiErr(r.trFor(src.b, pe).GetNBI(c.q, elem.Bytes(dst), pe, off), "GetNBI")
 }
 
 // P writes the single element v to dst[idx] on PE pe. The store is single-
@@ -101,7 +101,7 @@ func PCtx[T Elem](c *Ctx, dst Array[T], idx int, v T, pe int) error {
 		return err
 	}
 	_, err = r.trFor(dst.b, pe).Atomic(c.q, transport.AMOSet, elem.Size[T](), pe, off, toBits(v), 0)
-	return err
+	return r.apiErr(err, "P")
 }
 
 // G reads the single element src[idx] on PE pe (single-copy atomic)
@@ -121,5 +121,5 @@ func GCtx[T Elem](c *Ctx, src Array[T], idx int, pe int) (T, error) {
 		return 0, err
 	}
 	bits, err := r.trFor(src.b, pe).Atomic(c.q, transport.AMOFetch, elem.Size[T](), pe, off, 0, 0)
-	return fromBits[T](bits), err
+	return fromBits[T](bits), r.apiErr(err, "G")
 }

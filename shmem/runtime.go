@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 	"github.com/goshmem/goshmem/internal/quiet"
 	core "github.com/goshmem/goshmem/internal/runtime"
 	"github.com/goshmem/goshmem/internal/spin"
@@ -91,6 +93,7 @@ type config struct {
 	boot     bootstrap.Bootstrap
 	cxi      *cxi.Config
 	uid      *uidJoin // WithUniqueID
+	logger   *slog.Logger
 }
 
 // WithSymmetricSize sets the bytes of symmetric heap per PE (overrides
@@ -167,7 +170,7 @@ func Init(opts ...Option) error {
 	}
 	current.Store(r)
 	if settings.Bool("GOSHMEM_INFO") {
-		r.c.Info(os.Stderr)
+		r.c.Info(r.c.Log)
 	}
 	return nil
 }
@@ -195,7 +198,8 @@ func validSettings() env.Settings {
 }
 
 func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, local error) (*runtime, error) {
-	c, err := core.New(boot, settings, core.Config{HeapSize: cfg.heapSize, Timeout: cfg.timeout, Debug: cfg.debug, CXI: cfg.cxi, Local: local})
+	c, err := core.New(boot, settings, core.Config{HeapSize: cfg.heapSize, Timeout: cfg.timeout, Debug: cfg.debug, CXI: cfg.cxi, Local: local,
+		Log: logx.New(cfg.logger, nil)})
 	if err != nil {
 		return nil, err
 	}
@@ -370,10 +374,12 @@ func NPEs() int {
 // GlobalExit ends every PE of the job with the given exit status
 // (shmem_global_exit), printing msg naming this PE. It does not return.
 func GlobalExit(code int, msg string) {
+	var lg *logx.Logger // stderr
 	if r := current.Load(); r != nil {
 		r.c.Boot.Abort(code, msg)
+		lg = r.c.Log
 	}
-	fmt.Fprintf(os.Stderr, "goshmem: %s\n", msg)
+	lg.Log(slog.LevelError, fmt.Sprintf("goshmem: %s\n", msg), msg, logx.PE(MyPE()), slog.Int("code", code))
 	os.Exit(code)
 }
 

@@ -95,7 +95,7 @@ func stridedPut[T Elem](c *Ctx, op string, dst Array[T], dstIdx, dstStride int, 
 	if err != nil {
 		return err
 	}
-	if err := checkStrided(r, op, op == "IBPut", "dst", dst.b.n, pe, dstIdx, dstStride, "src", len(src), srcStride, bs, nb); err != nil {
+	if err := checkStrided(r, op, op == "IBPut", "dst", dst.Len(), pe, dstIdx, dstStride, "src", len(src), srcStride, bs, nb); err != nil {
 		return err
 	}
 	if bs == 0 || nb == 0 {
@@ -157,7 +157,7 @@ func stridedGet[T Elem](c *Ctx, op string, dst []T, dstStride int, src Array[T],
 	if err != nil {
 		return err
 	}
-	if err := checkStrided(r, op, op == "IBGet", "src", src.b.n, pe, srcIdx, srcStride, "dst", len(dst), dstStride, bs, nb); err != nil {
+	if err := checkStrided(r, op, op == "IBGet", "src", src.Len(), pe, srcIdx, srcStride, "dst", len(dst), dstStride, bs, nb); err != nil {
 		return err
 	}
 	if bs == 0 || nb == 0 {

@@ -355,7 +355,7 @@ func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
 	if root < 0 || root >= ct.Size {
 		return errs.New(errs.ErrPEOutOfRange, r.me, "Broadcast", "root = %d; must be in [0, %d) (a number in the team)", root, ct.Size)
 	}
-	return collectives.Broadcast(r, ct, dst.b.off, src.b.off, n*elem.Size[T](), root)
+	return r.apiErr(collectives.Broadcast(r, ct, dst.b.off, src.b.off, n*elem.Size[T](), root), "Broadcast")
 }
 
 // Reduce combines n elements of src from every member of t with op and
@@ -391,7 +391,7 @@ func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
 	if err := collArgs(r, "Reduce", dst, src, n, n); err != nil {
 		return err
 	}
-	return collectives.Reduce[T](r, ct, op, dst.b.off, src.b.off, n)
+	return r.apiErr(collectives.Reduce[T](r, ct, op, dst.b.off, src.b.off, n), "Reduce")
 }
 
 // FCollect concatenates n elements of src from every member of t into dst
@@ -418,7 +418,7 @@ func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 	if err := collArgs(r, "FCollect", dst, src, n*ct.Size, n); err != nil {
 		return err
 	}
-	return collectives.FCollect(r, ct, dst.b.off, src.b.off, n*elem.Size[T]())
+	return r.apiErr(collectives.FCollect(r, ct, dst.b.off, src.b.off, n*elem.Size[T]()), "FCollect")
 }
 
 // AllToAll sends block j (n elements) of src on every member to member j,
@@ -445,5 +445,5 @@ func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
 	if err := collArgs(r, "AllToAll", dst, src, n*ct.Size, n*ct.Size); err != nil {
 		return err
 	}
-	return collectives.AllToAll(r, ct, dst.b.off, src.b.off, n*elem.Size[T]())
+	return r.apiErr(collectives.AllToAll(r, ct, dst.b.off, src.b.off, n*elem.Size[T]()), "AllToAll")
 }

@@ -198,7 +198,7 @@ func newWaitSet[T Elem](a Array[T], op string, idx, n int, skip []bool, cmp Cmp,
 	if err != nil {
 		return waitSet[T]{}, err
 	}
-	switch l := a.b.n; {
+	switch l := a.Len(); {
 	case idx < 0 || idx > l:
 		return waitSet[T]{}, errs.New(errs.ErrOutOfBounds, r.me, op,
 			"idx = %d; must be in [0, %d] (the array has %d elements)", idx, l, l)
@@ -217,7 +217,7 @@ func newWaitSet[T Elem](a Array[T], op string, idx, n int, skip []bool, cmp Cmp,
 	if !cmp.valid() {
 		return waitSet[T]{}, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpGE (0..5)", int(cmp))
 	}
-	s := waitSet[T]{r: r, op: op, idx: idx, n: n, live: n, dev: a.b.dev, skip: skip, cmp: cmp, v: v, vals: vals, vector: vector}
+	s := waitSet[T]{r: r, op: op, idx: idx, n: n, live: n, dev: a.OnDevice(), skip: skip, cmp: cmp, v: v, vals: vals, vector: vector}
 	s.off = off + uint64(idx)*uint64(elem.Size[T]())
 	if !s.dev && n > 0 {
 		s.base = r.localPtr(s.off)

@@ -476,7 +476,7 @@ func TestWaitSetBadInput(t *testing.T) {
 		{"WaitUntilSomeVector vals", func() error { _, err := shmem.WaitUntilSomeVector(a, 0, 1, nil, shmem.CmpEQ, nil); return err }, shmem.ErrInvalidArgument, nil},
 		{"bad cmp", func() error { return shmem.WaitUntilAll(a, 0, 1, nil, shmem.Cmp(9), 0) }, shmem.ErrInvalidArgument, []string{"cmp = 9"}},
 		{"bad cmp on empty set", func() error { _, err := shmem.WaitUntilAny(a, 0, 0, nil, shmem.Cmp(-2), 0); return err }, shmem.ErrInvalidArgument, []string{"cmp = -2"}},
-		{"zero Array", func() error { return shmem.WaitUntilAll(zero, 0, 0, nil, shmem.CmpEQ, 0) }, shmem.ErrInvalidArgument, []string{"zero Array"}},
+		{"zero Array", func() error { return shmem.WaitUntilAll(zero, 0, 1, nil, shmem.CmpEQ, 0) }, shmem.ErrOutOfBounds, []string{"of an array of 0"}},
 		{"after Free", func() error { _, err := shmem.TestSome(freed, 0, 1, nil, shmem.CmpEQ, 0); return err }, shmem.ErrInvalidArgument, []string{"use after Free"}},
 	}
 	for _, tc := range tests {

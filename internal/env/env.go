@@ -6,6 +6,7 @@ package env
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"sort"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // Var is one row of the table.
@@ -207,7 +210,13 @@ func (s Settings) get(name string) Setting {
 }
 
 // Print writes every setting with its value and source.
-func (s Settings) Print(w io.Writer) {
+func (s Settings) Print(w io.Writer) { s.Log(logx.New(nil, w), -1) }
+
+// Log logs every setting with its value and source: a record with the
+// attributes setting, value and source (and pe when pe >= 0), or the line
+// "goshmem: info: <setting> = <value> (<source>) <help>" without a
+// *slog.Logger.
+func (s Settings) Log(lg *logx.Logger, pe int) {
 	names := make([]string, 0, len(s))
 	for n := range s {
 		names = append(names, n)
@@ -219,7 +228,11 @@ func (s Settings) Print(w io.Writer) {
 		if st.secret && v != "" {
 			v = "(set)"
 		}
-		fmt.Fprintf(w, "goshmem: info: %-24s = %-8s (%s) %s\n", n, v, st.Source, st.Help)
+		attrs := []slog.Attr{slog.String("setting", n), slog.String("value", v), slog.String("source", st.Source)}
+		if pe >= 0 {
+			attrs = append(attrs, logx.PE(pe))
+		}
+		lg.Info(fmt.Sprintf("goshmem: info: %-24s = %-8s (%s) %s\n", n, v, st.Source, st.Help), "setting", attrs...)
 	}
 }
 

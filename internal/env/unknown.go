@@ -2,9 +2,11 @@ package env
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 	"sort"
 	"strings"
+
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // Misspelling is a variable of the environment that looks like goshmem's
@@ -43,14 +45,18 @@ func Unknown(environ []string) []Misspelling {
 	return out
 }
 
-// WarnUnknown writes one warning line per misspelled variable of environ
-// (Unknown) to w. The runtime calls it once, on PE 0, at Init.
-func WarnUnknown(w io.Writer, environ []string) {
+// WarnUnknown logs one warning per misspelled variable of environ
+// (Unknown): a record with the attributes setting (and closest, the likely
+// meaning), or the line "goshmem: warning: ..." without a *slog.Logger.
+// The runtime calls it once, on PE 0, at Init.
+func WarnUnknown(lg *logx.Logger, environ []string) {
 	for _, m := range Unknown(environ) {
 		if m.Closest != "" {
-			fmt.Fprintf(w, "goshmem: warning: %s is not a goshmem variable; did you mean %s?\n", m.Name, m.Closest)
+			lg.Warn(fmt.Sprintf("goshmem: warning: %s is not a goshmem variable; did you mean %s?\n", m.Name, m.Closest),
+				"not a goshmem variable", slog.String("setting", m.Name), slog.String("closest", m.Closest))
 		} else {
-			fmt.Fprintf(w, "goshmem: warning: %s is not a goshmem variable (GOSHMEM_INFO=1 lists them)\n", m.Name)
+			lg.Warn(fmt.Sprintf("goshmem: warning: %s is not a goshmem variable (GOSHMEM_INFO=1 lists them)\n", m.Name),
+				"not a goshmem variable (GOSHMEM_INFO=1 lists them)", slog.String("setting", m.Name))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package env
 import (
 	"bytes"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 func TestUnknown(t *testing.T) {
@@ -51,13 +54,28 @@ func TestUnknown(t *testing.T) {
 
 func TestWarnUnknown(t *testing.T) {
 	var b bytes.Buffer
-	WarnUnknown(&b, []string{"GOSHMEM_SYMETRIC_SIZE=1G", "GOSHMEM_INFO=1", "GOSHMEM_FROBNICATE=1"})
+	WarnUnknown(logx.New(nil, &b), []string{"GOSHMEM_SYMETRIC_SIZE=1G", "GOSHMEM_INFO=1", "GOSHMEM_FROBNICATE=1"})
 	assert.Equal(t, "goshmem: warning: GOSHMEM_FROBNICATE is not a goshmem variable (GOSHMEM_INFO=1 lists them)\n"+
 		"goshmem: warning: GOSHMEM_SYMETRIC_SIZE is not a goshmem variable; did you mean GOSHMEM_SYMMETRIC_SIZE?\n", b.String())
 
 	b.Reset()
-	WarnUnknown(&b, []string{"GOSHMEM_INFO=1", "PATH=/bin"})
+	WarnUnknown(logx.New(nil, &b), []string{"GOSHMEM_INFO=1", "PATH=/bin"})
 	assert.Empty(t, b.String(), "known variables print nothing")
+}
+
+// TestWarnUnknownSlog: with a *slog.Logger each warning is a record with
+// the variable (and its likely meaning) as attributes; nothing is written.
+func TestWarnUnknownSlog(t *testing.T) {
+	var b bytes.Buffer
+	h := slog.NewJSONHandler(&b, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}})
+	WarnUnknown(logx.New(slog.New(h), nil), []string{"GOSHMEM_SYMETRIC_SIZE=1G", "GOSHMEM_FROBNICATE=1"})
+	assert.Equal(t, `{"level":"WARN","msg":"not a goshmem variable (GOSHMEM_INFO=1 lists them)","setting":"GOSHMEM_FROBNICATE"}`+"\n"+
+		`{"level":"WARN","msg":"not a goshmem variable","setting":"GOSHMEM_SYMETRIC_SIZE","closest":"GOSHMEM_SYMMETRIC_SIZE"}`+"\n", b.String())
 }
 
 func TestEditDistance(t *testing.T) {

@@ -128,3 +128,68 @@ func TestCode(t *testing.T) {
 	assert.Nil(t, Sentinel(0))
 	assert.Nil(t, Sentinel(200))
 }
+
+// TestErrorAs: errors.As reaches the *Error of every constructor through
+// cockroachdb's and the standard library's wrappers, with its PE and Op,
+// while errors.Is still matches the sentinel and the hints still print.
+func TestErrorAs(t *testing.T) {
+	cause := errors.New("fabric: fi_write: connection refused")
+	tests := []struct {
+		name     string
+		err      error
+		pe       int
+		op       string
+		sentinel error
+	}{
+		{"New", New(ErrPEOutOfRange, 2, "Put", "pe %d", 7), 2, "Put", ErrPEOutOfRange},
+		{"New without a PE", New(ErrNotInitialized, -1, "BarrierAll", ""), -1, "BarrierAll", ErrNotInitialized},
+		{"Hint", Hint(ErrTimeout, "raise it", 1, "Quiet", "x"), 1, "Quiet", ErrTimeout},
+		{"Wrap keeps the outer op", Wrap(New(ErrTimeout, 1, "wait", "x"), 1, "Init", "ofi"), 1, "Init", ErrTimeout},
+		{"Mark of Wrap", Mark(Wrap(cause, 3, "Get", "ofi"), ErrNotSupported), 3, "Get", ErrNotSupported},
+		{"fmt %w", fmt.Errorf("outer: %w", New(ErrOutOfBounds, 0, "Get", "x")), 0, "Get", ErrOutOfBounds},
+		{"errors.Join", stderrors.Join(cause, New(ErrTimeout, 5, "Finalize", "x")), 5, "Finalize", ErrTimeout},
+		{"WithDetail", errors.WithDetail(New(ErrInvalidArgument, 0, "Free", "x"), "detail"), 0, "Free", ErrInvalidArgument},
+		{"At of a foreign error", At(Mark(cause, ErrTimeout), 1, "Put"), 1, "Put", ErrTimeout},
+		{"At of another op", At(New(ErrTimeout, 1, "wait", "barrier"), 1, "BarrierAll"), 1, "BarrierAll", ErrTimeout},
+		{"At of the same op", At(New(ErrTimeout, 1, "Quiet", "x"), 1, "Quiet"), 1, "Quiet", ErrTimeout},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var e *Error
+			require.True(t, stderrors.As(tc.err, &e), "standard errors.As: %v", tc.err)
+			assert.Equal(t, tc.pe, e.PE)
+			assert.Equal(t, tc.op, e.Op)
+			var e2 *Error
+			require.True(t, errors.As(tc.err, &e2), "cockroachdb errors.As: %v", tc.err)
+			assert.Same(t, e, e2)
+			assert.True(t, stderrors.Is(tc.err, tc.sentinel))
+			assert.True(t, errors.Is(tc.err, tc.sentinel))
+		})
+	}
+	assert.Equal(t, []string{"raise it"}, errors.GetAllHints(At(Hint(ErrTimeout, "raise it", 1, "wait", "x"), 1, "Quiet")))
+	assert.NoError(t, At(nil, 0, "Put"))
+}
+
+// TestErrorText: an *Error reads "goshmem: PE <PE>: <Op>: <Err>"; At keeps
+// the text of an error that already holds an *Error and prefixes any other.
+func TestErrorText(t *testing.T) {
+	cause := errors.New("fabric: fi_write: connection refused")
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"literal", &Error{PE: 1, Op: "Put", Err: ErrOutOfBounds}, "goshmem: PE 1: Put: index out of bounds"},
+		{"literal without PE", &Error{PE: -1, Op: "Init", Err: ErrNotInitialized}, "goshmem: Init: not initialized"},
+		{"literal without Err", &Error{PE: 0, Op: "Put"}, "goshmem: PE 0: Put"},
+		{"At of a foreign error", At(cause, 2, "Get"), "goshmem: PE 2: Get: fabric: fi_write: connection refused"},
+		{"At keeps an error's text", At(New(ErrTimeout, 1, "wait", "barrier"), 1, "BarrierAll"),
+			"goshmem: PE 1: wait: barrier: timed out"},
+		{"detail is not trimmed", New(ErrTimeout, 1, "Quiet", "goshmem: x"), "goshmem: PE 1: Quiet: goshmem: x: timed out"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.err.Error())
+		})
+	}
+}

@@ -2,12 +2,13 @@ package runtime
 
 import (
 	"fmt"
-	"io"
+	"log/slog"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
 	tcpboot "github.com/goshmem/goshmem/internal/bootstrap/tcp"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // newTCPBootstrap starts the tcp bootstrap from the environment
@@ -41,10 +42,11 @@ func NewUniqueIDBootstrap(id tcpboot.UniqueID, rank, npes int) (bootstrap.Bootst
 
 // bootInfo writes GOSHMEM_INFO's lines on the bootstrap: which one runs
 // and why (setting is GOSHMEM_BOOTSTRAP's value).
-func bootInfo(w io.Writer, b bootstrap.Bootstrap, setting string) {
+func bootInfo(lg *logx.Logger, pe int, b bootstrap.Bootstrap, setting string) {
+	attrs := []slog.Attr{logx.PE(pe), slog.String("backend", "bootstrap"), slog.String("bootstrap", b.Name())}
 	if d, ok := b.(interface{ Info() []string }); ok {
 		for _, l := range d.Info() {
-			fmt.Fprintf(w, "goshmem: info: %s\n", l)
+			lg.Info("goshmem: info: "+l+"\n", l, attrs...)
 		}
 		return
 	}
@@ -64,5 +66,6 @@ func bootInfo(w io.Writer, b bootstrap.Bootstrap, setting string) {
 	if b.Name() == "mpi" {
 		why += "; " + mpiboot.Library()
 	}
-	fmt.Fprintf(w, "goshmem: info: bootstrap %s: %s\n", b.Name(), why)
+	msg := fmt.Sprintf("bootstrap %s: %s", b.Name(), why)
+	lg.Info("goshmem: info: "+msg+"\n", msg, attrs...)
 }

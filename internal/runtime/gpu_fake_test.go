@@ -24,6 +24,7 @@ import (
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"
+	"github.com/goshmem/goshmem/internal/logx"
 	"github.com/goshmem/goshmem/internal/testutil"
 	"github.com/goshmem/goshmem/internal/transport"
 )
@@ -176,7 +177,7 @@ func fakeJob(t *testing.T, n int, base map[string]string, extra func(pe int) map
 		}
 		defer r.Close()
 		var buf bytes.Buffer
-		r.Info(&buf)
+		r.Info(logx.New(nil, &buf))
 		p.info, p.gpuErr = buf.String(), r.GPUErr
 		for _, be := range r.Backends() {
 			p.backends = append(p.backends, be.Name())

@@ -3,7 +3,7 @@ package runtime
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 	"github.com/goshmem/goshmem/internal/transport"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
@@ -240,7 +241,7 @@ func (b *proxyBackend) Close() error {
 	err := p.Close()
 	if r.Settings.Bool("GOSHMEM_INFO") && r.proxy == p {
 		for _, l := range strings.Split(strings.TrimSpace(p.Stats()), "\n") {
-			fmt.Fprintf(os.Stderr, "goshmem: info: PE %d: %s\n", r.Me, l)
+			r.Log.Info(fmt.Sprintf("goshmem: info: PE %d: %s\n", r.Me, l), l, logx.PE(r.Me), slog.String("backend", "proxy"))
 		}
 	}
 	r.proxy = nil

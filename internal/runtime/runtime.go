@@ -8,7 +8,7 @@ package runtime
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
+	"log/slog"
 	"math/bits"
 	"os"
 	goruntime "runtime"
@@ -30,6 +30,7 @@ import (
 	"github.com/goshmem/goshmem/internal/cxi"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 	"github.com/goshmem/goshmem/internal/quiet"
 	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/symmetric"
@@ -79,11 +80,15 @@ type Config struct {
 	// value that does not parse): Init's first exchange carries it, so
 	// every PE's Init fails naming this PE.
 	Local error
+	// Log receives the diagnostics (nil: text lines on stderr).
+	Log *logx.Logger
 }
 
 // Runtime is one PE's job: bootstrap, heaps, per-peer transports and the
 // GPU backends, in the order they were set up.
 type Runtime struct {
+	// Log receives this runtime's diagnostics (Config.Log).
+	Log      *logx.Logger
 	Boot     bootstrap.Bootstrap
 	Me, NPEs int
 	Node     []int
@@ -148,10 +153,10 @@ var symmetricSettings = []string{
 // calls in the same order whatever fails locally; on error every backend
 // made so far is closed.
 func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime, error) {
-	r := &Runtime{Boot: boot, Me: boot.Rank(), NPEs: boot.Size(), Node: boot.Node(), Settings: settings,
+	r := &Runtime{Log: cfg.Log, Boot: boot, Me: boot.Rank(), NPEs: boot.Size(), Node: boot.Node(), Settings: settings,
 		declined: map[string]error{}, jobCXI: cfg.CXI}
 	if r.Me == 0 {
-		env.WarnUnknown(os.Stderr, os.Environ())
+		env.WarnUnknown(r.Log, os.Environ())
 	}
 	if err := r.agree(cfg); err != nil {
 		return nil, err
@@ -646,15 +651,17 @@ var monoBase = time.Now()
 // monotonic is the monotonic clock in nanoseconds.
 func monotonic() int64 { return int64(time.Since(monoBase)) }
 
-// Info writes the GOSHMEM_INFO lines: this PE's choices first (every
-// backend's lines, each naming the PE), then (PE 0) the job and every setting. Each line is
-// its own write: under mpirun a PE's output reaches the terminal in the
-// chunks mpirun reads, and a long write can be cut mid-line.
-func (r *Runtime) Info(w io.Writer) {
-	var b strings.Builder
+// Info logs the GOSHMEM_INFO lines to lg: this PE's choices first (every
+// backend's lines, each naming the PE), then (PE 0) the job and every
+// setting. Records carry the attributes pe and backend (or setting).
+// Without a *slog.Logger each line is its own write: under mpirun a PE's
+// output reaches the terminal in the chunks mpirun reads, and a long
+// write can be cut mid-line.
+func (r *Runtime) Info(lg *logx.Logger) {
+	pe := logx.PE(r.Me)
 	for _, be := range r.backends {
 		for _, l := range be.Info() {
-			fmt.Fprintf(&b, "goshmem: info: %s\n", l)
+			lg.Info("goshmem: info: "+l+"\n", l, pe, slog.String("backend", be.Name()))
 		}
 	}
 	names := make([]string, 0, len(r.declined))
@@ -663,20 +670,18 @@ func (r *Runtime) Info(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "goshmem: info: PE %d: %s off: %v\n", r.Me, n, r.declined[n])
+		lg.Info(fmt.Sprintf("goshmem: info: PE %d: %s off: %v\n", r.Me, n, r.declined[n]), "backend off",
+			pe, slog.String("backend", n), slog.Any("reason", r.declined[n]))
 	}
 	if r.Me == 0 {
-		fmt.Fprintf(&b, "goshmem: info: %d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores for this node's PEs; %d bootstrap exchanges at Init\n",
+		job := fmt.Sprintf("%d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores for this node's PEs; %d bootstrap exchanges at Init",
 			r.NPEs, r.Boot.Name(), r.HeapLen+HeapOff, r.HeapLen, r.cpus, r.exchanges)
-		fmt.Fprintf(&b, "goshmem: info: wait policy: spin %d, yield %d, then sleep up to %v; timeout %v\n",
+		lg.Info("goshmem: info: "+job+"\n", job, pe, slog.Int("npes", r.NPEs), slog.String("bootstrap", r.Boot.Name()))
+		wait := fmt.Sprintf("wait policy: spin %d, yield %d, then sleep up to %v; timeout %v",
 			r.Policy.Spins, r.Policy.Yields, r.Policy.MaxSleep, r.Policy.Timeout)
-		r.Settings.Print(&b)
-		bootInfo(&b, r.Boot, r.Settings.String("GOSHMEM_BOOTSTRAP"))
-	}
-	for _, line := range strings.SplitAfter(b.String(), "\n") {
-		if line != "" {
-			_, _ = io.WriteString(w, line)
-		}
+		lg.Info("goshmem: info: "+wait+"\n", wait, pe)
+		r.Settings.Log(lg, r.Me)
+		bootInfo(lg, r.Me, r.Boot, r.Settings.String("GOSHMEM_BOOTSTRAP"))
 	}
 }
 

@@ -373,7 +373,8 @@ func memRealloc(t *T) {
 	z, err := shmem.Realloc(c, 0)
 	t.Must("Realloc to 0", err)
 	Eq(t, "Len after Realloc to 0", z.Len(), 0)
-	t.OK("Free of the zero-length result", z.Free())
+	t.True("Realloc to 0 returns the zero Array", z == shmem.Array[int64]{})
+	t.OK("Free of the zero Array", z.Free())
 }
 
 // memReallocNotSymmetric: PEs asking different sizes, or passing
@@ -439,16 +440,45 @@ func memAligned(t *T) {
 	usable(t, "bad aligns")
 }
 
-// memAllocZero: Alloc(0) (and the hinted and aligned forms) is a valid
-// zero-length allocation on every PE; hints change nothing.
+// memAllocZero: zero-size allocations follow OpenSHMEM 1.6 (a zero-size
+// shmem_malloc performs no action and returns a null pointer): Alloc(0),
+// AllocAligned(0, align), AllocWithHints(0, h), AllocDevice(0) and
+// Realloc of the zero Array to 0 return the zero Array without
+// communicating, and Free of it does nothing. Only the even PEs make these
+// calls, between two collectives every PE makes: had any of them
+// synchronized, the odd PEs' next collective would meet it and fail (a
+// different kind, or the watchdog). Realloc(a, 0) frees a (collective).
 func memAllocZero(t *T) {
 	me, n := t.me, t.n
-	z, err := shmem.Alloc[int64](0)
-	t.OK("Alloc(0)", err)
-	Eq(t, "Len of Alloc(0)", z.Len(), 0)
-	t.OK("empty Put", shmem.Put(z, 0, nil, (me+1)%n))
-	zh, err := shmem.AllocWithHints[uint64](0, shmem.AllocSignalRemote)
-	t.OK("AllocWithHints(0)", err)
+	t.Must("BarrierAll", shmem.BarrierAll())
+	if me%2 == 0 {
+		for range 3 { // repeated: each would be one more world collective
+			z, err := shmem.Alloc[int64](0)
+			t.OK("Alloc(0)", err)
+			Eq(t, "Len of Alloc(0)", z.Len(), 0)
+			t.True("Local of Alloc(0) is nil", z.Local() == nil)
+			t.True("Alloc(0) is the zero Array", z == shmem.Array[int64]{})
+			t.OK("empty Put into the zero Array", shmem.Put(z, 0, nil, (me+1)%n))
+			t.OK("empty Get from the zero Array", shmem.Get(nil, z, 0, (me+1)%n))
+			t.Is("P into the zero Array", shmem.P(z, 0, 1, (me+1)%n), shmem.ErrOutOfBounds, "zero Array")
+			t.OK("Free of Alloc(0)", z.Free())
+			t.OK("Free of Alloc(0) again", z.Free())
+			za, err := shmem.AllocAligned[int32](0, 256)
+			t.OK("AllocAligned(0)", err)
+			t.True("AllocAligned(0) is the zero Array", za == shmem.Array[int32]{})
+			zh, err := shmem.AllocWithHints[uint64](0, shmem.AllocSignalRemote)
+			t.OK("AllocWithHints(0)", err)
+			t.True("AllocWithHints(0) is the zero Array", zh == shmem.Array[uint64]{})
+			zd, err := shmem.AllocDevice[float32](0)
+			t.OK("AllocDevice(0)", err)
+			t.True("AllocDevice(0) is the zero Array", zd == shmem.Array[float32]{})
+			zr, err := shmem.Realloc(shmem.Array[int64]{}, 0)
+			t.OK("Realloc of the zero Array to 0", err)
+			t.True("Realloc(zero, 0) is the zero Array", zr == shmem.Array[int64]{})
+			t.OK("Free of AllocWithHints(0)", zh.Free())
+		}
+	}
+	t.Must("BarrierAll", shmem.BarrierAll())
 	h, err := shmem.AllocWithHints[uint64](2, shmem.AllocAtomicsRemote|shmem.AllocSignalRemote|1<<20)
 	t.Must("AllocWithHints", err)
 	t.OK("AtomicAdd", shmem.AtomicAdd(h, 1, uint64(me+1), 0))
@@ -456,11 +486,12 @@ func memAllocZero(t *T) {
 	if me == 0 {
 		Eq(t, "sum of AtomicAdds into the hinted array", h.Local()[1], uint64(n*(n+1)/2))
 	}
-	t.OK("Free", h.Free())
-	t.OK("Free Alloc(0)", z.Free())
-	t.OK("Free AllocWithHints(0)", zh.Free())
-	t.Is("Free twice", z.Free(), shmem.ErrInvalidArgument, pe(t))
-	usable(t, "zero-length allocations")
+	// Realloc(a, 0) frees a on every PE and returns the zero Array.
+	z, err := shmem.Realloc(h, 0)
+	t.OK("Realloc to 0", err)
+	t.True("Realloc(a, 0) is the zero Array", z == shmem.Array[uint64]{})
+	t.Is("Free after Realloc to 0", h.Free(), shmem.ErrInvalidArgument, pe(t), "already freed")
+	usable(t, "zero-size allocations")
 }
 
 // queryInfo: the query calls agree on every PE.

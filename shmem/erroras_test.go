@@ -1,0 +1,102 @@
+package shmem_test
+
+import (
+	stderrors "errors"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// TestErrorAs: a failing call of every family returns an error that
+// errors.As turns into a *shmem.Error naming this PE and the call, and
+// that still matches its sentinel under both errors.Is implementations.
+func TestErrorAs(t *testing.T) {
+	start(t, shmem.WithTimeout(50*time.Millisecond))
+	a := alloc[int32](t, 4)
+	sig := alloc[uint64](t, 1)
+	buf := make([]int32, 4)
+	freed := alloc[int32](t, 1)
+	require.NoError(t, freed.Free())
+	destroyed, err := shmem.NewCtx()
+	require.NoError(t, err)
+	require.NoError(t, destroyed.Destroy())
+	lock, err := shmem.NewLock()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = lock.Free() })
+
+	tests := []struct {
+		family, op string
+		call       func() error
+		sentinel   error
+	}{
+		{"rma", "Put", func() error { return shmem.Put(a, 0, buf, 1) }, shmem.ErrPEOutOfRange},
+		{"rma", "Get", func() error { return shmem.Get(buf, a, 1, 0) }, shmem.ErrOutOfBounds},
+		{"rma", "PutNBI", func() error { return shmem.PutNBICtx(destroyed, a, 0, buf, 0) }, shmem.ErrInvalidArgument},
+		{"rma", "IPut", func() error { return shmem.IPut(a, 0, 2, buf, 1, 3, 0) }, shmem.ErrOutOfBounds},
+		{"amo", "AtomicFetchAdd", func() error { _, err := shmem.AtomicFetchAdd(a, 4, 1, 0); return err }, shmem.ErrOutOfBounds},
+		{"amo", "AtomicCompareSwap", func() error { _, err := shmem.AtomicCompareSwap(freed, 0, 0, 1, 0); return err }, shmem.ErrInvalidArgument},
+		{"wait", "WaitUntil", func() error { return shmem.WaitUntil(a, 0, shmem.CmpEQ, 7) }, shmem.ErrTimeout},
+		{"wait", "WaitUntilAll", func() error { return shmem.WaitUntilAll(a, 0, 5, nil, shmem.CmpEQ, 0) }, shmem.ErrOutOfBounds},
+		{"wait", "TestCmp", func() error { _, err := shmem.TestCmp(a, 0, shmem.Cmp(9), 0); return err }, shmem.ErrInvalidArgument},
+		{"signal", "PutSignal", func() error { return shmem.PutSignal(a, 0, buf, sig, 0, 1, shmem.SignalOp(1), 0) }, shmem.ErrInvalidArgument},
+		{"signal", "SignalFetch", func() error { _, err := shmem.SignalFetch(sig, 3); return err }, shmem.ErrOutOfBounds},
+		{"signal", "SignalWaitUntil", func() error { _, err := shmem.SignalWaitUntil(sig, 0, shmem.CmpEQ, 1); return err }, shmem.ErrTimeout},
+		{"collectives", "Broadcast", func() error { return shmem.Broadcast(shmem.TeamWorld, a, a, 1, 1) }, shmem.ErrPEOutOfRange},
+		{"collectives", "Reduce", func() error { return shmem.Reduce(shmem.TeamWorld, shmem.Op(42), a, a, 1) }, shmem.ErrInvalidArgument},
+		{"collectives", "FCollect", func() error { return shmem.FCollect(shmem.TeamWorld, a, a, 5) }, shmem.ErrOutOfBounds},
+		{"teams", "TeamSplitStrided", func() error { _, err := shmem.TeamSplitStrided(shmem.TeamWorld, 0, 1, 0); return err }, shmem.ErrInvalidArgument},
+		{"teams", "Team.Destroy", func() error { return shmem.TeamWorld.Destroy() }, shmem.ErrInvalidArgument},
+		{"ctx", "Ctx.Quiet", func() error { return destroyed.Quiet() }, shmem.ErrInvalidArgument},
+		{"ctx", "Ctx.Destroy", func() error { return destroyed.Destroy() }, shmem.ErrInvalidArgument},
+		{"lock", "Lock.Clear", func() error { return lock.Clear() }, shmem.ErrInvalidArgument},
+		{"alloc", "Alloc", func() error { _, err := shmem.Alloc[int32](-1); return err }, shmem.ErrInvalidArgument},
+		{"alloc", "AllocAligned", func() error { _, err := shmem.AllocAligned[int32](1, 3); return err }, shmem.ErrInvalidArgument},
+		{"alloc", "Free", func() error { return freed.Free() }, shmem.ErrInvalidArgument},
+		{"alloc", "Realloc", func() error { _, err := shmem.Realloc(a, -1); return err }, shmem.ErrInvalidArgument},
+		{"gpu", "AllocDevice", func() error { _, err := shmem.AllocDevice[float32](4); return err }, shmem.ErrNotSupported},
+		{"gpu", "DeviceInfo", func() error { _, err := shmem.DeviceInfo(); return err }, shmem.ErrNotSupported},
+		{"gpu", "NewStream", func() error { _, err := shmem.NewStream(); return err }, shmem.ErrNotSupported},
+		{"gpu", "LoadModule", func() error { _, err := shmem.LoadModule([]byte("x")); return err }, shmem.ErrNotSupported},
+		{"lifecycle", "Init", func() error { return shmem.Init() }, shmem.ErrInvalidArgument},
+	}
+	for _, tc := range tests {
+		t.Run(tc.family+"/"+tc.op, func(t *testing.T) {
+			err := tc.call()
+			require.Error(t, err)
+			var e *shmem.Error
+			require.True(t, stderrors.As(err, &e), "errors.As: %v", err)
+			assert.Equal(t, 0, e.PE)
+			assert.Equal(t, tc.op, e.Op, "%v", err)
+			assert.ErrorIs(t, err, tc.sentinel)
+			assert.True(t, errors.Is(err, tc.sentinel), "cockroachdb errors.Is")
+			assert.ErrorIs(t, e, tc.sentinel, "through the *Error itself")
+		})
+	}
+}
+
+// TestErrorAsNotInitialized: a call before Init or after Finalize names
+// no PE (-1) and the call.
+func TestErrorAsNotInitialized(t *testing.T) {
+	var a shmem.Array[int64]
+	for _, tc := range []struct {
+		op   string
+		call func() error
+	}{
+		{"Put", func() error { return shmem.Put(a, 0, nil, 0) }},
+		{"BarrierAll", shmem.BarrierAll},
+		{"Finalize", shmem.Finalize},
+		{"Alloc", func() error { _, err := shmem.Alloc[int64](0); return err }},
+	} {
+		err := tc.call()
+		var e *shmem.Error
+		require.True(t, stderrors.As(err, &e), "errors.As: %v", err)
+		assert.Equal(t, -1, e.PE, tc.op)
+		assert.Equal(t, tc.op, e.Op)
+		assert.ErrorIs(t, err, shmem.ErrNotInitialized)
+	}
+}
