@@ -60,10 +60,11 @@ func AllocWithHints[T Elem](n int, hints AllocHint) (Array[T], error) {
 // every PE; otherwise those of Alloc (PEs asking a different n or align →
 // ErrNotSymmetric).
 func AllocAligned[T Elem](n, align int) (Array[T], error) {
-	r, err := rt("AllocAligned")
+	r, err := enter("AllocAligned")
 	if err != nil {
 		return Array[T]{}, err
 	}
+	defer r.leave()
 	sz := elem.Size[T]()
 	maxAlign := maxAllocAlign()
 	var bad error

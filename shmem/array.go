@@ -51,6 +51,11 @@ func (a Array[T]) Len() int {
 // Finalize, and for GPU arrays (use DevicePtr for those). Plain loads and stores through it are not atomic and not
 // ordered with respect to peers: use WaitUntil/TestCmp/atomics for words
 // that peers update concurrently.
+//
+// A slice kept past Free aliases whatever a later allocation places
+// there, as a pointer does in C. A slice kept past Finalize stays mapped
+// and never faults: it reads zeros (this PE's region is replaced by
+// private zero pages) and its writes reach nobody.
 func (a Array[T]) Local() []T {
 	r := current.Load()
 	if r == nil || a.b == nil || a.b.dev || a.b.freed.Load() || a.b.gen != r.gen {
@@ -62,14 +67,17 @@ func (a Array[T]) Local() []T {
 // Free releases the array on every PE. It is collective (every PE frees the
 // same array, in the same order as its other collective heap calls) and
 // begins with a barrier, so no PE is still accessing it (Ref: OpenSHMEM 1.6
-// §9.3.1 shmem_free). Freeing twice returns ErrInvalidArgument. Free of
+// §9.3.1 shmem_free). Freeing twice returns ErrInvalidArgument. A slice
+// kept from Local stays usable memory after Free, but it aliases later
+// allocations, as in C. Free of
 // the zero Array does nothing and returns nil without communicating
 // (shmem_free of a null pointer).
 func (a Array[T]) Free() error {
-	r, err := rt("Free")
+	r, err := enter("Free")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	if a.b == nil {
 		return nil
 	}

@@ -24,10 +24,11 @@ import (
 // dst is written and the team stays usable.
 func Collect[T Elem](t Team, dst, src Array[T], n int) error {
 	const op = "Collect"
-	r, err := rt(op)
+	r, err := enter(op)
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, op)
 	if err != nil {
 		return err
@@ -67,10 +68,11 @@ func Collect[T Elem](t Team, dst, src Array[T], n int) error {
 // call does not complete other outstanding operations.
 func AllToAllStrided[T Elem](t Team, dst, src Array[T], dstStride, srcStride, n int) error {
 	const op = "AllToAllStrided"
-	r, err := rt(op)
+	r, err := enter(op)
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, op)
 	if err != nil {
 		return err
@@ -141,10 +143,11 @@ func SumExScan[T Elem](t Team, dst, src Array[T], n int) error {
 }
 
 func scan[T Elem](t Team, dst, src Array[T], n int, exclusive bool, op string) error {
-	r, err := rt(op)
+	r, err := enter(op)
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, op)
 	if err != nil {
 		return err

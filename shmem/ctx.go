@@ -40,10 +40,11 @@ type CtxOption func(*Ctx)
 // NewCtx creates a context on this PE (not collective), on TeamWorld
 // (Ref: OpenSHMEM 1.6 §9.5.1 shmem_ctx_create).
 func NewCtx(opts ...CtxOption) (*Ctx, error) {
-	r, err := rt("NewCtx")
+	r, err := enter("NewCtx")
 	if err != nil {
 		return nil, err
 	}
+	defer r.leave()
 	c, err := r.newCtx("")
 	if err != nil {
 		return nil, err
@@ -77,14 +78,21 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 // use checks it against the team and rewrites it to the world number, so
 // the rest of the call (span, trFor, the transport) sees world numbers
 // only. Calls without a target PE (Quiet, Fence) pass nil.
-func (c *Ctx) use(op string, pe *int) (*runtime, *Ctx, error) {
-	r := current.Load()
-	if r == nil {
-		return nil, nil, errs.Hint(errs.ErrNotInitialized, "call shmem.Init first (and not after Finalize)", -1, op, "goshmem is not initialized")
+//
+// The call is in flight (enter) until the caller's leave, unless use fails.
+func (c *Ctx) use(op string, pe *int) (_ *runtime, _ *Ctx, err error) {
+	r, err := enter(op)
+	if err != nil {
+		return nil, nil, err
 	}
 	if c == nil {
 		return r, r.dflt, nil
 	}
+	defer func() {
+		if err != nil {
+			r.leave()
+		}
+	}()
 	if c.r != r {
 		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "context %d belongs to an earlier Init", c.id)
 	}
@@ -110,6 +118,7 @@ func (c *Ctx) Quiet() error {
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	qerr := c.scope.Quiet(r.policy, r.checkPeers)
 	r.c.StoreLoadBarrier()
 	return r.apiErr(qerr, "Ctx.Quiet")
@@ -124,6 +133,7 @@ func (c *Ctx) Fence() error {
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	return r.fence(c.q)
 }
 
@@ -134,6 +144,7 @@ func (c *Ctx) Destroy() error {
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	if c == r.dflt {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "the default context cannot be destroyed")
 	}
@@ -150,10 +161,11 @@ func (c *Ctx) Destroy() error {
 // buffers, PutNBI sources may be reused. On the shm transport operations
 // complete as they are issued, so this costs one store-load barrier.
 func Quiet() error {
-	r, err := rt("Quiet")
+	r, err := enter("Quiet")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	return r.apiErr(r.quietAll(), "Quiet")
 }
 
@@ -162,10 +174,11 @@ func Quiet() error {
 // issued after it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_fence). It does not wait
 // for completion (that is Quiet).
 func Fence() error {
-	r, err := rt("Fence")
+	r, err := enter("Fence")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	for _, q := range r.all.Queues() {
 		if err := r.fence(q); err != nil {
 			return r.apiErr(err, "Fence")

@@ -22,10 +22,11 @@ func WithCXI(cfg cxi.Config) Option {
 // AMSend, AMPoll, Dispatch), the monitor's Stats and the emulation label.
 // ErrNotSupported when Init was not given WithCXI.
 func CXI() (cxi.Rank, error) {
-	r, err := rt("CXI")
+	r, err := enter("CXI")
 	if err != nil {
 		return nil, err
 	}
+	defer r.leave()
 	rank, _ := r.c.CXI()
 	if rank == nil {
 		return nil, errs.Hint(errs.ErrNotSupported, "pass shmem.WithCXI(cxi.Config{...}) to Init on every PE",

@@ -6,7 +6,8 @@ import "github.com/goshmem/goshmem/internal/errs"
 // errors.Is (github.com/cockroachdb/errors or the standard errors package),
 // and its message names the PE, the argument and the valid range.
 var (
-	// ErrNotInitialized: a call before Init or after Finalize.
+	// ErrNotInitialized: a call before Init, or after Finalize (whose
+	// errors match ErrFinalized too).
 	ErrNotInitialized = errs.ErrNotInitialized
 	// ErrPEOutOfRange: a target PE outside [0, NPEs()).
 	ErrPEOutOfRange = errs.ErrPEOutOfRange
@@ -24,6 +25,10 @@ var (
 	ErrNotSupported = errs.ErrNotSupported
 	// ErrTimeout: a wait, quiet or barrier exceeded GOSHMEM_TIMEOUT.
 	ErrTimeout = errs.ErrTimeout
+	// ErrFinalized: a call after Finalize (it matches ErrNotInitialized
+	// too), or one that Finalize, called by another goroutine, refused or
+	// ended while it waited.
+	ErrFinalized = errs.ErrFinalized
 )
 
 // Error is the error every goshmem call returns, possibly inside other

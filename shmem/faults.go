@@ -8,10 +8,11 @@ import "github.com/goshmem/goshmem/internal/errs"
 // this PE alone, so its heap no longer matches the other PEs' (fault
 // injection for the tests; only in builds with -tags goshmem_faults).
 func FaultDivergeHeap(bytes uint64) error {
-	r, err := rt("FaultDivergeHeap")
+	r, err := enter("FaultDivergeHeap")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	r.world.Lock()
 	defer r.world.Unlock()
 	if _, err := r.alloc.Alloc(bytes, heapAlign); err != nil {

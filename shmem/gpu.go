@@ -27,10 +27,11 @@ type GPU struct {
 // DeviceInfo returns this PE's GPU, or ErrNotSupported saying why none is
 // in use.
 func DeviceInfo() (GPU, error) {
-	r, err := rt("DeviceInfo")
+	r, err := enter("DeviceInfo")
 	if err != nil {
 		return GPU{}, err
 	}
+	defer r.leave()
 	g := r.c.GPU
 	if g == nil {
 		return GPU{}, r.apiErr(r.c.GPUErr, "DeviceInfo")

@@ -87,10 +87,11 @@ func LoadModuleFile(path string) (*Module, error) {
 }
 
 func loadModule(image []byte, name string) (*Module, error) {
-	r, err := rt("LoadModule")
+	r, err := enter("LoadModule")
 	if err != nil {
 		return nil, err
 	}
+	defer r.leave()
 	m, err := r.c.LoadModule(image, name)
 	if err != nil {
 		return nil, err
@@ -116,10 +117,11 @@ func (m *Module) Unload() error { return m.r.c.UnloadModule(m.m) }
 
 // NewStream creates a non-blocking stream on this PE's GPU.
 func NewStream() (*Stream, error) {
-	r, err := rt("NewStream")
+	r, err := enter("NewStream")
 	if err != nil {
 		return nil, err
 	}
+	defer r.leave()
 	s, err := r.c.NewStream()
 	if err != nil {
 		return nil, err
@@ -191,9 +193,10 @@ func (k *Kernel) launch(cfg LaunchConfig, coop bool, args []any) error {
 // launched; the GPU context is unusable afterwards, so the program should
 // exit non-zero, which ends every PE of the job under mpirun.
 func Synchronize() error {
-	r, err := rt("Synchronize")
+	r, err := enter("Synchronize")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	return r.c.Synchronize(nil, "Synchronize")
 }

@@ -1,10 +1,12 @@
 package shmem
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
 	"github.com/goshmem/goshmem/internal/transport"
 )
 
@@ -81,10 +83,11 @@ var lockStateNames = [...]string{"free", "being acquired or released", "held", "
 // with a barrier, so any PE may Set the lock as soon as NewLock returns
 // there. It takes a few cache lines of symmetric heap per PE.
 func NewLock() (*Lock, error) {
-	r, err := rt("NewLock")
+	r, err := enter("NewLock")
 	if err != nil {
 		return nil, err
 	}
+	defer r.leave()
 	a, err := hostAlloc[uint64](r, opNewLock, lockWords, heapAlign, lockWords*8, lockWords, nil)
 	if err != nil {
 		return nil, err
@@ -95,12 +98,18 @@ func NewLock() (*Lock, error) {
 	return &Lock{a: a, home: home}, nil
 }
 
-// use resolves the runtime for a lock operation.
-func (l *Lock) use(op string) (*runtime, error) {
-	r, err := rt(op)
+// use resolves the runtime for a lock operation. The call is in flight
+// (enter) until the caller's leave, unless use fails.
+func (l *Lock) use(op string) (_ *runtime, err error) {
+	r, err := enter(op)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			r.leave()
+		}
+	}()
 	switch {
 	case l == nil || l.a.b == nil:
 		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "a nil or zero Lock: create locks with shmem.NewLock")
@@ -127,12 +136,23 @@ func (l *Lock) word(r *runtime, word int) *uint64 {
 // With GOSHMEM_TIMEOUT set, a wait longer than that fails with ErrTimeout
 // naming the lock and the PE ahead in the queue; this PE then stays in
 // the queue, and a later Set (or Test) takes up the wait where it ended.
-func (l *Lock) Set() error {
+func (l *Lock) Set() error { return l.SetContext(context.Background()) }
+
+// SetContext is Set that also ends when ctx is done, with an error that
+// matches ctx.Err() (errors.Is). As after a timeout, this PE then stays in
+// the lock's queue if it had joined it: a later Set (or Test) takes up the
+// wait, and the other PEs' Set and Clear keep working.
+func (l *Lock) SetContext(ctx context.Context) error {
 	r, err := l.use("Lock.Set")
 	if err != nil {
 		return err
 	}
-	queued, err := l.enter(r, "Lock.Set")
+	defer r.leave()
+	if err := r.ctxErr(ctx, "Lock.Set"); err != nil {
+		return err
+	}
+	pol := waitPolicy(r.policy, ctx)
+	queued, err := l.enter(r, "Lock.Set", pol)
 	if err != nil {
 		return err
 	}
@@ -153,7 +173,7 @@ func (l *Lock) Set() error {
 			return errs.Wrap(err, r.me, "Lock.Set", "linking behind PE %d in the queue of the lock at heap offset %d", pred, l.a.b.off-heapOff)
 		}
 	}
-	if _, err := l.await(r, lockGranted, "Lock.Set"); err != nil {
+	if _, err := l.await(r, lockGranted, "Lock.Set", pol); err != nil {
 		l.state.Store(lockQueued)
 		return err
 	}
@@ -165,7 +185,7 @@ func (l *Lock) Set() error {
 // (queued = false) or from a Set that timed out (queued = true). It waits
 // while another goroutine of this PE holds the lock or is inside Set,
 // Test or Clear.
-func (l *Lock) enter(r *runtime, op string) (queued bool, err error) {
+func (l *Lock) enter(r *runtime, op string, pol spin.Policy) (queued bool, err error) {
 	claim := func() bool {
 		switch l.state.Load() {
 		case lockFree:
@@ -184,7 +204,7 @@ func (l *Lock) enter(r *runtime, op string) (queued bool, err error) {
 	if claim() {
 		return queued, nil
 	}
-	ok, err := r.policy.Until(claim, r.checkPeers)
+	ok, err := pol.Until(claim, r.checkPeers)
 	if err != nil {
 		return false, errs.Wrap(err, r.me, op, "waiting for this PE's other goroutine to clear the lock")
 	}
@@ -228,14 +248,14 @@ func (l *Lock) take(r *runtime) {
 // await waits until this PE's word of the lock is nonzero and returns it.
 // Peers write it with the transports' atomics; on ofi each look drives
 // the transport's progress so the write lands while this thread waits.
-func (l *Lock) await(r *runtime, word int, op string) (uint64, error) {
+func (l *Lock) await(r *runtime, word int, op string, pol spin.Policy) (uint64, error) {
 	p := l.word(r, word)
 	if v := atomic.LoadUint64(p); v != 0 {
 		return v, nil
 	}
 	var looks waitLooks
 	var v uint64
-	ok, err := r.policy.Until(func() bool {
+	ok, err := pol.Until(func() bool {
 		r.spinLook(&looks)
 		v = atomic.LoadUint64(p)
 		return v != 0
@@ -285,6 +305,7 @@ func (l *Lock) Test() (acquired bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	defer r.leave()
 	switch l.state.Load() {
 	case lockFree:
 		if !l.state.CompareAndSwap(lockFree, lockBusy) {
@@ -330,6 +351,7 @@ func (l *Lock) Clear() error {
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	if !l.state.CompareAndSwap(lockHeld, lockBusy) {
 		return errs.Hint(errs.ErrInvalidArgument, "Clear a lock once per Set or successful Test", r.me, "Lock.Clear",
 			"the lock at heap offset %d is not held by this PE (it is %s here)", l.a.b.off-heapOff, l.stateName())
@@ -353,7 +375,7 @@ func (l *Lock) Clear() error {
 			l.state.Store(lockFree)
 			return nil
 		}
-		if next, err = l.await(r, lockNext, "Lock.Clear"); err != nil {
+		if next, err = l.await(r, lockNext, "Lock.Clear", r.policy); err != nil {
 			l.state.Store(lockHeld)
 			return err
 		}
@@ -380,10 +402,11 @@ func (l *Lock) Clear() error {
 // (ErrNotSymmetric when only some PEs do). Freeing twice is
 // ErrInvalidArgument.
 func (l *Lock) Free() error {
-	r, err := rt("Lock.Free")
+	r, err := enter("Lock.Free")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	var off, status uint64
 	switch {
 	case l == nil || l.a.b == nil:

@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -81,6 +82,13 @@ type runtime struct {
 	nextID int
 
 	pcontrol atomic.Int64 // the last PControl level - 1 (query.go: the zero value is the default level 1)
+
+	// calls counts the API calls in flight (enter, leave); shut refuses new
+	// ones and halt ends every wait of policy and collWait (stop.go).
+	calls   atomic.Int64
+	shut    spin.Halt
+	halt    spin.Halt
+	unwatch func() bool // stops WithContext's watch (nil without one)
 }
 
 // Option configures Init. Options override the environment.
@@ -93,6 +101,7 @@ type config struct {
 	boot     bootstrap.Bootstrap
 	cxi      *cxi.Config
 	uid      *uidJoin // WithUniqueID
+	ctx      context.Context
 	logger   *slog.Logger
 }
 
@@ -168,7 +177,9 @@ func Init(opts ...Option) error {
 		}
 		return err
 	}
+	finalized.Store(false)
 	current.Store(r)
+	r.watchContext(cfg.ctx)
 	if settings.Bool("GOSHMEM_INFO") {
 		r.c.Info(r.c.Log)
 	}
@@ -218,6 +229,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		teams:   map[int32]*teamEntry{},
 		nextTID: firstTeamID,
 	}
+	r.policy.Halt = &r.halt
 	r.collWait = r.policy
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {
 		r.collWait.Spins = 0
@@ -247,9 +259,23 @@ func (r *runtime) localPtr(off uint64) unsafe.Pointer { return r.c.LocalPtr(off)
 func (r *runtime) fence(q *quiet.Queue) error { return r.c.Fence(q) }
 
 // Finalize ends goshmem on this PE. It is collective: it completes every
-// outstanding operation (Quiet), waits for every PE (barrier), unmaps the
-// heap and releases the bootstrap. Arrays are unusable afterwards; every
-// call but Init returns ErrNotInitialized. Under GOSHMEM_TIMEOUT a peer
+// outstanding operation (Quiet), waits for every PE (barrier), releases
+// the heap and the bootstrap. Arrays are unusable afterwards; every call
+// but Init returns ErrFinalized.
+//
+// Other goroutines may be inside goshmem calls: Finalize first refuses new
+// calls, ends the blocked ones (waits, quiets, barriers and other
+// collectives, locks), which return ErrFinalized, and waits until every
+// call has left; only then does it synchronize and close anything. A
+// collective that it ended leaves its team out of step. The memory
+// behind slices kept from Local stays mapped: reading it never faults, and
+// it reads zeros (this PE's region is replaced by private zero pages).
+//
+// When this PE's context (WithContext) is done, Finalize does not wait for
+// the other PEs: it marks this PE as gone (their waits fail naming it),
+// releases what this PE holds and returns nil.
+//
+// Under GOSHMEM_TIMEOUT a peer
 // that never arrives makes Finalize return ErrTimeout naming the PEs that
 // did not enter Finalize; the runtime is then released without the
 // bootstrap's last barrier (which would wait for them forever), and the
@@ -261,8 +287,24 @@ func Finalize() error {
 	defer lifecycle.Unlock()
 	r := current.Load()
 	if r == nil {
-		return errs.Hint(errs.ErrNotInitialized, "call shmem.Init first", -1, "Finalize", "goshmem is not initialized")
+		return notInitialized("Finalize")
 	}
+	left := r.shut.Err() != nil // this PE's context is done
+	r.stopPE(errs.New(errs.ErrFinalized, r.me, "Finalize", "Finalize was called while this call ran"))
+	if r.unwatch != nil {
+		r.unwatch()
+	}
+	r.drain()
+	if left {
+		r.c.Leave()
+		r.c.StopCXI()
+		finalized.Store(true)
+		current.Store(nil)
+		r.c.Close()
+		return nil
+	}
+	// Finalize's own waits run; calls stay refused.
+	r.halt.Clear()
 	var errList []error
 	if err := r.all.Quiet(r.policy, r.checkPeers); err != nil {
 		errList = append(errList, err)
@@ -282,6 +324,7 @@ func Finalize() error {
 	}
 	r.c.StopCXI()
 	r.c.EndFinalize()
+	finalized.Store(true)
 	current.Store(nil)
 	// The bootstrap barrier keeps every PE's mapping alive until all are
 	// past their last access (a peer may still read our barrier word).
@@ -296,7 +339,8 @@ func Finalize() error {
 		barrier = func() error { return r.c.BootBarrier("Finalize") }
 		finalize = func() error { return r.c.BootFinalize("Finalize") }
 	}
-	done := berr == nil || !errors.Is(berr, errs.ErrTimeout)
+	// A peer that left (its context was done) never joins them either.
+	done := (berr == nil || !errors.Is(berr, errs.ErrTimeout)) && !r.c.AnyLeft()
 	if done {
 		if err := barrier(); err != nil {
 			errList = append(errList, err)
@@ -383,12 +427,18 @@ func GlobalExit(code int, msg string) {
 	os.Exit(code)
 }
 
-// rt returns the runtime or ErrNotInitialized naming op.
+// rt returns the runtime, or ErrNotInitialized (ErrFinalized after
+// Finalize, or the PE context's error) naming op. It does not count the
+// call in flight: that is enter.
 func rt(op string) (*runtime, error) {
-	if r := current.Load(); r != nil {
-		return r, nil
+	r := current.Load()
+	if r == nil {
+		return nil, notInitialized(op)
 	}
-	return nil, errs.Hint(errs.ErrNotInitialized, "call shmem.Init first (and not after Finalize)", -1, op, "goshmem is not initialized")
+	if r.shut.Err() != nil {
+		return nil, r.shutErr(op)
+	}
+	return r, nil
 }
 
 // checkPeers runs on the slow path of every wait (core.CheckPeers).
@@ -433,12 +483,17 @@ func (r *runtime) spinLook(w *waitLooks) { r.c.SpinLook(w) }
 func (r *runtime) endSpin(w *waitLooks)  { r.c.EndSpin(w) }
 
 func (r *runtime) WaitGE(off uint64, v uint64, why collectives.Wait) error {
+	return r.waitGE(r.collWait, off, v, why)
+}
+
+// waitGE is WaitGE under policy pol (a call's context: runtime.comm).
+func (r *runtime) waitGE(pol spin.Policy, off uint64, v uint64, why collectives.Wait) error {
 	p := (*uint64)(r.localPtr(off))
 	if atomic.LoadUint64(p) >= v {
 		return nil
 	}
 	var looks waitLooks
-	ok, err := r.collWait.Until(func() bool {
+	ok, err := pol.Until(func() bool {
 		if atomic.LoadUint64(p) >= v {
 			return true
 		}

@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
@@ -79,7 +80,15 @@ func load[T Elem](p unsafe.Pointer) T {
 // then yields, then sleeps, so oversubscribed nodes keep progressing; with
 // GOSHMEM_TIMEOUT set it fails with ErrTimeout naming the word and values.
 func WaitUntil[T Elem](a Array[T], idx int, cmp Cmp, v T) error {
-	_, err := waitFor(a, "WaitUntil", "a", idx, cmp, v)
+	_, err := waitFor(nil, a, "WaitUntil", "a", idx, cmp, v)
+	return err
+}
+
+// WaitUntilContext is WaitUntil that also ends when ctx is done, with an
+// error that matches ctx.Err() (errors.Is). A ctx already done ends it at
+// once. The runtime stays usable: the next calls work.
+func WaitUntilContext[T Elem](ctx context.Context, a Array[T], idx int, cmp Cmp, v T) error {
+	_, err := waitFor(ctx, a, "WaitUntil", "a", idx, cmp, v)
 	return err
 }
 
@@ -87,9 +96,14 @@ func WaitUntil[T Elem](a Array[T], idx int, cmp Cmp, v T) error {
 // on this PE's a[idx] (spin, yield, sleep; GPU arrays by polling device-to-
 // host copies) and returns the value that satisfied (a[idx] cmp v), read by
 // the load that ended the wait. name labels the array in a timeout error.
-func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, error) {
-	r, err := rt(op)
+// ctx (nil: none) ends the wait when done.
+func waitFor[T Elem](ctx context.Context, a Array[T], op, name string, idx int, cmp Cmp, v T) (T, error) {
+	r, err := enter(op)
 	if err != nil {
+		return 0, err
+	}
+	defer r.leave()
+	if err := r.ctxErr(ctx, op); err != nil {
 		return 0, err
 	}
 	off, err := span(r, a, op, idx, 1, r.me)
@@ -117,7 +131,7 @@ func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, err
 	// Host arrays may be written over ofi: each look drives its progress
 	// first (runtime.spinLook), so the data lands while this thread spins.
 	var looks waitLooks
-	ok, err := r.policy.Until(func() bool {
+	ok, err := waitPolicy(r.policy, ctx).Until(func() bool {
 		if !a.b.dev {
 			r.spinLook(&looks)
 		}
@@ -126,7 +140,7 @@ func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, err
 	}, r.checkPeers)
 	r.endSpin(&looks)
 	if err != nil {
-		return 0, err
+		return 0, errs.Wrap(err, r.me, op, "waiting for %s[%d] %v %v", name, idx, cmp, v)
 	}
 	if lerr != nil {
 		return 0, lerr
@@ -146,10 +160,11 @@ func waitFor[T Elem](a Array[T], op, name string, idx int, cmp Cmp, v T) (T, err
 // TestCmp reports whether this PE's a[idx] satisfies (a[idx] cmp v) now,
 // without waiting (Ref: OpenSHMEM 1.6 §9.10.3 shmem_test).
 func TestCmp[T Elem](a Array[T], idx int, cmp Cmp, v T) (bool, error) {
-	r, err := rt("TestCmp")
+	r, err := enter("TestCmp")
 	if err != nil {
 		return false, err
 	}
+	defer r.leave()
 	off, err := span(r, a, "TestCmp", idx, 1, r.me)
 	if err != nil {
 		return false, err
@@ -191,6 +206,7 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	off, err := span(r, dst, "PutSignal", dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -225,14 +241,22 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 // and returns the value that satisfied it, read by the same acquire load
 // that ended the wait (Ref: OpenSHMEM 1.6 §9.6.3 shmem_signal_wait_until).
 func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, error) {
-	return waitFor(sig, "SignalWaitUntil", "sig", idx, cmp, v)
+	return waitFor(nil, sig, "SignalWaitUntil", "sig", idx, cmp, v)
+}
+
+// SignalWaitUntilContext is SignalWaitUntil that also ends when ctx is
+// done, with an error that matches ctx.Err() (errors.Is). The runtime
+// stays usable: the next calls work.
+func SignalWaitUntilContext(ctx context.Context, sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, error) {
+	return waitFor(ctx, sig, "SignalWaitUntil", "sig", idx, cmp, v)
 }
 
 // SignalFetch atomically reads this PE's sig[idx] (shmem_signal_fetch).
 func SignalFetch(sig Array[uint64], idx int) (uint64, error) {
-	r, err := rt("SignalFetch")
+	r, err := enter("SignalFetch")
 	if err != nil {
 		return 0, err
 	}
+	defer r.leave()
 	return amo(nil, "SignalFetch", transport.AMOFetch, false, sig, idx, 0, 0, r.me)
 }

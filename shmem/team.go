@@ -1,6 +1,8 @@
 package shmem
 
 import (
+	"context"
+
 	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
@@ -114,10 +116,11 @@ func (t Team) Destroy() error {
 	if t == TeamInvalid {
 		return nil
 	}
-	r, err := rt("Team.Destroy")
+	r, err := enter("Team.Destroy")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, "Team.Destroy")
 	if err != nil {
 		return err
@@ -187,10 +190,11 @@ func (r *runtime) invalidTeam(t Team, op string) error {
 // pass the same configuration (else every parent member gets
 // ErrNotSymmetric).
 func TeamSplitStrided(parent Team, start, stride, size int, opts ...TeamOption) (Team, error) {
-	r, err := rt("TeamSplitStrided")
+	r, err := enter("TeamSplitStrided")
 	if err != nil {
 		return TeamInvalid, err
 	}
+	defer r.leave()
 	cfg, err := teamConfig(r, "TeamSplitStrided", opts)
 	if err != nil {
 		return TeamInvalid, err
@@ -254,32 +258,53 @@ func (r *runtime) registerTeam(ct *collectives.Team, cfg TeamConfig) Team {
 // (the job must end; Finalize still runs and reports it). A collective whose
 // arguments differ across PEs (Alloc sizes, split arguments) fails the same
 // way on every PE and leaves the team usable.
-func BarrierAll() error {
-	r, err := rt("BarrierAll")
+func BarrierAll() error { return BarrierAllContext(context.Background()) }
+
+// BarrierAllContext is BarrierAll that also ends when ctx is done, with an
+// error that matches ctx.Err() (errors.Is). A barrier ended part-way
+// leaves the world team out of step, as a timed-out one does: every later
+// collective on it says so (the job must end).
+func BarrierAllContext(ctx context.Context) error {
+	r, err := enter("BarrierAll")
 	if err != nil {
+		return err
+	}
+	defer r.leave()
+	if err := r.ctxErr(ctx, "BarrierAll"); err != nil {
 		return err
 	}
 	r.world.Lock()
 	defer r.world.Unlock()
-	return r.world.Barrier(r)
+	return r.world.Barrier(r.comm(ctx))
 }
 
 // SyncAll waits until every PE has entered it, without completing
 // outstanding operations (Ref: OpenSHMEM 1.6 §9.9.4 shmem_sync_all).
 func SyncAll() error {
-	r, err := rt("SyncAll")
+	r, err := enter("SyncAll")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	r.world.Lock()
 	defer r.world.Unlock()
 	return r.world.Sync(r)
 }
 
 // Barrier is BarrierAll over team t's members only.
-func (t Team) Barrier() error {
-	r, err := rt("Team.Barrier")
+func (t Team) Barrier() error { return t.BarrierContext(context.Background()) }
+
+// BarrierContext is Barrier that also ends when ctx is done, with an error
+// that matches ctx.Err() (errors.Is). A barrier ended part-way leaves team
+// t out of step, as a timed-out one does: every later collective on t
+// says so.
+func (t Team) BarrierContext(ctx context.Context) error {
+	r, err := enter("Team.Barrier")
 	if err != nil {
+		return err
+	}
+	defer r.leave()
+	if err := r.ctxErr(ctx, "Team.Barrier"); err != nil {
 		return err
 	}
 	ct, err := r.lockTeam(t, "Team.Barrier")
@@ -287,15 +312,16 @@ func (t Team) Barrier() error {
 		return err
 	}
 	defer ct.Unlock()
-	return ct.Barrier(r)
+	return ct.Barrier(r.comm(ctx))
 }
 
 // Sync is SyncAll over team t's members only (shmem_team_sync).
 func (t Team) Sync() error {
-	r, err := rt("Team.Sync")
+	r, err := enter("Team.Sync")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, "Team.Sync")
 	if err != nil {
 		return err
@@ -340,10 +366,11 @@ func Broadcast[T Elem](t Team, dst, src Array[T], n, root int) error {
 	if dst.OnDevice() || src.OnDevice() { // the library's kernel on the default stream (stream.go)
 		return gpuColl("Broadcast", func() error { return BroadcastOnStream(nil, t, dst, src, n, root) })
 	}
-	r, err := rt("Broadcast")
+	r, err := enter("Broadcast")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, "Broadcast")
 	if err != nil {
 		return err
@@ -372,10 +399,11 @@ func Reduce[T Elem](t Team, op Op, dst, src Array[T], n int) error {
 	if dst.OnDevice() || src.OnDevice() {
 		return gpuColl("Reduce", func() error { return reduceOnStream(nil, t, op, dst, src, n, false, "Reduce") })
 	}
-	r, err := rt("Reduce")
+	r, err := enter("Reduce")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	if op < OpSum || op > OpXor {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Reduce", "op = %d; must be one of OpSum..OpXor", int(op))
 	}
@@ -406,10 +434,11 @@ func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 	if dst.OnDevice() || src.OnDevice() {
 		return gpuColl("FCollect", func() error { return moveOnStream(nil, t, dst, src, n, gpulib.FCollect, "FCollect") })
 	}
-	r, err := rt("FCollect")
+	r, err := enter("FCollect")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, "FCollect")
 	if err != nil {
 		return err
@@ -433,10 +462,11 @@ func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
 	if dst.OnDevice() || src.OnDevice() {
 		return gpuColl("AllToAll", func() error { return moveOnStream(nil, t, dst, src, n, gpulib.AllToAll, "AllToAll") })
 	}
-	r, err := rt("AllToAll")
+	r, err := enter("AllToAll")
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	ct, err := r.lockTeam(t, "AllToAll")
 	if err != nil {
 		return err

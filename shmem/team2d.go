@@ -107,10 +107,11 @@ func (t Team) name() string {
 // team slots per PE.
 func TeamSplit2D(parent Team, xrange int, opts ...TeamOption) (x, y Team, err error) {
 	const op = "TeamSplit2D"
-	r, err := rt(op)
+	r, err := enter(op)
 	if err != nil {
 		return TeamInvalid, TeamInvalid, err
 	}
+	defer r.leave()
 	if parent == TeamInvalid {
 		return TeamInvalid, TeamInvalid, errs.New(errs.ErrInvalidArgument, r.me, op, "the parent is TeamInvalid: no teams are made")
 	}

@@ -40,10 +40,11 @@ var (
 // PE is not in are ErrInvalidArgument.
 func NewTeamCtx(t Team, opts ...CtxOption) (*Ctx, error) {
 	const op = "NewTeamCtx"
-	r, err := rt(op)
+	r, err := enter(op)
 	if err != nil {
 		return nil, err
 	}
+	defer r.leave()
 	if t == TeamInvalid {
 		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "TeamInvalid has no contexts")
 	}

@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"unsafe"
@@ -31,10 +32,18 @@ import (
 // element with device-to-host copies. The calls are safe from several
 // goroutines at once. Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all.
 func WaitUntilAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) error {
-	s, err := newWaitSet(a, "WaitUntilAll", idx, n, skip, cmp, v, nil, false)
+	return WaitUntilAllContext(context.Background(), a, idx, n, skip, cmp, v)
+}
+
+// WaitUntilAllContext is WaitUntilAll that also ends when ctx is done, with an
+// error that matches ctx.Err() (errors.Is). A ctx already done ends it at
+// once. The runtime stays usable: the next calls work.
+func WaitUntilAllContext[T Elem](ctx context.Context, a Array[T], idx, n int, skip []bool, cmp Cmp, v T) error {
+	s, err := newWaitSet(ctx, a, "WaitUntilAll", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return err
 	}
+	defer s.r.leave()
 	return s.waitAll()
 }
 
@@ -43,10 +52,11 @@ func WaitUntilAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) err
 // the wait set (see WaitUntilAll for what the calls share).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all_vector.
 func WaitUntilAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) error {
-	s, err := newWaitSet(a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(nil, a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return err
 	}
+	defer s.r.leave()
 	return s.waitAll()
 }
 
@@ -58,10 +68,18 @@ func WaitUntilAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, va
 // wait set returns -1 at once. Ref: OpenSHMEM 1.6 §9.10
 // shmem_wait_until_any (SIZE_MAX there is -1 here).
 func WaitUntilAny[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (int, error) {
-	s, err := newWaitSet(a, "WaitUntilAny", idx, n, skip, cmp, v, nil, false)
+	return WaitUntilAnyContext(context.Background(), a, idx, n, skip, cmp, v)
+}
+
+// WaitUntilAnyContext is WaitUntilAny that also ends when ctx is done, with an
+// error that matches ctx.Err() (errors.Is). A ctx already done ends it at
+// once. The runtime stays usable: the next calls work.
+func WaitUntilAnyContext[T Elem](ctx context.Context, a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (int, error) {
+	s, err := newWaitSet(ctx, a, "WaitUntilAny", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return -1, err
 	}
+	defer s.r.leave()
 	return s.waitAny()
 }
 
@@ -69,10 +87,11 @@ func WaitUntilAny[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (in
 // element: it returns an i with (a[idx+i] cmp vals[i]).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_any_vector.
 func WaitUntilAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (int, error) {
-	s, err := newWaitSet(a, "WaitUntilAnyVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(nil, a, "WaitUntilAnyVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return -1, err
 	}
+	defer s.r.leave()
 	return s.waitAny()
 }
 
@@ -83,20 +102,29 @@ func WaitUntilAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, va
 // once. The result is the call's only allocation.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_some.
 func WaitUntilSome[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) ([]int, error) {
-	s, err := newWaitSet(a, "WaitUntilSome", idx, n, skip, cmp, v, nil, false)
+	return WaitUntilSomeContext(context.Background(), a, idx, n, skip, cmp, v)
+}
+
+// WaitUntilSomeContext is WaitUntilSome that also ends when ctx is done, with an
+// error that matches ctx.Err() (errors.Is). A ctx already done ends it at
+// once. The runtime stays usable: the next calls work.
+func WaitUntilSomeContext[T Elem](ctx context.Context, a Array[T], idx, n int, skip []bool, cmp Cmp, v T) ([]int, error) {
+	s, err := newWaitSet(ctx, a, "WaitUntilSome", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return nil, err
 	}
+	defer s.r.leave()
 	return s.waitSome()
 }
 
 // WaitUntilSomeVector is WaitUntilSome with one comparison value per
 // element. Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_some_vector.
 func WaitUntilSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) ([]int, error) {
-	s, err := newWaitSet(a, "WaitUntilSomeVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(nil, a, "WaitUntilSomeVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return nil, err
 	}
+	defer s.r.leave()
 	return s.waitSome()
 }
 
@@ -104,10 +132,11 @@ func WaitUntilSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v
 // satisfies (a[idx+i] cmp v) now, without waiting; true for an empty
 // wait set. Ref: OpenSHMEM 1.6 §9.10 shmem_test_all.
 func TestAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (bool, error) {
-	s, err := newWaitSet(a, "TestAll", idx, n, skip, cmp, v, nil, false)
+	s, err := newWaitSet(nil, a, "TestAll", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return false, err
 	}
+	defer s.r.leave()
 	from := 0
 	return s.allFrom(&from)
 }
@@ -115,10 +144,11 @@ func TestAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (bool, e
 // TestAllVector is TestAll with one comparison value per element.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_all_vector.
 func TestAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (bool, error) {
-	s, err := newWaitSet(a, "TestAllVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(nil, a, "TestAllVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return false, err
 	}
+	defer s.r.leave()
 	from := 0
 	return s.allFrom(&from)
 }
@@ -130,20 +160,22 @@ func TestAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []
 // polling TestAny is handed every satisfied element eventually.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_any.
 func TestAny[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (int, bool, error) {
-	s, err := newWaitSet(a, "TestAny", idx, n, skip, cmp, v, nil, false)
+	s, err := newWaitSet(nil, a, "TestAny", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return -1, false, err
 	}
+	defer s.r.leave()
 	return s.testAny()
 }
 
 // TestAnyVector is TestAny with one comparison value per element.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_any_vector.
 func TestAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (int, bool, error) {
-	s, err := newWaitSet(a, "TestAnyVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(nil, a, "TestAnyVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return -1, false, err
 	}
+	defer s.r.leave()
 	return s.testAny()
 }
 
@@ -152,20 +184,22 @@ func TestAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []
 // empty slice when none does (or the wait set is empty).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_some.
 func TestSome[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) ([]int, error) {
-	s, err := newWaitSet(a, "TestSome", idx, n, skip, cmp, v, nil, false)
+	s, err := newWaitSet(nil, a, "TestSome", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return nil, err
 	}
+	defer s.r.leave()
 	return s.testSome()
 }
 
 // TestSomeVector is TestSome with one comparison value per element.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_some_vector.
 func TestSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) ([]int, error) {
-	s, err := newWaitSet(a, "TestSomeVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(nil, a, "TestSomeVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return nil, err
 	}
+	defer s.r.leave()
 	return s.testSome()
 }
 
@@ -173,6 +207,7 @@ func TestSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals [
 // checked: this PE's a[idx : idx+n], the skip mask and the comparison.
 type waitSet[T Elem] struct {
 	r      *runtime
+	ctx    context.Context // nil: none
 	op     string
 	idx, n int
 	live   int            // elements not skipped
@@ -187,10 +222,19 @@ type waitSet[T Elem] struct {
 }
 
 // newWaitSet checks the arguments of op. vector says vals (not v) holds
-// the comparison values.
-func newWaitSet[T Elem](a Array[T], op string, idx, n int, skip []bool, cmp Cmp, v T, vals []T, vector bool) (waitSet[T], error) {
-	r, err := rt(op)
+// the comparison values; ctx (nil: none) ends the waits when done. The
+// call is in flight (enter) until the caller's leave, unless it fails.
+func newWaitSet[T Elem](ctx context.Context, a Array[T], op string, idx, n int, skip []bool, cmp Cmp, v T, vals []T, vector bool) (ws waitSet[T], err error) {
+	r, err := enter(op)
 	if err != nil {
+		return waitSet[T]{}, err
+	}
+	defer func() {
+		if err != nil {
+			r.leave()
+		}
+	}()
+	if err := r.ctxErr(ctx, op); err != nil {
 		return waitSet[T]{}, err
 	}
 	// The array itself (zero, freed, of an earlier Init): span's checks.
@@ -217,7 +261,7 @@ func newWaitSet[T Elem](a Array[T], op string, idx, n int, skip []bool, cmp Cmp,
 	if !cmp.valid() {
 		return waitSet[T]{}, errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpGE (0..5)", int(cmp))
 	}
-	s := waitSet[T]{r: r, op: op, idx: idx, n: n, live: n, dev: a.OnDevice(), skip: skip, cmp: cmp, v: v, vals: vals, vector: vector}
+	s := waitSet[T]{r: r, ctx: ctx, op: op, idx: idx, n: n, live: n, dev: a.OnDevice(), skip: skip, cmp: cmp, v: v, vals: vals, vector: vector}
 	s.off = off + uint64(idx)*uint64(elem.Size[T]())
 	if !s.dev && n > 0 {
 		s.base = r.localPtr(s.off)
@@ -403,7 +447,7 @@ func (s *waitSet[T]) until(look func() (bool, error), what string, from *int) er
 		return lerr
 	}
 	var looks waitLooks
-	ok, err := s.r.policy.Until(func() bool {
+	ok, err := waitPolicy(s.r.policy, s.ctx).Until(func() bool {
 		if !s.dev {
 			s.r.spinLook(&looks)
 		}
@@ -412,7 +456,7 @@ func (s *waitSet[T]) until(look func() (bool, error), what string, from *int) er
 	s.r.endSpin(&looks)
 	switch {
 	case err != nil:
-		return err
+		return errs.Wrap(err, s.r.me, s.op, "waiting for %s a[%d:%d]", what, s.idx, s.idx+s.n)
 	case lerr != nil:
 		return lerr
 	case !ok:

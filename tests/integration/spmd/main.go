@@ -92,6 +92,10 @@ func main() {
 		code = initReport()
 	case "finalize-skip":
 		code = finalizeSkip()
+	case "ctx-leave":
+		code = ctxLeave()
+	case "ctx-step":
+		code = ctxStep()
 	default:
 		if m, ok := gpuModes[*modeFlag]; ok {
 			code = m()

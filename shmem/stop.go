@@ -1,0 +1,138 @@
+package shmem
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/collectives"
+	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/spin"
+)
+
+// This file is how a PE's calls stop: Finalize called while other
+// goroutines are inside goshmem calls, the PE's context (WithContext)
+// done, and the per-call contexts of the ...Context forms.
+//
+// Every API call counts itself in flight (enter, leave). Finalize first
+// refuses new calls (shut), then ends the blocked ones (halt: every wait
+// loop of the PE reads it on each look) and waits until none is in
+// flight. Only then does it quiet, synchronize and close anything.
+
+// finalized says that the latest Init was finalized: calls then return
+// ErrFinalized, not ErrNotInitialized.
+var finalized atomic.Bool
+
+// notInitialized is the error of a call op made with no runtime. After
+// Finalize it matches ErrFinalized and, as before Init, ErrNotInitialized.
+func notInitialized(op string) error {
+	if finalized.Load() {
+		return errs.Mark(errs.Hint(errs.ErrFinalized, "call shmem.Init to start again", -1, op, "goshmem is not initialized (Finalize was called)"),
+			errs.ErrNotInitialized)
+	}
+	return errs.Hint(errs.ErrNotInitialized, "call shmem.Init first", -1, op, "goshmem is not initialized")
+}
+
+// enter is rt for a call that Finalize must wait for: it counts the call
+// in flight until leave. A call refused (Finalize began, or this PE's
+// context is done) is not counted.
+func enter(op string) (*runtime, error) {
+	r := current.Load()
+	if r == nil {
+		return nil, notInitialized(op)
+	}
+	r.calls.Add(1)
+	// Finalize stores shut, then loads calls; a call adds to calls, then
+	// loads shut: one of the two sees the other (sequentially consistent
+	// atomics), so Finalize never closes under a call it did not count.
+	if r.shut.Err() != nil {
+		r.calls.Add(-1)
+		return nil, r.shutErr(op)
+	}
+	return r, nil
+}
+
+// leave ends what enter counted.
+func (r *runtime) leave() { r.calls.Add(-1) }
+
+// shutErr is the error of a call op refused because Finalize began or this
+// PE's context is done (it matches ErrFinalized or the context's Err).
+func (r *runtime) shutErr(op string) error {
+	return errs.Wrap(r.shut.Err(), r.me, op, "")
+}
+
+// stopPE ends this PE's calls with cause: new calls are refused, blocked
+// ones return. The first cause stays.
+func (r *runtime) stopPE(cause error) {
+	r.shut.Stop(cause)
+	r.halt.Stop(r.shut.Err())
+}
+
+// drain waits until no call of this PE is in flight (those blocked have
+// been halted; the others are short).
+func (r *runtime) drain() {
+	p := spin.Policy{Spins: 64, Yields: 64, MaxSleep: time.Millisecond}
+	p.Until(func() bool { return r.calls.Load() == 0 }, nil)
+}
+
+// watchContext makes ctx's end stop this PE's calls (WithContext).
+func (r *runtime) watchContext(ctx context.Context) {
+	if ctx == nil || ctx.Done() == nil {
+		return
+	}
+	r.unwatch = context.AfterFunc(ctx, func() {
+		r.stopPE(errs.Wrap(ctx.Err(), r.me, "WithContext", "this PE's context is done"))
+	})
+}
+
+// WithContext binds this PE to ctx. When ctx is done, every call of this
+// PE that is blocked (a wait, a quiet, a barrier or another collective, a
+// lock, an allocation's synchronization) returns an error that matches
+// ctx.Err() with errors.Is, and so does every later call except Finalize.
+// Finalize then releases what this PE holds and returns without waiting
+// for the other PEs; they see a PE that left, named in their errors, as
+// for a PE that exited.
+func WithContext(ctx context.Context) Option { return func(c *config) { c.ctx = ctx } }
+
+// waitPolicy is p for a call with ctx: p's waits then also end when ctx
+// is done. A context that can never be done (context.Background) changes
+// nothing.
+func waitPolicy(p spin.Policy, ctx context.Context) spin.Policy {
+	if ctx != nil && ctx.Done() != nil {
+		p.Ctx = ctx
+	}
+	return p
+}
+
+// ctxErr is the error of op called with a ctx that is already done, or nil.
+func (r *runtime) ctxErr(ctx context.Context, op string) error {
+	if ctx == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return errs.Wrap(err, r.me, op, "the call's context is done")
+	}
+	return nil
+}
+
+// comm is the runtime as the collectives' Comm for a call with ctx: its
+// waits and quiets also end when ctx is done.
+func (r *runtime) comm(ctx context.Context) collectives.Comm {
+	if ctx == nil || ctx.Done() == nil {
+		return r
+	}
+	return &ctxComm{runtime: r, wait: waitPolicy(r.collWait, ctx), pol: waitPolicy(r.policy, ctx)}
+}
+
+// ctxComm is the runtime with a call's context (runtime.comm). Direct and
+// CrowdedNode come from the embedded runtime.
+type ctxComm struct {
+	*runtime
+	wait, pol spin.Policy
+}
+
+func (c *ctxComm) WaitGE(off uint64, v uint64, why collectives.Wait) error {
+	return c.runtime.waitGE(c.wait, off, v, why)
+}
+
+func (c *ctxComm) Quiet() error { return c.all.Quiet(c.pol, c.checkPeers) }
