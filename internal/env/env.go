@@ -104,7 +104,7 @@ var Table = []Var{
 	{Name: "GOSHMEM_IBGDA_DOORBELL", Default: "gpu", kind: kindString,
 		Help: "gpu (GPU threads store the doorbell to the NIC's UAR mapped into the GPU; mlx5 needs the NVIDIA driver's PeerMappingOverride=1) or cpu (CPU-assisted: GPU threads build WQEs and publish the doorbell record, a host thread rings the UAR; with GOSHMEM_IBGDA_NIC=soft it rings the emulated NIC's doorbell word, which alone drives it)"},
 	{Name: "GOSHMEM_IBGDA_QUEUES", Default: "host", kind: kindString,
-		Help: "GOSHMEM_IBGDA_NIC=mlx5: where the SQ and CQ rings and doorbell records live: host (rdma-core's verbs QP/CQ in host memory, mapped into the GPU) or gpu (GPU memory registered with the NIC by dma-buf as a devx umem, CQ/QP created by devx commands, NVSHMEM's nic_buf_on_gpumem; needs devx, rdma-core >= 42 and GOSHMEM_IBGDA_DOORBELL=gpu; never run on a ConnectX)"},
+		Help: "GOSHMEM_IBGDA_NIC=mlx5: where the SQ and CQ rings and doorbell records live: host (rdma-core's verbs QP/CQ in host memory, mapped into the GPU) or gpu (GPU memory registered with the NIC by dma-buf as a devx umem, CQ/QP created by devx commands, NVSHMEM's nic_buf_on_gpumem; needs devx, rdma-core >= 43 and GOSHMEM_IBGDA_DOORBELL=gpu; never run on a ConnectX)"},
 	{Name: "GOSHMEM_PROXY_STREAM_PRIORITY", Default: "high", kind: kindString,
 		Help: "proxy (CUDA backend), diagnostic: priority of the workers' CUDA streams: high (the device's highest) or normal (the default priority)"},
 	{Name: "GOSHMEM_PROXY_INLINE", Default: "write", kind: kindString,
@@ -137,6 +137,8 @@ var Sanctioned = []string{
 	"GOSHMEM_REQUIRE_NVCC",          // make hdrcheck / fatbins: fail instead of skipping without nvcc
 	"GOSHMEM_REQUIRE_MPICH",         // make test, .ci/run: the MPICH tests fail instead of skipping without MPICH
 	"GOSHMEM_REQUIRE_LIBFABRIC_DEV", // make test: internal/cgo/fabric's ABI check fails instead of skipping without libfabric's headers
+	"GOSHMEM_REQUIRE_RDMA_CORE_DEV", // make test: internal/cgo/verbs's ABI check fails instead of skipping without rdma-core's headers
+	"GOSHMEM_REQUIRE_BUILDCHECK",    // scripts/buildcheck.sh: fail instead of skipping without root or unshare
 }
 
 // Setting is a parsed value and where it came from.
