@@ -8,7 +8,8 @@
 #   make gpu       fatbins (sm_90 SASS + compute_90 PTX) and Go binaries for the GPU machine, in bin/
 #   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 fatbin checks
 #   make build     every binary into bin/
-#   make gpulib    regenerate the embedded kernel library (internal/gpulib/lib.fatbin + its stamp; needs nvcc)
+#   make gpulib    regenerate the kernel library gpulib/lib.fatbin (module .../gpulib) + its stamp; needs nvcc
+#   make modcheck  module zip, go line, modules a shmem program inherits, examples/hello size
 
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
@@ -28,7 +29,12 @@ BIN      := bin
 # Open MPI's launcher by its own name: Debian's mpirun alternative may point to MPICH's.
 MPIRUN   ?= $(shell command -v mpirun.openmpi || echo mpirun) --oversubscribe
 DEMO_NP  ?= 4
-UNIT_PKGS := ./internal/... ./shmem/... ./cmd/... ./examples/...
+UNIT_PKGS := ./internal/... ./shmem/... ./examples/...
+# Nested modules (a go.mod of their own, left out of the module zip): go
+# commands run inside each. GO_MODULES have packages to vet, TEST_MODULES
+# unit tests too.
+GO_MODULES   := gpulib cmd/goshmem-perf tests/gpu scripts/modcheck
+TEST_MODULES := gpulib cmd/goshmem-perf
 # Fuzz budgets are execution counts, about what 20 s (10 s for the CQE
 # parser) ran here: a wall-clock -fuzztime races Go 1.26's fuzz coordinator
 # at the deadline and fails with a bare "context deadline exceeded" and no
@@ -37,7 +43,7 @@ FUZZ_ALLOC ?= 200000x
 FUZZ_WQE   ?= 800000x
 FUZZ_CQE   ?= 20000x
 
-.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu gpucoll fatbins ibgdacheck gpulib gpulib-check
+.PHONY: all deps build demo test unit integration fuzz bench lint clean hdrcheck hdrcheck-gpu gpu gpucoll fatbins ibgdacheck gpulib gpulib-check modcheck
 
 all: build
 
@@ -46,7 +52,8 @@ deps:
 
 build: deps
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./examples/... ./cmd/...
+	$(GO) build -o $(BIN)/ ./examples/...
+	cd cmd/goshmem-perf && $(GO) build -o $(abspath $(BIN))/ .
 
 demo: deps
 	@mkdir -p $(BIN)
@@ -54,32 +61,46 @@ demo: deps
 	$(MPIRUN) -np $(DEMO_NP) $(BIN)/jacobi-cpu
 	@echo "demo: OK: the $(DEMO_NP)-PE result matches the 1-PE reference element by element (jacobi-cpu exits 1 on any mismatch)"
 
-test: deps lint hdrcheck ibgdacheck fatbins gpulib-check unit fuzz integration
+test: deps lint modcheck hdrcheck ibgdacheck fatbins gpulib-check unit fuzz integration
 # deps installs MPICH, so its tests must run, not skip.
 test: export GOSHMEM_REQUIRE_MPICH := 1
 test: export GOSHMEM_REQUIRE_RDMA_CORE_DEV := 1
 test: export GOSHMEM_REQUIRE_LIBFABRIC_DEV := 1
 
 # goshmem's own kernels (stream-ordered calls, host collectives on GPU
-# arrays), embedded in every Go binary: lib.fatbin is committed, with
-# lib.fatbin.sha256, the hash of its sources (stamp.sh). Regenerate after
-# editing internal/gpulib/lib.cu or any device header. The fatbin is
-# compressed (-compress-all): the driver inflates it at load.
+# arrays): the module github.com/goshmem/goshmem/gpulib embeds
+# gpulib/lib.fatbin, and a program that needs the kernels imports it
+# (docs/gpu.md). lib.fatbin is committed, with lib.fatbin.sha256, the hash
+# of its sources (gpulib/stamp.sh). Regenerate after editing gpulib/lib.cu,
+# internal/gpulib/lib.h or any device header. The fatbin is compressed
+# (-compress-all): the driver inflates it at load.
 gpulib:
 	@bash scripts/deps.sh --cuda
-	cd internal/gpulib && nvcc -std=c++17 -I../../include -gencode arch=compute_90,code=sm_90 \
+	cd gpulib && nvcc -std=c++17 -I../include -I../internal/gpulib -gencode arch=compute_90,code=sm_90 \
 	  -gencode arch=compute_90,code=compute_90 -Xfatbin -compress-all -fatbin lib.cu -o lib.fatbin
-	bash internal/gpulib/stamp.sh > internal/gpulib/lib.fatbin.sha256
+	bash gpulib/stamp.sh > gpulib/lib.fatbin.sha256
 
 # CI: the committed fatbin's stamp matches its sources (nvcc output is not
 # byte-reproducible, so the sources' hash is what is compared).
 gpulib-check:
-	@want=$$(cat internal/gpulib/lib.fatbin.sha256); got=$$(bash internal/gpulib/stamp.sh); \
-	  if [ "$$want" != "$$got" ]; then echo "gpulib-check: internal/gpulib/lib.fatbin is stale: run make gpulib and commit it"; exit 1; fi; \
+	@want=$$(cat gpulib/lib.fatbin.sha256); got=$$(bash gpulib/stamp.sh); \
+	  if [ "$$want" != "$$got" ]; then echo "gpulib-check: gpulib/lib.fatbin is stale: run make gpulib and commit it"; exit 1; fi; \
 	  echo "gpulib-check: lib.fatbin matches its sources"
+
+# CI: what a user downloads and builds (scripts/modcheck): the module zip
+# of HEAD at most 3 MiB, go lines without a patch level, at most
+# MODCHECK_MODS modules under a program that imports shmem, examples/hello
+# at most 12 MiB. The module bound is the floor cockroachdb/errors sets:
+# its go.mod alone requires 23 modules, and gogo/protobuf (no go line, so
+# its graph is not pruned) brings the rest.
+MODCHECK_MODS ?= 41
+modcheck: deps
+	cd scripts/modcheck && $(GO) run . -root ../.. -mods $(MODCHECK_MODS)
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS)
+	@for m in $(TEST_MODULES); do echo "cd $$m && $(GO) test -race -count=1 -timeout 10m ./..."; \
+	  (cd $$m && $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; done
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzAllocator -fuzztime $(FUZZ_ALLOC) ./internal/symmetric/
@@ -105,8 +126,8 @@ NVCC_FATBIN := nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -ge
 # Stripped (-s -w): bin/ travels to the GPU machine, 64 MiB at most.
 gpu: fatbins
 	$(MAKE) --no-print-directory -j$$(nproc) $(COLL_FATBINS)
-	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
-	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
+	cd tests/gpu && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/devtest ./devtest
+	cd cmd/goshmem-perf && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/goshmem-perf .
 	$(GO) build -ldflags='-s -w' -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
 
 # Every kernel of the project to an sm_90 + compute_90 fatbin (CI runs this:
@@ -146,8 +167,8 @@ $(G)/perf_coll.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
 # Only what tests/gpu/coll.sh and coll2.sh need (issue 17's GPU runs): `make -j4 gpucoll`.
 gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
-	$(GO) build -ldflags='-s -w' -o $(BIN)/devtest ./tests/gpu/devtest
-	$(GO) build -ldflags='-s -w' -o $(BIN)/goshmem-perf ./cmd/goshmem-perf
+	cd tests/gpu && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/devtest ./devtest
+	cd cmd/goshmem-perf && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/goshmem-perf .
 
 $(G)/perf.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) bench/gpu/perf.cu -o $@
@@ -202,6 +223,7 @@ $(STATICCHECK):
 
 lint: deps $(STATICCHECK)
 	$(GO) vet ./...
+	@for m in $(GO_MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@fail=0; for mod in $$(find . -name go.mod -not -path './.git/*' -not -path './$(BIN)/*' -not -path '*/testdata/*' | sort); do \

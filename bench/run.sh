@@ -67,8 +67,9 @@ step "build goshmem-perf"
 command -v go >/dev/null || die "go not found"
 [ -n "$mpirun" ] || die "mpirun.openmpi not found (apt-get install openmpi-bin)"
 ver="$(git describe --always --dirty 2>/dev/null || echo devel)"
-run go build -ldflags "-X main.version=$ver" -o "$build/goshmem-perf" ./cmd/goshmem-perf ||
-    die "go build ./cmd/goshmem-perf failed"
+# (cmd/goshmem-perf is a module of its own: built in its folder, go -C)
+run go -C cmd/goshmem-perf build -ldflags "-X main.version=$ver" -o "$build/goshmem-perf" . ||
+    die "go build in cmd/goshmem-perf failed"
 perf="$build/goshmem-perf"
 
 # ---------------------------------------------------------------- goshmem

@@ -1,8 +1,8 @@
 /* goshmem's own kernels: the stream-ordered calls of package shmem
  * (PutOnStream ... AllToAllOnStream) and the host collectives on GPU arrays
  * run these. They are built into lib.fatbin (sm_90 SASS + compute_90 PTX,
- * `make gpulib`), which the Go binary embeds (gpulib.go), so a Go program
- * needs no nvcc and no fatbin of its own.
+ * `make gpulib`), which package gpulib embeds (gpulib.go), so a Go program
+ * that imports it needs no nvcc and no fatbin of its own.
  *
  * The same file compiles as host C++17 (g++ -x c++): the fake CUDA driver
  * of the CPU tests loads that build and runs a launch of kernel `name` as a
@@ -27,6 +27,8 @@
 #define GOSHMEM_REMOTE_TRANSPORTS 1
 #include <goshmem.h>
 
+/* internal/gpulib/lib.h, beside its Go mirror: `make gpulib` and the fake
+ * driver's host build pass -I internal/gpulib. */
 #include "lib.h"
 
 #if GOSHMEMI_CUDA

@@ -91,6 +91,7 @@ func TestOnStreamGPUFakeCase(t *testing.T) {
 	if os.Getenv(streamGPUCaseEnv) == "" {
 		t.Skip("run by TestOnStreamGPUFake in a process of its own")
 	}
+	testutil.FakeLib(t) // what importing the gpulib module does
 	start(t)
 	x, err := shmem.AllocDevice[float64](9)
 	require.NoError(t, err)

@@ -20,7 +20,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=${MPIRUN:-$(command -v mpirun.openmpi || command -v mpirun)}
 cmds=$out/commands.txt
 : >"$cmds"
-(cd "$root" && go build -o "$build/" ./tests/integration/spmd ./cmd/goshmem-perf)
+(cd "$root" && go build -o "$build/" ./tests/integration/spmd) # goshmem-perf: a module of its own
+(cd "$root/cmd/goshmem-perf" && go build -o "$build/" .)
 echo "commit $(cd "$root" && git describe --always --dirty 2>/dev/null || echo devel); $(nproc) CPUs; load before $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/machine.txt"
 
 port=29600

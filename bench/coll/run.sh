@@ -58,7 +58,7 @@ command -v oshcc >/dev/null || die "oshcc not found (apt-get install libopenmpi-
 
 step "build"
 ver="$(git describe --always --dirty 2>/dev/null || echo devel)"
-run go build -ldflags "-X main.version=$ver" -o "$build/goshmem-perf" ./cmd/goshmem-perf
+run go -C cmd/goshmem-perf build -ldflags "-X main.version=$ver" -o "$build/goshmem-perf" . # a module of its own
 perf="$build/goshmem-perf"
 run oshcc -O2 -std=c11 -Wall -o "$build/oshbench" bench/oshmem/oshbench.c
 run gcc -O2 -std=c11 -Wall -o "$build/copyfloor" bench/coll/copyfloor.c

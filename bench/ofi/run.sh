@@ -28,8 +28,9 @@ ITERS=${ITERS:-10000}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:-$(mktemp -d /tmp/goshmem-ofibench.XXXXXX)}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 cc -O2 -Wall -o "$OUT/rawfi" "$ROOT/bench/ofi/rawfi.c" -lfabric -lpthread
-(cd "$ROOT" && go build -o "$OUT/goshmem-perf" ./cmd/goshmem-perf)
+(cd "$ROOT/cmd/goshmem-perf" && go build -o "$OUT/goshmem-perf" .) # a module of its own
 
 {
 	echo "command: bench/ofi/run.sh $OUT (PROV=$PROV ROUNDS=$ROUNDS ITERS=$ITERS)"

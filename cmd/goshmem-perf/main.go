@@ -27,6 +27,9 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	// the kernels of the on-stream rows and the host collectives on GPU arrays
+	_ "github.com/goshmem/goshmem/gpulib"
 )
 
 // version is set by the build (bench/run.sh: -ldflags "-X main.version=...").

@@ -1,54 +1,18 @@
 package gpulib
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io/fs"
+	"errors"
 	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/errs"
 )
-
-// inputHash is stamp.sh's hash of lib.fatbin's inputs, from the
-// repository root.
-func inputHash(t *testing.T, root string) string {
-	t.Helper()
-	paths := []string{"internal/gpulib/lib.cu", "internal/gpulib/lib.h", "include/goshmem.h"}
-	require.NoError(t, filepath.WalkDir(filepath.Join(root, "include", "goshmem"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".h") {
-			rel, _ := filepath.Rel(root, p)
-			paths = append(paths, filepath.ToSlash(rel))
-		}
-		return err
-	}))
-	sort.Strings(paths)
-	h := sha256.New()
-	for _, p := range paths {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		require.NoError(t, err)
-		h.Write([]byte(p + "\n"))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// The committed fatbin was built from the committed sources: its stamp is
-// the hash of lib.cu, lib.h and the device headers. nvcc's output is not
-// byte-for-byte reproducible, so the stamp, not the fatbin, is compared.
-func TestFatbinFresh(t *testing.T) {
-	got := inputHash(t, filepath.Join("..", ".."))
-	assert.Equal(t, got, strings.TrimSpace(Stamp),
-		"lib.fatbin is stale (its sources changed since it was built): run `make gpulib` on a machine with nvcc and commit lib.fatbin and lib.fatbin.sha256")
-	require.GreaterOrEqual(t, len(Fatbin), 4)
-	assert.Equal(t, []byte{0x50, 0xed, 0x55, 0xba}, Fatbin[:4], "lib.fatbin does not start with the fatbin magic")
-}
 
 // The Go mirror of lib.h's values.
 func TestABI(t *testing.T) {
@@ -65,36 +29,41 @@ func TestABI(t *testing.T) {
 		"GOSHMEMI_LIB_CMP_GE": CmpGE, "GOSHMEMI_LIB_CMP_LT": CmpLT, "GOSHMEMI_LIB_CMP_LE": CmpLE,
 		"GOSHMEMI_LIB_SIGNAL_SET": SignalSet, "GOSHMEMI_LIB_SIGNAL_ADD": SignalAdd,
 		"GOSHMEMI_LIB_MOVE_BROADCAST": MoveBroadcast, "GOSHMEMI_LIB_MOVE_FCOLLECT": MoveFCollect, "GOSHMEMI_LIB_MOVE_ALLTOALL": MoveAllToAll,
-		"GOSHMEMI_LIB_ARG_FUSED": ArgFused}
+		"GOSHMEMI_LIB_ARG_FUSED": ArgFused, "GOSHMEMI_LIB_ABI": ABI}
 	for i, op := range OpNames {
 		want["GOSHMEMI_LIB_OP_"+strings.ToUpper(op)] = i
 	}
 	assert.Equal(t, want, defs)
 }
 
-// Every kernel name appears in lib.cu as a kernel (fixed) or through its
-// macro (reductions).
-func TestNames(t *testing.T) {
-	b, err := os.ReadFile("lib.cu")
-	require.NoError(t, err)
-	src := string(b)
-	for k := Kernel(0); int(k) < Count; k++ {
-		if k < nFixed {
-			assert.Contains(t, src, "LIBK("+k.Name()+")")
-			continue
-		}
-		ty, macro := Type(k-nFixed), "GOSHMEMI_LIB_REDUCE_"
-		if ty >= Type(len(Types)) {
-			ty, macro = ty-Type(len(Types)), "GOSHMEMI_LIB_PART_"
-			assert.Equal(t, k, ReducePart(ty))
-			assert.Equal(t, "goshmemi_lib_reduce_part_"+Types[ty], k.Name())
-		} else {
-			assert.Equal(t, k, Reduce(ty))
-		}
-		kind := "INT"
-		if ty.IsFloat() {
-			kind = "FLOAT"
-		}
-		assert.Contains(t, src, macro+kind+"("+Types[ty]+", ")
+// The registry: no image, an image for another ABI, then the right one.
+func TestRegistry(t *testing.T) {
+	t.Cleanup(Unregister)
+	image := []byte{0x50, 0xed, 0x55, 0xba}
+	for _, c := range []struct {
+		name     string
+		register func()
+		want     string
+	}{
+		{"none", Unregister, `goshmem's kernel library is not in this program: add import _ "github.com/goshmem/goshmem/gpulib" to its main package`},
+		{"other ABI", func() { Register(ABI+1, image) }, "has ABI 2, this github.com/goshmem/goshmem needs ABI 1: require the same version of both modules"},
+		{"empty", func() { Register(ABI, nil) }, "is empty"},
+		{"ok", func() { Register(ABI, image) }, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.register()
+			got, err := Image()
+			if c.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, image, got)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Nil(t, got)
+			if c.name != "empty" {
+				assert.True(t, errors.Is(err, errs.ErrNotSupported))
+			}
+		})
 	}
 }

@@ -1,10 +1,16 @@
-/* The ABI between package shmem (through internal/gpulib) and lib.cu:
- * the kernels' one argument and the codes Go passes. gpulib.go mirrors
- * every value; gpulib_test.go checks them against this file. */
+/* The ABI between package shmem (through internal/gpulib) and lib.cu
+ * (gpulib/, a module of its own): the kernels' one argument and the codes
+ * Go passes. gpulib.go mirrors every value; gpulib_test.go checks them
+ * against this file. */
 #ifndef GOSHMEMI_LIB_H
 #define GOSHMEMI_LIB_H
 
 #include <stdint.h>
+
+/* Version of this interface (and of the kernels' names and arguments):
+ * raise it with any change to them. The gpulib module registers its image
+ * with the version it was built for; internal/gpulib refuses another. */
+#define GOSHMEMI_LIB_ABI 1
 
 /* Threads of the one block every library kernel runs as. */
 #define GOSHMEMI_LIB_THREADS 1024

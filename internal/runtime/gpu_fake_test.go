@@ -63,11 +63,14 @@ var fakeCases = map[string]struct {
 	"lib-trap":           {nil, gpuLibTrap},
 	"launch-block-limit": {nil, gpuLaunchBlockLimit},
 	"lib-file":           {nil, gpuLibFile},
+	"lib-missing":        {nil, gpuLibMissing},
 	"launch-overlap":     {nil, func(t *testing.T) { gpuLaunchOverlap(t, "1", true) }},
 	"launch-overlap-off": {nil, func(t *testing.T) { gpuLaunchOverlap(t, "0", false) }},
 	"launch-overlap-refused": {[]string{"FAKECUDA_LAUNCH_EX=unsupported"}, func(t *testing.T) {
 		gpuLaunchOverlap(t, "1", false)
 	}},
+	// an A100: the library runs, with plain launches (no programmatic dependent launch before sm_90)
+	"launch-overlap-sm80": {[]string{"FAKECUDA_CC=8.0"}, func(t *testing.T) { gpuLaunchOverlap(t, "1", false) }},
 	"proxy-one-pe-fails": {nil, func(t *testing.T) {
 		gpuRemoteOnePEFails(t, map[string]string{"GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_PROXY_INFLIGHT": "0"},
 			`GOSHMEM_PROXY_INFLIGHT="0"; must be auto or a number of chains in [1, 1048576]`)
@@ -119,6 +122,7 @@ func TestGPUFakeCase(t *testing.T) {
 	}
 	c, ok := fakeCases[name]
 	require.True(t, ok, "no case %q", name)
+	testutil.FakeLib(t) // what importing the gpulib module does
 	c.run(t)
 	if t.Failed() {
 		return
@@ -736,7 +740,7 @@ func gpuLaunchOverlap(t *testing.T, setting string, want bool) {
 // first call, naming the setting and the path.
 func gpuLibFile(t *testing.T) {
 	lib := filepath.Join(t.TempDir(), "lib.fatbin")
-	require.NoError(t, os.WriteFile(lib, gpulib.Fatbin, 0o600))
+	require.NoError(t, os.WriteFile(lib, testutil.FakeLibImage, 0o600))
 	for _, c := range []struct{ path, want string }{
 		{lib, ""},
 		{lib + ".missing", `GOSHMEM_GPU_LIB="` + lib + `.missing": reading the kernel library`},
@@ -755,6 +759,27 @@ func gpuLibFile(t *testing.T) {
 			assert.ErrorContains(t, got[0].work, "goshmem: PE 0: BarrierAllOnStream: "+c.want)
 		}
 	}
+}
+
+// gpuLibMissing: in a program that does not import the gpulib module the
+// first call that needs a kernel fails, naming the PE, the call and the
+// import; calls that need none (a stream's synchronize) still work.
+func gpuLibMissing(t *testing.T) {
+	gpulib.Unregister()
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		v := [gpulib.NArgs]uint64{0}
+		err := r.LibLaunch(nil, gpulib.Barrier, &v, "BarrierAllOnStream")
+		if err == nil {
+			return fmt.Errorf("LibLaunch without a kernel library succeeded")
+		}
+		want := `goshmem: PE 0: BarrierAllOnStream: goshmem's kernel library is not in this program: add import _ "github.com/goshmem/goshmem/gpulib" to its main package`
+		if !strings.HasPrefix(err.Error(), want) || !stderrors.Is(err, errs.ErrNotSupported) {
+			return fmt.Errorf("got %q (ErrNotSupported: %v), want %q...", err, stderrors.Is(err, errs.ErrNotSupported), want)
+		}
+		return r.SyncStream(nil, "Stream.Synchronize")
+	})
+	require.NoError(t, got[0].err)
+	assert.NoError(t, got[0].work)
 }
 
 // gpuLibTrap: a library kernel whose device call traps (a barrier on team

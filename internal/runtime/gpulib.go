@@ -12,9 +12,10 @@ import (
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
-// gpuLib is goshmem's kernel library (internal/gpulib) in this PE's GPU
-// context: loaded on first use, its device state installed like a user
-// module's, unloaded at Finalize (gpuBackend.Close).
+// gpuLib is goshmem's kernel library (the image the gpulib module
+// registers with internal/gpulib) in this PE's GPU context: loaded on
+// first use, its device state installed like a user module's, unloaded at
+// Finalize (gpuBackend.Close).
 type gpuLib struct {
 	mu     sync.Mutex // guards everything below; held across a launch (args)
 	loaded bool
@@ -32,7 +33,8 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 	if l.loaded || l.err != nil {
 		return l.err
 	}
-	image, what := gpulib.Fatbin, "goshmem's kernel library (sm_90 SASS + compute_90 PTX)"
+	var image []byte
+	what := "goshmem's kernel library (sm_80 and sm_90 SASS, PTX for the newest)"
 	if p := r.Settings.String("GOSHMEM_GPU_LIB"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -40,6 +42,10 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 			return l.err
 		}
 		image, what = b, fmt.Sprintf("the kernel library GOSHMEM_GPU_LIB=%q", p)
+	} else if image, l.err = gpulib.Image(); l.err != nil {
+		// registered by importing gpulib.ImportPath; the error says so
+		l.err = errs.Wrap(l.err, r.Me, op, "")
+		return l.err
 	}
 	m, err := r.GPU.Ctx.ModuleLoadData(image)
 	if err != nil {
@@ -62,6 +68,7 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 		l.names[k] = name
 	}
 	l.mod, l.loaded = m, true
+	r.archLaunch()
 	return nil
 }
 
@@ -70,7 +77,7 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 // waits for that transport can make the driver synchronize the context,
 // which then waits for the kernel, which waits for the transport's host
 // thread, which waits for the driver. At Init no kernel runs yet. A
-// failure (e.g. a GPU older than sm_90) is kept for the calls that need
+// failure (e.g. a GPU older than sm_80) is kept for the calls that need
 // the library to report; the job itself does not need it.
 func (r *Runtime) preloadLib() {
 	l := &r.gpuState.lib

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/gpulib"
 )
 
 // FakeCUDA compiles the fake CUDA driver (internal/cgo/cuda/testdata/
@@ -18,10 +20,11 @@ import (
 // temporary directory and returns its path, for GOSHMEM_LIBCUDA. The fake's
 // own environment (FAKECUDA_DEVICES, FAKECUDA_INIT, FAKECUDA_LEAKS) is
 // described at the top of the C file. Next to it, libfakecuda_kernels.so
-// is goshmem's kernel library (internal/gpulib/lib.cu) built for the host
-// by $CXX (g++ by default), which the fake runs for the library's fatbin.
+// is goshmem's kernel library (gpulib/lib.cu) built for the host by $CXX
+// (g++ by default), which the fake runs for any fatbin image (FakeLib).
 // It skips when there is no C compiler $CC (gcc by default; cgo needs one
-// anyway) or no C++ compiler $CXX.
+// anyway), no C++ compiler $CXX, or no gpulib/lib.cu (a copy of the
+// module without the repository's nested modules).
 func FakeCUDA(t testing.TB) string {
 	t.Helper()
 	cc := os.Getenv("CC")
@@ -45,11 +48,29 @@ func FakeCUDA(t testing.TB) string {
 		t.Skipf("no C++ compiler %q to build the kernel library for the fake libcuda: %v", cxx, err)
 	}
 	root := filepath.Join(filepath.Dir(self), "..", "..")
+	src := filepath.Join(root, "gpulib", "lib.cu")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("no kernel library source to build for the fake libcuda: %v", err)
+	}
 	out, err = exec.Command(cxx, "-std=c++17", "-x", "c++", "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Wextra", "-Werror",
-		"-I", filepath.Join(root, "include"), "-o", filepath.Join(filepath.Dir(lib), "libfakecuda_kernels.so"),
-		filepath.Join(root, "internal", "gpulib", "lib.cu")).CombinedOutput()
+		"-I", filepath.Join(root, "include"), "-I", filepath.Join(root, "internal", "gpulib"),
+		"-o", filepath.Join(filepath.Dir(lib), "libfakecuda_kernels.so"), src).CombinedOutput()
 	require.NoError(t, err, "building the kernel library for the fake libcuda: %s", out)
 	return lib
+}
+
+// FakeLibImage is a kernel library image for the fake driver: the fatbin
+// magic alone (0xBA55ED50, little-endian), on which the fake loads
+// libfakecuda_kernels.so instead of reading the image.
+var FakeLibImage = []byte{0x50, 0xed, 0x55, 0xba, 0, 0, 0, 0}
+
+// FakeLib registers FakeLibImage as this process's kernel library, as a
+// program's import of github.com/goshmem/goshmem/gpulib registers the
+// real one, until t ends.
+func FakeLib(t testing.TB) {
+	t.Helper()
+	gpulib.Register(gpulib.ABI, FakeLibImage)
+	t.Cleanup(gpulib.Unregister)
 }
 
 // FakeCUDALive reads the live-object counts the fake keeps under

@@ -4,7 +4,7 @@
 #   1. kernels: bin/gpu/{devtest,compat}.fatbin (built here with CUDA 11.8 and
 #      carried, or built now with the local nvcc when absent);
 #   2. device test suite bin/devtest (Go, built on the dev machine:
-#      go build -o bin/devtest ./tests/gpu/devtest), 2 PEs on one GPU:
+#      make gpu, or go -C tests/gpu build -o ../../bin/devtest ./devtest), 2 PEs on one GPU:
 #      without MPS (few rounds: the GPU time-slices the two processes), the
 #      fault test (PE 0 writes an illegal address: every PE must exit
 #      non-zero within FAULT_LIMIT seconds), then with MPS (many rounds) and
@@ -62,7 +62,7 @@ for k in devtest compat; do
     fi
 done
 if [ ! -x bin/devtest ]; then
-    echo "bin/devtest missing: build it on the dev machine (go build -o bin/devtest ./tests/gpu/devtest) and carry it"
+    echo "bin/devtest missing: build it on the dev machine (make gpu, or go -C tests/gpu build -o ../../bin/devtest ./devtest) and carry it"
     exit 1
 fi
 

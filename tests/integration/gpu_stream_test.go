@@ -16,7 +16,7 @@ import (
 // The stream-ordered calls (PutOnStream ... AllToAllOnStream, the team
 // barrier, StreamFromHandle) and the host collectives on GPU arrays under
 // mpirun on the fake CUDA driver, which runs goshmem's kernel library
-// (internal/gpulib/lib.cu, built for the host) by kernel name. The fake's
+// (gpulib/lib.cu, built for the host) by kernel name. The fake's
 // streams are synchronous: each operation runs inside the call that
 // queues it, so these runs check values, argument errors and the
 // library's lifecycle (loaded on first use, unloaded at Finalize: no live

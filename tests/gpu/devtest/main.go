@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	// the kernels of the stream tests and the host collectives on GPU arrays
+	_ "github.com/goshmem/goshmem/gpulib"
 	"github.com/goshmem/goshmem/shmem"
 )
 

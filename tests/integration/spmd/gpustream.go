@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/goshmem/goshmem/internal/gpulib"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -15,6 +16,10 @@ import (
 // that queues it). Each step prints "gpu-stream: PE k: <step>: ok" or a
 // FAIL line; the exit code is 1 after a failure.
 func gpuStream() int {
+	// What importing the gpulib module does, with the fake driver's image
+	// (testutil.FakeLibImage: the fatbin magic, on which the fake runs
+	// lib.cu's host build).
+	gpulib.Register(gpulib.ABI, []byte{0x50, 0xed, 0x55, 0xba, 0, 0, 0, 0})
 	if err := shmem.Init(initOpts()...); err != nil {
 		fmt.Printf("gpu-stream: Init failed: %v\n", err)
 		return 1

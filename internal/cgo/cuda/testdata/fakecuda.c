@@ -15,9 +15,9 @@
  * does not compile PTX; any other entry fails the load with
  * CUDA_ERROR_NOT_SUPPORTED.
  *
- * A fatbin image (magic 0xBA55ED50: goshmem's embedded kernel library,
- * internal/gpulib/lib.fatbin) loads the host-mode build of the same source
- * (internal/gpulib/lib.cu compiled by g++ into libfakecuda_kernels.so next
+ * A fatbin image (magic 0xBA55ED50: goshmem's kernel library,
+ * gpulib/lib.fatbin, or the tests' stand-in) loads the host-mode build of
+ * the library's source (gpulib/lib.cu compiled by g++ into libfakecuda_kernels.so next
  * to this library, or the file FAKECUDA_KERNELS names): cuModuleGetFunction
  * finds a kernel by its name there, and cuLaunchKernel calls it on the
  * launching thread with the module's goshmemi_device_state installed as
