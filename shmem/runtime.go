@@ -103,6 +103,7 @@ type config struct {
 	uid      *uidJoin // WithUniqueID
 	ctx      context.Context
 	logger   *slog.Logger
+	device   *int // WithDevice
 }
 
 // WithSymmetricSize sets the bytes of symmetric heap per PE (overrides
@@ -115,6 +116,16 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 
 // WithDebug turns debug checks on or off (overrides GOSHMEM_DEBUG).
 func WithDebug(on bool) Option { return func(c *config) { c.debug = &on } }
+
+// WithDevice makes this PE use the GPU with this ordinal, in [0, device
+// count) on its node (overrides GOSHMEM_DEVICE). Without it, and without
+// GOSHMEM_DEVICE, a PE uses the device of the CUDA context current on the
+// thread that calls Init (one another library made current), keeping that
+// context; else its local rank modulo the node's device count. An ordinal
+// out of range fails Init with ErrInvalidArgument. Lock the goroutine to
+// its thread (runtime.LockOSThread) when the context was made current
+// there.
+func WithDevice(ordinal int) Option { return func(c *config) { c.device = &ordinal } }
 
 // WithBootstrap runs on the given bootstrap instead of choosing one (used by
 // goshmem's own tests and tools).
@@ -210,7 +221,7 @@ func validSettings() env.Settings {
 
 func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, local error) (*runtime, error) {
 	c, err := core.New(boot, settings, core.Config{HeapSize: cfg.heapSize, Timeout: cfg.timeout, Debug: cfg.debug, CXI: cfg.cxi, Local: local,
-		Log: logx.New(cfg.logger, nil)})
+		Log: logx.New(cfg.logger, nil), Device: cfg.device})
 	if err != nil {
 		return nil, err
 	}

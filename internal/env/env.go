@@ -55,6 +55,8 @@ var Table = []Var{
 		Help: "auto (use a GPU when the driver finds one), on (Init fails without one), off"},
 	{Name: "GOSHMEM_DEVICE_HEAP_SIZE", Default: "1G", kind: kindSize,
 		Help: "bytes of GPU symmetric heap per PE (cuMemAlloc'd at Init when a GPU is used)"},
+	{Name: "GOSHMEM_DEVICE", Default: "", kind: kindString,
+		Help: "the GPU this PE uses, an ordinal in [0, device count); empty: the device of a CUDA context current on the thread calling Init, else local rank modulo device count; shmem.WithDevice overrides it"},
 	{Name: "GOSHMEM_LIBMPI", Default: "", kind: kindString,
 		Help: "the MPI library to dlopen under an MPI launcher (a path or soname); empty: the first of libmpi.so.40 (Open MPI), libmpi.so.12, libmpich.so.12 (MPICH ABI), libmpi.so, libmpich.so that loads, MPICH's first under Hydra; never loaded without a launcher"},
 	{Name: "GOSHMEM_LIBCUDA", Default: "libcuda.so.1", kind: kindString,

@@ -57,7 +57,11 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 		return nil, err
 	}
 	lr, _ := bootstrap.LocalRank(r.Boot)
-	t, rec, err := cudatr.Setup(r.Me, r.NPEs, lr, size, r.Settings.String("GOSHMEM_LIBCUDA"))
+	dev, err := r.deviceChoice(lr)
+	if err != nil {
+		return nil, err
+	}
+	t, rec, err := cudatr.Setup(r.Me, r.NPEs, dev, size, r.Settings.String("GOSHMEM_LIBCUDA"))
 	if err != nil {
 		if b.auto && errors.Is(err, errs.ErrNotSupported) {
 			return nil, Decline(err)
@@ -65,8 +69,31 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 		return nil, err
 	}
 	t.CollLL = r.gpuState.collLL
-	b.t = t
+	b.t, r.gpuCaller = t, t
 	return rec, nil
+}
+
+// deviceChoice is the GPU this PE asks for: WithDevice's ordinal, else
+// GOSHMEM_DEVICE's, else none (the thread's current context, else the
+// local rank decides; see cudatr.Choice).
+func (r *Runtime) deviceChoice(localRank int) (cudatr.Choice, error) {
+	c := cudatr.Choice{Ordinal: -1, LocalRank: localRank}
+	if r.device != nil {
+		c.Ordinal, c.Source = *r.device, "WithDevice"
+		if c.Ordinal < 0 {
+			return c, errs.New(errs.ErrInvalidArgument, r.Me, "Init", "WithDevice(%d): a device ordinal is at least 0", c.Ordinal)
+		}
+		return c, nil
+	}
+	if v := r.Settings.String("GOSHMEM_DEVICE"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return c, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_DEVICE to a device ordinal (0, 1, ...) or unset it", r.Me, "Init",
+				"GOSHMEM_DEVICE=%q; must be a device ordinal, at least 0", v)
+		}
+		c.Ordinal, c.Source = n, "GOSHMEM_DEVICE"
+	}
+	return c, nil
 }
 
 // gridSettings checks GOSHMEM_GPU_COLL_GRID, GOSHMEM_GPU_COLL_BLOCK,
@@ -146,8 +173,8 @@ func (b *gpuBackend) Info() []string {
 			p2p = append(p2p, pe)
 		}
 	}
-	lines := []string{fmt.Sprintf("PE %d: GPU %d (%s, PCI %s); kernels reach PEs %v by load/store (%s)",
-		r.Me, int(g.Dev), g.DevName, g.BusID, p2p, g.Name())}
+	lines := []string{fmt.Sprintf("PE %d: GPU %d (%s, PCI %s) chosen by %s; kernels reach PEs %v by load/store (%s)",
+		r.Me, int(g.Dev), g.DevName, g.BusID, g.DevWhy, p2p, g.Name())}
 	switch mode, set := cuda.ModuleLoading(); {
 	case set:
 		lines = append(lines, fmt.Sprintf("PE %d: %s=EAGER (set by goshmem, it was unset: kernels load with their module, never while a kernel waits for the GPU proxy)", r.Me, cuda.ModuleLoadingEnv))

@@ -82,6 +82,8 @@ type Config struct {
 	Local error
 	// Log receives the diagnostics (nil: text lines on stderr).
 	Log *logx.Logger
+	// Device is the GPU ordinal asked for (shmem.WithDevice; nil: none).
+	Device *int
 }
 
 // Runtime is one PE's job: bootstrap, heaps, per-peer transports and the
@@ -128,6 +130,9 @@ type Runtime struct {
 	cxi         *cxiRT
 	jobCXI      *cxi.Config
 
+	device    *int              // Config.Device
+	gpuCaller *cudatr.Transport // the GPU heap set up on Init's thread (restoreCallerContext)
+
 	gpuState gpuState
 
 	backends  []Backend
@@ -153,8 +158,14 @@ var symmetricSettings = []string{
 // calls in the same order whatever fails locally; on error every backend
 // made so far is closed.
 func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime, error) {
+	// The GPU heap's setup looks for a CUDA context that the program made
+	// current on the thread calling Init: stay on that thread until the end,
+	// which puts the thread's context back as it was.
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
 	r := &Runtime{Log: cfg.Log, Boot: boot, Me: boot.Rank(), NPEs: boot.Size(), Node: boot.Node(), Settings: settings,
-		declined: map[string]error{}, jobCXI: cfg.CXI}
+		declined: map[string]error{}, jobCXI: cfg.CXI, device: cfg.Device}
+	defer r.restoreCallerContext()
 	if r.Me == 0 {
 		env.WarnUnknown(r.Log, os.Environ())
 	}
@@ -208,6 +219,14 @@ func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime,
 	}
 	ok = true
 	return r, nil
+}
+
+// restoreCallerContext puts back the CUDA context that was current on
+// Init's thread before the GPU heap's setup made its own current there.
+func (r *Runtime) restoreCallerContext() {
+	if r.gpuCaller != nil {
+		_ = r.gpuCaller.RestoreCaller()
+	}
 }
 
 // agree is Init's first exchange: the heap size, pid and CPU affinity of

@@ -19,6 +19,9 @@ type Context struct {
 	dev      Device
 	h        C.CUcontext // immutable after RetainPrimary
 	released atomic.Bool
+	// borrowed: another library's context (CurrentContext), which Release
+	// leaves to its owner.
+	borrowed bool
 
 	mu      sync.Mutex // guards the Do worker's start and stop
 	reqs    chan doReq
@@ -50,6 +53,69 @@ func (d Device) RetainPrimary() (*Context, error) {
 		return nil, errors.Wrapf(err, "device %d", int(d))
 	}
 	return &Context{dev: d, h: ctx}, nil
+}
+
+// CurrentContext returns the context current on the calling OS thread
+// (cuCtxGetCurrent), or nil when there is none. Another library (the CUDA
+// runtime under PyTorch, cuBLAS) may have made it current. When it is its
+// device's primary context, the result retains it like RetainPrimary.
+// Otherwise the result borrows it: Release then stops using it and leaves
+// it to its owner, who must keep it alive until then. Only meaningful on a
+// goroutine locked to its thread (runtime.LockOSThread).
+func CurrentContext() (*Context, error) {
+	if err := ready("cuCtxGetCurrent"); err != nil {
+		return nil, err
+	}
+	var cur C.CUcontext
+	if err := check(C.goshmemi_cuCtxGetCurrent(&cur), "cuCtxGetCurrent"); err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, nil
+	}
+	var d C.CUdevice
+	if err := check(C.goshmemi_cuCtxGetDevice(cur, &d), "cuCtxGetDevice"); err != nil {
+		return nil, err
+	}
+	p, err := Device(d).RetainPrimary()
+	if err != nil {
+		return nil, err
+	}
+	if p.h == cur {
+		return p, nil
+	}
+	if err := p.Release(); err != nil {
+		return nil, err
+	}
+	return &Context{dev: Device(d), h: cur, borrowed: true}, nil
+}
+
+// Borrowed reports whether c is another library's context that Release
+// leaves alone (see CurrentContext).
+func (c *Context) Borrowed() bool { return c.borrowed }
+
+// ThreadContext is the context current on one OS thread at one moment
+// (SaveThreadContext), to put back after work that changed it.
+type ThreadContext struct{ h C.CUcontext }
+
+// SaveThreadContext records the calling OS thread's current context (none
+// is recorded as nil). Only meaningful on a locked goroutine.
+func SaveThreadContext() (ThreadContext, error) {
+	if err := ready("cuCtxGetCurrent"); err != nil {
+		return ThreadContext{}, err
+	}
+	var cur C.CUcontext
+	err := check(C.goshmemi_cuCtxGetCurrent(&cur), "cuCtxGetCurrent")
+	return ThreadContext{h: cur}, err
+}
+
+// Restore makes the recorded context current on the calling OS thread
+// again (cuCtxSetCurrent; nil when none was current).
+func (tc ThreadContext) Restore() error {
+	if err := ready("cuCtxSetCurrent"); err != nil {
+		return err
+	}
+	return check(C.goshmemi_cuCtxSetCurrent(tc.h), "cuCtxSetCurrent")
 }
 
 // Device returns the context's device.
@@ -181,6 +247,9 @@ func (c *Context) Release() error {
 		close(c.stop)
 	}
 	c.mu.Unlock()
+	if c.borrowed {
+		return nil
+	}
 	if err := ready("cuDevicePrimaryCtxRelease"); err != nil {
 		return err
 	}

@@ -250,6 +250,7 @@ typedef CUresult (*PFN_cuDevicePrimaryCtxRetain)(CUcontext *pctx, CUdevice dev);
 typedef CUresult (*PFN_cuDevicePrimaryCtxRelease_v2)(CUdevice dev);
 typedef CUresult (*PFN_cuCtxSetCurrent)(CUcontext ctx);
 typedef CUresult (*PFN_cuCtxGetCurrent)(CUcontext *pctx);
+typedef CUresult (*PFN_cuCtxGetDevice)(CUdevice *device);
 typedef CUresult (*PFN_cuCtxSynchronize)(void);
 typedef CUresult (*PFN_cuCtxEnablePeerAccess)(CUcontext peerContext, unsigned int Flags);
 

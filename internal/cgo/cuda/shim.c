@@ -29,6 +29,7 @@
 	X(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease") \
 	X(cuCtxSetCurrent, "cuCtxSetCurrent", NULL) \
 	X(cuCtxGetCurrent, "cuCtxGetCurrent", NULL) \
+	X(cuCtxGetDevice, "cuCtxGetDevice", NULL) \
 	X(cuCtxSynchronize, "cuCtxSynchronize", NULL) \
 	X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL) \
 	X(cuMemAlloc_v2, "cuMemAlloc_v2", NULL) \
@@ -184,6 +185,12 @@ int goshmemi_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) { return CALL(
 int goshmemi_cuDevicePrimaryCtxRelease(CUdevice d) { return CALL(cuDevicePrimaryCtxRelease_v2, d); }
 int goshmemi_cuCtxSetCurrent(CUcontext ctx) { return CALL(cuCtxSetCurrent, ctx); }
 int goshmemi_cuCtxGetCurrent(CUcontext *ctx) { return CALL(cuCtxGetCurrent, ctx); }
+
+int goshmemi_cuCtxGetDevice(CUcontext ctx, CUdevice *d)
+{
+	SETCTX(ctx);
+	return cu.cuCtxGetDevice(d);
+}
 
 int goshmemi_cuCtxSynchronize(CUcontext ctx)
 {

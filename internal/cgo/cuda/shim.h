@@ -52,6 +52,7 @@ int goshmemi_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d);
 int goshmemi_cuDevicePrimaryCtxRelease(CUdevice d);
 int goshmemi_cuCtxSetCurrent(CUcontext ctx);
 int goshmemi_cuCtxGetCurrent(CUcontext *ctx);
+int goshmemi_cuCtxGetDevice(CUcontext ctx, CUdevice *d);
 int goshmemi_cuCtxSynchronize(CUcontext ctx);
 int goshmemi_cuCtxEnablePeerAccess(CUcontext ctx, CUcontext peer, unsigned int flags);
 

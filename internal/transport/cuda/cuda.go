@@ -59,6 +59,11 @@ type Transport struct {
 	copyFn    *cuda.Function
 	nicStage  unsafe.Pointer
 	nicStageD cuda.DevicePtr
+
+	// DevWhy says why this GPU was chosen (see Choice), for GOSHMEM_INFO.
+	DevWhy      string
+	caller      cuda.ThreadContext // the Init thread's context before Setup
+	callerSaved bool
 }
 
 const stageBytes = 4 << 20
@@ -71,17 +76,34 @@ const (
 	recLen    = recBus + 32
 )
 
+// Choice says which GPU a PE uses, in this order: Ordinal when it is set
+// (>= 0); else the device of the context current on the calling thread
+// (another library made it current), which is then used as it is; else
+// LocalRank modulo the device count.
+type Choice struct {
+	// Ordinal is the device asked for, or -1.
+	Ordinal int
+	// Source names what asked for Ordinal ("WithDevice", "GOSHMEM_DEVICE")
+	// in errors and GOSHMEM_INFO.
+	Source string
+	// LocalRank is this PE's rank among its node's PEs.
+	LocalRank int
+}
+
 // Setup does this PE's part of the GPU heap with no collective call: it
-// loads the driver, picks the GPU by node-local rank, allocates and clears
-// the heap and returns the record Connect consumes (status, IPC handle,
-// PCI bus id). An error matching ErrNotSupported means this PE has no
-// usable GPU; the transport is then released.
-func Setup(me, npes, localRank int, heapSize uint64, libcuda string) (*Transport, []byte, error) {
+// loads the driver, picks the GPU (see Choice), allocates and clears the
+// heap and returns the record Connect consumes (status, IPC handle, PCI
+// bus id). It must run on the thread that called Init, locked, for the
+// current-context rule. An error matching ErrNotSupported means this PE
+// has no usable GPU; the transport is then released. An ordinal out of
+// range is an error matching ErrInvalidArgument.
+func Setup(me, npes int, dev Choice, heapSize uint64, libcuda string) (*Transport, []byte, error) {
 	t := &Transport{me: me, npes: npes, size: heapSize}
 	if t.npes > MaxPEs {
 		return nil, nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
 	}
-	if err := t.setupLocal(localRank, libcuda); err != nil {
+	if err := t.setupLocal(dev, libcuda); err != nil {
+		_ = t.RestoreCaller()
 		t.Close()
 		return nil, nil, err
 	}
@@ -140,7 +162,7 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 // Connect inside its own exchanges; Open serves tools and tests.
 func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport, error) {
 	lr, _ := bootstrap.LocalRank(boot)
-	t, rec, local := Setup(boot.Rank(), boot.Size(), lr, heapSize, libcuda)
+	t, rec, local := Setup(boot.Rank(), boot.Size(), Choice{Ordinal: -1, LocalRank: lr}, heapSize, libcuda)
 	if local != nil {
 		rec = make([]byte, recLen)
 	}
@@ -185,9 +207,9 @@ func trimZero(b []byte) []byte {
 	return b
 }
 
-// setupLocal loads the driver, picks the GPU by node-local rank, and
-// allocates the heap. Errors match ErrNotSupported.
-func (t *Transport) setupLocal(localRank int, libcuda string) error {
+// setupLocal loads the driver, picks the GPU (pick), and allocates the
+// heap. Errors match ErrNotSupported, but for an ordinal out of range.
+func (t *Transport) setupLocal(dev Choice, libcuda string) error {
 	notSupported := func(err error, what string) error {
 		return errs.Mark(errs.Wrap(err, t.me, "Init", "%s", what), errs.ErrNotSupported)
 	}
@@ -201,15 +223,19 @@ func (t *Transport) setupLocal(localRank int, libcuda string) error {
 		}
 		return notSupported(err, "no GPU")
 	}
-	t.Dev = cuda.Device(localRank % n)
+	if err := t.pick(dev, n); err != nil {
+		return err
+	}
 	if t.DevName, err = t.Dev.Name(); err != nil {
 		return notSupported(err, "GPU name")
 	}
 	if t.BusID, err = t.Dev.PCIBusID(); err != nil {
 		return notSupported(err, "GPU PCI bus id")
 	}
-	if t.Ctx, err = t.Dev.RetainPrimary(); err != nil {
-		return notSupported(err, fmt.Sprintf("CUDA context on GPU %d", t.Dev))
+	if t.Ctx == nil {
+		if t.Ctx, err = t.Dev.RetainPrimary(); err != nil {
+			return notSupported(err, fmt.Sprintf("CUDA context on GPU %d", t.Dev))
+		}
 	}
 	if t.own, err = t.Ctx.MemAlloc(int(t.size)); err != nil {
 		return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
@@ -222,6 +248,46 @@ func (t *Transport) setupLocal(localRank int, libcuda string) error {
 		return notSupported(err, "creating the host stream")
 	}
 	return nil
+}
+
+// pick chooses the GPU among n devices (see Choice) and says why in
+// DevWhy. It records the calling thread's current context for
+// RestoreCaller, and adopts it when no ordinal was asked for.
+func (t *Transport) pick(dev Choice, n int) error {
+	var err error
+	if t.caller, err = cuda.SaveThreadContext(); err != nil {
+		return errs.Mark(errs.Wrap(err, t.me, "Init", "the calling thread's CUDA context"), errs.ErrNotSupported)
+	}
+	t.callerSaved = true
+	if dev.Ordinal >= 0 {
+		if dev.Ordinal >= n {
+			return errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("choose a device in [0, %d)", n), t.me, "Init",
+				"%s=%d: no such GPU; this node has %d, valid range [0, %d)", dev.Source, dev.Ordinal, n, n)
+		}
+		t.Dev, t.DevWhy = cuda.Device(dev.Ordinal), dev.Source
+		return nil
+	}
+	cur, err := cuda.CurrentContext()
+	if err != nil {
+		return errs.Mark(errs.Wrap(err, t.me, "Init", "the calling thread's CUDA context"), errs.ErrNotSupported)
+	}
+	if cur != nil {
+		t.Ctx, t.Dev, t.DevWhy = cur, cur.Device(), "the calling thread's current CUDA context"
+		return nil
+	}
+	t.Dev = cuda.Device(dev.LocalRank % n)
+	t.DevWhy = fmt.Sprintf("local rank %d modulo %d devices", dev.LocalRank, n)
+	return nil
+}
+
+// RestoreCaller makes the context that was current on the calling thread
+// before Setup current again: Init's CUDA calls on that thread leave it as
+// the program had it. Call it on the thread that ran Setup.
+func (t *Transport) RestoreCaller() error {
+	if !t.callerSaved {
+		return nil
+	}
+	return t.caller.Restore()
 }
 
 // writeState builds this PE's device state (world team in slot 0) and

@@ -12,6 +12,7 @@ import (
 var gpuModes = map[string]func() int{
 	"gpu-init":   gpuInit,
 	"gpu-stream": gpuStream, // gpustream.go
+	"gpu-device": gpuDevice, // device.go
 }
 
 // gpuInit is -mode gpu-init: Init with the environment's GPU settings,

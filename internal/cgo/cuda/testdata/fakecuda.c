@@ -329,6 +329,13 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 	return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+	NEED_CTX();
+	*d = cur->dev;
+	return CUDA_SUCCESS;
+}
+
 static CUresult sync_cur(void)
 {
 	int p;
