@@ -126,7 +126,7 @@ var Table = []Var{
 	{Name: "GOSHMEM_GPU_LAUNCH_OVERLAP", Default: "1", kind: kindBool,
 		Help: "goshmem's one-block kernels (the on-stream calls, and host collectives on GPU arrays below GOSHMEM_GPU_COLL_GRID) are launched with programmatic dependent launch (cuLaunchKernelEx, programmatic stream serialization): one is scheduled as the stream's previous goshmem kernel exits and waits on the GPU until that kernel has completed, so its launch overlaps the other's end; stream order is kept. 0: plain launches. A driver that refuses it gets plain launches from then on"},
 	{Name: "GOSHMEM_GPU_LIB", Default: "", kind: kindString,
-		Help: "diagnostic: a fatbin file to load as goshmem's kernel library instead of the one built into the program (internal/gpulib/lib.fatbin), e.g. lib.cu rebuilt with a change to measure; it must come from the same goshmem version (same kernels and argument layout)"},
+		Help: "diagnostic: a fatbin file to load as goshmem's kernel library instead of the one the program's import of github.com/goshmem/goshmem/gpulib registers (gpulib/lib.fatbin), e.g. lib.cu rebuilt with a change to measure; it must come from the same goshmem version (same kernels and argument layout)"},
 	{Name: "GOSHMEM_OFI_IFACE", Default: "", kind: kindString,
 		Help: "ofi transport: the network interface whose address peers reach this PE by (e.g. eth0, ib0; empty: auto, an IPv4 address off loopback first, never an IPv6 link-local one)"},
 }
