@@ -34,7 +34,7 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 		return l.err
 	}
 	var image []byte
-	what := "goshmem's kernel library (sm_90 SASS + compute_90 PTX)"
+	what := "goshmem's kernel library (sm_80 and sm_90 SASS, PTX for the newest)"
 	if p := r.Settings.String("GOSHMEM_GPU_LIB"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -68,6 +68,7 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 		l.names[k] = name
 	}
 	l.mod, l.loaded = m, true
+	r.archLaunch()
 	return nil
 }
 
@@ -76,7 +77,7 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 // waits for that transport can make the driver synchronize the context,
 // which then waits for the kernel, which waits for the transport's host
 // thread, which waits for the driver. At Init no kernel runs yet. A
-// failure (e.g. a GPU older than sm_90) is kept for the calls that need
+// failure (e.g. a GPU older than sm_80) is kept for the calls that need
 // the library to report; the job itself does not need it.
 func (r *Runtime) preloadLib() {
 	l := &r.gpuState.lib

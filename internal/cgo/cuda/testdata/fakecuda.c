@@ -252,12 +252,23 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+/* FAKECUDA_CC=major.minor: the compute capability every device reports
+ * (default 9.0, an H200's; 8.0 is an A100's). */
+static int fake_cc(int minor)
+{
+	const char *e = getenv("FAKECUDA_CC");
+	int ma = 9, mi = 0;
+	if (e && *e && sscanf(e, "%d.%d", &ma, &mi) < 1)
+		ma = 9;
+	return minor ? mi : ma;
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
 	CHECK_DEV(d);
 	switch (a) {
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = fake_cc(0); break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = fake_cc(1); break;
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
 	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
