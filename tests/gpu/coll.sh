@@ -8,7 +8,7 @@
 #   2. starts MPS (tests/gpu/mps.sh) and runs the device suite's collective
 #      and stream tests (bin/devtest -part devcoll: device collectives of every
 #      op family, types, teams, scopes; -part stream: every *OnStream call,
-#      StreamFromHandle, host collectives on GPU arrays) at 2 and 4 PEs over
+#      StreamFromHandle, host collectives on GPU arrays) at 2, 4 and 8 PEs over
 #      load/store (and the device collectives once more at 2 PEs with
 #      GOSHMEM_GPU_COLL_LL=off: the flag round for every small size; the stream
 #      calls at 2 PEs with GOSHMEM_GPU_STREAM_SYNC=kernel and at 3 PEs with
@@ -24,7 +24,7 @@
 # (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
 # fatbin is built on the GPU machine with its nvcc before the suite (minutes).
 # On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
-# Knobs: BUDGET (s, default 510), NPS ("2 4"), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1, COLL_THREADS (1024),
+# Knobs: BUDGET (s, default 510), NPS ("2 4 8"), PNPS (the proxy steps' PEs, default NPS), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1, COLL_THREADS (1024),
 # WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
 # the device collective cases, default 40001; SLARGE, that of the stream calls, default 300001: past
 # 1 MiB, so their grid kernels run; over the proxy PLARGE, 4099).
@@ -34,7 +34,8 @@ out=${1:-${OUT:-bench/out/gpu-coll}}
 mkdir -p "$out"
 T0=$(date +%s)
 BUDGET=${BUDGET:-510}
-NPS=${NPS:-2 4}
+NPS=${NPS:-2 4 8}
+PNPS=${PNPS:-$NPS}
 WATCHDOG=${WATCHDOG:-30s}
 LARGE=${LARGE:-40001}
 SLARGE=${SLARGE:-300001}
@@ -135,11 +136,12 @@ MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DI
 # collective tests, as separate runs (a hang ends one run, not the other)
 DT="bin/devtest -watchdog $WATCHDOG"
 for np in $NPS; do
-    lim=80
+    lim=80 slim=60
     [ "$np" -gt 2 ] && lim=100
+    [ "$np" -gt 4 ] && lim=140 slim=90
     step "${np} PEs, 1 GPU, MPS, load/store: device collectives" $lim $MPIRUN -np "$np" \
         $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
-    step "${np} PEs, 1 GPU, MPS, load/store: stream calls" 60 $MPIRUN -np "$np" \
+    step "${np} PEs, 1 GPU, MPS, load/store: stream calls" $slim $MPIRUN -np "$np" \
         $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 done
 # the on-stream barriers and syncs as kernels for every team (GOSHMEM_GPU_STREAM_SYNC=kernel; auto uses stream
@@ -152,9 +154,9 @@ step "3 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_STREAM_SYNC=memops: stream call
 step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_COLL_LL=off: device collectives" 80 env GOSHMEM_GPU_COLL_LL=off \
     $MPIRUN -x GOSHMEM_GPU_COLL_LL -np 2 $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
 if [ "${SKIP_PROXY:-0}" != 1 ]; then
-    for np in $NPS; do
+    for np in $PNPS; do
         for p in devcoll stream; do
-            step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
+            step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" $((np > 4 ? 90 : 60)) \
                 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
                 $DT -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
         done

@@ -851,7 +851,10 @@ func badInput() error {
 	if err != nil {
 		return err
 	}
-	err = shmem.LaunchCollective(kb, shmem.LaunchConfig{Grid: shmem.Dim(1 << 20), Block: shmem.Dim(1024)}, buf, res, int32(1), int32(0), int32(0))
+	// One warp per block: every kernel fits 32 threads whatever registers
+	// its compiler gave it, so the refusal is the grid's residency (a block
+	// of 1024 may be refused first for its registers, by another nvcc).
+	err = shmem.LaunchCollective(kb, shmem.LaunchConfig{Grid: shmem.Dim(1 << 20), Block: shmem.Dim(32)}, buf, res, int32(1), int32(0), int32(0))
 	expect("LaunchCollective(huge grid)", err, "t_barrier", "resident")
 	if err := shmem.Synchronize(); err != nil {
 		errs = append(errs, "Synchronize after refused launches: "+err.Error())

@@ -12,7 +12,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
@@ -395,7 +394,7 @@ func sizeT[T num]() int      { var z T; return int(unsafe.Sizeof(z)) }
 
 var allOps = []shmem.Op{shmem.OpSum, shmem.OpProd, shmem.OpMin, shmem.OpMax, shmem.OpAnd, shmem.OpOr, shmem.OpXor}
 
-// aval/bval: the same value patterns as devcoll.cu (exact in every type).
+// aval/bval: the same value patterns as devcoll.cu (exact in every floating type).
 func avalG(op shmem.Op, p, i int, sgn bool) int64 {
 	switch op {
 	case shmem.OpSum:
@@ -457,25 +456,24 @@ func reduceWant[T num](op shmem.Op, members []int, e int) T {
 		}
 		return T(w)
 	}
-	sgn := isSignedT[T]()
-	w := float64(avalG(op, members[0], e, sgn))
+	// In T, as the library computes: an integer sum or product wraps as T
+	// does (an int8 sum at 8 PEs); the floating types hold these small
+	// integers exactly.
+	w := srcVal[T](op, members[0], e)
 	for _, p := range members[1:] {
-		v := float64(avalG(op, p, e, sgn))
+		v := srcVal[T](op, p, e)
 		switch op {
 		case shmem.OpSum:
 			w += v
 		case shmem.OpProd:
 			w *= v
 		case shmem.OpMin:
-			w = math.Min(w, v)
+			w = min(w, v)
 		default:
-			w = math.Max(w, v)
+			w = max(w, v)
 		}
 	}
-	if w < 0 && !sgn {
-		panic("negative want for an unsigned type")
-	}
-	return T(int64(w))
+	return w
 }
 
 func mvalG(p, k int) int64 { return int64((p*31 + k*7 + 3) % 251) }
