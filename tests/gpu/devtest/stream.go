@@ -815,6 +815,7 @@ func streamTests() []test {
 		{"PutSignalOnStream/SignalWaitUntilOnStream", streamSignal},
 		{"on-stream barriers (all/sync/team)", streamBarriers},
 		{"collective OnStream after a kernel", streamCollOrder},
+		{"stream calls in a CUDA graph (global and relaxed capture), replayed", streamGraph},
 	}
 	for _, fam := range []string{"reduce", "reducescatter", "broadcast", "fcollect", "alltoall"} {
 		for _, m := range collModes {
