@@ -37,9 +37,13 @@ const (
 // AllocWithHints(0, hints) returns the zero Array and nil without
 // communicating, as Alloc(0) does.
 func AllocWithHints[T Elem](n int, hints AllocHint) (Array[T], error) {
-	r, err := rt("AllocWithHints")
-	if err != nil || n == 0 {
+	r, err := enter("AllocWithHints")
+	if err != nil {
 		return Array[T]{}, err
+	}
+	defer r.leave()
+	if n == 0 {
+		return Array[T]{}, nil
 	}
 	_ = hints
 	return hostAlloc[T](r, opAllocHints, n, heapAlign, allocBytes[T](n), uint64(int64(n)), nil)
@@ -185,9 +189,13 @@ func (r *runtime) heapAlloc(bytes, align uint64) (uint64, error) {
 // ErrHeapExhausted (a unchanged); PEs passing different arrays or sizes →
 // ErrNotSymmetric on every PE, nothing changed.
 func Realloc[T Elem](a Array[T], n int) (Array[T], error) {
-	r, err := rt("Realloc")
-	if err != nil || (a.b == nil && n == 0) {
+	r, err := enter("Realloc")
+	if err != nil {
 		return Array[T]{}, err
+	}
+	defer r.leave()
+	if a.b == nil && n == 0 {
+		return Array[T]{}, nil
 	}
 	var status uint64 // what every PE compares: the old block, or why it is unusable
 	switch {

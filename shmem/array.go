@@ -148,9 +148,13 @@ func poison(b []byte) {
 // ErrHeapExhausted (hint: raise GOSHMEM_SYMMETRIC_SIZE); PEs asking
 // different sizes → ErrNotSymmetric on every PE, nothing allocated.
 func Alloc[T Elem](n int) (Array[T], error) {
-	r, err := rt("Alloc")
-	if err != nil || n == 0 {
+	r, err := enter("Alloc")
+	if err != nil {
 		return Array[T]{}, err
+	}
+	defer r.leave()
+	if n == 0 {
+		return Array[T]{}, nil
 	}
 	bytes := allocBytes[T](n)
 	return hostAlloc[T](r, opAlloc, n, heapAlign, bytes, uint64(int64(n)), nil)
@@ -190,7 +194,13 @@ var heapOpKinds = map[uint64]collectives.Kind{opAlloc: collectives.KindAlloc, op
 // another collective (or another heap operation) here is found by every
 // PE and leaves the world team out of step; arguments that differ fail
 // the same way everywhere and leave it usable. The caller holds r.world.Lock.
+// Its error names the public call (heapOpNames) for errors.As.
 func (r *runtime) heapCollective(op uint64, a, b uint64, fn func() (uint64, error), undo func()) error {
+	return r.apiErr(r.heapSync(op, a, b, fn, undo), heapOpNames[op])
+}
+
+// heapSync is heapCollective before its error is named for the call.
+func (r *runtime) heapSync(op uint64, a, b uint64, fn func() (uint64, error), undo func()) error {
 	r.collSeq++
 	var in [32]byte
 	binary.LittleEndian.PutUint64(in[0:], r.collSeq)

@@ -1,6 +1,7 @@
 package shmem_test
 
 import (
+	"context"
 	stderrors "errors"
 	"testing"
 	"time"
@@ -28,6 +29,16 @@ func TestErrorAs(t *testing.T) {
 	lock, err := shmem.NewLock()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = lock.Free() })
+	held, err := shmem.NewLock() // this PE holds it: a second Set times out
+	require.NoError(t, err)
+	require.NoError(t, held.Set())
+	t.Cleanup(func() { _ = held.Clear(); _ = held.Free() })
+	freedLock, err := shmem.NewLock()
+	require.NoError(t, err)
+	require.NoError(t, freedLock.Free())
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	var kernel shmem.Kernel
 
 	tests := []struct {
 		family, op string
@@ -54,6 +65,13 @@ func TestErrorAs(t *testing.T) {
 		{"ctx", "Ctx.Quiet", func() error { return destroyed.Quiet() }, shmem.ErrInvalidArgument},
 		{"ctx", "Ctx.Destroy", func() error { return destroyed.Destroy() }, shmem.ErrInvalidArgument},
 		{"lock", "Lock.Clear", func() error { return lock.Clear() }, shmem.ErrInvalidArgument},
+		{"lock", "Lock.Set", func() error { return held.Set() }, shmem.ErrTimeout},
+		{"lock", "Lock.Set", func() error { return held.SetContext(done) }, context.Canceled},
+		{"lock", "Lock.Test", func() error { _, err := freedLock.Test(); return err }, shmem.ErrInvalidArgument},
+		{"sync", "BarrierAll", func() error { return shmem.BarrierAllContext(done) }, context.Canceled},
+		{"sync", "Team.Barrier", func() error { return shmem.TeamWorld.BarrierContext(done) }, context.Canceled},
+		{"sync", "Team.Barrier", func() error { return shmem.TeamInvalid.Barrier() }, shmem.ErrInvalidArgument},
+		{"sync", "Team.Sync", func() error { return shmem.TeamInvalid.Sync() }, shmem.ErrInvalidArgument},
 		{"alloc", "Alloc", func() error { _, err := shmem.Alloc[int32](-1); return err }, shmem.ErrInvalidArgument},
 		{"alloc", "AllocAligned", func() error { _, err := shmem.AllocAligned[int32](1, 3); return err }, shmem.ErrInvalidArgument},
 		{"alloc", "Free", func() error { return freed.Free() }, shmem.ErrInvalidArgument},
@@ -62,8 +80,31 @@ func TestErrorAs(t *testing.T) {
 		{"gpu", "DeviceInfo", func() error { _, err := shmem.DeviceInfo(); return err }, shmem.ErrNotSupported},
 		{"gpu", "NewStream", func() error { _, err := shmem.NewStream(); return err }, shmem.ErrNotSupported},
 		{"gpu", "LoadModule", func() error { _, err := shmem.LoadModule([]byte("x")); return err }, shmem.ErrNotSupported},
+		{"gpu", "Synchronize", shmem.Synchronize, shmem.ErrNotSupported},
+		{"gpu", "Stream.Synchronize", func() error { return (*shmem.Stream)(nil).Synchronize() }, shmem.ErrNotSupported},
+		{"gpu", "Launch", func() error { return shmem.Launch(&kernel, shmem.LaunchConfig{}) }, shmem.ErrInvalidArgument},
+		{"gpu", "LaunchCollective", func() error { return shmem.LaunchCollective(nil, shmem.LaunchConfig{}) }, shmem.ErrInvalidArgument},
+		{"gpu", "PutOnStream", func() error { return shmem.PutOnStream(nil, a, 0, a, 0, 1, 0) }, shmem.ErrNotSupported},
+		{"gpu", "QuietOnStream", func() error { return shmem.QuietOnStream(nil) }, shmem.ErrNotSupported},
+		{"gpu", "BarrierAllOnStream", func() error { return shmem.BarrierAllOnStream(nil) }, shmem.ErrNotSupported},
+		{"gpu", "Team.SyncOnStream", func() error { return shmem.TeamWorld.SyncOnStream(nil) }, shmem.ErrNotSupported},
+		{"gpu", "ReduceOnStream", func() error { return shmem.ReduceOnStream(nil, shmem.TeamWorld, shmem.OpSum, a, a, 1) }, shmem.ErrNotSupported},
+		{"gpu", "BroadcastOnStream", func() error { return shmem.BroadcastOnStream(nil, shmem.TeamWorld, a, a, 1, 0) }, shmem.ErrNotSupported},
+		{"gpu", "FCollectOnStream", func() error { return shmem.FCollectOnStream(nil, shmem.TeamWorld, a, a, 1) }, shmem.ErrNotSupported},
 		{"lifecycle", "Init", func() error { return shmem.Init() }, shmem.ErrInvalidArgument},
 	}
+	checkOps(t, tests)
+}
+
+// checkOps runs each call: its error is an *shmem.Error of PE 0 and the
+// call's op under errors.As, and matches its sentinel under both
+// errors.Is implementations, through the *Error too.
+func checkOps(t *testing.T, tests []struct {
+	family, op string
+	call       func() error
+	sentinel   error
+}) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.family+"/"+tc.op, func(t *testing.T) {
 			err := tc.call()
@@ -77,6 +118,33 @@ func TestErrorAs(t *testing.T) {
 			assert.ErrorIs(t, e, tc.sentinel, "through the *Error itself")
 		})
 	}
+}
+
+// TestErrorAsOutOfStep: the collectives of a world team out of step fail
+// in an internal step (the team's sync); errors.As still names the call,
+// and the text is the step's.
+func TestErrorAsOutOfStep(t *testing.T) {
+	initFor(t)
+	a := alloc[int32](t, 4)
+	shmem.BreakWorld(stderrors.New("injected failure"))
+	sentinel := shmem.ErrNotSymmetric
+	checkOps(t, []struct {
+		family, op string
+		call       func() error
+		sentinel   error
+	}{
+		{"sync", "BarrierAll", shmem.BarrierAll, sentinel},
+		{"sync", "BarrierAll", func() error { return shmem.BarrierAllContext(context.Background()) }, sentinel},
+		{"sync", "SyncAll", shmem.SyncAll, sentinel},
+		{"sync", "Team.Barrier", shmem.TeamWorld.Barrier, sentinel},
+		{"sync", "Team.Sync", shmem.TeamWorld.Sync, sentinel},
+		{"alloc", "Alloc", func() error { _, err := shmem.Alloc[int32](8); return err }, sentinel},
+		{"alloc", "Free", a.Free, sentinel},
+		{"lock", "NewLock", func() error { _, err := shmem.NewLock(); return err }, sentinel},
+	})
+	err := shmem.BarrierAll()
+	assert.Contains(t, err.Error(), "team world is out of step since sync #", "the step's text is kept")
+	assert.ErrorIs(t, shmem.Finalize(), shmem.ErrNotSymmetric, "Finalize reports it")
 }
 
 // TestErrorAsNotInitialized: a call before Init or after Finalize names

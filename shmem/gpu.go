@@ -49,9 +49,13 @@ func DeviceInfo() (GPU, error) {
 // and one-thread atomic kernels), but Local does not. Without a GPU on
 // every PE it returns ErrNotSupported with the reason.
 func AllocDevice[T Elem](n int) (Array[T], error) {
-	r, err := rt("AllocDevice")
-	if err != nil || n == 0 {
+	r, err := enter("AllocDevice")
+	if err != nil {
 		return Array[T]{}, err
+	}
+	defer r.leave()
+	if n == 0 {
+		return Array[T]{}, nil
 	}
 	if r.c.GPU == nil {
 		return Array[T]{}, errs.Wrap(r.c.GPUErr, r.me, "AllocDevice", "n = %d elements of %s: no GPU symmetric heap", n, elem.Name[T]())

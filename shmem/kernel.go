@@ -94,7 +94,7 @@ func loadModule(image []byte, name string) (*Module, error) {
 	defer r.leave()
 	m, err := r.c.LoadModule(image, name)
 	if err != nil {
-		return nil, err
+		return nil, r.apiErr(err, "LoadModule")
 	}
 	return &Module{r: r, m: m, name: name, HasDeviceAPI: m.HasDeviceAPI}, nil
 }
@@ -124,7 +124,7 @@ func NewStream() (*Stream, error) {
 	defer r.leave()
 	s, err := r.c.NewStream()
 	if err != nil {
-		return nil, err
+		return nil, r.apiErr(err, "NewStream")
 	}
 	return &Stream{r: r, s: s}, nil
 }
@@ -134,11 +134,12 @@ func NewStream() (*Stream, error) {
 // (the soft NIC's WQEs, the GPU proxy's requests). A kernel fault is
 // reported here, naming the last kernel launched on the stream.
 func (s *Stream) Synchronize() error {
-	_, cs, err := s.use("Stream.Synchronize")
+	r, cs, err := s.use("Stream.Synchronize")
 	if err != nil {
 		return err
 	}
-	return s.r.c.SyncStream(cs, "Stream.Synchronize")
+	defer r.leave()
+	return r.apiErr(r.c.SyncStream(cs, "Stream.Synchronize"), "Stream.Synchronize")
 }
 
 // Destroy releases the stream; a stream from StreamFromHandle is only
@@ -161,7 +162,7 @@ func (s *Stream) Destroy() error {
 // ErrInvalidArgument naming the kernel's limit (give the kernel
 // __launch_bounds__ to have ptxas fit it in fewer registers).
 func Launch(k *Kernel, cfg LaunchConfig, args ...any) error {
-	return k.launch(cfg, false, args)
+	return k.launch(cfg, false, args, "Launch")
 }
 
 // LaunchCollective is Launch for kernels that synchronize across PEs
@@ -169,19 +170,25 @@ func Launch(k *Kernel, cfg LaunchConfig, args ...any) error {
 // at once, so it uses a cooperative launch and fails, naming the limit,
 // when the grid exceeds what the GPU can hold. Every PE launches its part.
 func LaunchCollective(k *Kernel, cfg LaunchConfig, args ...any) error {
-	return k.launch(cfg, true, args)
+	return k.launch(cfg, true, args, "LaunchCollective")
 }
 
-func (k *Kernel) launch(cfg LaunchConfig, coop bool, args []any) error {
+// launch is Launch (coop false) and LaunchCollective; op names the call
+// for errors.As (the messages say "Launch" for both).
+func (k *Kernel) launch(cfg LaunchConfig, coop bool, args []any, op string) error {
+	if k == nil || k.mod == nil || k.f == nil {
+		return errs.New(errs.ErrInvalidArgument, MyPE(), op, "a nil or zero Kernel: get kernels from Module.Kernel")
+	}
 	r := k.mod.r
 	if current.Load() != r {
-		return errs.New(errs.ErrNotInitialized, -1, "Launch", "kernel %q belongs to a finalized runtime", k.name)
+		return errs.At(errs.New(errs.ErrNotInitialized, -1, "Launch", "kernel %q belongs to a finalized runtime", k.name), -1, op)
 	}
-	_, s, err := cfg.Stream.use("Launch")
+	r, s, err := cfg.Stream.use("Launch")
 	if err != nil {
-		return err
+		return errs.At(err, MyPE(), op)
 	}
-	return r.c.Launch(k.f, cfg.Grid.arr(), cfg.Block.arr(), cfg.SharedMem, s, coop, args)
+	defer r.leave()
+	return r.apiErr(r.c.Launch(k.f, cfg.Grid.arr(), cfg.Block.arr(), cfg.SharedMem, s, coop, args), op)
 }
 
 // Synchronize waits until every kernel and copy on this PE's GPU is done
@@ -198,5 +205,5 @@ func Synchronize() error {
 		return err
 	}
 	defer r.leave()
-	return r.c.Synchronize(nil, "Synchronize")
+	return r.apiErr(r.c.Synchronize(nil, "Synchronize"), "Synchronize")
 }

@@ -142,12 +142,12 @@ func (l *Lock) Set() error { return l.SetContext(context.Background()) }
 // matches ctx.Err() (errors.Is). As after a timeout, this PE then stays in
 // the lock's queue if it had joined it: a later Set (or Test) takes up the
 // wait, and the other PEs' Set and Clear keep working.
-func (l *Lock) SetContext(ctx context.Context) error {
+func (l *Lock) SetContext(ctx context.Context) (err error) {
 	r, err := l.use("Lock.Set")
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer func() { err = r.apiErr(err, "Lock.Set"); r.leave() }()
 	if err := r.ctxErr(ctx, "Lock.Set"); err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func (l *Lock) Test() (acquired bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer r.leave()
+	defer func() { err = r.apiErr(err, "Lock.Test"); r.leave() }()
 	switch l.state.Load() {
 	case lockFree:
 		if !l.state.CompareAndSwap(lockFree, lockBusy) {
@@ -346,12 +346,12 @@ func (l *Lock) Test() (acquired bool, err error) {
 // it. If that Quiet reports a failure, Clear returns it and this PE keeps
 // the lock (call Clear again). Clear when this PE does not hold the lock
 // is ErrInvalidArgument.
-func (l *Lock) Clear() error {
+func (l *Lock) Clear() (err error) {
 	r, err := l.use("Lock.Clear")
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer func() { err = r.apiErr(err, "Lock.Clear"); r.leave() }()
 	if !l.state.CompareAndSwap(lockHeld, lockBusy) {
 		return errs.Hint(errs.ErrInvalidArgument, "Clear a lock once per Set or successful Test", r.me, "Lock.Clear",
 			"the lock at heap offset %d is not held by this PE (it is %s here)", l.a.b.off-heapOff, l.stateName())

@@ -109,8 +109,8 @@ func TestFinalizeWhileBlocked(t *testing.T) {
 	}
 }
 
-// TestFinalizeRacesCalls runs puts, gets, atomics, waits and barriers in
-// several goroutines while Finalize runs: every call returns nil or
+// TestFinalizeRacesCalls runs puts, gets, atomics, waits, barriers and
+// allocations in several goroutines while Finalize runs: every call returns nil or
 // ErrFinalized, and nothing faults (run it under -race).
 func TestFinalizeRacesCalls(t *testing.T) {
 	for round := range 5 {
@@ -148,6 +148,21 @@ func TestFinalizeRacesCalls(t *testing.T) {
 			return l.Clear()
 		})
 		loop(func(i int) error { _, err := shmem.SignalWaitUntil(sig, 0, shmem.CmpEQ, 1); return err })
+		loop(func(i int) error {
+			b, err := shmem.Alloc[int64](1 + i%8)
+			if err != nil {
+				return err
+			}
+			return b.Free()
+		})
+		loop(func(i int) error {
+			b, err := shmem.AllocWithHints[int32](1+i%8, shmem.AllocHint(0))
+			if err != nil {
+				return err
+			}
+			_, err = shmem.Realloc(b, 0)
+			return err
+		})
 		time.Sleep(time.Duration(round) * 5 * time.Millisecond)
 		require.NoError(t, shmem.Finalize(), "round %d", round)
 		wg.Wait()
@@ -157,7 +172,7 @@ func TestFinalizeRacesCalls(t *testing.T) {
 			require.ErrorIs(t, err, shmem.ErrFinalized, "round %d", round)
 			n++
 		}
-		require.Equal(t, 9, n)
+		require.Equal(t, 11, n)
 	}
 }
 

@@ -55,12 +55,18 @@ func (s *Stream) Handle() uintptr {
 }
 
 // use resolves s for op: the runtime and the core stream (nil: the
-// default stream).
-func (s *Stream) use(op string) (*runtime, *core.Stream, error) {
-	r, err := rt(op)
+// default stream). The call is in flight (enter) until the caller's
+// leave, unless use fails.
+func (s *Stream) use(op string) (_ *runtime, _ *core.Stream, err error) {
+	r, err := enter(op)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer func() {
+		if err != nil {
+			r.leave()
+		}
+	}()
 	if s == nil {
 		if err := r.c.NeedGPU(op); err != nil {
 			return nil, nil, err
@@ -127,14 +133,19 @@ type streamRMA struct {
 // resolves s, checks dst[dstIdx:dstIdx+n] and src[srcIdx:srcIdx+n] (GPU
 // arrays; dst on pe and src on this PE, or the other way round for a get),
 // runs more (the caller's own checks, nil for none) and checks that this
-// GPU reaches pe, in that order, returning the first error.
+// GPU reaches pe, in that order, returning the first error. Without an
+// error the call is in flight until the caller's x.r.leave.
 func streamRMAArgs[T Elem](s *Stream, op string, get bool, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int,
-	more func(r *runtime) error) (streamRMA, error) {
-	var x streamRMA
-	var err error
+	more func(r *runtime) error) (x streamRMA, err error) {
 	if x.r, x.cs, err = s.use(op); err != nil {
 		return x, err
 	}
+	defer func() {
+		if err != nil {
+			err = x.r.apiErr(err, op)
+			x.r.leave()
+		}
+	}()
 	dpe, spe := pe, x.r.me
 	if get {
 		dpe, spe = spe, dpe
@@ -168,10 +179,11 @@ func PutOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcI
 		return err
 	}
 	r := x.r
+	defer r.leave()
 	if x.peer != 0 {
-		return r.c.CopyOnStream(x.cs, x.peer+cuda.DevicePtr(x.doff), cuda.DevicePtr(r.devLocal(x.soff)), x.bytes, op)
+		return r.apiErr(r.c.CopyOnStream(x.cs, x.peer+cuda.DevicePtr(x.doff), cuda.DevicePtr(r.devLocal(x.soff)), x.bytes, op), op)
 	}
-	return r.c.LibLaunch(x.cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op)
+	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op), op)
 }
 
 // GetOnStream enqueues on s a get of src[srcIdx:srcIdx+n] on pe into
@@ -185,10 +197,11 @@ func GetOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcI
 		return err
 	}
 	r := x.r
+	defer r.leave()
 	if x.peer != 0 {
-		return r.c.CopyOnStream(x.cs, cuda.DevicePtr(r.devLocal(x.doff)), x.peer+cuda.DevicePtr(x.soff), x.bytes, op)
+		return r.apiErr(r.c.CopyOnStream(x.cs, cuda.DevicePtr(r.devLocal(x.doff)), x.peer+cuda.DevicePtr(x.soff), x.bytes, op), op)
 	}
-	return r.c.LibLaunch(x.cs, gpulib.Get, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op)
+	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.Get, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op), op)
 }
 
 // PutSignalOnStream enqueues on s a put of src[srcIdx:srcIdx+n] into
@@ -218,8 +231,9 @@ func PutSignalOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T]
 		return err
 	}
 	r := x.r
-	return r.c.LibLaunch(x.cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes),
-		r.devLocal(goff), sigVal, code, uint64(pe)}, name)
+	defer r.leave()
+	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes),
+		r.devLocal(goff), sigVal, code, uint64(pe)}, name), name)
 }
 
 // libCmp maps c to the library's code (lib.h GOSHMEMI_LIB_CMP_*).
@@ -236,14 +250,15 @@ func SignalWaitUntilOnStream(s *Stream, sig Array[uint64], idx int, cmp Cmp, v u
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	off, err := devSpan(r, sig, op, "sig", idx, 1, r.me)
 	if err != nil {
-		return err
+		return r.apiErr(err, op)
 	}
 	if !cmp.valid() {
 		return errs.New(errs.ErrInvalidArgument, r.me, op, "cmp = %d; must be one of CmpEQ..CmpLE", int(cmp))
 	}
-	return r.c.LibLaunch(cs, gpulib.SignalWait, &[gpulib.NArgs]uint64{r.devLocal(off), libCmp[cmp], v}, op)
+	return r.apiErr(r.c.LibLaunch(cs, gpulib.SignalWait, &[gpulib.NArgs]uint64{r.devLocal(off), libCmp[cmp], v}, op), op)
 }
 
 // QuietOnStream enqueues on s the completion of every put, get and atomic
@@ -254,7 +269,8 @@ func QuietOnStream(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	return r.c.LibLaunch(cs, gpulib.Quiet, &[gpulib.NArgs]uint64{}, "QuietOnStream")
+	defer r.leave()
+	return r.apiErr(r.c.LibLaunch(cs, gpulib.Quiet, &[gpulib.NArgs]uint64{}, "QuietOnStream"), "QuietOnStream")
 }
 
 // BarrierAllOnStream enqueues on s a barrier of all PEs: quiet, then wait
@@ -296,11 +312,12 @@ func (t Team) syncOnStream(s *Stream, k gpulib.Kernel, op string) error {
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	id, _, err := r.devTeam(t, op)
 	if err != nil {
 		return err
 	}
-	return r.teamSyncOnStream(cs, t, id, k, op)
+	return r.apiErr(r.teamSyncOnStream(cs, t, id, k, op), op)
 }
 
 // teamSyncOnStream queues the barrier (k = gpulib.Barrier) or sync
@@ -421,11 +438,12 @@ func ReduceScatterOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], 
 	return reduceOnStream(s, t, op, dst, src, n, true, "ReduceScatterOnStream")
 }
 
-func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, scatter bool, name string) error {
+func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, scatter bool, name string) (err error) {
 	r, cs, err := s.use(name)
 	if err != nil {
 		return err
 	}
+	defer func() { err = r.apiErr(err, name); r.leave() }()
 	if op < OpSum || op > OpXor {
 		return errs.New(errs.ErrInvalidArgument, r.me, name, "op = %d; must be one of OpSum..OpXor", int(op))
 	}
@@ -534,12 +552,13 @@ func (r *runtime) teamLoadStore(t Team, size int) bool {
 // BroadcastOnStream enqueues on s the Broadcast of n elements of src on
 // t's root (a number in t) into dst on every member, root included (Ref:
 // NVSHMEM nvshmemx_<T>_broadcast_on_stream). GPU arrays. Collective over t.
-func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int) error {
+func BroadcastOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n, root int) (err error) {
 	const op = "BroadcastOnStream"
 	r, cs, err := s.use(op)
 	if err != nil {
 		return err
 	}
+	defer func() { err = r.apiErr(err, op); r.leave() }()
 	id, size, err := r.devTeam(t, op)
 	if err != nil {
 		return err
@@ -578,11 +597,12 @@ func AllToAllOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int) error
 	return moveOnStream(s, t, dst, src, n, gpulib.AllToAll, "AllToAllOnStream")
 }
 
-func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.Kernel, op string) error {
+func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.Kernel, op string) (err error) {
 	r, cs, err := s.use(op)
 	if err != nil {
 		return err
 	}
+	defer func() { err = r.apiErr(err, op); r.leave() }()
 	id, size, err := r.devTeam(t, op)
 	if err != nil {
 		return err
@@ -624,12 +644,13 @@ func noOverlap(r *runtime, op string, doff uint64, dn int, soff uint64, sn int, 
 // gpuColl runs an on-stream collective on the default stream and waits
 // for it: the host collectives on GPU arrays.
 func gpuColl(op string, enqueue func() error) error {
-	r, err := rt(op)
+	r, err := enter(op)
 	if err != nil {
 		return err
 	}
+	defer r.leave()
 	if err := enqueue(); err != nil {
-		return err
+		return r.apiErr(err, op)
 	}
-	return r.c.SyncStream(nil, op)
+	return r.apiErr(r.c.SyncStream(nil, op), op)
 }

@@ -275,7 +275,7 @@ func BarrierAllContext(ctx context.Context) error {
 	}
 	r.world.Lock()
 	defer r.world.Unlock()
-	return r.world.Barrier(r.comm(ctx))
+	return r.apiErr(r.world.Barrier(r.comm(ctx)), "BarrierAll")
 }
 
 // SyncAll waits until every PE has entered it, without completing
@@ -288,7 +288,7 @@ func SyncAll() error {
 	defer r.leave()
 	r.world.Lock()
 	defer r.world.Unlock()
-	return r.world.Sync(r)
+	return r.apiErr(r.world.Sync(r), "SyncAll")
 }
 
 // Barrier is BarrierAll over team t's members only.
@@ -312,7 +312,7 @@ func (t Team) BarrierContext(ctx context.Context) error {
 		return err
 	}
 	defer ct.Unlock()
-	return ct.Barrier(r.comm(ctx))
+	return r.apiErr(ct.Barrier(r.comm(ctx)), "Team.Barrier")
 }
 
 // Sync is SyncAll over team t's members only (shmem_team_sync).
@@ -327,7 +327,7 @@ func (t Team) Sync() error {
 		return err
 	}
 	defer ct.Unlock()
-	return ct.Sync(r)
+	return r.apiErr(ct.Sync(r), "Team.Sync")
 }
 
 // collArgs validates a data collective's arrays: count elements from dst
