@@ -181,6 +181,9 @@ func Init(opts ...Option) error {
 			return joinErrors(envErr, err)
 		}
 	}
+	if l, ok := boot.(bootstrap.Logged); ok && cfg.logger != nil {
+		l.SetLogger(cfg.logger)
+	}
 	r, err := newRuntime(boot, settings, cfg, envErr)
 	if err != nil {
 		if cfg.boot == nil {

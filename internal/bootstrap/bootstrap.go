@@ -9,6 +9,8 @@
 // process, for fast unit tests).
 package bootstrap
 
+import "log/slog"
+
 // Bootstrap is the out-of-band channel between the PEs of one job.
 //
 // Every collective method (Allgather, Barrier, Bcast) must be called by every
@@ -37,6 +39,13 @@ type Bootstrap interface {
 	Abort(code int, msg string)
 	// Finalize releases the bootstrap; no other method may be called after it.
 	Finalize() error
+}
+
+// Logged is a Bootstrap whose messages (an abort, a refused connection)
+// can go to the program's *slog.Logger (shmem.WithLogger) instead of
+// stderr. The runtime calls SetLogger once it exists; nil keeps stderr.
+type Logged interface {
+	SetLogger(l *slog.Logger)
 }
 
 // LocalRank returns b's rank among the PEs of its own node and the number

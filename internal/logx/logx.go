@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 )
 
 // Logger sends each message to a *slog.Logger or writes its text line.
@@ -62,3 +63,23 @@ func (l *Logger) Warn(line, msg string, attrs ...slog.Attr) {
 
 // PE is the attribute naming the PE a message is about.
 func PE(pe int) slog.Attr { return slog.Int("pe", pe) }
+
+// Switch is a Logger made before the program's *slog.Logger is known (a
+// bootstrap exists before the runtime): text lines on w until Set gives
+// it a *slog.Logger. It is safe for concurrent use. The zero Switch
+// writes to os.Stderr.
+type Switch struct {
+	w  io.Writer
+	sl atomic.Pointer[slog.Logger]
+}
+
+// NewSwitch returns a Switch writing text lines to w (os.Stderr when nil).
+func NewSwitch(w io.Writer) *Switch { return &Switch{w: w} }
+
+// Set sends the later messages to sl as records (nil: text lines again).
+func (s *Switch) Set(sl *slog.Logger) { s.sl.Store(sl) }
+
+// Log is Logger.Log through the *slog.Logger of Set, or as a text line.
+func (s *Switch) Log(level slog.Level, line, msg string, attrs ...slog.Attr) {
+	New(s.sl.Load(), s.w).Log(level, line, msg, attrs...)
+}

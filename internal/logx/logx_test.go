@@ -52,3 +52,20 @@ func TestSlog(t *testing.T) {
 	assert.Equal(t, map[string]string{"pe": "3", "backend": "shm"}, attrs)
 	assert.Equal(t, slog.LevelWarn, c.records[1].Level)
 }
+
+// TestSwitch: text lines until Set, records after, lines again after
+// Set(nil).
+func TestSwitch(t *testing.T) {
+	var b bytes.Buffer
+	c := &capture{}
+	s := NewSwitch(&b)
+	s.Log(slog.LevelError, "goshmem: PE 0: a\n", "a", PE(0))
+	s.Set(slog.New(c))
+	s.Log(slog.LevelError, "goshmem: PE 0: b\n", "b", PE(0))
+	s.Set(nil)
+	s.Log(slog.LevelError, "goshmem: PE 0: c\n", "c", PE(0))
+	assert.Equal(t, "goshmem: PE 0: a\ngoshmem: PE 0: c\n", b.String())
+	require.Len(t, c.records, 1)
+	assert.Equal(t, "b", c.records[0].Message)
+	assert.Equal(t, slog.LevelError, c.records[0].Level)
+}

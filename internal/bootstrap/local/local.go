@@ -15,6 +15,7 @@ package local
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // ErrAborted is matched (errors.Is) by the error that collectives return on
@@ -100,9 +102,13 @@ type job struct {
 type pe struct {
 	j    *job
 	rank int
+	log  *logx.Switch // Abort's message: the job's stderr, or SetLogger's
 }
 
-var _ bootstrap.Bootstrap = (*pe)(nil)
+var (
+	_ bootstrap.Bootstrap = (*pe)(nil)
+	_ bootstrap.Logged    = (*pe)(nil)
+)
 
 // NewJob returns the n bootstraps of one job; element r has rank r. Each
 // must be used by its own goroutine(s), like a process under mpirun.
@@ -113,7 +119,7 @@ func NewJob(n int, opts ...Option) ([]bootstrap.Bootstrap, error) {
 	j := newJob(n, opts)
 	bs := make([]bootstrap.Bootstrap, n)
 	for r := range n {
-		bs[r] = &pe{j: j, rank: r}
+		bs[r] = &pe{j: j, rank: r, log: logx.NewSwitch(j.cfg.stderr)}
 	}
 	return bs, nil
 }
@@ -357,12 +363,16 @@ func (p *pe) Abort(code int, msg string) {
 	j.abortsBy[p.rank] = err
 	j.goneLocked(p.rank, fmt.Sprintf("PE %d aborted", p.rank))
 	j.mu.Unlock()
-	fmt.Fprintf(j.cfg.stderr, "goshmem: PE %d: %s\n", p.rank, msg)
+	p.log.Log(slog.LevelError, fmt.Sprintf("goshmem: PE %d: %s\n", p.rank, msg), msg,
+		logx.PE(p.rank), slog.String("backend", "bootstrap"), slog.Int("code", code))
 	if j.cfg.exitOnAbort {
 		os.Exit(code)
 	}
 	runtime.Goexit()
 }
+
+// SetLogger sends Abort's message to l instead of the job's stderr.
+func (p *pe) SetLogger(l *slog.Logger) { p.log.Set(l) }
 
 // Finalize marks this PE finalized: its later collectives, and any other
 // PE's collective that would need it, return an error. A second Finalize

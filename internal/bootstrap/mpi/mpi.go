@@ -16,7 +16,7 @@ package mpiboot
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"strconv"
@@ -27,6 +27,7 @@ import (
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/cgo/mpi"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // launcherEnv are environment variables that a launcher sets in every
@@ -108,12 +109,15 @@ type boot struct {
 	rank, size int
 	nodes      []int
 
-	reqs   chan request
-	done   chan struct{} // closed when the MPI goroutine has ended
-	stderr io.Writer
+	reqs chan request
+	done chan struct{} // closed when the MPI goroutine has ended
+	log  *logx.Switch  // Abort's messages: stderr, or SetLogger's
 }
 
-var _ bootstrap.Bootstrap = (*boot)(nil)
+var (
+	_ bootstrap.Bootstrap = (*boot)(nil)
+	_ bootstrap.Logged    = (*boot)(nil)
+)
 
 // New loads the MPI library (mpi.Load: GOSHMEM_LIBMPI, else the default
 // search), initializes MPI (MPI_Init_thread asking for MPI_THREAD_FUNNELED)
@@ -126,10 +130,10 @@ var _ bootstrap.Bootstrap = (*boot)(nil)
 // New is collective: every process of the job calls it.
 func New() (bootstrap.Bootstrap, error) {
 	b := &boot{
-		rank:   LauncherRank(),
-		reqs:   make(chan request),
-		done:   make(chan struct{}),
-		stderr: os.Stderr,
+		rank: LauncherRank(),
+		reqs: make(chan request),
+		done: make(chan struct{}),
+		log:  logx.NewSwitch(os.Stderr),
 	}
 	go b.loop()
 
@@ -315,6 +319,15 @@ func (b *boot) Bcast(buf []byte, root int) error {
 	})
 }
 
+// SetLogger sends Abort's messages to l instead of stderr.
+func (b *boot) SetLogger(l *slog.Logger) { b.log.Set(l) }
+
+// say is one of Abort's messages, as the line "goshmem: PE <rank>: <msg>".
+func (b *boot) say(msg string, attrs ...slog.Attr) {
+	attrs = append(attrs, logx.PE(b.rank), slog.String("backend", "bootstrap"))
+	b.log.Log(slog.LevelError, fmt.Sprintf("goshmem: PE %d: %s\n", b.rank, msg), msg, attrs...)
+}
+
 // Abort prints "goshmem: PE <rank>: <msg>" to stderr and ends the job with
 // MPI_Abort(MPI_COMM_WORLD, code), run on the MPI goroutine. If that
 // goroutine is busy (blocked in a collective) for abortWait, or MPI is
@@ -322,17 +335,17 @@ func (b *boot) Bcast(buf []byte, root int) error {
 // instead; mpirun then ends the other processes because this one exited
 // without MPI_Finalize. Abort does not return.
 func (b *boot) Abort(code int, msg string) {
-	fmt.Fprintf(b.stderr, "goshmem: PE %d: %s\n", b.rank, msg)
+	b.say(msg, slog.Int("code", code))
 	r := request{fn: func() error { return mpi.Abort(code) }, errc: make(chan error, 1)}
 	timer := time.NewTimer(abortWait)
 	select {
 	case b.reqs <- r:
 		if err := <-r.errc; err != nil {
-			fmt.Fprintf(b.stderr, "goshmem: PE %d: %v\n", b.rank, err)
+			b.say(err.Error())
 		}
 	case <-b.done:
 	case <-timer.C:
-		fmt.Fprintf(b.stderr, "goshmem: PE %d: MPI busy for %v, exiting without MPI_Abort\n", b.rank, abortWait)
+		b.say(fmt.Sprintf("MPI busy for %v, exiting without MPI_Abort", abortWait))
 	}
 	os.Exit(code)
 }

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // Server timing. A connection has handshakeTimeout to authenticate and
@@ -38,9 +41,9 @@ const (
 // or the process that called NewUniqueID), and ends once every PE has
 // finalized or gone.
 type server struct {
-	ln     net.Listener
-	key    []byte
-	stderr io.Writer
+	ln  net.Listener
+	key []byte
+	log *logx.Switch // refused connections: stderr, or the runtime's logger
 
 	events chan event
 	done   chan struct{} // closed when the server has ended
@@ -105,7 +108,7 @@ func serve(ln net.Listener, key []byte, stderr io.Writer) *server {
 	s := &server{
 		ln:     ln,
 		key:    append([]byte(nil), key...),
-		stderr: stderr,
+		log:    logx.NewSwitch(stderr),
 		events: make(chan event),
 		done:   make(chan struct{}),
 		slots:  make(chan struct{}, maxHandshakes),
@@ -148,7 +151,8 @@ func (s *server) accept() {
 // report prints one refused connection; the job goes on.
 func (s *server) report(addr, why string) {
 	s.refused.Add(1)
-	fmt.Fprintf(s.stderr, "goshmem: bootstrap tcp: refused a connection from %s: %s\n", addr, why)
+	msg := fmt.Sprintf("bootstrap tcp: refused a connection from %s: %s", addr, why)
+	s.log.Log(slog.LevelWarn, "goshmem: "+msg+"\n", msg, slog.String("backend", "bootstrap"), slog.String("addr", addr))
 }
 
 func (s *server) refuse(c net.Conn, why string) {

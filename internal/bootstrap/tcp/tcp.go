@@ -24,6 +24,7 @@ import (
 	"crypto/hmac"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"runtime"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // DefaultTimeout bounds the rendezvous when Config.Timeout is 0
@@ -84,7 +86,8 @@ type boot struct {
 	rank  int
 	size  int
 	nodes []int
-	srv   *server // the rendezvous, when this PE serves it
+	srv   *server      // the rendezvous, when this PE serves it
+	log   *logx.Switch // abort messages: cfg.Stderr, or SetLogger's
 	conn  net.Conn
 
 	wmu sync.Mutex // frame writes
@@ -98,7 +101,10 @@ type boot struct {
 	readErr  error         // why, set before dead is closed
 }
 
-var _ bootstrap.Bootstrap = (*boot)(nil)
+var (
+	_ bootstrap.Bootstrap = (*boot)(nil)
+	_ bootstrap.Logged    = (*boot)(nil)
+)
 
 // New joins the job: it opens the rendezvous when cfg.Serve, connects to
 // cfg.Addr (retrying until cfg.Timeout), authenticates both ways, and
@@ -118,7 +124,7 @@ func New(cfg Config) (bootstrap.Bootstrap, error) {
 	if cfg.NodeKey == "" {
 		cfg.NodeKey = NodeKey()
 	}
-	b := &boot{cfg: cfg, rank: cfg.Rank, size: cfg.Size,
+	b := &boot{cfg: cfg, rank: cfg.Rank, size: cfg.Size, log: logx.NewSwitch(cfg.Stderr),
 		results: make(chan []byte, 1), abortAck: make(chan struct{}, 1), dead: make(chan struct{})}
 	deadline := time.Now().Add(cfg.Timeout)
 	if cfg.Serve {
@@ -322,7 +328,7 @@ func (b *boot) read() {
 			if derr != nil {
 				a = abortMsg{code: 1, msg: derr.Error()}
 			}
-			fmt.Fprintf(b.cfg.Stderr, "goshmem: PE %d: the job was aborted by PE %d (exit status %d): %s\n", b.rank, a.rank, a.code, a.msg)
+			b.say(fmt.Sprintf("the job was aborted by PE %d (exit status %d): %s", a.rank, a.code, a.msg), slog.Int("code", int(a.code)))
 			b.cfg.Exit(int(a.code))
 			err = errors.Newf("the job was aborted by PE %d", a.rank)
 		case frameError:
@@ -436,17 +442,34 @@ func (b *boot) Bcast(buf []byte, root int) error {
 	return nil
 }
 
+// SetLogger sends this PE's abort messages, and the refusals of the
+// rendezvous it serves, to l instead of cfg.Stderr. A rendezvous of
+// NewUniqueID (made before Init) keeps its stderr.
+func (b *boot) SetLogger(l *slog.Logger) {
+	b.log.Set(l)
+	if b.cfg.Serve && b.srv != nil {
+		b.srv.log.Set(l)
+	}
+}
+
+// say is one of this PE's abort messages, as the line "goshmem: PE
+// <rank>: <msg>".
+func (b *boot) say(msg string, attrs ...slog.Attr) {
+	attrs = append(attrs, logx.PE(b.rank), slog.String("backend", "bootstrap"))
+	b.log.Log(slog.LevelError, fmt.Sprintf("goshmem: PE %d: %s\n", b.rank, msg), msg, attrs...)
+}
+
 // Abort prints "goshmem: PE <rank>: <msg>", has the server tell every
 // other PE (each prints who aborted and exits with code), waits up to
 // abortWait for that, and exits with code. It does not return.
 func (b *boot) Abort(code int, msg string) {
-	fmt.Fprintf(b.cfg.Stderr, "goshmem: PE %d: %s\n", b.rank, msg)
+	b.say(msg, slog.Int("code", code))
 	if err := b.write(frameAbort, abortMsg{code: int32(code), msg: msg}.encode()); err == nil {
 		select {
 		case <-b.abortAck:
 		case <-b.dead:
 		case <-time.After(abortWait):
-			fmt.Fprintf(b.cfg.Stderr, "goshmem: PE %d: the rendezvous did not confirm the abort within %v\n", b.rank, abortWait)
+			b.say(fmt.Sprintf("the rendezvous did not confirm the abort within %v", abortWait))
 		}
 	}
 	b.cfg.Exit(code)
