@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,6 +39,7 @@ type hostOpts struct {
 	batch                       int
 	heap                        uint64
 	variant                     string
+	ctx                         bool // -ctx: the wait rows through the Context forms
 	pin                         bool
 	coll                        bool // -coll: the collective rows only
 	collIters, collMaxSize      int
@@ -65,6 +67,7 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	fs.StringVar(&o.timing, "timing", "per-iter", "per-iter: time every operation (timer cost included, as oshbench); batch: time -batch operations per sample and report per-operation time")
 	fs.IntVar(&o.batch, "batch", 100, "operations per sample with -timing batch")
 	fs.StringVar(&o.variant, "variant", "", "label the rows as series goshmem/`name` (a non-default run)")
+	fs.BoolVar(&o.ctx, "ctx", false, "run the wait rows (pingpong_p, pingpong_putsignal, barrier, lock) through the Context forms with a context that is never done; the rows are series goshmem/ctx unless -variant names another")
 	fs.BoolVar(&o.pin, "pin", false, "after Init, pin the measuring thread of PE i to online CPU i mod n (diagnostic: run under mpirun --bind-to none, so Init sees every CPU, and still keep the PEs apart)")
 	fs.BoolVar(&o.coll, "coll", false, "run the collective rows only (barrier, bcast, reduce, fcollect, collect, alltoall, alltoalls, scans at 8 B..-coll-maxsize per PE, op + barrier timed on PE 0), at any number of PEs")
 	fs.IntVar(&o.collIters, "coll-iters", 2000, "iterations of a collective row up to 4 KiB (fewer above, at least 100)")
@@ -98,6 +101,9 @@ func parseHostFlags(args []string, stderr io.Writer) (hostOpts, error) {
 	o.collIters = max(o.collIters, 1)
 	o.collMaxSize = max(o.collMaxSize, 8)
 	o.heap = *heap
+	if o.ctx && o.variant == "" {
+		o.variant = "ctx"
+	}
 	return o, nil
 }
 
@@ -137,6 +143,11 @@ func runHost(args []string, stdout, stderr io.Writer) int {
 	}
 	bw := bufio.NewWriter(stdout)
 	h := &host{o: o, me: shmem.MyPE(), npes: shmem.NPEs(), pinned: -1}
+	if o.ctx {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h.ctx = ctx
+	}
 	if h.me == 0 {
 		if o.json {
 			h.out = JSONWriter{w: bw}
@@ -190,7 +201,41 @@ type host struct {
 	sig          shmem.Array[uint64]
 	samples      []int64
 	timerNS      Summary
-	pinned       int // CPU the measuring thread was pinned to (-pin), else -1
+	pinned       int             // CPU the measuring thread was pinned to (-pin), else -1
+	ctx          context.Context // -ctx: the wait rows' context (never done), else nil
+}
+
+// The wait rows' blocking calls: the Context forms with h.ctx under -ctx.
+
+func (h *host) waitUntil(a shmem.Array[int64], v int64) error {
+	if h.ctx != nil {
+		return shmem.WaitUntilContext(h.ctx, a, 0, shmem.CmpEQ, v)
+	}
+	return shmem.WaitUntil(a, 0, shmem.CmpEQ, v)
+}
+
+func (h *host) signalWait(sig shmem.Array[uint64], v uint64) error {
+	var err error
+	if h.ctx != nil {
+		_, err = shmem.SignalWaitUntilContext(h.ctx, sig, 0, shmem.CmpEQ, v)
+	} else {
+		_, err = shmem.SignalWaitUntil(sig, 0, shmem.CmpEQ, v)
+	}
+	return err
+}
+
+func (h *host) barrierAll() error {
+	if h.ctx != nil {
+		return shmem.BarrierAllContext(h.ctx)
+	}
+	return shmem.BarrierAll()
+}
+
+func (h *host) set(l *shmem.Lock) error {
+	if h.ctx != nil {
+		return l.SetContext(h.ctx)
+	}
+	return l.Set()
 }
 
 func (h *host) want(name string) bool { return h.o.only == nil || h.o.only.MatchString(name) }
@@ -578,7 +623,7 @@ func (h *host) pingpongP() error {
 	f.Local()[0] = 0
 	return h.pingpong("pingpong_p",
 		func(i int64, pe int) error { return shmem.P(f, 0, i, pe) },
-		func(i int64) error { return shmem.WaitUntil(f, 0, shmem.CmpEQ, i) })
+		func(i int64) error { return h.waitUntil(f, i) })
 }
 
 // pingpongPLocalPoll is pingpong_p with WaitUntil replaced by a bare
@@ -606,10 +651,7 @@ func (h *host) pingpongPutSignal() error {
 		func(i int64, pe int) error {
 			return shmem.PutSignal(data, 0, src, sig, 0, uint64(i), shmem.SignalSet, pe)
 		},
-		func(i int64) error {
-			_, err := shmem.SignalWaitUntil(sig, 0, shmem.CmpEQ, uint64(i))
-			return err
-		})
+		func(i int64) error { return h.signalWait(sig, uint64(i)) })
 }
 
 // collective is the shape of barrier and alloc_free: every PE runs op the
@@ -630,7 +672,7 @@ func (h *host) collective(name string, size int, op func() error) error {
 	return nil
 }
 
-func (h *host) barrier() error { return h.collective("barrier", 0, shmem.BarrierAll) }
+func (h *host) barrier() error { return h.collective("barrier", 0, h.barrierAll) }
 
 func (h *host) allocFree() error {
 	return h.collective("alloc_free", allocSize, func() error {
@@ -655,7 +697,7 @@ func (h *host) lock() error {
 	k := max(h.o.barrierIters/lockRounds, 1)
 	round := func(k int) error {
 		for i := 0; i < k; i++ {
-			if err := l.Set(); err != nil {
+			if err := h.set(l); err != nil {
 				return err
 			}
 			if err := l.Clear(); err != nil {
