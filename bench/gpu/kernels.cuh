@@ -18,6 +18,12 @@
  *
  * meta[] layout (unsigned long long): 0 gt_start, 1 gt_end, 2 clk_start,
  * 3 clk_end, 4 sink (keeps g/get results alive), 8.. per-CTA bw stamps.
+ *
+ * Every kernel (here and in perf.cu) carries __launch_bounds__(1024, 1):
+ * goshmem-perf launches blocks of up to 1024 threads, which can have at
+ * most 64 registers each, and without the bound each nvcc chooses its own
+ * count (CUDA 13.0 gives these kernels far more than 64, and the block
+ * would have to shrink).
  */
 #ifndef GOSHMEM_PERF_KERNELS_CUH
 #define GOSHMEM_PERF_KERNELS_CUH
@@ -109,7 +115,8 @@ __device__ __forceinline__ void perf_lat(char *dst, const char *src, size_t size
 }
 
 #define PERF_LAT_KERNEL(NAME, OP, SC)                                                                                 \
-    extern "C" __global__ void NAME(char *dst, const char *src, size_t size, int peer, int iters, int warmup,        \
+    extern "C" __global__ void __launch_bounds__(1024, 1)                                                               \
+        NAME(char *dst, const char *src, size_t size, int peer, int iters, int warmup,                               \
                                     long long *samples, unsigned long long *meta)                                    \
     {                                                                                                                 \
         perf_lat<OP, SC>(dst, src, size, peer, iters, warmup, samples, meta);                                         \
@@ -175,13 +182,15 @@ __device__ __forceinline__ void perf_pingpong(char *dst, const char *src, unsign
     meta[4] = sink;
 }
 
-extern "C" __global__ void perf_pingpong_p(char *dst, const char *src, unsigned long long *flag, int me, int peer,
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    perf_pingpong_p(char *dst, const char *src, unsigned long long *flag, int me, int peer,
                                            unsigned long long base, int iters, int warmup, long long *samples,
                                            unsigned long long *meta)
 {
     perf_pingpong<0>(dst, src, flag, me, peer, base, iters, warmup, samples, meta);
 }
-extern "C" __global__ void perf_pingpong_putsignal(char *dst, const char *src, unsigned long long *flag, int me,
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    perf_pingpong_putsignal(char *dst, const char *src, unsigned long long *flag, int me,
                                                    int peer, unsigned long long base, int iters, int warmup,
                                                    long long *samples, unsigned long long *meta)
 {
@@ -222,11 +231,13 @@ __device__ __forceinline__ void perf_barrier(int iters, int warmup, long long *s
         meta[3] = (unsigned long long)k1;
     }
 }
-extern "C" __global__ void perf_barrier_thread(int iters, int warmup, long long *samples, unsigned long long *meta)
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    perf_barrier_thread(int iters, int warmup, long long *samples, unsigned long long *meta)
 {
     perf_barrier<SC_THREAD>(iters, warmup, samples, meta);
 }
-extern "C" __global__ void perf_barrier_block(int iters, int warmup, long long *samples, unsigned long long *meta)
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    perf_barrier_block(int iters, int warmup, long long *samples, unsigned long long *meta)
 {
     perf_barrier<SC_BLOCK>(iters, warmup, samples, meta);
 }
@@ -234,7 +245,8 @@ extern "C" __global__ void perf_barrier_block(int iters, int warmup, long long *
 /* Put bandwidth, block scope: CTA b puts its slice [b*size/grid, ...) of
  * size bytes iters times (putmem_nbi_block), then quiet. meta[8+2b],
  * meta[9+2b] = globaltimer start/end of CTA b. */
-extern "C" __global__ void perf_put_bw(char *dst, const char *src, size_t size, int peer, int iters,
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    perf_put_bw(char *dst, const char *src, size_t size, int peer, int iters,
                                        unsigned long long *meta)
 {
     size_t slice = size / gridDim.x;
@@ -252,6 +264,6 @@ extern "C" __global__ void perf_put_bw(char *dst, const char *src, size_t size, 
 }
 
 /* Launch overhead. */
-extern "C" __global__ void perf_empty(void) {}
+extern "C" __global__ void __launch_bounds__(1024, 1) perf_empty(void) {}
 
 #endif

@@ -22,7 +22,8 @@
  *   mode 5: as 0 with the source read through the non-coherent path (__ldg)
  *   mode 6: goshmem_putmem_nbi with a compile-time 8 B size + goshmem_quiet (the library, size folded)
  *   mode 7: as 0 with fence.acq_rel.gpu instead of goshmem_quiet (cost of an acq_rel vs an sc fence) */
-extern "C" __global__ void diag_put(char *dst, const char *src, int peer, int mode, int iters, int warmup,
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    diag_put(char *dst, const char *src, int peer, int mode, int iters, int warmup,
                                     long long *samples, unsigned long long *meta)
 {
     __shared__ long long sbuf[PERF_SBUF];
@@ -81,7 +82,8 @@ extern "C" __global__ void diag_put(char *dst, const char *src, int peer, int mo
  * store per step), __syncthreads per put as the _block form. Shows what the
  * block copy could reach. Slices are rounded down to 16 bytes (grids that do not divide
  * size leave a few bytes uncopied: a diagnostic, not a put). */
-extern "C" __global__ void diag_put_bw_unroll4(char *dst, const char *src, size_t size, int peer, int iters,
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    diag_put_bw_unroll4(char *dst, const char *src, size_t size, int peer, int iters,
                                                unsigned long long *meta)
 {
     size_t slice = (size / gridDim.x) & ~(size_t)15; /* 16-byte slices (a remainder is not copied) */
@@ -136,7 +138,7 @@ __device__ __forceinline__ unsigned long long diag_ld(const unsigned long long *
     }
     return v;
 }
-extern "C" __global__ void diag_pingpong(unsigned long long *flag, int me, int peer, int mode,
+extern "C" __global__ void __launch_bounds__(1024, 1) diag_pingpong(unsigned long long *flag, int me, int peer, int mode,
                                          unsigned long long base, int iters, int warmup, long long *samples,
                                          unsigned long long *meta)
 {
@@ -197,7 +199,8 @@ extern "C" __global__ void diag_pingpong(unsigned long long *flag, int me, int p
  *   mode 0 diag_bar_library:       goshmem_barrier_all (quiet + dissemination sync)
  *   mode 1 diag_bar_sync_all:      goshmem_sync_all (fence.acq_rel + sync: no quiet)
  *   mode 2 diag_bar_release_arrive: arrival by st.release, ld.acquire poll, no quiet (hand-written, world team) */
-extern "C" __global__ void diag_barrier(int mode, int iters, int warmup, long long *samples, unsigned long long *meta,
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    diag_barrier(int mode, int iters, int warmup, long long *samples, unsigned long long *meta,
                                         unsigned long long *words, unsigned long long base)
 {
     __shared__ long long sbuf[PERF_SBUF];
