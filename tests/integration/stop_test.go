@@ -7,10 +7,13 @@ package integration
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // transports are the modes every test here runs under.
@@ -52,5 +55,28 @@ func TestContextOutOfStep(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestContextLeaveRace: ctx-leave with the spmd program built with -race
+// (a PE's context done while it waits or queues for a lock, then its
+// Finalize, while the other PE's wait fails naming it): every PE reports
+// ok and the race detector reports nothing, at 2 PEs on shm.
+func TestContextLeaveRace(t *testing.T) {
+	needMPI(t)
+	bin := filepath.Join(t.TempDir(), "spmd-race")
+	out, err := exec.Command(goTool(), "build", "-race", "-o", bin, "./spmd").CombinedOutput()
+	require.NoError(t, err, "go build -race ./spmd: %s", out)
+	old := spmdBin
+	spmdBin = bin
+	t.Cleanup(func() { spmdBin = old })
+	for _, wait := range []string{"wait", "lock"} {
+		t.Run(wait, func(t *testing.T) {
+			r := job(t, 2, 120*time.Second, []string{"SPMD_EXIT_SYNC=" + t.TempDir()}, "-mode", "ctx-leave", "-fault-wait", wait)
+			for pe := 0; pe < 2; pe++ {
+				assert.Contains(t, r.out, fmt.Sprintf("ctx-leave: PE %d: ok", pe), "output:\n%s", r.out)
+			}
+			assert.NotContains(t, r.out, "DATA RACE", "output:\n%s", r.out)
+		})
 	}
 }

@@ -104,6 +104,19 @@ func ctxStep() int {
 	}
 	outOfStepErr := func(what string, err error) {
 		t.Is(what, err, shmem.ErrNotSymmetric, fmt.Sprintf("PE %d: ", me), "team world is out of step since")
+		// errors.As names this PE and the call, not the sync's step.
+		op := "BarrierAll"
+		if strings.Contains(what, "Team.Barrier") {
+			op = "Team.Barrier"
+		}
+		if err == nil {
+			return
+		}
+		if e := (*shmem.Error)(nil); !errors.As(err, &e) {
+			t.Errorf("%s: errors.As finds no *shmem.Error in %v", what, err)
+		} else if e.PE != me || e.Op != op {
+			t.Errorf("%s: errors.As gives PE %d, Op %q, want PE %d, Op %s: %v", what, e.PE, e.Op, me, op, err)
+		}
 	}
 	var first error
 	t.run(func(t *T) {
