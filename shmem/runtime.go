@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,6 +143,10 @@ func WithBootstrap(b bootstrap.Bootstrap) Option { return func(c *config) { c.bo
 func Init(opts ...Option) error {
 	lifecycle.Lock()
 	defer lifecycle.Unlock()
+	// Init's CUDA calls run on the calling thread, whose current context
+	// (another library's) chooses the GPU and is current again on return.
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
 	if r := current.Load(); r != nil {
 		return errs.Hint(errs.ErrInvalidArgument, "call Finalize before initializing again",
 			r.me, "Init", "goshmem is already initialized")
@@ -191,6 +196,7 @@ func Init(opts ...Option) error {
 		}
 		return err
 	}
+	r.c.RestoreCallerContext()
 	finalized.Store(false)
 	current.Store(r)
 	r.watchContext(cfg.ctx)

@@ -165,7 +165,7 @@ func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime,
 	defer goruntime.UnlockOSThread()
 	r := &Runtime{Log: cfg.Log, Boot: boot, Me: boot.Rank(), NPEs: boot.Size(), Node: boot.Node(), Settings: settings,
 		declined: map[string]error{}, jobCXI: cfg.CXI, device: cfg.Device}
-	defer r.restoreCallerContext()
+	defer r.RestoreCallerContext()
 	if r.Me == 0 {
 		env.WarnUnknown(r.Log, os.Environ())
 	}
@@ -221,9 +221,11 @@ func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime,
 	return r, nil
 }
 
-// restoreCallerContext puts back the CUDA context that was current on
+// RestoreCallerContext puts back the CUDA context that was current on
 // Init's thread before the GPU heap's setup made its own current there.
-func (r *Runtime) restoreCallerContext() {
+// New calls it on return; a caller that makes more CUDA calls on that
+// thread afterwards (publishing teams) calls it again when done.
+func (r *Runtime) RestoreCallerContext() {
 	if r.gpuCaller != nil {
 		_ = r.gpuCaller.RestoreCaller()
 	}
