@@ -53,5 +53,8 @@ func AddrAccessible[T Elem](a Array[T], pe int) bool {
 	if r == nil || a.b == nil || a.b.freed.Load() || a.b.gen != r.gen || uint(pe) >= uint(r.npes) {
 		return false
 	}
+	if a.b.reg != 0 { // RegisterDevice: local to this PE, no peer knows it
+		return false
+	}
 	return !a.b.dev || (r.c.GPU != nil && r.c.GPU.Reachable(pe))
 }

@@ -34,7 +34,8 @@ type block struct {
 	n     int
 	bytes uint64
 	gen   uint64
-	dev   bool // GPU heap (AllocDevice)
+	dev   bool // GPU heap (AllocDevice), or registered (reg != 0)
+	reg   uint64 // device address of element 0 of a registered buffer (RegisterDevice); 0: symmetric
 	freed atomic.Bool
 }
 
@@ -80,6 +81,9 @@ func (a Array[T]) Free() error {
 	defer r.leave()
 	if a.b == nil {
 		return nil
+	}
+	if a.b.reg != 0 {
+		return r.unregister(a.b, elem.Name[T]())
 	}
 	status := uint64(0)
 	var off uint64
@@ -273,6 +277,9 @@ func span[T Elem](r *runtime, a Array[T], op string, idx, n, pe int) (uint64, er
 	if a.b.freed.Load() || a.b.gen != r.gen {
 		return 0, badArray(r, a, op)
 	}
+	if a.b.reg != 0 {
+		return 0, notSymmetric(r, op, "the array")
+	}
 	if uint(pe) >= uint(r.npes) {
 		return 0, errs.New(errs.ErrPEOutOfRange, r.me, op, "pe = %d; must be in [0, %d)", pe, r.npes)
 	}
@@ -312,6 +319,9 @@ func badArray[T Elem](r *runtime, a Array[T], op string) error {
 		return errs.New(errs.ErrInvalidArgument, r.me, op, "the zero Array: allocate arrays with shmem.Alloc")
 	case a.b.gen != r.gen:
 		return errs.New(errs.ErrInvalidArgument, r.me, op, "the array belongs to an earlier Init")
+	case a.b.reg != 0:
+		return errs.Hint(errs.ErrInvalidArgument, "do not use an array after Free", r.me, op,
+			"use after Free: the registered GPU buffer of %d %s at %#x was unregistered", a.b.n, elem.Name[T](), a.b.reg)
 	default:
 		return errs.Hint(errs.ErrInvalidArgument, "do not use an array after Free", r.me, op,
 			"use after Free: array of %d %s at heap offset %d was freed", a.b.n, elem.Name[T](), a.b.off-heapOff)

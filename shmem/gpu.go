@@ -98,16 +98,21 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 }
 
 // DevicePtr is the device address of this PE's part of a GPU array, for
-// kernel arguments; 0 for host arrays, freed arrays and the zero Array.
+// kernel arguments (a registered array's: the ptr it was registered
+// with); 0 for host arrays, freed arrays and the zero Array.
 func (a Array[T]) DevicePtr() uintptr {
 	r := current.Load()
 	if r == nil || r.c.GPU == nil || a.b == nil || !a.b.dev || a.b.freed.Load() || a.b.gen != r.gen {
 		return 0
 	}
+	if a.b.reg != 0 {
+		return uintptr(a.b.reg)
+	}
 	return uintptr(r.c.GPU.Base()) + uintptr(a.b.off)
 }
 
-// OnDevice reports whether a lives in GPU memory (AllocDevice).
+// OnDevice reports whether a lives in GPU memory (AllocDevice or
+// RegisterDevice).
 func (a Array[T]) OnDevice() bool { return a.b != nil && a.b.dev }
 
 // trFor picks the transport for an access to b on pe: the GPU heap's for

@@ -82,16 +82,16 @@ func (s *Stream) use(op string) (_ *runtime, _ *core.Stream, err error) {
 	return r, s.s, nil
 }
 
-// devSpan checks that a is a live GPU array with elements [idx, idx+n)
-// and pe a PE, and returns the elements' heap offset (the symmetric
-// offset on every PE).
+// devSpan checks that a is a live symmetric GPU array with elements
+// [idx, idx+n) and pe a PE, and returns the elements' heap offset (the
+// symmetric offset on every PE). A registered buffer is refused: it has
+// no heap offset, and no peer knows it.
 func devSpan[T Elem](r *runtime, a Array[T], op, name string, idx, n, pe int) (uint64, error) {
-	if a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
-		return 0, badArray(r, a, op+" ("+name+")")
+	if err := devArray(r, a, op, name); err != nil {
+		return 0, err
 	}
-	if !a.b.dev {
-		return 0, errs.Hint(errs.ErrInvalidArgument, "allocate it with shmem.AllocDevice", r.me, op,
-			"%s is a host array: stream-ordered operations and collectives on GPU arrays need every array on the GPU", name)
+	if a.b.reg != 0 {
+		return 0, notSymmetric(r, op, name)
 	}
 	if uint(pe) >= uint(r.npes) {
 		return 0, errs.New(errs.ErrPEOutOfRange, r.me, op, "pe = %d; must be in [0, %d)", pe, r.npes)
@@ -101,6 +101,37 @@ func devSpan[T Elem](r *runtime, a Array[T], op, name string, idx, n, pe int) (u
 			name, idx, n, idx, exactSum(idx, n), a.b.n)
 	}
 	return a.b.off + uint64(idx)*uint64(elem.Size[T]()), nil
+}
+
+// devArray checks that a is a live GPU array (AllocDevice or
+// RegisterDevice).
+func devArray[T Elem](r *runtime, a Array[T], op, name string) error {
+	if a.b == nil || a.b.freed.Load() || a.b.gen != r.gen {
+		return badArray(r, a, op+" ("+name+")")
+	}
+	if !a.b.dev {
+		return errs.Hint(errs.ErrInvalidArgument, "allocate it with shmem.AllocDevice", r.me, op,
+			"%s is a host array: stream-ordered operations and collectives on GPU arrays need every array on the GPU", name)
+	}
+	return nil
+}
+
+// localDev checks the local side of a stream call: a live GPU array,
+// symmetric or registered, with elements [idx, idx+n). It returns the
+// device address of element idx on this PE.
+func localDev[T Elem](r *runtime, a Array[T], op, name string, idx, n int) (uint64, error) {
+	if err := devArray(r, a, op, name); err != nil {
+		return 0, err
+	}
+	if idx < 0 || n < 0 || idx > a.b.n || n > a.b.n-idx {
+		return 0, errs.New(errs.ErrOutOfBounds, r.me, op, "%s: index %d, length %d: elements [%d, %s) are outside the array's [0, %d)",
+			name, idx, n, idx, exactSum(idx, n), a.b.n)
+	}
+	at := uint64(idx) * uint64(elem.Size[T]())
+	if a.b.reg != 0 {
+		return a.b.reg + at, nil
+	}
+	return r.devLocal(a.b.off + at), nil
 }
 
 // devPeer is the device's address of pe's heap (0: a remote transport
@@ -118,22 +149,26 @@ func (r *runtime) devPeer(pe int, op string) (cuda.DevicePtr, error) {
 func (r *runtime) devLocal(off uint64) uint64 { return uint64(r.c.GPU.Base()) + off }
 
 // streamRMA is the validated part of PutOnStream, GetOnStream and
-// PutSignalOnStream: the runtime, the core stream, the heap offsets of dst
-// and src, the bytes to move and the device's address of pe's heap (0: a
-// remote transport carries it).
+// PutSignalOnStream: the runtime, the core stream, the heap offset of the
+// remote side (dst of a put, src of a get), the device address of the
+// local side on this PE, the bytes to move and the device's address of
+// pe's heap (0: a remote transport carries it).
 type streamRMA struct {
-	r          *runtime
-	cs         *core.Stream
-	doff, soff uint64
-	bytes      int
-	peer       cuda.DevicePtr
+	r     *runtime
+	cs    *core.Stream
+	roff  uint64
+	laddr uint64
+	bytes int
+	peer  cuda.DevicePtr
 }
 
 // streamRMAArgs is the prologue of the on-stream puts and gets. It
 // resolves s, checks dst[dstIdx:dstIdx+n] and src[srcIdx:srcIdx+n] (GPU
 // arrays; dst on pe and src on this PE, or the other way round for a get),
 // runs more (the caller's own checks, nil for none) and checks that this
-// GPU reaches pe, in that order, returning the first error. Without an
+// GPU reaches pe, in that order, returning the first error. The local side
+// may be a registered buffer (RegisterDevice); the remote side must be
+// symmetric. Without an
 // error the call is in flight until the caller's x.r.leave.
 func streamRMAArgs[T Elem](s *Stream, op string, get bool, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int,
 	more func(r *runtime) error) (x streamRMA, err error) {
@@ -146,15 +181,20 @@ func streamRMAArgs[T Elem](s *Stream, op string, get bool, dst Array[T], dstIdx 
 			x.r.leave()
 		}
 	}()
-	dpe, spe := pe, x.r.me
 	if get {
-		dpe, spe = spe, dpe
-	}
-	if x.doff, err = devSpan(x.r, dst, op, "dst", dstIdx, n, dpe); err != nil {
-		return x, err
-	}
-	if x.soff, err = devSpan(x.r, src, op, "src", srcIdx, n, spe); err != nil {
-		return x, err
+		if x.laddr, err = localDev(x.r, dst, op, "dst", dstIdx, n); err != nil {
+			return x, err
+		}
+		if x.roff, err = devSpan(x.r, src, op, "src", srcIdx, n, pe); err != nil {
+			return x, err
+		}
+	} else {
+		if x.roff, err = devSpan(x.r, dst, op, "dst", dstIdx, n, pe); err != nil {
+			return x, err
+		}
+		if x.laddr, err = localDev(x.r, src, op, "src", srcIdx, n); err != nil {
+			return x, err
+		}
 	}
 	if more != nil {
 		if err := more(x.r); err != nil {
@@ -169,8 +209,9 @@ func streamRMAArgs[T Elem](s *Stream, op string, get bool, dst Array[T], dstIdx 
 }
 
 // PutOnStream enqueues on s a put of src[srcIdx:srcIdx+n] (this PE) into
-// dst[dstIdx:dstIdx+n] on pe; both are GPU arrays. When the stream's next
-// operation starts the data has been delivered to pe (Ref: NVSHMEM
+// dst[dstIdx:dstIdx+n] on pe; both are GPU arrays, and src may be a
+// registered buffer (RegisterDevice). When the stream's next operation
+// starts the data has been delivered to pe (Ref: NVSHMEM
 // nvshmemx_putmem_on_stream; here also remotely complete).
 func PutOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int) error {
 	const op = "PutOnStream"
@@ -181,15 +222,15 @@ func PutOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcI
 	r := x.r
 	defer r.leave()
 	if x.peer != 0 {
-		return r.apiErr(r.c.CopyOnStream(x.cs, x.peer+cuda.DevicePtr(x.doff), cuda.DevicePtr(r.devLocal(x.soff)), x.bytes, op), op)
+		return r.apiErr(r.c.CopyOnStream(x.cs, x.peer+cuda.DevicePtr(x.roff), cuda.DevicePtr(x.laddr), x.bytes, op), op)
 	}
-	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op), op)
+	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.Put, &[gpulib.NArgs]uint64{r.devLocal(x.roff), x.laddr, uint64(x.bytes), uint64(pe)}, op), op)
 }
 
 // GetOnStream enqueues on s a get of src[srcIdx:srcIdx+n] on pe into
-// dst[dstIdx:dstIdx+n] (this PE); both are GPU arrays. The data is in dst
-// when the stream's next operation starts (Ref: NVSHMEM
-// nvshmemx_getmem_on_stream).
+// dst[dstIdx:dstIdx+n] (this PE); both are GPU arrays, and dst may be a
+// registered buffer (RegisterDevice). The data is in dst when the stream's
+// next operation starts (Ref: NVSHMEM nvshmemx_getmem_on_stream).
 func GetOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n, pe int) error {
 	const op = "GetOnStream"
 	x, err := streamRMAArgs(s, op, true, dst, dstIdx, src, srcIdx, n, pe, nil)
@@ -199,16 +240,16 @@ func GetOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcI
 	r := x.r
 	defer r.leave()
 	if x.peer != 0 {
-		return r.apiErr(r.c.CopyOnStream(x.cs, cuda.DevicePtr(r.devLocal(x.doff)), x.peer+cuda.DevicePtr(x.soff), x.bytes, op), op)
+		return r.apiErr(r.c.CopyOnStream(x.cs, cuda.DevicePtr(x.laddr), x.peer+cuda.DevicePtr(x.roff), x.bytes, op), op)
 	}
-	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.Get, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes), uint64(pe)}, op), op)
+	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.Get, &[gpulib.NArgs]uint64{x.laddr, r.devLocal(x.roff), uint64(x.bytes), uint64(pe)}, op), op)
 }
 
 // PutSignalOnStream enqueues on s a put of src[srcIdx:srcIdx+n] into
 // dst[dstIdx:] on pe followed by the update of sig[sigIdx] on pe with
 // sigVal (SignalSet or SignalAdd): a PE that sees the signal sees the data
 // (Ref: NVSHMEM nvshmemx_putmem_signal_on_stream). dst, src and sig are
-// GPU arrays.
+// GPU arrays; src may be a registered buffer (RegisterDevice).
 func PutSignalOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T], srcIdx, n int, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
 	const name = "PutSignalOnStream"
 	var goff, code uint64
@@ -232,7 +273,7 @@ func PutSignalOnStream[T Elem](s *Stream, dst Array[T], dstIdx int, src Array[T]
 	}
 	r := x.r
 	defer r.leave()
-	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(x.doff), r.devLocal(x.soff), uint64(x.bytes),
+	return r.apiErr(r.c.LibLaunch(x.cs, gpulib.PutSignal, &[gpulib.NArgs]uint64{r.devLocal(x.roff), x.laddr, uint64(x.bytes),
 		r.devLocal(goff), sigVal, code, uint64(pe)}, name), name)
 }
 

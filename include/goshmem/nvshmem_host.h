@@ -11,6 +11,16 @@
  * shmem.AllocDevice, nvshmemx_collective_launch -> shmem.LaunchCollective,
  * nvshmemx_barrier_all_on_stream -> shmem.BarrierAllOnStream, ...
  *
+ * Buffer registration is one of them: nvshmemx_buffer_register(addr,
+ * length) is shmem.RegisterDevice[byte](uintptr(addr), length) (or the
+ * element type of the data), local to the PE like NVSHMEM's, and
+ * nvshmemx_buffer_unregister is Free of the Array it returned. The
+ * program's Go side registers the buffer that its CUDA side allocated,
+ * passing the address across cgo; kernels then use that address as the
+ * local side of their puts and gets. goshmem ships no C host library:
+ * its host runtime is the Go package, and a C entry point would need a
+ * second runtime in the process.
+ *
  * The NVSHMEM calls that are host *and* device functions in NVSHMEM
  * (nvshmem_my_pe, nvshmem_barrier_all, nvshmem_ptr, the typed RMA, the
  * collectives) are not repeated here: nvshmem_compat.h defines them for
@@ -92,6 +102,7 @@ void *nvshmem_malloc(size_t size);
 void *nvshmem_calloc(size_t count, size_t size);
 void *nvshmem_align(size_t alignment, size_t size);
 void nvshmem_free(void *ptr);
+/* In Go: shmem.RegisterDevice and Array.Free (see above). */
 int nvshmemx_buffer_register(void *addr, size_t length);
 int nvshmemx_buffer_unregister(void *addr);
 void nvshmemx_buffer_unregister_all(void);

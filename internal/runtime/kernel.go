@@ -55,6 +55,7 @@ type gpuState struct {
 	smsOnce            sync.Once
 	nsms               int // the GPU's SM count (smCount)
 	smsErr             error
+	regs               devRegistry // RegisterDevice's buffers (register.go)
 }
 
 // NeedGPU is nil with a GPU heap, else why there is none, naming op.

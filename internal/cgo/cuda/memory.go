@@ -291,3 +291,53 @@ func (c *Context) IpcCloseMemHandle(p DevicePtr) error {
 	}
 	return check(C.goshmemi_cuIpcCloseMemHandle(h, C.CUdeviceptr(p)), "cuIpcCloseMemHandle")
 }
+
+// Allocation describes the allocation that holds a device address, as
+// AllocationOf reads it.
+type Allocation struct {
+	Type  MemoryType // MemoryTypeDevice for memory of a GPU
+	Start DevicePtr  // first address of the allocation
+	Size  uint64     // its bytes
+	Mine  bool       // it belongs to context c (or to c's device, for memory without a context)
+}
+
+// AllocationOf describes the allocation that holds p (cuPointerGetAttribute:
+// memory type, context, range start and size). Memory that the driver does
+// not know (plain host memory) fails with the driver's error. Memory mapped
+// with the virtual memory management API reports no context; then Mine
+// compares the device ordinal.
+func (c *Context) AllocationOf(p DevicePtr) (Allocation, error) {
+	var a Allocation
+	h, err := c.live("cuPointerGetAttribute")
+	if err != nil {
+		return a, err
+	}
+	t, err := c.PointerGetAttribute(PointerAttrMemoryType, p)
+	if err != nil {
+		return a, err
+	}
+	a.Type = MemoryType(t)
+	ctx, err := c.PointerGetAttribute(PointerAttrContext, p)
+	if err != nil {
+		return a, err
+	}
+	if ctx != 0 {
+		a.Mine = uintptr(ctx) == uintptr(unsafe.Pointer(h))
+	} else {
+		ord, err := c.PointerGetAttribute(PointerAttrDeviceOrdinal, p)
+		if err != nil {
+			return a, err
+		}
+		a.Mine = int(int32(ord)) == int(c.dev)
+	}
+	start, err := c.PointerGetAttribute(PointerAttrRangeStartAddr, p)
+	if err != nil {
+		return a, err
+	}
+	size, err := c.PointerGetAttribute(PointerAttrRangeSize, p)
+	if err != nil {
+		return a, err
+	}
+	a.Start, a.Size = DevicePtr(start), size
+	return a, nil
+}

@@ -48,6 +48,7 @@ var streamSteps = []struct {
 	{"PutOnStream", stPut},
 	{"GetOnStream", stGet},
 	{"PutSignalOnStream", stPutSignal},
+	{"RegisterDevice", stRegister},
 	{"StreamFromHandle", stHandle},
 	{"ReduceOnStream", stReduce},
 	{"ReduceScatterOnStream", stReduceScatter},

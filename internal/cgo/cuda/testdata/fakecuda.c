@@ -382,6 +382,7 @@ struct devmap {
 	uintptr_t p;
 	size_t n;
 	int fd;
+	CUcontext ctx; /* current when it was made: cuPointerGetAttribute's CONTEXT */
 	struct devmap *next;
 };
 static struct devmap *devmaps;
@@ -390,7 +391,7 @@ static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 static void devmap_add(uintptr_t p, size_t n, int fd)
 {
 	struct devmap *d = malloc(sizeof *d);
-	d->p = p, d->n = n, d->fd = fd;
+	d->p = p, d->n = n, d->fd = fd, d->ctx = cur;
 	pthread_mutex_lock(&dev_mu);
 	d->next = devmaps;
 	devmaps = d;
@@ -557,13 +558,37 @@ EXPORT CUresult cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n, 
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* The device allocation or IPC mapping that holds p (anywhere inside it). */
+static int devmap_holding(uintptr_t p, struct devmap *copy)
+{
+	struct devmap *d;
+	int found = 0;
+	pthread_mutex_lock(&dev_mu);
+	for (d = devmaps; d; d = d->next)
+		if (p >= d->p && p - d->p < d->n) {
+			*copy = *d;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&dev_mu);
+	return found;
+}
+
+/* Answers for device memory only (an allocation or an IPC mapping, p
+ * anywhere inside it); other addresses fail with CUDA_ERROR_INVALID_VALUE,
+ * as the real driver does for memory it does not know. */
 EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
 {
+	struct devmap d;
 	NEED_CTX();
+	if (!devmap_holding((uintptr_t)p, &d))
+		return CUDA_ERROR_INVALID_VALUE;
 	switch (a) {
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned int *)data = CU_MEMORYTYPE_DEVICE; break;
-	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = cur->dev; break;
-	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = p; break;
+	case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = d.ctx; break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = d.ctx ? d.ctx->dev : cur->dev; break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = (CUdeviceptr)d.p; break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = d.n; break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;

@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"sync"
+
+	errors "github.com/goshmem/goshmem/internal/xerrors"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// devRegistry holds this PE's registered GPU buffers: device memory that
+// another library allocated (a framework's tensor, a cuBLAS workspace),
+// usable as the local side of the GPU calls. Registration is local to the
+// PE (Ref: NVSHMEM nvshmemx_buffer_register): no peer learns of it, so a
+// registered buffer is never the remote side of an operation.
+type devRegistry struct {
+	mu   sync.Mutex
+	regs map[uint64]uint64 // start address -> bytes
+}
+
+// registerHint is what a caller of RegisterDevice can fix.
+const registerHint = "register GPU memory of this PE's device that another library allocated (cudaMalloc, cuMemAlloc); AllocDevice arrays need no registration"
+
+// RegisterDevice records [addr, addr+bytes) as a registered GPU buffer of
+// this PE. It checks that the range is device memory of this PE's GPU
+// context, inside one allocation, outside the symmetric GPU heap and
+// outside every buffer registered before. op names the call in errors.
+func (r *Runtime) RegisterDevice(addr, bytes uint64, op string) error {
+	if err := r.NeedGPU(op); err != nil {
+		return err
+	}
+	g := r.GPU
+	end := addr + bytes
+	if end < addr {
+		return errs.New(errs.ErrInvalidArgument, r.Me, op, "range [%#x, +%d bytes) wraps around the address space", addr, bytes)
+	}
+	base := uint64(g.Base())
+	if addr < base+g.Size() && base < end {
+		return errs.Hint(errs.ErrInvalidArgument, registerHint, r.Me, op,
+			"range [%#x, %#x) overlaps the symmetric GPU heap [%#x, %#x)", addr, end, base, base+g.Size())
+	}
+	a, err := g.Ctx.AllocationOf(cuda.DevicePtr(addr))
+	if err != nil {
+		return errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.Me, op,
+			"address %#x is not GPU memory the CUDA driver knows", addr), registerHint)
+	}
+	switch {
+	case a.Type != cuda.MemoryTypeDevice:
+		return errs.Hint(errs.ErrInvalidArgument, registerHint, r.Me, op,
+			"address %#x is not device memory (CUDA memory type %d)", addr, int(a.Type))
+	case !a.Mine:
+		return errs.Hint(errs.ErrInvalidArgument, registerHint, r.Me, op,
+			"address %#x belongs to another GPU context than this PE's (device %d)", addr, int(g.Dev))
+	case end > uint64(a.Start)+a.Size:
+		return errs.Hint(errs.ErrInvalidArgument, registerHint, r.Me, op,
+			"range [%#x, %#x) runs past its allocation [%#x, %#x)", addr, end, uint64(a.Start), uint64(a.Start)+a.Size)
+	}
+	reg := &r.gpuState.regs
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	for s, n := range reg.regs {
+		if addr < s+n && s < end {
+			return errs.Hint(errs.ErrInvalidArgument, "free the earlier registration first, or use its array", r.Me, op,
+				"range [%#x, %#x) overlaps the registered buffer [%#x, %#x)", addr, end, s, s+n)
+		}
+	}
+	if reg.regs == nil {
+		reg.regs = map[uint64]uint64{}
+	}
+	reg.regs[addr] = bytes
+	return nil
+}
+
+// UnregisterDevice forgets the registered buffer that starts at addr. The
+// memory stays its owner's.
+func (r *Runtime) UnregisterDevice(addr uint64, op string) error {
+	reg := &r.gpuState.regs
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if _, ok := reg.regs[addr]; !ok {
+		return errs.Hint(errs.ErrInvalidArgument, "unregister each buffer once", r.Me, op,
+			"no registered GPU buffer starts at %#x", addr)
+	}
+	delete(reg.regs, addr)
+	return nil
+}
+
+// RegisteredDevice is the length of the registered buffer that starts at
+// addr, and whether there is one.
+func (r *Runtime) RegisteredDevice(addr uint64) (uint64, bool) {
+	reg := &r.gpuState.regs
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	n, ok := reg.regs[addr]
+	return n, ok
+}
