@@ -8,7 +8,9 @@
 // which goshmem used before, without its dependencies: every wrapper works
 // with the standard library's errors.Is and errors.As, which this package
 // re-exports. A hint is advice for the user, a detail is more about what
-// happened; neither changes Error(). Format's %+v adds them, and any stack
+// happened; neither changes Error(). The errors that hold them have the
+// methods ErrorHint() string and ErrorDetail() string, which other error
+// packages read. Format's %+v adds them, and any stack
 // WithStackDepth kept, after the message.
 //
 // Import it with the name errors where the standard library's errors
@@ -209,6 +211,10 @@ type withHint struct {
 	cause error
 }
 
+// ErrorHint returns the hint: the method other error packages (among
+// them github.com/cockroachdb/errors' GetAllHints) read hints through.
+func (e *withHint) ErrorHint() string { return e.hint }
+
 func (e *withHint) Error() string                 { return e.cause.Error() }
 func (e *withHint) Unwrap() error                 { return e.cause }
 func (e *withHint) Format(s fmt.State, verb rune) { format(s, verb, e) }
@@ -217,6 +223,9 @@ type withDetail struct {
 	detail string
 	cause  error
 }
+
+// ErrorDetail returns the detail, as ErrorHint returns a hint.
+func (e *withDetail) ErrorDetail() string { return e.detail }
 
 func (e *withDetail) Error() string                 { return e.cause.Error() }
 func (e *withDetail) Unwrap() error                 { return e.cause }

@@ -198,6 +198,17 @@ func TestDetails(t *testing.T) {
 	}
 }
 
+// TestHinterInterfaces: hints and details are reachable through the
+// ErrorHint and ErrorDetail methods other error packages read.
+func TestHinterInterfaces(t *testing.T) {
+	var h interface{ ErrorHint() string }
+	require.True(t, As(Wrap(WithHint(errBase, "a"), "x"), &h))
+	assert.Equal(t, "a", h.ErrorHint())
+	var d interface{ ErrorDetail() string }
+	require.True(t, As(Wrap(WithDetail(errBase, "b"), "x"), &d))
+	assert.Equal(t, "b", d.ErrorDetail())
+}
+
 func joinLines(s []string) string {
 	out := ""
 	for i, x := range s {
