@@ -208,10 +208,11 @@ func stHandle(me, n int) error {
 }
 
 // reduceCase runs one all-reduce with values: src[i] = v(pe, i); want(i)
-// combines them.
+// combines them. Count 0 runs on arrays of one element: AllocDevice(0)
+// is the zero Array, which no collective takes.
 func reduceCase[T shmem.Elem](me, n, count int, op shmem.Op, inPlace bool, v func(pe, i int) T, comb func(x, y T) T) error {
-	src, err1 := shmem.AllocDevice[T](count)
-	dst, err2 := shmem.AllocDevice[T](count)
+	src, err1 := shmem.AllocDevice[T](max(count, 1))
+	dst, err2 := shmem.AllocDevice[T](max(count, 1))
 	if err := all(err1, err2); err != nil {
 		return err
 	}
