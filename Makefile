@@ -92,10 +92,8 @@ gpulib-check:
 # MODCHECK_MODS modules under a program that imports shmem, examples/hello
 # at most 12 MiB; then scripts/buildcheck.sh builds examples/hello where no
 # MPI, libfabric, rdma-core, CUDA or pkg-config exists and checks that it
-# links only libc. The module bound is the floor cockroachdb/errors sets:
-# its go.mod alone requires 23 modules, and gogo/protobuf (no go line, so
-# its graph is not pruned) brings the rest.
-MODCHECK_MODS ?= 41
+# links only libc.
+MODCHECK_MODS ?= 25
 modcheck: deps
 	cd scripts/modcheck && $(GO) run . -root ../.. -mods $(MODCHECK_MODS)
 	bash scripts/buildcheck.sh

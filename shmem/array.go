@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
@@ -34,7 +34,7 @@ type block struct {
 	n     int
 	bytes uint64
 	gen   uint64
-	dev   bool // GPU heap (AllocDevice), or registered (reg != 0)
+	dev   bool   // GPU heap (AllocDevice), or registered (reg != 0)
 	reg   uint64 // device address of element 0 of a registered buffer (RegisterDevice); 0: symmetric
 	freed atomic.Bool
 }

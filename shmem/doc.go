@@ -155,7 +155,8 @@
 //
 // Every error matches one sentinel under errors.Is (ErrPEOutOfRange,
 // ErrOutOfBounds, ...) and names the PE, the argument and its valid range;
-// many carry a hint (github.com/cockroachdb/errors GetAllHints). Bad input
+// many carry a hint for the user: %+v prints it, and an error in the chain
+// returns it from an ErrorHint() string method. Bad input
 // never corrupts memory and leaves the runtime usable.
 //
 // # Environment

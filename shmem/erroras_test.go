@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,7 +114,7 @@ func checkOps(t *testing.T, tests []struct {
 			assert.Equal(t, 0, e.PE)
 			assert.Equal(t, tc.op, e.Op, "%v", err)
 			assert.ErrorIs(t, err, tc.sentinel)
-			assert.True(t, errors.Is(err, tc.sentinel), "cockroachdb errors.Is")
+			assert.True(t, errors.Is(err, tc.sentinel), "errors package Is")
 			assert.ErrorIs(t, e, tc.sentinel, "through the *Error itself")
 		})
 	}

@@ -3,8 +3,7 @@ package shmem
 import "github.com/goshmem/goshmem/internal/errs"
 
 // Sentinel errors. Every error goshmem returns matches one of them under
-// errors.Is (github.com/cockroachdb/errors or the standard errors package),
-// and its message names the PE, the argument and the valid range.
+// errors.Is, and its message names the PE, the argument and the valid range.
 var (
 	// ErrNotInitialized: a call before Init, or after Finalize (whose
 	// errors match ErrFinalized too).

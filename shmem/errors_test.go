@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,8 +19,8 @@ import (
 func hints(err error) string { return strings.Join(errors.GetAllHints(err), "\n") }
 
 // TestBadInput: every bad argument returns its sentinel (under both the
-// standard and cockroachdb errors.Is) with a message naming the argument and
-// the valid range, and leaves the runtime usable.
+// standard and the errors package's errors.Is) with a message naming the
+// argument and the valid range, and leaves the runtime usable.
 func TestBadInput(t *testing.T) {
 	start(t)
 	a := alloc[int32](t, 4)
@@ -113,7 +113,7 @@ func TestBadInput(t *testing.T) {
 			err := tc.call()
 			require.Error(t, err)
 			require.ErrorIs(t, err, tc.sentinel, "standard errors.Is: %v", err)
-			assert.True(t, errors.Is(err, tc.sentinel), "cockroachdb errors.Is")
+			assert.True(t, errors.Is(err, tc.sentinel), "errors package Is")
 			if tc.also != nil {
 				assert.ErrorIs(t, err, tc.also)
 				assert.True(t, errors.Is(err, tc.also))

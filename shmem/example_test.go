@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/shmem"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/collectives"
@@ -376,9 +376,9 @@ func Finalize() error {
 	return joinErrors(errList...)
 }
 
-// joinErrors joins the errors that are not nil, keeping their hints
-// (cockroachdb's errors.Join hides them from GetAllHints): one error comes
-// back as it is.
+// joinErrors joins the errors that are not nil and repeats their hints
+// outside the join, for readers of hints that do not look into joined
+// errors: one error comes back as it is.
 func joinErrors(list ...error) error {
 	var errList []error
 	for _, err := range list {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	cerrors "github.com/cockroachdb/errors"
+	cerrors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 

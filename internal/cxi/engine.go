@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/cgo/fabric"
 	"github.com/goshmem/goshmem/internal/errs"

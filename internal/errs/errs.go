@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 )
 
 // The sentinels. Messages are package-prefixed; wrap them with the PE and
@@ -25,7 +25,7 @@ var (
 )
 
 // New returns "goshmem: PE <pe>: <op>: <detail>: <sentinel>", matching
-// sentinel under errors.Is (the standard library's and cockroachdb's).
+// sentinel under errors.Is.
 // pe < 0 leaves the PE out. The sentinel's own "goshmem: " is not repeated.
 // A nil sentinel makes an error that matches none (a failure no caller
 // tells apart: a worker that panicked). The result wraps an *Error.
@@ -163,11 +163,10 @@ func Hint(sentinel error, hint string, pe int, op string, format string, args ..
 	return errors.WithHint(New(sentinel, pe, op, format, args...), hint)
 }
 
-// Mark makes err match sentinel under errors.Is, both the standard
-// library's and cockroachdb's (cockroachdb's errors.Mark alone is seen only
-// by the latter). The message, chain and hints of err are kept.
+// Mark makes err match sentinel under errors.Is. The message, chain and
+// hints of err are kept.
 func Mark(err, sentinel error) error {
-	return &marked{err: errors.Mark(err, sentinel), sentinel: sentinel}
+	return &marked{err: err, sentinel: sentinel}
 }
 
 type marked struct {
@@ -180,7 +179,7 @@ func (e *marked) Error() string { return e.err.Error() }
 // Unwrap keeps every error in err's chain reachable (and its hints).
 func (e *marked) Unwrap() error { return e.err }
 
-// Is is consulted by both errors.Is implementations.
+// Is makes errors.Is match the sentinel.
 func (e *marked) Is(target error) bool { return target == e.sentinel }
 
 // sentinels lists the sentinels by their code (Code, Sentinel): a failure

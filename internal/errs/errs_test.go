@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,9 +15,10 @@ var allSentinels = []error{
 	ErrNotSymmetric, ErrInvalidArgument, ErrNotSupported, ErrTimeout,
 }
 
-// TestStdlibIs: the standard library's errors.Is (and cockroachdb's) finds
-// the sentinel of every constructor, also through fmt.Errorf("%w"),
-// errors.Join and cockroachdb's wrappers; and no other sentinel.
+// TestStdlibIs: the standard library's errors.Is (and the errors
+// package's) finds the sentinel of every constructor, also through
+// fmt.Errorf("%w"), errors.Join and the errors package's wrappers; and no
+// other sentinel.
 func TestStdlibIs(t *testing.T) {
 	cause := errors.New("fabric: fi_read: connection refused")
 	foreign := errors.New("symmetric: heap exhausted")
@@ -29,7 +30,7 @@ func TestStdlibIs(t *testing.T) {
 			return Mark(Wrap(cause, 3, "Init", "ofi"), s)
 		},
 		"Wrap of New": func(s error) error { return Wrap(New(s, 3, "Get", "x"), 3, "Init", "ofi") },
-		"Mark of cockroachdb Mark": func(s error) error {
+		"Mark of errors.Mark": func(s error) error {
 			return Mark(errors.Mark(foreign, s), s)
 		},
 	}
@@ -39,8 +40,8 @@ func TestStdlibIs(t *testing.T) {
 		"fmt %w twice":      func(e error) error { return fmt.Errorf("a: %w", fmt.Errorf("b: %w", e)) },
 		"errors.Join first": func(e error) error { return stderrors.Join(e, cause) },
 		"errors.Join last":  func(e error) error { return stderrors.Join(cause, e) },
-		"cockroach Wrap":    func(e error) error { return errors.Wrap(e, "goshmem: Init") },
-		"cockroach WithHint": func(e error) error {
+		"errors.Wrap":       func(e error) error { return errors.Wrap(e, "goshmem: Init") },
+		"errors.WithHint": func(e error) error {
 			return errors.WithHint(e, "hint")
 		},
 		"Join inside %w": func(e error) error { return fmt.Errorf("x: %w", stderrors.Join(cause, e)) },
@@ -51,7 +52,7 @@ func TestStdlibIs(t *testing.T) {
 				t.Run(cn+"/"+wn+"/"+s.Error(), func(t *testing.T) {
 					err := wrap(ctor(s))
 					require.True(t, stderrors.Is(err, s), "standard errors.Is: %v", err)
-					require.True(t, errors.Is(err, s), "cockroachdb errors.Is: %v", err)
+					require.True(t, errors.Is(err, s), "errors package Is: %v", err)
 					for _, other := range allSentinels {
 						if other != s {
 							assert.False(t, stderrors.Is(err, other), "%v matches %v", err, other)
@@ -63,12 +64,12 @@ func TestStdlibIs(t *testing.T) {
 	}
 }
 
-// TestCockroachMarkAlone documents why Mark exists: cockroachdb's
-// errors.Mark is invisible to the standard library's errors.Is.
-func TestCockroachMarkAlone(t *testing.T) {
+// TestXerrorsMark: the errors package's own Mark is seen by the standard
+// library's errors.Is too.
+func TestXerrorsMark(t *testing.T) {
 	err := errors.Mark(errors.New("x"), ErrTimeout)
 	assert.True(t, errors.Is(err, ErrTimeout))
-	assert.False(t, stderrors.Is(err, ErrTimeout), "if this starts to hold, errs.Mark could be cockroachdb's")
+	assert.True(t, stderrors.Is(err, ErrTimeout))
 }
 
 func TestMessages(t *testing.T) {
@@ -130,8 +131,8 @@ func TestCode(t *testing.T) {
 }
 
 // TestErrorAs: errors.As reaches the *Error of every constructor through
-// cockroachdb's and the standard library's wrappers, with its PE and Op,
-// while errors.Is still matches the sentinel and the hints still print.
+// the errors package's and the standard library's wrappers, with its PE
+// and Op, while errors.Is still matches the sentinel and the hints still print.
 func TestErrorAs(t *testing.T) {
 	cause := errors.New("fabric: fi_write: connection refused")
 	tests := []struct {
@@ -160,7 +161,7 @@ func TestErrorAs(t *testing.T) {
 			assert.Equal(t, tc.pe, e.PE)
 			assert.Equal(t, tc.op, e.Op)
 			var e2 *Error
-			require.True(t, errors.As(tc.err, &e2), "cockroachdb errors.As: %v", tc.err)
+			require.True(t, errors.As(tc.err, &e2), "errors package As: %v", tc.err)
 			assert.Same(t, e, e2)
 			assert.True(t, stderrors.Is(tc.err, tc.sentinel))
 			assert.True(t, errors.Is(tc.err, tc.sentinel))

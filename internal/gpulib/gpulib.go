@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/errs"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
 	"github.com/goshmem/goshmem/internal/errs"

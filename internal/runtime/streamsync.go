@@ -3,7 +3,7 @@ package runtime
 import (
 	"sync"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"

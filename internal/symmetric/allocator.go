@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 )
 
 // DefaultMinAlign is the allocator's minimum alignment (and size granule)

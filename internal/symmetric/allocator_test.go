@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -193,7 +193,7 @@ func TestHeapExhausted(t *testing.T) {
 	}
 	_, err = a.Alloc(5000, 0)
 	require.ErrorIs(t, err, ErrHeapExhausted)
-	assert.True(t, errors.Is(err, ErrHeapExhausted), "cockroachdb errors.Is works too")
+	assert.True(t, errors.Is(err, ErrHeapExhausted), "the errors package's Is works too")
 	msg := err.Error()
 	for _, want := range []string{"5000 bytes", "largest free block is 4096", "32768 of 65536 bytes free", "symmetric: heap exhausted"} {
 		assert.Contains(t, msg, want)
@@ -547,7 +547,7 @@ func TestSentinelsSurviveWrapping(t *testing.T) {
 	for _, tc := range tests {
 		wrapped := errors.Wrapf(tc.err, "PE %d: shmem.Alloc", 3)
 		assert.ErrorIs(t, wrapped, tc.want, "stdlib errors.Is")
-		assert.True(t, errors.Is(wrapped, tc.want), "cockroachdb errors.Is")
+		assert.True(t, errors.Is(wrapped, tc.want), "errors package Is")
 		assert.Contains(t, wrapped.Error(), tc.msg)
 		assert.Contains(t, wrapped.Error(), "PE 3")
 		for _, other := range tests {

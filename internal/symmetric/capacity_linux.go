@@ -3,7 +3,7 @@
 package symmetric
 
 import (
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"golang.org/x/sys/unix"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -48,7 +48,7 @@ func TestCheckFree(t *testing.T) {
 			require.Error(t, err)
 			assert.True(t, stderrors.Is(err, errs.ErrHeapExhausted), "standard errors.Is: ErrHeapExhausted")
 			assert.True(t, stderrors.Is(err, ErrShmCapacity), "standard errors.Is: ErrShmCapacity")
-			assert.True(t, errors.Is(err, errs.ErrHeapExhausted), "cockroachdb errors.Is: ErrHeapExhausted")
+			assert.True(t, errors.Is(err, errs.ErrHeapExhausted), "errors package Is: ErrHeapExhausted")
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
 			}

@@ -1,6 +1,6 @@
 package symmetric
 
-import "github.com/cockroachdb/errors"
+import errors "github.com/goshmem/goshmem/internal/xerrors"
 
 // Sentinel errors. Match them with errors.Is; the returned errors wrap them
 // with the argument that was wrong and, where the user can fix it, a hint

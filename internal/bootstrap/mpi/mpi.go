@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/cgo/mpi"

@@ -7,7 +7,7 @@ import (
 	"encoding/binary"
 	"io"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 )
 
 // The wire protocol. Every connection starts with a mutual HMAC-SHA256

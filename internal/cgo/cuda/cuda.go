@@ -60,7 +60,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 )
 
 // DefaultLibrary is the driver library Load opens: the soname the NVIDIA

@@ -6,7 +6,7 @@ import "C"
 import (
 	"fmt"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 )
 
 // Error is a failed driver call.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/errs"

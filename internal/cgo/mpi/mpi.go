@@ -53,7 +53,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 )
 
 // LibraryEnv names the environment variable that, when set and not empty,

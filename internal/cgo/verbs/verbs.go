@@ -93,7 +93,7 @@ import "C"
 import (
 	"syscall"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/errs"
 )

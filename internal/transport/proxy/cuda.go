@@ -7,7 +7,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"

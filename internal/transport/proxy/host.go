@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/quiet"

@@ -20,7 +20,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cockroachdb/errors"
+	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/cgo/cxihost"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	cerrors "github.com/cockroachdb/errors"
+	cerrors "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/shmem"
 )

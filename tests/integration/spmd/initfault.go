@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	crdb "github.com/cockroachdb/errors"
+	crdb "github.com/goshmem/goshmem/internal/xerrors"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	mpiboot "github.com/goshmem/goshmem/internal/bootstrap/mpi"
