@@ -6,7 +6,7 @@
 #   make bench     goshmem-perf and the OpenSHMEM peer in one run; ratio table + plot
 #   make lint      go vet, gofmt check, staticcheck (pinned) in every module of the tree
 #   make gpu       fatbins (sm_90 SASS + compute_90 PTX) and Go binaries for the GPU machine, in bin/
-#   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 fatbin checks
+#   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 (and sm_80) fatbin checks
 #   make build     every binary into bin/
 #   make gpulib    regenerate the kernel library gpulib/lib.fatbin (module .../gpulib) + its stamp; needs nvcc
 #   make modcheck  module zip, go line, modules a shmem program inherits, examples/hello size
@@ -73,11 +73,16 @@ test: export GOSHMEM_REQUIRE_LIBFABRIC_DEV := 1
 # (docs/gpu.md). lib.fatbin is committed, with lib.fatbin.sha256, the hash
 # of its sources (gpulib/stamp.sh). Regenerate after editing gpulib/lib.cu,
 # internal/gpulib/lib.h or any device header. The fatbin is compressed
-# (-compress-all): the driver inflates it at load.
+# (-compress-all): the driver inflates it at load. It holds SASS for sm_80
+# and sm_90, and for sm_100 when this nvcc lists it (CUDA 12.8 and later),
+# and PTX for the newest of them, which the driver compiles for a newer GPU.
 gpulib:
 	@bash scripts/deps.sh --cuda
-	cd gpulib && nvcc -std=c++17 -I../include -I../internal/gpulib -gencode arch=compute_90,code=sm_90 \
-	  -gencode arch=compute_90,code=compute_90 -Xfatbin -compress-all -fatbin lib.cu -o lib.fatbin
+	archs="80 90"; nvcc --list-gpu-arch 2>/dev/null | grep -qx compute_100 && archs="$$archs 100"; \
+	  last=$${archs##* }; gc=""; for a in $$archs; do gc="$$gc -gencode arch=compute_$$a,code=sm_$$a"; done; \
+	  echo "gpulib: $$(nvcc --version | grep -o 'release [0-9.]*'): SASS for sm_$${archs// /, sm_}, PTX compute_$$last"; \
+	  cd gpulib && nvcc -std=c++17 -I../include -I../internal/gpulib --threads 0 $$gc \
+	  -gencode arch=compute_$$last,code=compute_$$last -Xfatbin -compress-all -fatbin lib.cu -o lib.fatbin
 	bash gpulib/stamp.sh > gpulib/lib.fatbin.sha256
 
 # CI: the committed fatbin's stamp matches its sources (nvcc output is not
@@ -138,14 +143,15 @@ fatbins:
 	@if ! command -v nvcc >/dev/null; then echo "fatbins: WARNING: nvcc not found: kernels NOT compiled"; \
 	  [ "$${GOSHMEM_REQUIRE_NVCC:-0}" != 1 ] || exit 1; exit 0; fi; \
 	$(MAKE) --no-print-directory -j$$(nproc) $(FATBINS) && \
-	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX) into $(BIN)/gpu"
+	echo "fatbins: all kernels compiled (sm_90 SASS + compute_90 PTX; devtest.cu for sm_80 too) into $(BIN)/gpu"
 
 # One rule per kernel file (always rebuilt: compiling them is the check),
 # run in parallel by `fatbins`.
 G := $(BIN)/gpu
 FATBINS := $(G)/devtest.fatbin $(G)/compat.fatbin $(G)/devtest_remote.fatbin $(G)/compat_remote.fatbin \
 	$(G)/perf.fatbin $(G)/perf_remote.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
-	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin
+	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin \
+	$(G)/devtest_sm80.fatbin
 # The GPU machine's collective kernels take minutes of nvcc each on two
 # cores, so `make test` leaves them to `make gpu`/`make gpucoll`; CI
 # compiles the device collectives through tests/hdr/coll_kernels.cu
@@ -154,6 +160,11 @@ COLL_FATBINS := $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf_coll.fa
 .PHONY: $(FATBINS) $(COLL_FATBINS)
 $(G)/devtest.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $@
+# the point-to-point suite's kernels for an A100 (sm_80): the header needs
+# nothing newer (hdrcheck builds the collectives and the kernel library
+# for it too)
+$(G)/devtest_sm80.fatbin:
+	@mkdir -p $(@D); nvcc -std=c++17 -Iinclude -gencode arch=compute_80,code=sm_80 -fatbin tests/gpu/kernels/devtest.cu -o $@
 $(G)/compat.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/compat.cu -o $@
 $(G)/devtest_remote.fatbin:

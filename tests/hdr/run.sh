@@ -6,7 +6,8 @@
 #      AddressSanitizer + UBSan; then the three under ThreadSanitizer;
 #   2. nvcc (when present): kernels.cu, compat_kernels.cu (every family by
 #      its NVSHMEM name through nvshmem_compat.h) and the NVSHMEM Jacobi port to fatbins
-#      (sm_90 SASS + compute_90 PTX), cuobjdump checks of the arch list and
+#      (sm_90 SASS + compute_90 PTX; the smoke test, coll_kernels.cu and
+#      gpulib/lib.cu once more for sm_80), cuobjdump checks of the arch list and
 #      of the goshmemi_device_state symbol, the PTX ordering instructions,
 #      a multi-object host link, and an -rdc device link.
 # Without nvcc step 2 is skipped with a loud warning, and fails only when
@@ -103,6 +104,23 @@ fatbin_checks "$out/smoke.fatbin"
 gcc -std=c11 $CFLAGS tests/hdr/gpu/smoke_host.c -o "$out/smoke_host" -ldl
 $NVCC -DGOSHMEM_DEVICE_SCOPE_GPU $GENCODE -fatbin tests/hdr/kernels.cu -o "$out/kernels_gpuscope.fatbin"
 fatbin_checks "$out/kernels_gpuscope.fatbin"
+
+# sm_80 (A100): Hopper-only instructions in the header and the kernel
+# library are guarded by __CUDA_ARCH__ >= 900, so the smoke test, every
+# device collective and the library compile for it too (SASS only: the
+# sm_90 builds above carry the PTX).
+GENCODE80="-gencode arch=compute_80,code=sm_80"
+sm80_check() { # sm80_check FATBIN: sm_80 SASS and the device state symbol
+    check "$1: sm_80 SASS" bash -c "cuobjdump -lelf '$1' | grep -q 'sm_80'"
+    check "$1: symbol goshmemi_device_state" bash -c "cuobjdump -symbols '$1' | grep -qw goshmemi_device_state"
+}
+for src in tests/hdr/gpu/smoke.cu tests/hdr/coll_kernels.cu; do
+    f="$out/$(basename "$src" .cu)_sm80.fatbin"
+    check "$src for sm_80" $NVCC $GENCODE80 -fatbin "$src" -o "$f"
+    sm80_check "$f"
+done
+check "gpulib/lib.cu for sm_80" $NVCC -Igpulib -Iinternal/gpulib $GENCODE80 -fatbin gpulib/lib.cu -o "$out/lib_sm80.fatbin"
+sm80_check "$out/lib_sm80.fatbin"
 
 # the ordering instructions the design names, in the PTX
 $NVCC -arch=sm_90 -ptx tests/hdr/kernels.cu -o "$out/kernels.ptx"

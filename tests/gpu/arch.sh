@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# tests/gpu/arch.sh OUTDIR: the device suites with kernels built by THIS
+# machine's nvcc (issue 39 item 6: no assertion may depend on one
+# compiler's register allocation), in one call of at most BUDGET seconds
+# (default 530):
+#   1. builds every suite kernel with the local nvcc into bin/gpu-local
+#      (Makefile rules with G=bin/gpu-local, make -j$(nproc)): the point-to-
+#      point kernels first, then the collective ones in the background
+#      (about 6 minutes with CUDA 13.0 on 16 cores);
+#   2. starts MPS (tests/gpu/mps.sh) and runs, every PE on GPU 0,
+#      bin/devtest -part p2p at 2, 4 and 8 PEs and over the proxy at 2 PEs,
+#      then, once the collective kernels exist, -part devcoll and -part stream
+#      at 8, 4 and 2 PEs (in that order: a step the budget no longer allows
+#      is listed as NOT RUN);
+#   3. OUTDIR/regs.txt: registers and spills of every built kernel
+#      (cuobjdump -res-usage; the suite's kernels carry __launch_bounds__(1024),
+#      so every compiler must keep them at <= 64 registers);
+#   4. OUTDIR/summary.md: machine, nvcc, step table, failing tests.
+# Needs bin/devtest (built on the dev machine: make gpu, and carried).
+# Knobs: BUDGET, NPS ("2 4 8"), WATCHDOG (30s), LARGE (40001), SLARGE (300001).
+set -u
+cd "$(dirname "$0")/../.."
+out=${1:-${OUT:-bench/out/gpu-arch}}
+mkdir -p "$out"
+T0=$(date +%s)
+BUDGET=${BUDGET:-530}
+NPS=${NPS:-2 4 8}
+WATCHDOG=${WATCHDOG:-30s}
+LARGE=${LARGE:-40001}
+SLARGE=${SLARGE:-300001}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GOSHMEM_GPU=on
+log=$out/arch.log
+: >"$log"
+RESERVE_DEFAULT=10
+. tests/gpu/steps.sh
+
+G=bin/gpu-local
+nvccv=$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo none)
+{
+    echo "date: $(date -u +%FT%TZ); host $(hostname); $(nproc) CPUs"
+    nvidia-smi -L
+    nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+    echo "nvcc: $nvccv"
+    echo "git: $(git log -1 --format='%h %s' 2>/dev/null || echo '(no git)')"
+} >"$out/machine.txt" 2>&1
+cat "$out/machine.txt" >>"$log"
+if [ ! -x bin/devtest ]; then
+    say "bin/devtest missing: build it on the dev machine (make gpu) and carry it"
+    exit 1
+fi
+
+# ---- 1. kernels, with this machine's nvcc ----
+MK="make --no-print-directory G=$G"
+P2P="$G/devtest.fatbin $G/compat.fatbin $G/devtest_remote.fatbin $G/compat_remote.fatbin"
+COLL="$G/devcoll.fatbin $G/devcoll_remote.fatbin $G/perf_coll.fatbin $G/perf.fatbin"
+mkdir -p $G
+t0=$(date +%s)
+# the collective kernels take minutes: started first, in the background
+timeout 420 $MK -j"$(nproc)" $COLL >"$out/build_coll.log" 2>&1 &
+coll_pid=$!
+if timeout 240 $MK -j4 $P2P >"$out/build_p2p.log" 2>&1; then
+    say "point-to-point kernels built with $nvccv in $(($(date +%s) - t0)) s"
+else
+    say "point-to-point kernel build FAILED (see build_p2p.log)"
+    fails=$((fails + 1))
+fi
+
+# ---- 2. MPS + suites ----
+. tests/gpu/mps.sh
+trap 'kill $coll_pid 2>/dev/null; mps_stop >>"$log" 2>&1' EXIT
+mps_start >>"$log" 2>&1 || say "MPS did not start: the steps below may time out (PEs time-slice one GPU)"
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+MPIRUN="mpirun --bind-to none --oversubscribe -x GOSHMEM_GPU -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x CUDA_VISIBLE_DEVICES"
+DT="bin/devtest -watchdog $WATCHDOG"
+for np in $NPS; do
+    RESERVE=200 step "${np} PEs, 1 GPU, MPS, $nvccv kernels: point-to-point" $((np > 4 ? 90 : 60)) \
+        $MPIRUN -np "$np" $DT -part p2p -fatbin $G/devtest.fatbin -compat $G/compat.fatbin -rounds 200
+done
+RESERVE=180 step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy, $nvccv kernels: point-to-point" 60 \
+    env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 \
+    $DT -part p2p -fatbin $G/devtest_remote.fatbin -compat $G/compat_remote.fatbin -rounds 100
+
+w0=$(date +%s)
+while kill -0 $coll_pid 2>/dev/null && [ "$(left)" -gt 60 ]; do sleep 2; done
+if kill -0 $coll_pid 2>/dev/null; then
+    say "collective kernels still building after $(($(date +%s) - t0)) s: stopped (budget)"
+    kill $coll_pid 2>/dev/null
+fi
+wait $coll_pid 2>/dev/null && say "collective kernels built in $(($(date +%s) - t0)) s (waited $(($(date +%s) - w0)) s)" ||
+    say "collective kernel build did not finish (see build_coll.log)"
+if [ -s $G/devcoll.fatbin ]; then
+    # the most PEs first: what the budget leaves out is the smaller runs
+    for np in $(printf '%s\n' $NPS | sort -rn); do
+        step "${np} PEs, 1 GPU, MPS, $nvccv kernels: device collectives" $((np > 4 ? 120 : 80)) $MPIRUN -np "$np" \
+            $DT -part devcoll -fatbin $G/devcoll.fatbin -coll $G/devcoll.fatbin -coll-large "$LARGE"
+        step "${np} PEs, 1 GPU, MPS, $nvccv kernels: stream calls" $((np > 4 ? 90 : 60)) $MPIRUN -np "$np" \
+            $DT -part stream -fatbin $G/devcoll.fatbin -coll $G/devcoll.fatbin -coll-large "$SLARGE"
+    done
+else
+    rows+=("| device collectives and stream calls | | NOT RUN (no $G/devcoll.fatbin) | 0 | |")
+    fails=$((fails + 1))
+fi
+mps_stop >>"$log" 2>&1
+
+# ---- 3. registers per kernel (launch bounds hold with this compiler) ----
+for f in $G/*.fatbin; do
+    echo "== $f"
+    cuobjdump -res-usage "$f" 2>&1 | awk '/Function/ {k = $2} /REG:/ {print "  " k, $0}' | sed 's/  */ /g'
+done >"$out/regs.txt"
+over=$(awk '/REG:/ {for (i = 1; i <= NF; i++) if ($i ~ /^REG:/) {split($i, a, ":"); if (a[2] + 0 > 64) n++}} END {print n + 0}' "$out/regs.txt")
+say "kernels over 64 registers: $over (regs.txt)"
+
+# ---- 4. summary ----
+{
+    echo "# device suites with kernels built by this machine's nvcc (tests/gpu/arch.sh)"
+    echo
+    echo '```'
+    cat "$out/machine.txt"
+    echo '```'
+    echo
+    echo "Budget ${BUDGET} s, used $(($(date +%s) - T0)) s. Kernels: $G (built here with $nvccv); kernels over 64 registers: $over."
+    echo
+    echo "| step | command | result | seconds | devtest summary |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "## failing tests"
+    echo
+    failing_tests
+    echo
+    echo "overall: $([ $fails = 0 ] && echo PASS || echo "FAIL ($fails steps failed)")"
+} >"$out/summary.md"
+cat "$out/summary.md"
+exit $((fails > 0))
