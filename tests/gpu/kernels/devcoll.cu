@@ -14,7 +14,9 @@
 // res[10] cases run (thread 0), res[11] calls whose int return was not 0.
 //
 // Values are small integers, so every sum, product, min and max is exact in
-// every type, half and bfloat16 included (bfloat16 holds integers <= 256).
+// every floating type, half and bfloat16 included (bfloat16 holds integers
+// <= 256, enough for 8 PEs). Integer references are computed in the type's
+// width and wrap as the type does: an int8 sum overflows at 8 PEs.
 //
 // Build: nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90
 //        -gencode arch=compute_90,code=compute_90 -fatbin devcoll.cu
@@ -56,6 +58,13 @@ template <> __device__ __forceinline__ double to_d<__nv_bfloat16>(__nv_bfloat16 
 {
     return (double)__bfloat162float(v);
 }
+/* Whether T is an integer type: its reductions wrap, and its references
+ * are computed in its width. */
+template <typename T> __host__ __device__ constexpr bool int_type() { return true; }
+template <> __host__ __device__ constexpr bool int_type<float>() { return false; }
+template <> __host__ __device__ constexpr bool int_type<double>() { return false; }
+template <> __host__ __device__ constexpr bool int_type<half>() { return false; }
+template <> __host__ __device__ constexpr bool int_type<__nv_bfloat16>() { return false; }
 /* the element's bits, zero-extended (compares any type exactly) */
 template <typename T> __device__ __forceinline__ unsigned long long bits_of(T v)
 {
@@ -90,6 +99,28 @@ __device__ __forceinline__ unsigned long long bval(int op, int p, long long i, i
     case OP_AND: return ~(1ull << ((p + i * 3) % nb)) & m;
     case OP_OR: return (1ull << ((p * 3 + i) % nb)) & m;
     default: return ((0x9e3779b97f4a7c15ull * (unsigned long long)(p + 1)) ^ ((unsigned long long)i * 0x12345677ull)) & m;
+    }
+}
+/* v's low `bytes` bytes as a value of that width: sign-extended when sgn. */
+__device__ __forceinline__ long long wrap_to(unsigned long long v, int bytes, bool sgn)
+{
+    if (bytes >= 8) return (long long)v;
+    v &= mask_of(bytes);
+    if (sgn && (v >> (8 * bytes - 1)) & 1) v |= ~mask_of(bytes);
+    return (long long)v;
+}
+/* One step of an integer reduction's reference in a type of `bytes` bytes:
+ * sum and product in unsigned 64-bit arithmetic, whose low bytes are the
+ * type's wrapped result (no signed overflow); min and max compare the
+ * type's values. */
+__device__ __forceinline__ unsigned long long int_op(int op, unsigned long long acc, long long v, int bytes, bool sgn)
+{
+    const long long a = wrap_to(acc, bytes, sgn);
+    switch (op) {
+    case OP_SUM: return acc + (unsigned long long)v;
+    case OP_PROD: return acc * (unsigned long long)v;
+    case OP_MIN: return (unsigned long long)(v < a ? v : a);
+    default: return (unsigned long long)(v > a ? v : a);
     }
 }
 /* Data-movement value of element k from world PE p (broadcast, fcollect, alltoall). */
@@ -235,6 +266,16 @@ __device__ void run_reduce(char *buf, size_t half_bytes, int *res, goshmem_team_
                             }
                             unsigned long long g = bits_of(got) & mask_of(sizeof(T));
                             if (g != want) fail_case(res, __LINE__, op, sc, n, i, inplace, (long long)g, (long long)want);
+                        } else if (is_int) {
+                            /* in T's width: a sum or product that overflows T wraps (int8 at 8 PEs) */
+                            unsigned long long want = (unsigned long long)aval(op, member_pe(team, 0), e, sgn);
+                            for (int j = 1; j < tn; j++) {
+                                const long long v = aval(op, member_pe(team, j), e, sgn);
+                                want = int_op(op, want, v, sizeof(T), sgn);
+                            }
+                            const long long w = wrap_to(want, sizeof(T), sgn);
+                            const long long g = wrap_to(bits_of(got), sizeof(T), sgn);
+                            if (g != w) fail_case(res, __LINE__, op, sc, n, i, inplace, g, w);
                         } else {
                             double want = (double)aval(op, member_pe(team, 0), e, sgn);
                             for (int j = 1; j < tn; j++) {
@@ -258,7 +299,6 @@ __device__ void run_reduce(char *buf, size_t half_bytes, int *res, goshmem_team_
             }
         }
     }
-    (void)is_int;
 }
 
 /* Kernel per type: c_reduce_<TN>(buf, half_bytes, res, team, opmask, scmask,
@@ -270,7 +310,7 @@ __device__ void run_reduce(char *buf, size_t half_bytes, int *res, goshmem_team_
     {                                                                                                                 \
         run_reduce<T, red_call_##TN<MR, MRS, W>>(buf, (size_t)half_bytes, res, (goshmem_team_t)team,                  \
                                                  opmask & (rs ? (MRS) : (MR)), scmask & ((W) ? 7 : 5), nlarge, rs,    \
-                                                 SGN, true);                                                          \
+                                                 SGN, int_type<T>());                                                 \
     }
 
 /* The types of the reduce / reducescatter kernels, X(NAME, TYPE, signed,
@@ -435,6 +475,18 @@ extern "C" __global__ void c_move_mem(char *buf, unsigned long long half_bytes, 
     run_move<unsigned char, mv_call_mem>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, fam, scmask, nlarge);
 }
 
+/* c_every_type's reference of element i: the sum over the members in T,
+ * which wraps for an integer type too narrow for it (char at 8 PEs). */
+template <typename T> __device__ __forceinline__ T sum_ref(goshmem_team_t team, int tn, int i)
+{
+    unsigned long long w = 0;
+    for (int j = 0; j < tn; j++) w += (unsigned long long)aval(OP_SUM, member_pe(team, j), i, false);
+    if constexpr (int_type<T>())
+        return (T)w;
+    else
+        return from_i<T>((long long)w);
+}
+
 /* ======================= every type once: sum reduce, thread scope =========
  * Compiles and runs the typed sum_reduce of every type of NVSHMEM's list on
  * n = 5. res[12] counts types. */
@@ -451,9 +503,9 @@ extern "C" __global__ void c_move_mem(char *buf, unsigned long long half_bytes, 
         if (tid == 0) {                                                                                               \
             if (goshmem_##TN##_sum_reduce(team, d, s, 5) != 0) atomicAdd(&res[11], 1);                               \
             for (int i = 0; i < 5; i++) {                                                                             \
-                double w = 0;                                                                                         \
-                for (int j = 0; j < tn; j++) w += (double)aval(OP_SUM, member_pe(team, j), i, false);               \
-                if (to_d(d[i]) != w) fail_case(res, __LINE__, ntypes, 0, 5, i, 0, (long long)to_d(d[i]), (long long)w); \
+                const T w = sum_ref<T>(team, tn, i);                                                                  \
+                if (bits_of(d[i]) != bits_of(w))                                                                      \
+                    fail_case(res, __LINE__, ntypes, 0, 5, i, 0, (long long)to_d(d[i]), (long long)to_d(w));          \
             }                                                                                                         \
             ntypes++;                                                                                                 \
         }                                                                                                             \
