@@ -281,8 +281,8 @@ func gpuOn(t *testing.T, n int) {
 		if n == 1 {
 			how = "cuda (same GPU)"
 		}
-		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0); kernels reach PEs %v by load/store (%s)\n",
-			i, i%2, i%2, 0x18+i%2, all, how))
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0) chosen by local rank %d modulo 2 devices; kernels reach PEs %v by load/store (%s)\n",
+			i, i%2, i%2, 0x18+i%2, i, all, how))
 		assert.NotContains(t, p.info, "GPU heap off")
 		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: CUDA_MODULE_LOADING=EAGER (set by goshmem, it was unset", i))
 	}

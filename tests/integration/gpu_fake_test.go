@@ -104,8 +104,8 @@ func TestGPUFakeOn(t *testing.T) {
 				d := pe % 2
 				assert.Contains(t, r.out, fmt.Sprintf("gpu-init: PE %d: device %d \"Fake H200 #%d\" PCI 0000:%02X:00.0 heap 4194304 same-device %v\n",
 					pe, d, d, 0x18+d, np == 1))
-				assert.Contains(t, r.out, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0); kernels reach PEs %s by load/store (%s)\n",
-					pe, d, d, 0x18+d, peRange(np), how))
+				assert.Contains(t, r.out, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0) chosen by local rank %d modulo 2 devices; kernels reach PEs %s by load/store (%s)\n",
+					pe, d, d, 0x18+d, pe, peRange(np), how))
 			}
 			gpuLines(t, r.out, np, "gpu-init: PE %d: Init: ok\n", "gpu-init: PE %d: GPU heap: ok\n", "gpu-init: PE %d: Finalize: ok\n")
 			noLiveObjects(t, leaks, np)

@@ -75,6 +75,12 @@ func CurrentContext() (*Context, error) {
 	}
 	var d C.CUdevice
 	if err := check(C.goshmemi_cuCtxGetDevice(cur, &d), "cuCtxGetDevice"); err != nil {
+		// A context destroyed while current (an earlier Init's, after its
+		// Finalize) stays the thread's current handle: it is no context.
+		var ce *Error
+		if errors.As(err, &ce) && (ce.Code == CodeInvalidContext || ce.Code == codeContextIsDestroyed) {
+			return nil, nil
+		}
 		return nil, err
 	}
 	p, err := Device(d).RetainPrimary()
@@ -89,6 +95,10 @@ func CurrentContext() (*Context, error) {
 	}
 	return &Context{dev: Device(d), h: cur, borrowed: true}, nil
 }
+
+// codeContextIsDestroyed is CUDA_ERROR_CONTEXT_IS_DESTROYED (Ref: cuda.h
+// of CUDA 11.8, enum cudaError_enum).
+const codeContextIsDestroyed = 709
 
 // Borrowed reports whether c is another library's context that Release
 // leaves alone (see CurrentContext).
