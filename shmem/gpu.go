@@ -6,6 +6,7 @@ import (
 
 	errors "github.com/goshmem/goshmem/internal/xerrors"
 
+	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	core "github.com/goshmem/goshmem/internal/runtime"
@@ -75,18 +76,27 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 				n, elem.Name[T](), heapLen/sz)
 		}
 		if bytes == 0 || bytes > heapLen {
-			return 0, errs.Hint(errs.ErrHeapExhausted, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.me, "AllocDevice",
+			return 0, errs.Hint(errs.ErrHeapExhausted, "raise "+r.c.GPU.LimitSetting(), r.me, "AllocDevice",
 				"n = %d elements of %s is more than the whole GPU heap (%d bytes, at most %d elements)",
 				n, elem.Name[T](), heapLen, heapLen/sz)
 		}
 		off, err := r.galloc.Alloc(bytes, gpuAlign)
 		if err != nil {
 			if errors.Is(err, symmetric.ErrHeapExhausted) {
-				return 0, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "AllocDevice", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes)
+				return 0, errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.me, "AllocDevice", "n = %d elements of %s (%d bytes)", n, elem.Name[T](), bytes),
+					"raise "+r.c.GPU.LimitSetting())
 			}
 			return 0, errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "AllocDevice", "allocator")
 		}
 		doff := core.GPUControlBytes + off
+		// A heap that grows maps what the block needs first, on every PE
+		// at once (each PE's allocator made the same choice).
+		if err := r.c.GPU.Grow(doff+bytes, func(rec []byte) ([][]byte, error) {
+			return r.world.ExchangeAs(r, collectives.KindAllocDevice, rec)
+		}); err != nil {
+			_, _ = r.galloc.Free(off)
+			return 0, err
+		}
 		if err := r.c.GPU.Zero(doff, int(bytes)); err != nil {
 			_, _ = r.galloc.Free(off)
 			return 0, errs.Wrap(err, r.me, "AllocDevice", "clearing %d bytes", bytes)

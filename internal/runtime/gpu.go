@@ -61,7 +61,11 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, rec, err := cudatr.Setup(r.Me, r.NPEs, dev, size, r.Settings.String("GOSHMEM_LIBCUDA"))
+	heapMax, err := r.deviceHeapMax()
+	if err != nil {
+		return nil, err
+	}
+	t, rec, err := cudatr.Setup(r.Me, r.NPEs, dev, size, heapMax, r.Settings.String("GOSHMEM_LIBCUDA"))
 	if err != nil {
 		if b.auto && errors.Is(err, errs.ErrNotSupported) {
 			return nil, Decline(err)
@@ -71,6 +75,21 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 	t.CollLL = r.gpuState.collLL
 	b.t, r.gpuCaller = t, t
 	return rec, nil
+}
+
+// deviceHeapMax is GOSHMEM_DEVICE_HEAP_MAX in bytes, 0 for auto (the
+// GPU's memory).
+func (r *Runtime) deviceHeapMax() (uint64, error) {
+	v := r.Settings.String("GOSHMEM_DEVICE_HEAP_MAX")
+	if v == "auto" {
+		return 0, nil
+	}
+	n, err := env.ParseSize(v)
+	if err != nil || n == 0 {
+		return 0, errs.Hint(errs.ErrInvalidArgument, "e.g. GOSHMEM_DEVICE_HEAP_MAX=64G, or auto", r.Me, "Init",
+			"GOSHMEM_DEVICE_HEAP_MAX=%q; must be auto or a size in bytes (suffix K, M, G, T), at least 1", v)
+	}
+	return n, nil
 }
 
 // deviceChoice is the GPU this PE asks for: WithDevice's ordinal, else
@@ -150,7 +169,7 @@ func (b *gpuBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	var err error
-	if r.GAlloc, err = symmetric.NewAllocator(b.t.Size()-cudatr.ControlBytes, GPUAlign); err != nil {
+	if r.GAlloc, err = symmetric.NewAllocator(b.t.Limit()-cudatr.ControlBytes, GPUAlign); err != nil {
 		return nil, false, errs.Wrap(err, r.Me, "Init", "GPU heap allocator")
 	}
 	r.GPU = b.t
@@ -175,6 +194,7 @@ func (b *gpuBackend) Info() []string {
 	}
 	lines := []string{fmt.Sprintf("PE %d: GPU %d (%s, PCI %s) chosen by %s; kernels reach PEs %v by load/store (%s)",
 		r.Me, int(g.Dev), g.DevName, g.BusID, g.DevWhy, p2p, g.Name())}
+	lines = append(lines, fmt.Sprintf("PE %d: GPU heap: %s", r.Me, g.HeapMode()))
 	switch mode, set := cuda.ModuleLoading(); {
 	case set:
 		lines = append(lines, fmt.Sprintf("PE %d: %s=EAGER (set by goshmem, it was unset: kernels load with their module, never while a kernel waits for the GPU proxy)", r.Me, cuda.ModuleLoadingEnv))

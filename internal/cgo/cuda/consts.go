@@ -89,32 +89,33 @@ type DeviceAttribute int
 // Device attributes (a subset).
 // Ref: https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html enum CUdevice_attribute_enum
 const (
-	AttrMaxThreadsPerBlock               DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK                // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	AttrMaxBlockDimX                     DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X                      // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
-	AttrMaxGridDimX                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X                       // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
-	AttrMaxSharedMemoryPerBlock          DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK          // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
-	AttrWarpSize                         DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_WARP_SIZE                            // CU_DEVICE_ATTRIBUTE_WARP_SIZE
-	AttrClockRate                        DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_CLOCK_RATE                           // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
-	AttrMultiprocessorCount              DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT                 // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-	AttrCanMapHostMemory                 DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY                  // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
-	AttrComputeMode                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_MODE                         // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
-	AttrConcurrentKernels                DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS                   // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
-	AttrECCEnabled                       DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_ECC_ENABLED                          // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
-	AttrPCIBusID                         DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID                           // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
-	AttrPCIDeviceID                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID                        // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
-	AttrMaxThreadsPerMultiprocessor      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR       // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
-	AttrUnifiedAddressing                DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING                   // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
-	AttrPCIDomainID                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID                        // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
-	AttrComputeCapabilityMajor           DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR             // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-	AttrComputeCapabilityMinor           DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR             // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-	AttrMaxSharedMemoryPerMultiprocessor DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-	AttrManagedMemory                    DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY                       // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-	AttrCooperativeLaunch                DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH                   // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
-	AttrMaxSharedMemoryPerBlockOptin     DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN    // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-	AttrHostRegisterSupported            DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED              // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
-	AttrVirtualMemoryManagementSupported DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED  // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
-	AttrGPUDirectRDMASupported           DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED            // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
-	AttrDMABufSupported                  DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED                    // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+	AttrMaxThreadsPerBlock               DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK                       // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	AttrMaxBlockDimX                     DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X                             // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
+	AttrMaxGridDimX                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X                              // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
+	AttrMaxSharedMemoryPerBlock          DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK                 // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+	AttrWarpSize                         DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_WARP_SIZE                                   // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+	AttrClockRate                        DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_CLOCK_RATE                                  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (kHz)
+	AttrMultiprocessorCount              DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT                        // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	AttrCanMapHostMemory                 DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY                         // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+	AttrComputeMode                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_MODE                                // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+	AttrConcurrentKernels                DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS                          // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
+	AttrECCEnabled                       DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_ECC_ENABLED                                 // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
+	AttrPCIBusID                         DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID                                  // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+	AttrPCIDeviceID                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID                               // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+	AttrMaxThreadsPerMultiprocessor      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR              // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+	AttrUnifiedAddressing                DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING                          // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+	AttrPCIDomainID                      DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID                               // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+	AttrComputeCapabilityMajor           DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR                    // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	AttrComputeCapabilityMinor           DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR                    // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	AttrMaxSharedMemoryPerMultiprocessor DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR        // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	AttrManagedMemory                    DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY                              // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+	AttrCooperativeLaunch                DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH                          // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+	AttrMaxSharedMemoryPerBlockOptin     DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN           // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	AttrHostRegisterSupported            DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED                     // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+	AttrVirtualMemoryManagementSupported DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED         // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+	AttrHandleTypePOSIXFDSupported       DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+	AttrGPUDirectRDMASupported           DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED                   // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+	AttrDMABufSupported                  DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED                           // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
 )
 
 // FuncAttribute is a CUfunction_attribute, for Function.Attribute.

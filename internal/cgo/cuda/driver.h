@@ -99,6 +99,7 @@ typedef enum CUdevice_attribute_enum {
 	CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 	CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 99,
 	CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,
+	CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103,
 	CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116,
 	CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124
 } CUdevice_attribute;
@@ -227,6 +228,57 @@ _Static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, va
 _Static_assert(sizeof(CUlaunchConfig) == 56 && offsetof(CUlaunchConfig, hStream) == 32 &&
 		       offsetof(CUlaunchConfig, numAttrs) == 48, "CUlaunchConfig");
 
+/* ---- virtual memory management (CUDA 10.2+) ------------------------------ */
+/* Ref: cuda.h of CUDA 12.x (layouts checked against 11.8's by hdrcheck_test.go):
+ * CUmemGenericAllocationHandle_v1, enum CUmemAllocationHandleType_enum,
+ * CUmemAccess_flags_enum, CUmemLocationType_enum, CUmemAllocationType_enum,
+ * CUmemAllocationGranularity_flags_enum, struct CUmemLocation_st,
+ * CUmemAllocationProp_st, CUmemAccessDesc_st. */
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef enum CUmemAllocationHandleType_enum {
+	CU_MEM_HANDLE_TYPE_NONE = 0,
+	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+} CUmemAllocationHandleType;
+typedef enum CUmemAccess_flags_enum {
+	CU_MEM_ACCESS_FLAGS_PROT_NONE = 0,
+	CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+} CUmemAccess_flags;
+typedef enum CUmemLocationType_enum {
+	CU_MEM_LOCATION_TYPE_DEVICE = 1
+} CUmemLocationType;
+typedef enum CUmemAllocationType_enum {
+	CU_MEM_ALLOCATION_TYPE_PINNED = 1
+} CUmemAllocationType;
+typedef enum CUmemAllocationGranularity_flags_enum {
+	CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+	CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
+} CUmemAllocationGranularity_flags;
+typedef struct CUmemLocation_st {
+	CUmemLocationType type;
+	int id;
+} CUmemLocation;
+typedef struct CUmemAllocationProp_st {
+	CUmemAllocationType type;
+	CUmemAllocationHandleType requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct CUmemAccessDesc_st {
+	CUmemLocation location;
+	CUmemAccess_flags flags;
+} CUmemAccessDesc;
+_Static_assert(sizeof(CUmemLocation) == 8, "CUmemLocation");
+_Static_assert(sizeof(CUmemAllocationProp) == 32 && offsetof(CUmemAllocationProp, location) == 8 &&
+		       offsetof(CUmemAllocationProp, win32HandleMetaData) == 16 &&
+		       offsetof(CUmemAllocationProp, allocFlags) == 24, "CUmemAllocationProp");
+_Static_assert(sizeof(CUmemAccessDesc) == 12 && offsetof(CUmemAccessDesc, flags) == 8, "CUmemAccessDesc");
+
 /* ---- function pointer typedefs ------------------------------------------ */
 /* One per driver entry point, named PFN_<symbol> after the exported symbol
  * that shim.c resolves first. Signatures: the driver API reference page of
@@ -313,6 +365,26 @@ typedef CUresult (*PFN_cuEventRecord)(CUevent hEvent, CUstream hStream);
 typedef CUresult (*PFN_cuEventSynchronize)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventElapsedTime)(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 typedef CUresult (*PFN_cuEventDestroy_v2)(CUevent hEvent);
+
+/* Virtual memory management. cuMemExportToShareableHandle writes an int (the
+ * fd) for CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; cuMemImportFromShareableHandle
+ * takes the fd itself cast to a pointer. */
+typedef CUresult (*PFN_cuMemAddressReserve)(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+					    unsigned long long flags);
+typedef CUresult (*PFN_cuMemAddressFree)(CUdeviceptr ptr, size_t size);
+typedef CUresult (*PFN_cuMemCreate)(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+				    unsigned long long flags);
+typedef CUresult (*PFN_cuMemRelease)(CUmemGenericAllocationHandle handle);
+typedef CUresult (*PFN_cuMemMap)(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+				 unsigned long long flags);
+typedef CUresult (*PFN_cuMemUnmap)(CUdeviceptr ptr, size_t size);
+typedef CUresult (*PFN_cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+typedef CUresult (*PFN_cuMemGetAllocationGranularity)(size_t *granularity, const CUmemAllocationProp *prop,
+						      CUmemAllocationGranularity_flags option);
+typedef CUresult (*PFN_cuMemExportToShareableHandle)(void *shareableHandle, CUmemGenericAllocationHandle handle,
+						     CUmemAllocationHandleType handleType, unsigned long long flags);
+typedef CUresult (*PFN_cuMemImportFromShareableHandle)(CUmemGenericAllocationHandle *handle, void *osHandle,
+						       CUmemAllocationHandleType shHandleType);
 
 typedef CUresult (*PFN_cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
 

@@ -39,7 +39,7 @@ func TestDriverHeaderMatchesCUDAH(t *testing.T) {
 	text := string(hdr)
 
 	var src strings.Builder
-	src.WriteString("#include <cuda.h>\n")
+	src.WriteString("#include <cuda.h>\n#include <stddef.h>\n")
 	n := 0
 	for _, m := range regexp.MustCompile(`(?m)^\s*((?:CUDA|CU)_[A-Z0-9_]+) = (\d+),?\s*$`).FindAllStringSubmatch(text, -1) {
 		src.WriteString("_Static_assert(" + m[1] + " == " + m[2] + ", \"" + m[1] + "\");\n")
@@ -58,6 +58,12 @@ func TestDriverHeaderMatchesCUDAH(t *testing.T) {
 	require.Greater(t, len(syms), 45)
 	for _, m := range syms {
 		src.WriteString("PFN_" + m[1] + " check_" + m[1] + " = " + m[1] + ";\n")
+	}
+	// The structs driver.h spells out must have cuda.h's layout: the same
+	// size and field offsets as its _Static_asserts state.
+	for _, m := range regexp.MustCompile(`(?m)^_Static_assert\((sizeof\(CUmem[^"]*), "CUmem`).FindAllStringSubmatch(text, -1) {
+		src.WriteString("_Static_assert(" + m[1] + ", \"layout\");\n")
+		n++
 	}
 	file := filepath.Join(t.TempDir(), "hdrcheck.c")
 	require.NoError(t, os.WriteFile(file, []byte(src.String()), 0o644))

@@ -84,6 +84,26 @@ static void *cu_lib;
 /* Optional: cuLaunchKernelEx (CUDA 11.8+), NULL when the driver lacks it. */
 static PFN_cuLaunchKernelEx cu_launch_ex;
 
+/* Optional: the virtual memory management calls (a driver without them,
+ * or a fake, still loads; the GPU heap then uses legacy IPC). */
+#define GOSHMEMI_VMM_SYMBOLS(X) \
+	X(cuMemAddressReserve) \
+	X(cuMemAddressFree) \
+	X(cuMemCreate) \
+	X(cuMemRelease) \
+	X(cuMemMap) \
+	X(cuMemUnmap) \
+	X(cuMemSetAccess) \
+	X(cuMemGetAllocationGranularity) \
+	X(cuMemExportToShareableHandle) \
+	X(cuMemImportFromShareableHandle)
+static struct {
+#define GOSHMEMI_VFIELD(f) PFN_##f f;
+	GOSHMEMI_VMM_SYMBOLS(GOSHMEMI_VFIELD)
+#undef GOSHMEMI_VFIELD
+	int all;
+} vmm;
+
 enum {
 #define GOSHMEMI_IDX(f, a, b) GOSHMEMI_IDX_##f,
 	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_IDX)
@@ -105,6 +125,7 @@ void goshmemi_cu_unload(void)
 	memset(&cu, 0, sizeof cu);
 	memset(cu_resolved, 0, sizeof cu_resolved);
 	cu_launch_ex = NULL;
+	memset(&vmm, 0, sizeof vmm);
 	if (cu_lib) {
 		dlclose(cu_lib);
 		cu_lib = NULL;
@@ -149,6 +170,13 @@ int goshmemi_cu_load(const char *lib, char *err, size_t errlen)
 	GOSHMEMI_CU_SYMBOLS(GOSHMEMI_RESOLVE)
 #undef GOSHMEMI_RESOLVE
 	*(void **)(&cu_launch_ex) = dlsym(h, "cuLaunchKernelEx");
+	vmm.all = 1;
+#define GOSHMEMI_VRESOLVE(f)                        \
+	*(void **)(&vmm.f) = dlsym(h, #f);         \
+	if (!vmm.f)                                 \
+		vmm.all = 0;
+	GOSHMEMI_VMM_SYMBOLS(GOSHMEMI_VRESOLVE)
+#undef GOSHMEMI_VRESOLVE
 	return 0;
 }
 
@@ -527,4 +555,95 @@ int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const gos
 		p[i].writeValue.flags = ops[i].flags;
 	}
 	return cu.cuStreamBatchMemOp_v2(s, n, p, 0);
+}
+
+/* ---- virtual memory management ---------------------------------------- */
+
+int goshmemi_vmm_loaded(void) { return vmm.all; }
+
+#define VMM(ctx)                                         \
+	do {                                             \
+		if (!vmm.all)                            \
+			return GOSHMEMI_NOT_LOADED;      \
+		SETCTX(ctx);                             \
+	} while (0)
+
+/* The properties of every allocation of the GPU heap: pinned device memory
+ * on dev that exports as a POSIX file descriptor. */
+static void vmm_prop(CUmemAllocationProp *p, int dev)
+{
+	memset(p, 0, sizeof *p);
+	p->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	p->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p->location.id = dev;
+}
+
+int goshmemi_cuMemGetAllocationGranularity(CUcontext ctx, size_t *g, int dev)
+{
+	CUmemAllocationProp p;
+	VMM(ctx);
+	vmm_prop(&p, dev);
+	return vmm.cuMemGetAllocationGranularity(g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+}
+
+int goshmemi_cuMemAddressReserve(CUcontext ctx, CUdeviceptr *p, size_t size, size_t align)
+{
+	VMM(ctx);
+	return vmm.cuMemAddressReserve(p, size, align, 0, 0);
+}
+
+int goshmemi_cuMemAddressFree(CUcontext ctx, CUdeviceptr p, size_t size)
+{
+	VMM(ctx);
+	return vmm.cuMemAddressFree(p, size);
+}
+
+int goshmemi_cuMemCreate(CUcontext ctx, CUmemGenericAllocationHandle *h, size_t size, int dev)
+{
+	CUmemAllocationProp p;
+	VMM(ctx);
+	vmm_prop(&p, dev);
+	return vmm.cuMemCreate(h, size, &p, 0);
+}
+
+int goshmemi_cuMemRelease(CUcontext ctx, CUmemGenericAllocationHandle h)
+{
+	VMM(ctx);
+	return vmm.cuMemRelease(h);
+}
+
+int goshmemi_cuMemMap(CUcontext ctx, CUdeviceptr p, size_t size, CUmemGenericAllocationHandle h)
+{
+	VMM(ctx);
+	return vmm.cuMemMap(p, size, 0, h, 0);
+}
+
+int goshmemi_cuMemUnmap(CUcontext ctx, CUdeviceptr p, size_t size)
+{
+	VMM(ctx);
+	return vmm.cuMemUnmap(p, size);
+}
+
+int goshmemi_cuMemSetAccess(CUcontext ctx, CUdeviceptr p, size_t size, int dev)
+{
+	CUmemAccessDesc d;
+	VMM(ctx);
+	memset(&d, 0, sizeof d);
+	d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	d.location.id = dev;
+	d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	return vmm.cuMemSetAccess(p, size, &d, 1);
+}
+
+int goshmemi_cuMemExportFD(CUcontext ctx, int *fd, CUmemGenericAllocationHandle h)
+{
+	VMM(ctx);
+	return vmm.cuMemExportToShareableHandle(fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+}
+
+int goshmemi_cuMemImportFD(CUcontext ctx, CUmemGenericAllocationHandle *h, int fd)
+{
+	VMM(ctx);
+	return vmm.cuMemImportFromShareableHandle(h, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
 }

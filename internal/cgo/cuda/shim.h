@@ -135,4 +135,21 @@ typedef struct goshmemi_memop {
 /* n (1..GOSHMEMI_MAX_BATCH_WRITES) 8-byte stream writes and waits, in order, in one cuStreamBatchMemOp_v2 call. */
 int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const goshmemi_memop_t *ops);
 
+/* Virtual memory management (optional entry points: goshmemi_vmm_loaded is
+ * 0 when the driver lacks any of them, and the wrappers then fail with
+ * GOSHMEMI_NOT_LOADED). Handles are CUmemGenericAllocationHandle; the
+ * shareable handle is a POSIX file descriptor. dev is the device ordinal the
+ * memory lives on (create) or the one that accesses it (set access). */
+int goshmemi_vmm_loaded(void);
+int goshmemi_cuMemGetAllocationGranularity(CUcontext ctx, size_t *g, int dev);
+int goshmemi_cuMemAddressReserve(CUcontext ctx, CUdeviceptr *p, size_t size, size_t align);
+int goshmemi_cuMemAddressFree(CUcontext ctx, CUdeviceptr p, size_t size);
+int goshmemi_cuMemCreate(CUcontext ctx, CUmemGenericAllocationHandle *h, size_t size, int dev);
+int goshmemi_cuMemRelease(CUcontext ctx, CUmemGenericAllocationHandle h);
+int goshmemi_cuMemMap(CUcontext ctx, CUdeviceptr p, size_t size, CUmemGenericAllocationHandle h);
+int goshmemi_cuMemUnmap(CUcontext ctx, CUdeviceptr p, size_t size);
+int goshmemi_cuMemSetAccess(CUcontext ctx, CUdeviceptr p, size_t size, int dev);
+int goshmemi_cuMemExportFD(CUcontext ctx, int *fd, CUmemGenericAllocationHandle h);
+int goshmemi_cuMemImportFD(CUcontext ctx, CUmemGenericAllocationHandle *h, int fd);
+
 #endif /* GOSHMEMI_CUDA_SHIM_H */

@@ -1,9 +1,10 @@
-// Package cudatr is the GPU heap and its transport: every PE allocates its
-// device heap with cuMemAlloc, exports it with a CUDA IPC handle, and maps
-// every same-node peer's heap (same GPU or another over NVLink), so kernels
-// reach peers with plain loads and stores. The host API reaches device
-// arrays through synchronous copies and a module of one-thread atomic
-// kernels. It also owns the device state (include/goshmem/device_state.h)
+// Package cudatr is the GPU heap and its transport: every PE reserves its
+// device heap and maps memory into it as it grows (CUDA VMM; vmm.go), or
+// where VMM is unavailable allocates it with cuMemAlloc and exports it with
+// a CUDA IPC handle, and maps every same-node peer's heap (same GPU or
+// another over NVLink), so kernels reach peers with plain loads and
+// stores. The host API reaches device arrays through synchronous copies
+// and a module of one-thread atomic kernels. It also owns the device state (include/goshmem/device_state.h)
 // that every loaded module points at.
 package cudatr
 
@@ -36,6 +37,10 @@ type Transport struct {
 	busIDs   []string
 	state    cuda.DevicePtr
 	img      State
+	// initial is GOSHMEM_DEVICE_HEAP_SIZE, heapMax GOSHMEM_DEVICE_HEAP_MAX
+	// (0: the GPU's memory); vmm the growing heap's state (vmm.go).
+	initial, heapMax uint64
+	vmm              vmmHeap
 	// Stream is the non-blocking stream the host's own work (atomic
 	// kernels) runs on, so it never waits behind a user's kernels.
 	Stream cuda.Stream
@@ -97,8 +102,8 @@ type Choice struct {
 // current-context rule. An error matching ErrNotSupported means this PE
 // has no usable GPU; the transport is then released. An ordinal out of
 // range is an error matching ErrInvalidArgument.
-func Setup(me, npes int, dev Choice, heapSize uint64, libcuda string) (*Transport, []byte, error) {
-	t := &Transport{me: me, npes: npes, size: heapSize}
+func Setup(me, npes int, dev Choice, heapSize, heapMax uint64, libcuda string) (*Transport, []byte, error) {
+	t := &Transport{me: me, npes: npes, size: heapSize, initial: heapSize, heapMax: heapMax}
 	if t.npes > MaxPEs {
 		return nil, nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
 	}
@@ -108,13 +113,17 @@ func Setup(me, npes int, dev Choice, heapSize uint64, libcuda string) (*Transpor
 		return nil, nil, err
 	}
 	rec := make([]byte, recLen)
-	h, err := t.Ctx.IpcGetMemHandle(t.own)
-	if err != nil {
-		t.Close()
-		return nil, nil, errs.Mark(errs.Wrap(err, t.me, "Init", "IPC handle of the GPU heap"), errs.ErrNotSupported)
+	if t.vmm.on {
+		t.vmmRecord(rec)
+	} else {
+		h, err := t.Ctx.IpcGetMemHandle(t.own)
+		if err != nil {
+			t.Close()
+			return nil, nil, errs.Mark(errs.Wrap(err, t.me, "Init", "IPC handle of the GPU heap"), errs.ErrNotSupported)
+		}
+		copy(rec[recHandle:], h[:])
 	}
 	rec[recStatus] = 1
-	copy(rec[recHandle:], h[:])
 	copy(rec[recBus:], t.BusID)
 	return t, rec, nil
 }
@@ -141,6 +150,10 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 		switch {
 		case pe == t.me:
 			t.peers[pe] = t.own
+		case nodes[pe] == nodes[t.me] && r[recMode] == modeVMM:
+			if err := t.connectVMM(pe, r); err != nil {
+				return errs.Wrap(err, t.me, "Init", "mapping the GPU heap of PE %d (GPU %s) into GPU %s", pe, t.busIDs[pe], t.BusID)
+			}
 		case nodes[pe] == nodes[t.me]:
 			var h cuda.IpcMemHandle
 			copy(h[:], r[recHandle:])
@@ -151,6 +164,7 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 			t.peers[pe], t.opened[pe] = p, true
 		}
 	}
+	t.agree(recs)
 	return t.writeState()
 }
 
@@ -162,7 +176,7 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 // Connect inside its own exchanges; Open serves tools and tests.
 func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport, error) {
 	lr, _ := bootstrap.LocalRank(boot)
-	t, rec, local := Setup(boot.Rank(), boot.Size(), Choice{Ordinal: -1, LocalRank: lr}, heapSize, libcuda)
+	t, rec, local := Setup(boot.Rank(), boot.Size(), Choice{Ordinal: -1, LocalRank: lr}, heapSize, 0, libcuda)
 	if local != nil {
 		rec = make([]byte, recLen)
 	}
@@ -237,9 +251,8 @@ func (t *Transport) setupLocal(dev Choice, libcuda string) error {
 			return notSupported(err, fmt.Sprintf("CUDA context on GPU %d", t.Dev))
 		}
 	}
-	if t.own, err = t.Ctx.MemAlloc(int(t.size)); err != nil {
-		return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
-			"lower GOSHMEM_DEVICE_HEAP_SIZE")
+	if err := t.allocHeap(t.heapMax, notSupported); err != nil {
+		return err
 	}
 	if err := t.Ctx.MemsetD8(t.own, 0, int(t.size)); err != nil {
 		return notSupported(err, "clearing the GPU heap")
@@ -622,7 +635,9 @@ func (t *Transport) Close() error {
 		errList = append(errList, t.Ctx.MemFreeHost(t.errRec))
 		t.errRec = nil
 	}
-	if t.own != 0 {
+	if t.vmm.reserved != nil {
+		errList = append(errList, t.closeVMM())
+	} else if t.own != 0 {
 		errList = append(errList, t.Ctx.MemFree(t.own))
 	}
 	errList = append(errList, t.Ctx.Release())

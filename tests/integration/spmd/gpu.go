@@ -11,8 +11,9 @@ import (
 // (tests/integration/gpu_fake_test.go, on the fake CUDA driver).
 var gpuModes = map[string]func() int{
 	"gpu-init":   gpuInit,
-	"gpu-stream": gpuStream, // gpustream.go
-	"gpu-device": gpuDevice, // device.go
+	"gpu-stream": gpuStream,   // gpustream.go
+	"gpu-device": gpuDevice,   // device.go
+	"gpu-heap":   gpuHeapGrow, // gpuheap.go
 }
 
 // gpuInit is -mode gpu-init: Init with the environment's GPU settings,

@@ -129,9 +129,10 @@ static void ptx_names(void)
 }
 
 /* Live objects, for FAKECUDA_LEAKS. */
-enum { L_DEVMEM, L_HOSTMEM, L_HOSTREG, L_STREAM, L_EVENT, L_MODULE, L_IPC, L_CTXREF, NLIVE };
+enum { L_DEVMEM, L_HOSTMEM, L_HOSTREG, L_STREAM, L_EVENT, L_MODULE, L_IPC, L_CTXREF, L_VMMRES, L_VMMHANDLE, L_VMMMAP, NLIVE };
 static const char *live_names[NLIVE] = {"device_allocs", "host_allocs", "host_registrations", "streams",
-					"events", "modules", "ipc_mappings", "primary_ctx_refs"};
+					"events", "modules", "ipc_mappings", "primary_ctx_refs",
+					"vmm_reservations", "vmm_handles", "vmm_mappings"};
 static long live[NLIVE];
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -263,6 +264,8 @@ static int fake_cc(int minor)
 	return minor ? mi : ma;
 }
 
+static int fake_vmm(void);
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
 	CHECK_DEV(d);
@@ -274,6 +277,8 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
 	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = 0x18 + d; break;
 	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *v = 1; break;
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *v = fake_vmm(); break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -653,6 +658,193 @@ EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 		munmap((void *)d.p, d.n);
 	live_add(L_IPC, -1);
 	return CUDA_SUCCESS;
+}
+
+/* Virtual memory management: a reservation is a PROT_NONE anonymous
+ * mapping; cuMemCreate is a memfd of the size asked for (a handle owns its
+ * descriptor); cuMemMap maps the memfd MAP_FIXED|MAP_SHARED over the
+ * reservation, still PROT_NONE until cuMemSetAccess makes it read-write (a
+ * missing cuMemSetAccess faults, as on a GPU); cuMemUnmap puts PROT_NONE
+ * anonymous memory back. The shareable handle is a dup of the memfd and
+ * import dups the descriptor it is given, so two fake GPUs in two processes
+ * that pass the descriptor (pidfd_getfd, SCM_RIGHTS) share the memory.
+ * FAKECUDA_VMM=0 makes the device report no VMM support. Granularity:
+ * 2 MiB, as on the GPUs goshmem runs on. */
+#define FAKE_VMM_GRAN ((size_t)2 << 20)
+struct fake_memhandle {
+	int magic;
+	int fd;
+	size_t n;
+};
+#define FAKE_MEMHANDLE_MAGIC 0x564d4d48
+
+static int fake_vmm(void)
+{
+	const char *e = getenv("FAKECUDA_VMM");
+	return !(e && strcmp(e, "0") == 0);
+}
+
+static int vmm_prop_ok(const CUmemAllocationProp *p)
+{
+	return p && p->type == CU_MEM_ALLOCATION_TYPE_PINNED && p->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	       p->location.id >= 0 && p->location.id < ndev && p->win32HandleMetaData == NULL;
+}
+
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p, CUmemAllocationGranularity_flags o)
+{
+	if (ndev < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!g || !vmm_prop_ok(p) || (o != CU_MEM_ALLOC_GRANULARITY_MINIMUM && o != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+		return CUDA_ERROR_INVALID_VALUE;
+	*g = FAKE_VMM_GRAN;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAddressReserve(CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr, unsigned long long flags)
+{
+	void *m;
+	NEED_CTX();
+	if (!p || !n || n % FAKE_VMM_GRAN || addr || flags || (align && (align & (align - 1))))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (align < FAKE_VMM_GRAN)
+		align = FAKE_VMM_GRAN;
+	/* Over-reserve by align and trim, for the alignment asked for. */
+	m = mmap(NULL, n + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	{
+		uintptr_t b = (uintptr_t)m, a = (b + align - 1) & ~(uintptr_t)(align - 1);
+		if (a > b)
+			munmap(m, a - b);
+		if (b + align > a)
+			munmap((void *)(a + n), b + align - a);
+		*p = (CUdeviceptr)a;
+	}
+	live_add(L_VMMRES, 1);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAddressFree(CUdeviceptr p, size_t n)
+{
+	NEED_CTX();
+	if (!p || !n || n % FAKE_VMM_GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	munmap((void *)(uintptr_t)p, n);
+	live_add(L_VMMRES, -1);
+	return CUDA_SUCCESS;
+}
+
+static CUresult new_memhandle(CUmemGenericAllocationHandle *h, int fd, size_t n)
+{
+	struct fake_memhandle *m = malloc(sizeof *m);
+	if (!m) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	m->magic = FAKE_MEMHANDLE_MAGIC, m->fd = fd, m->n = n;
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)m;
+	live_add(L_VMMHANDLE, 1);
+	return CUDA_SUCCESS;
+}
+
+static struct fake_memhandle *memhandle(CUmemGenericAllocationHandle h)
+{
+	struct fake_memhandle *m = (struct fake_memhandle *)(uintptr_t)h;
+	return m && m->magic == FAKE_MEMHANDLE_MAGIC ? m : NULL;
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p, unsigned long long flags)
+{
+	int fd;
+	NEED_CTX();
+	if (!h || !n || n % FAKE_VMM_GRAN || !vmm_prop_ok(p) || flags ||
+	    p->requestedHandleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n > ((size_t)1 << 40))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (ftruncate(fd, (off_t)n) != 0) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return new_memhandle(h, fd, n);
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	struct fake_memhandle *m;
+	NEED_CTX();
+	if (!(m = memhandle(h)))
+		return CUDA_ERROR_INVALID_VALUE;
+	close(m->fd);
+	m->magic = 0;
+	free(m);
+	live_add(L_VMMHANDLE, -1);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h, unsigned long long flags)
+{
+	struct fake_memhandle *m;
+	NEED_CTX();
+	if (!(m = memhandle(h)) || !p || p % FAKE_VMM_GRAN || off || flags || n != m->n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, m->fd, 0) == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	live_add(L_VMMMAP, 1);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t n)
+{
+	NEED_CTX();
+	if (!p || !n || p % FAKE_VMM_GRAN || n % FAKE_VMM_GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+		return CUDA_ERROR_INVALID_VALUE;
+	live_add(L_VMMMAP, -1);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemSetAccess(CUdeviceptr p, size_t n, const CUmemAccessDesc *d, size_t count)
+{
+	NEED_CTX();
+	if (!p || !n || !d || count != 1 || d->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    d->location.id < 0 || d->location.id >= ndev || d->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (mprotect((void *)(uintptr_t)p, n, PROT_READ | PROT_WRITE) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemExportToShareableHandle(void *sh, CUmemGenericAllocationHandle h, CUmemAllocationHandleType t,
+					     unsigned long long flags)
+{
+	struct fake_memhandle *m;
+	int fd;
+	NEED_CTX();
+	if (!sh || !(m = memhandle(h)) || t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*(int *)sh = fd;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os, CUmemAllocationHandleType t)
+{
+	int fd = (int)(uintptr_t)os, own;
+	off_t n;
+	NEED_CTX();
+	if (!h || t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || fd < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((n = lseek(fd, 0, SEEK_END)) <= 0 || (size_t)n % FAKE_VMM_GRAN)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((own = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return new_memhandle(h, own, (size_t)n);
 }
 
 /* The goshmem kernels a PTX image declares (bit i: ptxfuncs[i]), or

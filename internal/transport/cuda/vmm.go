@@ -1,0 +1,420 @@
+package cudatr
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"unsafe"
+
+	errors "github.com/goshmem/goshmem/internal/xerrors"
+	"golang.org/x/sys/unix"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// The growing GPU heap (CUDA virtual memory management). Each PE reserves
+// address space for its heap (GOSHMEM_DEVICE_HEAP_MAX) and maps physical
+// memory into it from offset 0 as the heap needs it, in chunks that are
+// multiples of the allocation granularity. Every PE of the node reserves
+// a view of the same size for each peer and maps each of the peer's chunks
+// at the same offset there, from the chunk's file descriptor: the owner
+// exports it (cuMemExportToShareableHandle) and keeps it open while the
+// chunk lives; a peer takes a copy with pidfd_getfd(2), imports it and
+// closes its copy. A PE's heap base stays the reservation's base, so
+// kernels see one contiguous heap whose mapped length grows.
+//
+// Growth happens inside the collective AllocDevice that needs it: every PE
+// has the same allocator state and so grows at the same call; one exchange
+// of a growth record per PE (new chunk's pid, fd, offset and size) is the
+// only communication. Without VMM (no driver support, or a device without
+// POSIX file descriptor handles) the heap is one cuMemAlloc shared with
+// legacy CUDA IPC and never grows.
+
+// Heap modes in a Setup record (byte recMode).
+const (
+	modeIPC = 0
+	modeVMM = 2
+
+	recMode = 1
+	// VMM fields, in the IPC handle's place.
+	recPID      = recHandle
+	recFD       = recHandle + 8
+	recMapped   = recHandle + 16
+	recReserved = recHandle + 24
+)
+
+// growLen is the length of a growth record: status, pid, fd, chunk offset,
+// chunk size, mapped length after the growth.
+const growLen = 48
+
+// Growth record statuses.
+const (
+	growNone   = 0 // this PE's mapping already covers the need
+	growChunk  = 1 // a new chunk, to be mapped by the peers
+	growFailed = 2
+)
+
+// chunk is physical memory mapped at off in a heap or a peer's view.
+type chunk struct {
+	off, size uint64
+	h         cuda.MemHandle
+	fd        int // this PE's exported descriptor (own chunks), else -1
+}
+
+// vmmHeap is the VMM state of a Transport (zero when the heap uses IPC).
+type vmmHeap struct {
+	on       bool
+	gran     uint64
+	reserved []uint64  // each PE's reservation size (own and views here; 0: no view)
+	mapped   []uint64  // each PE's mapped length
+	chunks   [][]chunk // chunks mapped here, per PE (views of peers; own)
+	limit    uint64    // the smallest reservation of any PE: the heap's maximum
+}
+
+// VMM reports whether the heap grows (CUDA virtual memory management)
+// rather than being one fixed allocation shared by legacy CUDA IPC.
+func (t *Transport) VMM() bool { return t.vmm.on }
+
+// Limit is the size every PE's heap may grow to: the smallest reservation
+// of the job (GOSHMEM_DEVICE_HEAP_MAX), or the fixed size without VMM.
+func (t *Transport) Limit() uint64 {
+	if t.vmm.limit == 0 {
+		return t.size
+	}
+	return t.vmm.limit
+}
+
+// LimitSetting names the setting that bounds the heap, for hints.
+func (t *Transport) LimitSetting() string {
+	if t.vmm.on {
+		return "GOSHMEM_DEVICE_HEAP_MAX"
+	}
+	return "GOSHMEM_DEVICE_HEAP_SIZE"
+}
+
+// HeapMode says how the heap is allocated and shared, for GOSHMEM_INFO.
+func (t *Transport) HeapMode() string {
+	if t.vmm.on {
+		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved in chunks of %d-byte granularity, shared by file descriptors",
+			t.size, t.Limit(), t.vmm.gran)
+	}
+	return fmt.Sprintf("cuMemAlloc of %d bytes shared by legacy CUDA IPC (no CUDA VMM with POSIX file descriptors here), fixed", t.size)
+}
+
+func roundUp(n, g uint64) uint64 { return (n + g - 1) / g * g }
+
+// allocHeap reserves and maps the heap (VMM) or allocates it (legacy) and
+// clears it. heapMax 0 is the device's memory. Errors match ErrNotSupported.
+func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) error) error {
+	if !t.Ctx.VMMSupported() {
+		var err error
+		if t.own, err = t.Ctx.MemAlloc(int(t.size)); err != nil {
+			return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
+				"lower GOSHMEM_DEVICE_HEAP_SIZE")
+		}
+		return nil
+	}
+	g, err := t.Ctx.MemGranularity()
+	if err != nil || g == 0 || g&(g-1) != 0 {
+		if err == nil {
+			err = errors.Newf("granularity %d is not a power of two", g)
+		}
+		return notSupported(err, "CUDA VMM allocation granularity")
+	}
+	if heapMax == 0 {
+		if heapMax, err = t.Dev.TotalMem(); err != nil {
+			return notSupported(err, "GPU memory size (the default GOSHMEM_DEVICE_HEAP_MAX)")
+		}
+	}
+	res := heapMax &^ (g - 1)
+	size := roundUp(t.size, g)
+	if size > res {
+		return errors.WithHint(notSupported(errors.Newf("GOSHMEM_DEVICE_HEAP_SIZE=%d bytes (%d in %d-byte chunks) exceeds GOSHMEM_DEVICE_HEAP_MAX=%d bytes",
+			t.size, size, g, heapMax), fmt.Sprintf("GPU heap on GPU %d", t.Dev)),
+			"lower GOSHMEM_DEVICE_HEAP_SIZE or raise GOSHMEM_DEVICE_HEAP_MAX")
+	}
+	t.vmm = vmmHeap{on: true, gran: g,
+		reserved: make([]uint64, t.npes), mapped: make([]uint64, t.npes), chunks: make([][]chunk, t.npes)}
+	if t.own, err = t.Ctx.MemAddressReserve(res, g); err != nil {
+		return errors.WithHint(notSupported(err, fmt.Sprintf("reserving %d bytes of address space for the GPU heap on GPU %d", res, t.Dev)),
+			"lower GOSHMEM_DEVICE_HEAP_MAX")
+	}
+	t.vmm.reserved[t.me] = res
+	c, err := t.newChunk(0, size)
+	if err != nil {
+		return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", size, t.Dev)),
+			"lower GOSHMEM_DEVICE_HEAP_SIZE")
+	}
+	t.vmm.chunks[t.me] = []chunk{c}
+	t.vmm.mapped[t.me] = size
+	t.size = size
+	return nil
+}
+
+// newChunk creates, maps and exports size bytes at off of this PE's heap.
+func (t *Transport) newChunk(off, size uint64) (chunk, error) {
+	c := chunk{off: off, size: size, fd: -1}
+	var err error
+	if c.h, err = t.Ctx.MemCreate(size); err != nil {
+		return c, err
+	}
+	if err = t.Ctx.MemMap(t.own+cuda.DevicePtr(off), size, c.h); err != nil {
+		_ = t.Ctx.MemRelease(c.h)
+		return c, err
+	}
+	if err = t.Ctx.MemSetAccess(t.own+cuda.DevicePtr(off), size); err == nil {
+		c.fd, err = t.Ctx.MemExportFD(c.h)
+	}
+	if err != nil {
+		t.dropChunk(t.own, c)
+		return c, err
+	}
+	return c, nil
+}
+
+// dropChunk unmaps c from the range at base and releases it.
+func (t *Transport) dropChunk(base cuda.DevicePtr, c chunk) error {
+	err := t.Ctx.MemUnmap(base+cuda.DevicePtr(c.off), c.size)
+	err = errors.Join(err, t.Ctx.MemRelease(c.h))
+	if c.fd >= 0 {
+		err = errors.Join(err, unix.Close(c.fd))
+	}
+	return err
+}
+
+// vmmRecord fills the VMM fields of this PE's Setup record.
+func (t *Transport) vmmRecord(rec []byte) {
+	rec[recMode] = modeVMM
+	le := binary.LittleEndian
+	le.PutUint64(rec[recPID:], uint64(os.Getpid()))
+	le.PutUint64(rec[recFD:], uint64(t.vmm.chunks[t.me][0].fd))
+	le.PutUint64(rec[recMapped:], t.vmm.mapped[t.me])
+	le.PutUint64(rec[recReserved:], t.vmm.reserved[t.me])
+}
+
+// peerFD is a copy of descriptor fd of process pid, for this process.
+func peerFD(pid, fd int) (int, error) {
+	if pid == os.Getpid() {
+		return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	pfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1, errors.Wrapf(err, "pidfd_open(%d)", pid)
+	}
+	defer unix.Close(pfd)
+	n, err := unix.PidfdGetfd(pfd, fd, 0)
+	if err != nil {
+		return -1, errors.Wrapf(err, "pidfd_getfd(pid %d, fd %d)", pid, fd)
+	}
+	return n, nil
+}
+
+// fdHint is what a user can do when pidfd_getfd fails.
+const fdHint = "the node's PEs share GPU heap chunks with pidfd_getfd(2) (Linux >= 5.6), which needs ptrace access " +
+	"between them: run them as the same user, without kernel.yama.ptrace_scope >= 2, and allow pidfd_getfd in seccomp profiles"
+
+// mapPeerChunk maps PE pe's chunk [off, off+size), exported as fd by
+// process pid, into pe's view here.
+func (t *Transport) mapPeerChunk(pe, pid, fd int, off, size uint64) error {
+	if off+size > t.vmm.reserved[pe] || off < t.vmm.mapped[pe] {
+		return errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) does not extend its mapped %d bytes within its %d reserved",
+			pe, off, off+size, t.vmm.mapped[pe], t.vmm.reserved[pe])
+	}
+	mine, err := peerFD(pid, fd)
+	if err != nil {
+		return errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "GPU heap", "taking the descriptor of PE %d's GPU heap chunk", pe), fdHint)
+	}
+	h, err := t.Ctx.MemImportFD(mine)
+	_ = unix.Close(mine)
+	if err != nil {
+		return errs.Wrap(err, t.me, "GPU heap", "importing PE %d's GPU heap chunk", pe)
+	}
+	c := chunk{off: off, size: size, h: h, fd: -1}
+	base := t.peers[pe] + cuda.DevicePtr(off)
+	if err := t.Ctx.MemMap(base, size, h); err != nil {
+		_ = t.Ctx.MemRelease(h)
+		return errs.Wrap(err, t.me, "GPU heap", "mapping PE %d's GPU heap chunk", pe)
+	}
+	if err := t.Ctx.MemSetAccess(base, size); err != nil {
+		_ = t.dropChunk(t.peers[pe], c)
+		return errs.Wrap(err, t.me, "GPU heap", "access to PE %d's GPU heap chunk", pe)
+	}
+	t.vmm.chunks[pe] = append(t.vmm.chunks[pe], c)
+	t.vmm.mapped[pe] = off + size
+	return nil
+}
+
+// connectVMM maps peer pe's heap from its Setup record r: a view of its
+// reservation's size, its first chunk mapped there.
+func (t *Transport) connectVMM(pe int, r []byte) error {
+	le := binary.LittleEndian
+	if !t.vmm.on {
+		return errs.Hint(errs.ErrNotSupported, "run every PE of a node where CUDA VMM is supported, or none", t.me, "Init",
+			"PE %d's GPU heap uses CUDA VMM, which this PE's GPU %s does not support", pe, t.BusID)
+	}
+	res := roundUp(le.Uint64(r[recReserved:]), t.vmm.gran)
+	p, err := t.Ctx.MemAddressReserve(res, t.vmm.gran)
+	if err != nil {
+		return errs.Wrap(err, t.me, "Init", "reserving a view of PE %d's GPU heap (%d bytes)", pe, res)
+	}
+	t.peers[pe], t.vmm.reserved[pe] = p, res
+	return t.mapPeerChunk(pe, int(le.Uint64(r[recPID:])), int(le.Uint64(r[recFD:])), 0, le.Uint64(r[recMapped:]))
+}
+
+// agree sets the heap's usable size and limit from every PE's Setup
+// record: the smallest mapped length and the smallest reservation
+// (a fixed IPC heap counts as both).
+func (t *Transport) agree(recs [][]byte) {
+	le := binary.LittleEndian
+	size, limit := uint64(0), uint64(0)
+	for pe, r := range recs {
+		m, res := t.initial, t.initial
+		if r[recMode] == modeVMM {
+			m, res = le.Uint64(r[recMapped:]), le.Uint64(r[recReserved:])
+		}
+		if t.vmm.on {
+			t.vmm.mapped[pe] = m
+		}
+		if pe == 0 || m < size {
+			size = m
+		}
+		if pe == 0 || res < limit {
+			limit = res
+		}
+	}
+	t.size = size
+	if t.vmm.on {
+		t.vmm.limit = limit
+	}
+}
+
+// Grow makes at least need bytes of the heap usable on every PE. It is
+// collective over the job (every PE calls it with the same need: the
+// allocator state is symmetric) and a no-op, without communication, when
+// the heap is already that large. The caller serializes it with the
+// other heap operations (AllocDevice holds the world team). exchange gathers one record from every
+// PE (the same length everywhere), in PE order. On error no PE's usable
+// size changes.
+func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) error {
+	if need <= t.size {
+		return nil
+	}
+	var rec [growLen]byte
+	le := binary.LittleEndian
+	var c chunk
+	var lerr error
+	var mine uint64
+	if t.vmm.on {
+		mine = t.vmm.mapped[t.me]
+	}
+	switch {
+	case !t.vmm.on || need > t.Limit():
+		lerr = errs.Hint(errs.ErrHeapExhausted, "raise "+t.LimitSetting(), t.me, "AllocDevice",
+			"the GPU heap needs %d bytes, more than its %d-byte limit", need, t.Limit())
+	case len(t.RemotePEs()) > 0:
+		lerr = errs.Hint(errs.ErrNotSupported, "raise GOSHMEM_DEVICE_HEAP_SIZE to what the job needs", t.me, "AllocDevice",
+			"the GPU heap cannot grow past %d bytes while PEs %v are reached through the remote GPU transport", t.size, t.RemotePEs())
+	case mine < need:
+		size := min(roundUp(need, t.vmm.gran), t.vmm.reserved[t.me]) - mine
+		if c, lerr = t.newChunk(mine, size); lerr == nil {
+			le.PutUint64(rec[0:], growChunk)
+			le.PutUint64(rec[8:], uint64(os.Getpid()))
+			le.PutUint64(rec[16:], uint64(c.fd))
+			le.PutUint64(rec[24:], c.off)
+			le.PutUint64(rec[32:], c.size)
+			le.PutUint64(rec[40:], c.off+c.size)
+		} else {
+			lerr = errors.WithHint(errs.Wrap(errs.Mark(lerr, errs.ErrHeapExhausted), t.me, "AllocDevice",
+				"growing the GPU heap by %d bytes at offset %d", size, mine), "lower GOSHMEM_DEVICE_HEAP_MAX to what the GPU can hold")
+		}
+	default:
+		le.PutUint64(rec[40:], mine)
+	}
+	if lerr != nil {
+		le.PutUint64(rec[0:], growFailed)
+	}
+	all, err := exchange(rec[:])
+	undo := func() {
+		if le.Uint64(rec[0:]) == growChunk {
+			_ = t.dropChunk(t.own, c)
+		}
+	}
+	if lerr != nil {
+		undo()
+		return lerr
+	}
+	if err != nil {
+		undo()
+		return err
+	}
+	for pe, r := range all {
+		if len(r) != growLen || le.Uint64(r[0:]) == growFailed {
+			undo()
+			return errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not grow its GPU heap to %d bytes", pe, need)
+		}
+	}
+	if c.size > 0 {
+		t.vmm.chunks[t.me] = append(t.vmm.chunks[t.me], c)
+		t.vmm.mapped[t.me] = c.off + c.size
+	}
+	size := t.vmm.mapped[t.me]
+	for pe, r := range all {
+		if pe != t.me && le.Uint64(r[0:]) == growChunk && t.vmm.reserved[pe] != 0 {
+			if err := t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:])); err != nil {
+				return err
+			}
+		}
+		if pe != t.me {
+			t.vmm.mapped[pe] = max(t.vmm.mapped[pe], le.Uint64(r[40:]))
+		}
+		size = min(size, t.vmm.mapped[pe])
+	}
+	t.size = size
+	return t.setHeapSize(size)
+}
+
+// setHeapSize writes the device state's heap_size (and every loaded
+// module's constant copy of it).
+func (t *Transport) setHeapSize(n uint64) error {
+	t.img.HeapSize = n
+	if t.state == 0 {
+		return nil
+	}
+	if err := t.Ctx.MemcpyHtoD(t.state+offHeapSize, unsafe.Pointer(&n), 8); err != nil {
+		return errs.Wrap(err, t.me, "AllocDevice", "device state heap size")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.consts {
+		if err := t.Ctx.MemcpyHtoD(c+offHeapSize, unsafe.Pointer(&n), 8); err != nil {
+			return errs.Wrap(err, t.me, "AllocDevice", "device state heap size of a module")
+		}
+	}
+	return nil
+}
+
+// closeVMM unmaps and releases every chunk here, closes the exported
+// descriptors and frees the reservations (own and views).
+func (t *Transport) closeVMM() error {
+	var errList []error
+	for pe := range t.vmm.chunks {
+		base := t.own
+		if pe != t.me {
+			if t.peers == nil {
+				continue
+			}
+			base = t.peers[pe]
+		}
+		for i := len(t.vmm.chunks[pe]) - 1; i >= 0; i-- {
+			errList = append(errList, t.dropChunk(base, t.vmm.chunks[pe][i]))
+		}
+		t.vmm.chunks[pe] = nil
+		if t.vmm.reserved[pe] != 0 && base != 0 {
+			errList = append(errList, t.Ctx.MemAddressFree(base, t.vmm.reserved[pe]))
+		}
+		t.vmm.reserved[pe] = 0
+	}
+	t.own = 0
+	return errors.Join(errList...)
+}

@@ -1,0 +1,65 @@
+package integration
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
+)
+
+// The GPU heap that grows (CUDA VMM), one process per PE under mpirun, on
+// the fake CUDA driver: its reservations are PROT_NONE ranges and its
+// chunks memfds, so a chunk a PE maps from a peer's descriptor (taken
+// with pidfd_getfd) is the peer's memory, as on a GPU node. spmd -mode
+// gpu-heap grows the heap past GOSHMEM_DEVICE_HEAP_SIZE=4M in AllocDevice
+// (symmetric offsets: AllocDevice fails on every PE when they differ),
+// puts from PE 0 into PE 1's new chunk, frees and grows again, and
+// allocates past GOSHMEM_DEVICE_HEAP_MAX=64M; with FAKECUDA_VMM=0 the heap
+// is the fixed legacy-IPC one. Finalize must leave no reservation, chunk
+// or mapping behind (FAKECUDA_LEAKS).
+func TestGPUHeapGrowth(t *testing.T) {
+	needMPI(t)
+	lib := testutil.FakeCUDA(t)
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		nps   []int
+		steps []string
+		info  string
+	}{
+		{"vmm", nil, []int{2, 3}, []string{"grow", "grow again", "past the maximum", "Finalize"},
+			"GPU heap: CUDA VMM, growing from 4194304 bytes mapped up to 67108864 reserved in chunks of 2097152-byte granularity"},
+		{"legacy", []string{"FAKECUDA_VMM=0"}, []int{2}, []string{"fixed heap", "Finalize"},
+			"GPU heap: cuMemAlloc of 4194304 bytes shared by legacy CUDA IPC"},
+	} {
+		for _, np := range tc.nps {
+			t.Run(fmt.Sprintf("%s/np%d", tc.name, np), func(t *testing.T) {
+				leaks := filepath.Join(t.TempDir(), "live")
+				env := append([]string{"GOSHMEM_LIBCUDA=" + lib, "FAKECUDA_LEAKS=" + leaks, "GOSHMEM_GPU=on", "GOSHMEM_INFO=1",
+					"GOSHMEM_DEVICE_HEAP_SIZE=4M", "GOSHMEM_DEVICE_HEAP_MAX=64M", "FAKECUDA_DEVICES=", "FAKECUDA_INIT=",
+					"FAKECUDA_VMM=", "GOSHMEM_GPU_TRANSPORT="}, tc.env...)
+				r := job(t, np, 90*time.Second, env, "-mode", "gpu-heap", "-heap", "16777216", "-guard", "60s")
+				t.Logf("exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)
+				require.Equal(t, 0, r.code, "output:\n%s", r.out)
+				assert.NotContains(t, r.out, "FAIL")
+				var missing []string
+				for pe := 0; pe < np; pe++ {
+					for _, s := range tc.steps {
+						if l := fmt.Sprintf("gpu-heap: PE %d: %s: ok\n", pe, s); !strings.Contains(r.out, l) {
+							missing = append(missing, strings.TrimSpace(l))
+						}
+					}
+				}
+				assert.Empty(t, missing, "steps that did not pass (output above)")
+				assert.Contains(t, r.out, tc.info, "GOSHMEM_INFO's heap line")
+				noLiveObjects(t, leaks, np)
+			})
+		}
+	}
+}
