@@ -64,7 +64,7 @@ func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T]
 	if err != nil {
 		return 0, err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	if intOnly && elem.IsFloat[T]() {
 		return 0, markErr(errs.Hint(errs.ErrInvalidArgument,
 			"use an integer element type, or AtomicFetch/AtomicSet/AtomicSwap for floating point",

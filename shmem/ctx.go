@@ -79,9 +79,10 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 // the rest of the call (span, trFor, the transport) sees world numbers
 // only. Calls without a target PE (Quiet, Fence) pass nil.
 //
-// The call is in flight (enter) until the caller's leave, unless use fails.
+// The call is in flight (enterData) until the caller's leaveData, unless use
+// fails.
 func (c *Ctx) use(op string, pe *int) (_ *runtime, _ *Ctx, err error) {
-	r, err := enter(op)
+	r, err := enterData(op)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,7 +91,7 @@ func (c *Ctx) use(op string, pe *int) (_ *runtime, _ *Ctx, err error) {
 	}
 	defer func() {
 		if err != nil {
-			r.leave()
+			r.leaveData()
 		}
 	}()
 	if c.r != r {
@@ -118,7 +119,7 @@ func (c *Ctx) Quiet() error {
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	qerr := c.scope.Quiet(r.policy, r.checkPeers)
 	r.c.StoreLoadBarrier()
 	return r.apiErr(qerr, "Ctx.Quiet")
@@ -133,7 +134,7 @@ func (c *Ctx) Fence() error {
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	return r.fence(c.q)
 }
 
@@ -144,7 +145,7 @@ func (c *Ctx) Destroy() error {
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	if c == r.dflt {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "the default context cannot be destroyed")
 	}
@@ -161,11 +162,11 @@ func (c *Ctx) Destroy() error {
 // buffers, PutNBI sources may be reused. On the shm transport operations
 // complete as they are issued, so this costs one store-load barrier.
 func Quiet() error {
-	r, err := enter("Quiet")
+	r, err := enterData("Quiet")
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	return r.apiErr(r.quietAll(), "Quiet")
 }
 
@@ -174,11 +175,11 @@ func Quiet() error {
 // issued after it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_fence). It does not wait
 // for completion (that is Quiet).
 func Fence() error {
-	r, err := enter("Fence")
+	r, err := enterData("Fence")
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	for _, q := range r.all.Queues() {
 		if err := r.fence(q); err != nil {
 			return r.apiErr(err, "Fence")

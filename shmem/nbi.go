@@ -27,7 +27,7 @@ func nbiAMO[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, fetch *
 		if err != nil {
 			return err
 		}
-		r.leave()
+		r.leaveData()
 		return errs.New(errs.ErrInvalidArgument, r.me, name, "fetch is nil; pass the address the old value is stored through")
 	}
 	old, err := amo(c, name, op, intOnly, a, idx, v, cmp, pe)
@@ -155,7 +155,7 @@ func PutSignalNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Arra
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, dst, name, dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -198,7 +198,7 @@ func SignalUpdateCtx(c *Ctx, sig Array[uint64], idx int, v uint64, op SignalOp, 
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, sig, name, idx, 1, pe)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ func PutCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, dst, "Put", dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func PutNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error 
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, dst, "PutNBI", dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func GetCtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, src, "Get", srcIdx, len(dst), pe)
 	if err != nil {
 		return err
@@ -79,7 +79,7 @@ func GetNBICtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error 
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, src, "GetNBI", srcIdx, len(dst), pe)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func PCtx[T Elem](c *Ctx, dst Array[T], idx int, v T, pe int) error {
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, dst, "P", idx, 1, pe)
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func GCtx[T Elem](c *Ctx, src Array[T], idx int, pe int) (T, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, src, "G", idx, 1, pe)
 	if err != nil {
 		return 0, err

@@ -86,8 +86,11 @@ type runtime struct {
 
 	// calls counts the API calls in flight (enter, leave); shut refuses new
 	// ones and halt ends every wait of policy and collWait (stop.go).
-	calls   atomic.Int64
-	shut    spin.Halt
+	calls atomic.Int64
+	shut  spin.Halt
+	// native: a backend that data calls reach holds native resources
+	// (libfabric, the CUDA driver), so enterData counts those calls too.
+	native  bool
 	halt    spin.Halt
 	unwatch func() bool // stops WithContext's watch (nil without one)
 }
@@ -249,6 +252,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		teams:   map[int32]*teamEntry{},
 		nextTID: firstTeamID,
 	}
+	r.native = c.NativeCalls()
 	r.policy.Halt = &r.halt
 	r.collWait = r.policy
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {

@@ -55,6 +55,33 @@ func enter(op string) (*runtime, error) {
 // leave ends what enter counted.
 func (r *runtime) leave() { r.calls.Add(-1) }
 
+// enterData is enter for the calls that move data and complete it (RMA,
+// atomics, signals, Quiet, Fence): they are counted only when one of their
+// backends holds native resources (r.native). Over shm alone they touch
+// Go state and the mapped heaps, which Finalize retires to zero pages
+// instead of unmapping, so one that runs on past Finalize never faults;
+// not counting them keeps two locked instructions off the fastest calls.
+func enterData(op string) (*runtime, error) {
+	r := current.Load()
+	if r == nil {
+		return nil, notInitialized(op)
+	}
+	if !r.native {
+		if r.shut.Err() != nil {
+			return nil, r.shutErr(op)
+		}
+		return r, nil
+	}
+	return enter(op)
+}
+
+// leaveData ends what enterData counted.
+func (r *runtime) leaveData() {
+	if r.native {
+		r.calls.Add(-1)
+	}
+}
+
 // shutErr is the error of a call op refused because Finalize began or this
 // PE's context is done (it matches ErrFinalized or the context's Err).
 func (r *runtime) shutErr(op string) error {

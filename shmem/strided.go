@@ -91,7 +91,7 @@ func stridedPut[T Elem](c *Ctx, op string, dst Array[T], dstIdx, dstStride int, 
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	base, err := span(r, dst, op, 0, 0, pe)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func stridedGet[T Elem](c *Ctx, op string, dst []T, dstStride int, src Array[T],
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	base, err := span(r, src, op, 0, 0, pe)
 	if err != nil {
 		return err

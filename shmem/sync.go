@@ -206,7 +206,7 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.leaveData()
 	off, err := span(r, dst, "PutSignal", dstIdx, len(src), pe)
 	if err != nil {
 		return err

@@ -794,6 +794,15 @@ func ChooseBootstrap(name string) (bootstrap.Bootstrap, error) {
 	return b, nil
 }
 
+// NativeCalls reports whether a backend that host data calls (RMA,
+// atomics, quiet) may reach holds native resources that Close releases:
+// libfabric (ofi, CXI) or the CUDA driver (the GPU heap and its remote
+// paths). Without one, those calls touch only Go state and the heap
+// mappings, which Close retires rather than unmaps.
+func (r *Runtime) NativeCalls() bool {
+	return r.ofi != nil || r.GPU != nil || r.proxy != nil || r.softNIC != nil || r.mlx5 != nil || r.cxi != nil
+}
+
 // MaxDeviceTeams is the number of team slots published to kernels.
 const MaxDeviceTeams = cudatr.MaxTeams
 
