@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -143,12 +144,26 @@ func (r *runtime) ctxErr(ctx context.Context, op string) error {
 }
 
 // comm is the runtime as the collectives' Comm for a call with ctx: its
-// waits and quiets also end when ctx is done.
-func (r *runtime) comm(ctx context.Context) collectives.Comm {
+// waits and quiets also end when ctx is done. A ctxComm comes from a pool
+// (no allocation per call); the caller hands it back with done once the
+// collective has returned.
+func (r *runtime) comm(ctx context.Context) (c collectives.Comm, done func(collectives.Comm)) {
 	if ctx == nil || ctx.Done() == nil {
-		return r
+		return r, noComm
 	}
-	return &ctxComm{runtime: r, wait: waitPolicy(r.collWait, ctx), pol: waitPolicy(r.policy, ctx)}
+	cc := ctxComms.Get().(*ctxComm)
+	*cc = ctxComm{runtime: r, wait: waitPolicy(r.collWait, ctx), pol: waitPolicy(r.policy, ctx)}
+	return cc, putComm
+}
+
+var ctxComms = sync.Pool{New: func() any { return new(ctxComm) }}
+
+func noComm(collectives.Comm) {}
+
+func putComm(c collectives.Comm) {
+	cc := c.(*ctxComm)
+	*cc = ctxComm{}
+	ctxComms.Put(cc)
 }
 
 // ctxComm is the runtime with a call's context (runtime.comm). Direct and

@@ -80,7 +80,7 @@ func load[T Elem](p unsafe.Pointer) T {
 // then yields, then sleeps, so oversubscribed nodes keep progressing; with
 // GOSHMEM_TIMEOUT set it fails with ErrTimeout naming the word and values.
 func WaitUntil[T Elem](a Array[T], idx int, cmp Cmp, v T) error {
-	_, err := waitFor(nil, a, "WaitUntil", "a", idx, cmp, v)
+	_, err := waitFor(context.Background(), a, "WaitUntil", "a", idx, cmp, v)
 	return err
 }
 
@@ -241,7 +241,7 @@ func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[u
 // and returns the value that satisfied it, read by the same acquire load
 // that ended the wait (Ref: OpenSHMEM 1.6 §9.6.3 shmem_signal_wait_until).
 func SignalWaitUntil(sig Array[uint64], idx int, cmp Cmp, v uint64) (uint64, error) {
-	return waitFor(nil, sig, "SignalWaitUntil", "sig", idx, cmp, v)
+	return waitFor(context.Background(), sig, "SignalWaitUntil", "sig", idx, cmp, v)
 }
 
 // SignalWaitUntilContext is SignalWaitUntil that also ends when ctx is

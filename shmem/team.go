@@ -275,7 +275,10 @@ func BarrierAllContext(ctx context.Context) error {
 	}
 	r.world.Lock()
 	defer r.world.Unlock()
-	return r.apiErr(r.world.Barrier(r.comm(ctx)), "BarrierAll")
+	c, done := r.comm(ctx)
+	err = r.world.Barrier(c)
+	done(c)
+	return r.apiErr(err, "BarrierAll")
 }
 
 // SyncAll waits until every PE has entered it, without completing
@@ -312,7 +315,10 @@ func (t Team) BarrierContext(ctx context.Context) error {
 		return err
 	}
 	defer ct.Unlock()
-	return r.apiErr(ct.Barrier(r.comm(ctx)), "Team.Barrier")
+	c, done := r.comm(ctx)
+	err = ct.Barrier(c)
+	done(c)
+	return r.apiErr(err, "Team.Barrier")
 }
 
 // Sync is SyncAll over team t's members only (shmem_team_sync).

@@ -52,7 +52,7 @@ func WaitUntilAllContext[T Elem](ctx context.Context, a Array[T], idx, n int, sk
 // the wait set (see WaitUntilAll for what the calls share).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all_vector.
 func WaitUntilAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) error {
-	s, err := newWaitSet(nil, a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(context.Background(), a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func WaitUntilAnyContext[T Elem](ctx context.Context, a Array[T], idx, n int, sk
 // element: it returns an i with (a[idx+i] cmp vals[i]).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_any_vector.
 func WaitUntilAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (int, error) {
-	s, err := newWaitSet(nil, a, "WaitUntilAnyVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(context.Background(), a, "WaitUntilAnyVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return -1, err
 	}
@@ -120,7 +120,7 @@ func WaitUntilSomeContext[T Elem](ctx context.Context, a Array[T], idx, n int, s
 // WaitUntilSomeVector is WaitUntilSome with one comparison value per
 // element. Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_some_vector.
 func WaitUntilSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) ([]int, error) {
-	s, err := newWaitSet(nil, a, "WaitUntilSomeVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(context.Background(), a, "WaitUntilSomeVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func WaitUntilSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v
 // satisfies (a[idx+i] cmp v) now, without waiting; true for an empty
 // wait set. Ref: OpenSHMEM 1.6 §9.10 shmem_test_all.
 func TestAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (bool, error) {
-	s, err := newWaitSet(nil, a, "TestAll", idx, n, skip, cmp, v, nil, false)
+	s, err := newWaitSet(context.Background(), a, "TestAll", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return false, err
 	}
@@ -144,7 +144,7 @@ func TestAll[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (bool, e
 // TestAllVector is TestAll with one comparison value per element.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_all_vector.
 func TestAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (bool, error) {
-	s, err := newWaitSet(nil, a, "TestAllVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(context.Background(), a, "TestAllVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return false, err
 	}
@@ -160,7 +160,7 @@ func TestAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []
 // polling TestAny is handed every satisfied element eventually.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_any.
 func TestAny[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (int, bool, error) {
-	s, err := newWaitSet(nil, a, "TestAny", idx, n, skip, cmp, v, nil, false)
+	s, err := newWaitSet(context.Background(), a, "TestAny", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return -1, false, err
 	}
@@ -171,7 +171,7 @@ func TestAny[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) (int, bo
 // TestAnyVector is TestAny with one comparison value per element.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_any_vector.
 func TestAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (int, bool, error) {
-	s, err := newWaitSet(nil, a, "TestAnyVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(context.Background(), a, "TestAnyVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return -1, false, err
 	}
@@ -184,7 +184,7 @@ func TestAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []
 // empty slice when none does (or the wait set is empty).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_some.
 func TestSome[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) ([]int, error) {
-	s, err := newWaitSet(nil, a, "TestSome", idx, n, skip, cmp, v, nil, false)
+	s, err := newWaitSet(context.Background(), a, "TestSome", idx, n, skip, cmp, v, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func TestSome[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, v T) ([]int,
 // TestSomeVector is TestSome with one comparison value per element.
 // Ref: OpenSHMEM 1.6 §9.10 shmem_test_some_vector.
 func TestSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) ([]int, error) {
-	s, err := newWaitSet(nil, a, "TestSomeVector", idx, n, skip, cmp, 0, vals, true)
+	s, err := newWaitSet(context.Background(), a, "TestSomeVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return nil, err
 	}
@@ -266,11 +266,9 @@ func newWaitSet[T Elem](ctx context.Context, a Array[T], op string, idx, n int, 
 	if !s.dev && n > 0 {
 		s.base = r.localPtr(s.off)
 	}
-	if skip != nil {
-		for _, x := range skip {
-			if x {
-				s.live--
-			}
+	for _, x := range skip {
+		if x {
+			s.live--
 		}
 	}
 	return s, nil

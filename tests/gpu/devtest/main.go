@@ -647,7 +647,7 @@ func hostRMA() error {
 	}
 	for i, v := range part {
 		if v != int64(me*1_000_000+500+i) {
-			return fmt.Errorf("Get from PE %d a[%d] = %d, want %d", right, 500+i, v, me*1_000_000+500+i)
+			return fmt.Errorf("from PE %d by Get: a[%d] = %d, want %d", right, 500+i, v, me*1_000_000+500+i)
 		}
 	}
 	g, err := shmem.G(f, 3, me)
