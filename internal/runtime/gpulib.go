@@ -34,7 +34,7 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 		return l.err
 	}
 	var image []byte
-	what := "goshmem's kernel library (sm_80 and sm_90 SASS, PTX for the newest)"
+	what := "goshmem's kernel library (sm_80, sm_90 and sm_100 SASS, PTX for the newest)"
 	if p := r.Settings.String("GOSHMEM_GPU_LIB"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {

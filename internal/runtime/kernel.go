@@ -79,7 +79,7 @@ func (r *Runtime) LoadModule(image []byte, name string) (*Module, error) {
 	if err != nil {
 		return nil, errors.WithHint(errs.New(errs.ErrInvalidArgument, r.Me, "LoadModule",
 			"%s is not a CUDA module this GPU can load: %v", name, err),
-			"build kernels with nvcc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin")
+			"build kernels for this GPU's architecture, e.g. nvcc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin for sm_90 (H100/H200); use 80 for an A100, 100 for a B200")
 	}
 	found, err := r.GPU.InstallState(m)
 	if err != nil {

@@ -48,7 +48,7 @@ func (c *Context) ModuleLoadData(image []byte) (*Module, error) {
 	var m C.CUmodule
 	if err := check(C.goshmemi_cuModuleLoadData(h, &m, img), "cuModuleLoadData"); err != nil {
 		return nil, errors.WithHint(errors.Wrapf(err, "%d-byte image", len(image)),
-			"the image must be a fatbin/cubin for this GPU's architecture or PTX the driver can JIT (build with nvcc -arch=sm_90 -gencode ...compute_90)")
+			"the image must be a fatbin/cubin for this GPU's architecture or PTX the driver can JIT (nvcc -gencode arch=compute_NN,code=sm_NN with NN the GPU's compute capability, e.g. 80, 90 or 100; PTX from code=compute_NN runs on that NN and newer)")
 	}
 	return &Module{ctx: c, h: m}, nil
 }
