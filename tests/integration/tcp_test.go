@@ -173,13 +173,16 @@ func TestTCPForeignConnection(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { // knocks until the job is over
+	// Knocks every millisecond until the job is over: PE 0 listens only
+	// while the job's PEs join, which without a launcher can take under
+	// 20 ms.
+	go func() {
 		defer wg.Done()
 		for {
 			select {
 			case <-stop:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(time.Millisecond):
 			}
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
