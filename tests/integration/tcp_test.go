@@ -174,8 +174,7 @@ func TestTCPForeignConnection(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	// Knocks every millisecond until the job is over: PE 0 listens only
-	// while the job's PEs join, which without a launcher can take under
-	// 20 ms.
+	// while the job's PEs join, a short window without a launcher.
 	go func() {
 		defer wg.Done()
 		for {
