@@ -98,28 +98,33 @@ func NewLock() (*Lock, error) {
 	return &Lock{a: a, home: home}, nil
 }
 
-// use resolves the runtime for a lock operation. The call is in flight
-// (enter) until the caller's leave, unless use fails.
-func (l *Lock) use(op string) (_ *runtime, err error) {
-	r, err := enter(op)
+// use resolves the runtime for a lock operation. Like the atomics it is
+// made of, the call is in flight (enterData) until the caller's leaveData,
+// unless use fails.
+func (l *Lock) use(op string) (*runtime, error) {
+	r, err := enterData(op)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			r.leave()
-		}
-	}()
-	switch {
-	case l == nil || l.a.b == nil:
-		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "a nil or zero Lock: create locks with shmem.NewLock")
-	case l.a.b.gen != r.gen:
-		return nil, errs.New(errs.ErrInvalidArgument, r.me, op, "the lock belongs to an earlier Init")
-	case l.a.b.freed.Load():
-		return nil, errs.Hint(errs.ErrInvalidArgument, "do not use a lock after Free", r.me, op,
-			"the lock at heap offset %d was freed", l.a.b.off-heapOff)
+	if err := l.check(r, op); err != nil {
+		r.leaveData()
+		return nil, err
 	}
 	return r, nil
+}
+
+// check says what makes l unusable by op, or nil.
+func (l *Lock) check(r *runtime, op string) error {
+	switch {
+	case l == nil || l.a.b == nil:
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "a nil or zero Lock: create locks with shmem.NewLock")
+	case l.a.b.gen != r.gen:
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "the lock belongs to an earlier Init")
+	case l.a.b.freed.Load():
+		return errs.Hint(errs.ErrInvalidArgument, "do not use a lock after Free", r.me, op,
+			"the lock at heap offset %d was freed", l.a.b.off-heapOff)
+	}
+	return nil
 }
 
 func (l *Lock) off(word int) uint64 { return l.a.b.off + uint64(word)*8 }
@@ -147,11 +152,15 @@ func (l *Lock) SetContext(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = r.apiErr(err, "Lock.Set"); r.leave() }()
-	if err := r.ctxErr(ctx, "Lock.Set"); err != nil {
-		return err
+	defer func() { err = r.apiErr(err, "Lock.Set"); r.leaveData() }()
+	pol := &r.policy
+	if ctx.Done() != nil {
+		if err := r.ctxErr(ctx, "Lock.Set"); err != nil {
+			return err
+		}
+		p := waitPolicy(r.policy, ctx)
+		pol = &p
 	}
-	pol := waitPolicy(r.policy, ctx)
 	queued, err := l.enter(r, "Lock.Set", pol)
 	if err != nil {
 		return err
@@ -185,7 +194,7 @@ func (l *Lock) SetContext(ctx context.Context) (err error) {
 // (queued = false) or from a Set that timed out (queued = true). It waits
 // while another goroutine of this PE holds the lock or is inside Set,
 // Test or Clear.
-func (l *Lock) enter(r *runtime, op string, pol spin.Policy) (queued bool, err error) {
+func (l *Lock) enter(r *runtime, op string, pol *spin.Policy) (queued bool, err error) {
 	claim := func() bool {
 		switch l.state.Load() {
 		case lockFree:
@@ -248,7 +257,7 @@ func (l *Lock) take(r *runtime) {
 // await waits until this PE's word of the lock is nonzero and returns it.
 // Peers write it with the transports' atomics; on ofi each look drives
 // the transport's progress so the write lands while this thread waits.
-func (l *Lock) await(r *runtime, word int, op string, pol spin.Policy) (uint64, error) {
+func (l *Lock) await(r *runtime, word int, op string, pol *spin.Policy) (uint64, error) {
 	p := l.word(r, word)
 	if v := atomic.LoadUint64(p); v != 0 {
 		return v, nil
@@ -305,7 +314,7 @@ func (l *Lock) Test() (acquired bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer func() { err = r.apiErr(err, "Lock.Test"); r.leave() }()
+	defer func() { err = r.apiErr(err, "Lock.Test"); r.leaveData() }()
 	switch l.state.Load() {
 	case lockFree:
 		if !l.state.CompareAndSwap(lockFree, lockBusy) {
@@ -351,7 +360,7 @@ func (l *Lock) Clear() (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = r.apiErr(err, "Lock.Clear"); r.leave() }()
+	defer func() { err = r.apiErr(err, "Lock.Clear"); r.leaveData() }()
 	if !l.state.CompareAndSwap(lockHeld, lockBusy) {
 		return errs.Hint(errs.ErrInvalidArgument, "Clear a lock once per Set or successful Test", r.me, "Lock.Clear",
 			"the lock at heap offset %d is not held by this PE (it is %s here)", l.a.b.off-heapOff, l.stateName())
@@ -375,7 +384,7 @@ func (l *Lock) Clear() (err error) {
 			l.state.Store(lockFree)
 			return nil
 		}
-		if next, err = l.await(r, lockNext, "Lock.Clear", r.policy); err != nil {
+		if next, err = l.await(r, lockNext, "Lock.Clear", &r.policy); err != nil {
 			l.state.Store(lockHeld)
 			return err
 		}

@@ -319,6 +319,16 @@ func Finalize() error {
 		r.unwatch()
 	}
 	r.drain()
+	// BarrierAll and SyncAll are not counted (enterWorld): taking the
+	// world lock waits for one in flight (halted) to leave, and refuses
+	// any later one. Finalize holds it to the end.
+	r.world.Lock()
+	defer r.world.Unlock()
+	// A call that is not counted and slipped past shut before stopPE
+	// (enterData's calls and locks over shm alone) may still start a wait
+	// while Finalize's own waits run: halted again at the end, it returns
+	// ErrFinalized instead of waiting on retired memory.
+	defer r.halt.Stop(r.shut.Err())
 	if left {
 		r.c.Leave()
 		r.c.StopCXI()
@@ -334,9 +344,7 @@ func Finalize() error {
 		errList = append(errList, err)
 	}
 	r.c.BeginFinalize()
-	r.world.Lock()
 	berr := r.world.BarrierAs(r, collectives.KindFinalize)
-	r.world.Unlock()
 	if berr != nil {
 		errList = append(errList, r.finalizeError(berr))
 	} else if err := r.all.Quiet(r.policy, r.checkPeers); err != nil {

@@ -76,6 +76,25 @@ func enterData(op string) (*runtime, error) {
 	return enter(op)
 }
 
+// enterWorld is enter for BarrierAll and SyncAll: it takes the world
+// team's lock instead of counting the call. Finalize takes that lock once
+// it has halted this PE's calls (finalizeLock), so it waits for such a call
+// to leave, and one that takes the lock later sees shut and is refused.
+// This keeps enter's and leave's two locked instructions off the barrier.
+// The caller unlocks r.world when it is done.
+func enterWorld(op string) (*runtime, error) {
+	r := current.Load()
+	if r == nil {
+		return nil, notInitialized(op)
+	}
+	r.world.Lock()
+	if r.shut.Err() != nil {
+		r.world.Unlock()
+		return nil, r.shutErr(op)
+	}
+	return r, nil
+}
+
 // leaveData ends what enterData counted.
 func (r *runtime) leaveData() {
 	if r.native {

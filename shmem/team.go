@@ -265,16 +265,17 @@ func BarrierAll() error { return BarrierAllContext(context.Background()) }
 // leaves the world team out of step, as a timed-out one does: every later
 // collective on it says so (the job must end).
 func BarrierAllContext(ctx context.Context) error {
-	r, err := enter("BarrierAll")
+	r, err := enterWorld("BarrierAll")
 	if err != nil {
 		return err
 	}
-	defer r.leave()
+	defer r.world.Unlock()
+	if ctx.Done() == nil { // a context that is never done: nothing to watch
+		return r.apiErr(r.world.Barrier(r), "BarrierAll")
+	}
 	if err := r.ctxErr(ctx, "BarrierAll"); err != nil {
 		return err
 	}
-	r.world.Lock()
-	defer r.world.Unlock()
 	c, done := r.comm(ctx)
 	err = r.world.Barrier(c)
 	done(c)
@@ -284,12 +285,10 @@ func BarrierAllContext(ctx context.Context) error {
 // SyncAll waits until every PE has entered it, without completing
 // outstanding operations (Ref: OpenSHMEM 1.6 §9.9.4 shmem_sync_all).
 func SyncAll() error {
-	r, err := enter("SyncAll")
+	r, err := enterWorld("SyncAll")
 	if err != nil {
 		return err
 	}
-	defer r.leave()
-	r.world.Lock()
 	defer r.world.Unlock()
 	return r.apiErr(r.world.Sync(r), "SyncAll")
 }
