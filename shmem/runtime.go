@@ -56,9 +56,13 @@ type runtime struct {
 	// core: it yields at once. (Over ofi a wait's spin looks also drive the
 	// endpoint; see core.SpinLook.)
 	collWait spin.Policy
-	crowded  bool
-	debug    bool
-	gen      uint64
+	// worldComm is the Comm of BarrierAllContext with a context that can
+	// be done (its policies' Ctx set for the call): the world lock, held
+	// for the whole call, guards it.
+	worldComm ctxComm
+	crowded   bool
+	debug     bool
+	gen       uint64
 
 	heapLen uint64
 	alloc   *symmetric.Allocator
@@ -258,6 +262,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {
 		r.collWait.Spins = 0
 	}
+	r.worldComm = ctxComm{runtime: r, wait: r.collWait, pol: r.policy}
 	r.all = quiet.NewScope("PE-wide quiet")
 	if r.dflt, err = r.newCtx("default context"); err != nil {
 		c.Close()

@@ -276,9 +276,10 @@ func BarrierAllContext(ctx context.Context) error {
 	if err := r.ctxErr(ctx, "BarrierAll"); err != nil {
 		return err
 	}
-	c, done := r.comm(ctx)
+	c := &r.worldComm
+	c.wait.Ctx, c.pol.Ctx = ctx, ctx
 	err = r.world.Barrier(c)
-	done(c)
+	c.wait.Ctx, c.pol.Ctx = nil, nil // keeps no reference to ctx
 	return r.apiErr(err, "BarrierAll")
 }
 
