@@ -9,7 +9,9 @@
 #      and stream tests (bin/devtest -part devcoll: device collectives of every
 #      op family, types, teams, scopes; -part stream: every *OnStream call,
 #      StreamFromHandle, host collectives on GPU arrays) at 2, 4 and 8 PEs over
-#      load/store (and the device collectives once more at 2 PEs with
+#      load/store, the stream tests once more on a GPU heap of 32 MiB that
+#      grows (-heap-grow: the heap growth test too; GOSHMEM_INFO must say
+#      CUDA VMM) (and the device collectives once more at 2 PEs with
 #      GOSHMEM_GPU_COLL_LL=off: the flag round for every small size; the stream
 #      calls at 2 PEs with GOSHMEM_GPU_STREAM_SYNC=kernel and at 3 PEs with
 #      =memops) and over
@@ -126,6 +128,21 @@ trap 'mps_stop >>"$log" 2>&1' EXIT
 mps_ok=1
 mps_start >>"$log" 2>&1 || { say "MPS did not start: the one-GPU steps are skipped (their kernels would wait on each other forever)"; fails=$((fails + 1)); mps_ok=0; }
 
+# heap_vmm_row NAME: a row that passes when step NAME's GOSHMEM_INFO says
+# the GPU heap is CUDA VMM (nothing when the step did not run)
+heap_vmm_row() {
+    local f heap
+    f=$(step_log "$1")
+    [ -f "$f" ] || return 0
+    heap=$(grep -m1 -o 'GPU heap: .*' "$f" | cut -c1-110)
+    if grep -q 'GPU heap: CUDA VMM' "$f"; then
+        rows+=("| $1: GOSHMEM_INFO says CUDA VMM | \`grep 'GPU heap: CUDA VMM'\` | PASS | 0 | $heap |")
+    else
+        rows+=("| $1: GOSHMEM_INFO says CUDA VMM | \`grep 'GPU heap: CUDA VMM'\` | FAIL (not CUDA VMM) | 0 | ${heap:-no GOSHMEM_INFO heap line} |")
+        fails=$((fails + 1))
+    fi
+}
+
 # every PE on GPU 0 but in the two-GPU steps: those need MPS
 step_skip() { [ "$mps_ok" = 0 ] && [ "${1#*2 GPUs}" = "$1" ] && echo "no MPS"; }
 
@@ -143,6 +160,12 @@ for np in $NPS; do
         $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
     step "${np} PEs, 1 GPU, MPS, load/store: stream calls" $slim $MPIRUN -np "$np" \
         $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+    # the same on a GPU heap of 32 MiB at Init that grows (CUDA VMM), with the heap growth test
+    hname="${np} PEs, 1 GPU, MPS, load/store, GPU heap from 32M (grows): stream calls, -heap-grow"
+    step "$hname" $slim env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
+        $DT -part stream -heap-grow -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+    heap_vmm_row "$hname"
 done
 # the on-stream barriers and syncs as kernels for every team (GOSHMEM_GPU_STREAM_SYNC=kernel; auto uses stream
 # memory operations for teams of 2), and as memory operations for every team at 3 PEs (a flat sync of 3)

@@ -8,7 +8,8 @@
 #      without MPS (few rounds: the GPU time-slices the two processes), the
 #      fault test (PE 0 writes an illegal address: every PE must exit
 #      non-zero within FAULT_LIMIT seconds), then with MPS (many rounds) and
-#      4 PEs with MPS, 2 PEs with MPS over the CPU proxy
+#      4 PEs with MPS, 2 and 4 PEs with MPS on a GPU heap of 32 MiB that
+#      grows (-heap-grow), 2 PEs with MPS over the CPU proxy
 #      (GOSHMEM_GPU_TRANSPORT=proxy); 2 PEs on two GPUs when nvidia-smi lists >= 2
 #      (load/store, then proxy)
 #      (GPU = node-local rank);
@@ -126,6 +127,23 @@ if mps_start; then
     step "2 PEs, 1 GPU, MPS" 90 $MPIRUN -np 2 $DT -rounds "$ROUNDS_MPS"
     echo get_server_list | nvidia-cuda-mps-control
     step "4 PEs, 1 GPU, MPS" 60 $MPIRUN -np 4 --oversubscribe $DT -rounds 200
+    # the GPU heap that grows (CUDA VMM): the point-to-point suite on a heap
+    # of 32 MiB at Init, and devtest's heap growth test (-heap-grow: arrays
+    # in new chunks, Free, regrow, past GOSHMEM_DEVICE_HEAP_MAX refused);
+    # GOSHMEM_INFO must say the heap is CUDA VMM
+    for np in 2 4; do
+        step "$np PEs, 1 GPU, MPS, GPU heap from 32M (grows), -heap-grow" 90 \
+            env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
+            $MPIRUN --oversubscribe -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO \
+            -np $np $DT -part p2p -heap-grow -rounds 200
+        heap=$(grep -m1 -o 'GPU heap: .*' "$last_out" | cut -c1-110)
+        if grep -q 'GPU heap: CUDA VMM' "$last_out"; then
+            row "$np PEs: GOSHMEM_INFO says the GPU heap is CUDA VMM" "grep 'GPU heap: CUDA VMM'" PASS 0 "$heap"
+        else
+            row "$np PEs: GOSHMEM_INFO says the GPU heap is CUDA VMM" "grep 'GPU heap: CUDA VMM'" "FAIL (not CUDA VMM)" 0 "${heap:-no GOSHMEM_INFO heap line}"
+            fails=$((fails + 1))
+        fi
+    done
     # the same suite with every peer behind the CPU proxy (issue 7): device
     # ops to the other PE become descriptors, submitted by proxy workers
     step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy" 150 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=$RTIMEOUT \

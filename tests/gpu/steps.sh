@@ -7,6 +7,9 @@ fails=0
 say() { echo "$@" | tee -a "$log"; }
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 
+# step_log NAME: the file that holds the output of step NAME
+step_log() { echo "$out/$(echo "$1" | tr -c 'a-zA-Z0-9_\n' '_').log"; }
+
 # step NAME LIMIT CMD...: runs CMD under min(LIMIT, budget left - reserve) seconds; with
 # STEP_STDOUT set, stdout (JSON rows) goes there and stderr to the step's log. A script may
 # define step_skip NAME, which prints why the step cannot run (nothing: it runs).
@@ -27,7 +30,7 @@ step() {
         say "== $name: NOT RUN (budget left $(left) s)"
         return
     fi
-    f=$out/$(echo "$name" | tr -c 'a-zA-Z0-9_\n' '_').log
+    f=$(step_log "$name")
     say "== $name (limit ${lim}s): $*"
     t0=$(date +%s)
     if [ -n "${STEP_STDOUT:-}" ]; then

@@ -6,8 +6,14 @@
 // checks the data too), then checks the host API on device arrays
 // (Put/Get/P/G/atomics/WaitUntil/PutSignal) and bad input (non-module file,
 // missing kernel, Go int argument, host array argument, oversized
-// collective grid). PE 0 prints "devtest: N passed, M failed"; the exit
-// status is non-zero on any failure on any PE.
+// collective grid), and GPU memory allocated outside goshmem as the local
+// side of the stream calls (RegisterDevice; interop.go). PE 0 prints
+// "devtest: N passed, M failed"; the exit status is non-zero on any
+// failure on any PE.
+//
+// -heap-grow adds the test of the GPU heap that grows (CUDA VMM): start
+// the heap small (GOSHMEM_DEVICE_HEAP_SIZE=32M); it fails when the heap
+// does not grow.
 //
 // -fault: PE 0 launches a kernel that writes to an illegal address and the
 // other PEs wait in a barrier; Synchronize on PE 0 must return an error
@@ -36,7 +42,7 @@ var (
 	fault    = flag.Bool("fault", false, "fault mode: PE 0 runs a kernel that writes to an illegal address")
 	watchdog = flag.Duration("watchdog", 90*time.Second, "per-test limit; a test over it ends the process with status 3")
 	only     = flag.String("run", "", "run only tests whose name contains this")
-	part     = flag.String("part", "all", "all, p2p (the point-to-point suite only), coll (the collective and stream tests only; needs -coll), devcoll (device collectives only) or stream (stream and host-GPU collective tests only)")
+	part     = flag.String("part", "all", "all, p2p (the point-to-point suite and the RegisterDevice tests), coll (the collective, stream and RegisterDevice tests; needs -coll), devcoll (device collectives only) or stream (stream, host-GPU collective and RegisterDevice tests)")
 )
 
 var (
@@ -94,9 +100,9 @@ func main() {
 	var all []test
 	switch *part {
 	case "all":
-		all = append(append(tests[:len(tests):len(tests)], collTests()...), streamTests()...)
+		all = append(append(append(tests[:len(tests):len(tests)], collTests()...), streamTests()...), interopTests()...)
 	case "p2p":
-		all = tests
+		all = append(tests[:len(tests):len(tests)], interopTests()...)
 	case "coll", "devcoll", "stream":
 		if *part != "stream" {
 			all = collTests()
@@ -107,8 +113,11 @@ func main() {
 		if len(all) == 0 {
 			die("-part %s: no collective tests (give -coll FATBIN)", *part)
 		}
+		if *part != "devcoll" {
+			all = append(all, interopTests()...)
+		}
 	default:
-		die("-part %q: want all, p2p or coll", *part)
+		die("-part %q: want all, p2p, coll, devcoll or stream", *part)
 	}
 	for _, t := range all {
 		if *only != "" && !strings.Contains(t.name, *only) {
