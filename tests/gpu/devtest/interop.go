@@ -26,7 +26,7 @@ import (
 )
 
 var (
-	heapGrow = flag.Bool("heap-grow", false, "also run the GPU heap growth test (with -part all, p2p, coll or stream): start the heap small (GOSHMEM_DEVICE_HEAP_SIZE=32M); it needs CUDA VMM and every peer reached by load/store, and fails without")
+	heapGrow = flag.Bool("heap-grow", false, "also run the GPU heap growth test (with -part all, p2p, coll or stream): start the heap small (GOSHMEM_DEVICE_HEAP_SIZE=32M); it fails unless the heap grows (CUDA VMM)")
 	regLarge = flag.Int("reg-large", 0, "elements (int32, 4099 to 999000) of the large RegisterDevice RMA case; 0: 786433 (3 MiB + 4 bytes), 65537 with GOSHMEM_GPU_TRANSPORT=proxy or ibgda")
 )
 
@@ -182,9 +182,9 @@ const (
 )
 
 // remoteGPU reports whether GOSHMEM_GPU_TRANSPORT sends every device
-// access to a peer through the proxy or IBGDA: there a registered source
-// goes as 8-byte inline requests and a registered destination through
-// reply slots, so the tests move less.
+// access to a peer through the proxy or IBGDA: there CPU workers or the
+// emulated NIC move the data, far slower than a copy engine, so the tests
+// move less.
 func remoteGPU() bool {
 	t := strings.ToLower(os.Getenv("GOSHMEM_GPU_TRANSPORT"))
 	return t == "proxy" || t == "ibgda"
@@ -741,7 +741,7 @@ func heapGrowth() error {
 		a, err := shmem.AllocDevice[int64](n)
 		if err != nil {
 			return a, fmt.Errorf("%s: AllocDevice of %d int64 (%d bytes) past the heap's %d mapped bytes: %w; "+
-				"the GPU heap grows only with CUDA VMM and every peer reached by load/store (GOSHMEM_INFO=1 prints \"GPU heap: CUDA VMM\" "+
+				"the GPU heap grows only with CUDA VMM (GOSHMEM_INFO=1 prints \"GPU heap: CUDA VMM\" "+
 				"or \"legacy CUDA IPC\"; the driver reports VMM with file descriptors on this GPU: %s)", what, n, n*8, before, err, vmm)
 		}
 		after, err := heapBytes()
