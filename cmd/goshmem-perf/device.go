@@ -50,6 +50,10 @@ type deviceOpts struct {
 	collIters, collWarmup int
 	streamIters           int
 	coll                  bool
+	// alloc and register rows (devalloc.go, devregister.go)
+	mem                 bool
+	allocMax, allocReps int
+	regMin, regMax      int
 }
 
 func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
@@ -84,10 +88,16 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	fs.IntVar(&o.collIters, "coll-iters", 100, "calls per coll / sum_reduce_on_stream row up to 1 MiB (then scaled down by size, at least 10)")
 	fs.IntVar(&o.collWarmup, "coll-warmup", 10, "untimed calls before each coll row (at most 2 above 1 MiB)")
 	fs.IntVar(&o.streamIters, "stream-iters", 1000, "BarrierAllOnStream calls of the barrier_on_stream row")
+	fs.BoolVar(&o.mem, "mem", false, "also run the alloc and register rows (on when -only names them)")
+	fs.IntVar(&o.allocMax, "alloc-maxsize", 1<<30, "largest size of the alloc rows (from 2 MiB)")
+	fs.IntVar(&o.allocReps, "alloc-reps", 5, "samples per alloc row and size up to 64 MiB (2 above: each growth sample maps that much more memory on every PE)")
+	fs.IntVar(&o.regMin, "reg-minsize", 8<<10, "smallest size of the register rows")
+	fs.IntVar(&o.regMax, "reg-maxsize", 64<<20, "largest size of the register rows")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: mpirun --bind-to none -np 2 goshmem-perf device [flags]   (MPS on when both PEs share one GPU)\n"+
 			"Rows: put_lat get_lat (thread, warp, block) p_lat g_lat pingpong_p pingpong_putsignal barrier (thread, block) put_bw launch launch_sync\n"+
-			"  coll: reduce_sum_float reduce_sum_int64 broadcast fcollect alltoall reducescatter_sum_float (thread, warp, block); onstream: barrier_on_stream sum_reduce_on_stream broadcast_on_stream fcollect_on_stream alltoall_on_stream host_reduce_gpu\n")
+			"  coll: reduce_sum_float reduce_sum_int64 broadcast fcollect alltoall reducescatter_sum_float (thread, warp, block); onstream: barrier_on_stream sum_reduce_on_stream broadcast_on_stream fcollect_on_stream alltoall_on_stream host_reduce_gpu\n"+
+			"  alloc: alloc_grow alloc_fit cumemalloc; register: put_on_stream_reg put_on_stream_heap memcpy_dtod|memcpy_peer (with -mem or -only)\n")
 		fs.PrintDefaults()
 	}
 	re, err := parseFlags(fs, args, only)
@@ -108,6 +118,10 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	o.collIters = max(o.collIters, 1)
 	o.collWarmup = max(o.collWarmup, 0)
 	o.streamIters = max(o.streamIters, 1)
+	o.allocMax = max(o.allocMax, allocMinSize)
+	o.allocReps = max(o.allocReps, 1)
+	o.regMin = max(o.regMin, 8)
+	o.regMax = max(o.regMax, o.regMin)
 	return o, nil
 }
 
@@ -306,6 +320,8 @@ func (d *dev) run(image []byte, stdout, stderr io.Writer) (err error) {
 		{"diag_barrier", true, d.diagBarrier},
 		{"coll", true, d.collRows},
 		{"onstream", true, d.streamRows},
+		{"alloc", false, d.allocRows},
+		{"register", false, d.registerRows},
 	}
 	for _, s := range steps {
 		if !d.want(s.name) || (strings.HasPrefix(s.name, "diag_") && !d.o.diag) {
@@ -313,6 +329,9 @@ func (d *dev) run(image []byte, stdout, stderr io.Writer) (err error) {
 		}
 		if (s.name == "coll" || s.name == "onstream") && !d.o.coll && d.o.only == nil {
 			continue // opt-in: -coll or -only
+		}
+		if (s.name == "alloc" || s.name == "register") && !d.o.mem && d.o.only == nil {
+			continue // opt-in: -mem or -only
 		}
 		if s.concurrent && (!d.o.concurrent || d.npes < 2) {
 			if d.me == 0 {

@@ -34,6 +34,13 @@ var descriptions = map[string]string{
 	"launch":               "device mode: host cost of one launch of an empty kernel (bursts of 128, queue never full)",
 	"launch_b2b":           "device mode: back-to-back launches of an empty kernel (bounded by the GPU retiring them)",
 	"launch_sync":          "device mode: host launch of an empty kernel + Synchronize",
+	"alloc_grow":           "device mode: AllocDevice that grows the GPU heap (new chunk on every PE), PE 0's time",
+	"alloc_fit":            "device mode: AllocDevice inside the mapped GPU heap, PE 0's time",
+	"cumemalloc":           "device mode: cuMemAlloc of the same size, every PE at once, PE 0's time",
+	"put_on_stream_reg":    "device mode: PutOnStream PE 0 -> PE 1 from a RegisterDevice'd cuMemAlloc, per call",
+	"put_on_stream_heap":   "device mode: PutOnStream PE 0 -> PE 1 from an AllocDevice array, per call",
+	"memcpy_dtod":          "device mode: cuMemcpyDtoD of the registered buffer on this GPU, per call",
+	"memcpy_peer":          "device mode: cuMemcpyPeer of the registered buffer to the peer's GPU, per call",
 }
 
 // TableWriter prints rows as NVSHMEM-perftest-shaped blocks: one block per

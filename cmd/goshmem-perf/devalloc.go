@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// Alloc rows: the cost of an AllocDevice that grows the GPU heap (CUDA VMM:
+// a new chunk mapped on every PE, its descriptor exchanged, the peers'
+// views mapped, the block zeroed, a closing barrier) against a cuMemAlloc
+// of the same size on every PE at once in the same run (the issue's
+// target: at most 2x at 2 and 4 PEs), and an AllocDevice that fits in the
+// mapped heap, for reference. Sizes from 2 MiB to -alloc-maxsize. Each
+// sample is PE 0's host clock around one call, after a barrier.
+//
+// Whether a call grew the heap is read from DeviceInfo's HeapBytes (the
+// same on every PE) before and after it. The calls that do not grow are
+// kept until the mapped heap is full (so holes left by earlier rows are
+// filled), then each further call grows it; the alloc_fit samples free
+// one grown block and allocate its size again. The heap never shrinks, so
+// each size's blocks are freed before the next size, whose calls reuse
+// them first.
+
+// allocMinSize is the smallest alloc row size.
+const allocMinSize = 2 << 20
+
+// allocRepsFor is the number of samples of each alloc row at size: reps
+// up to 64 MiB, then at most 2 (every growth sample maps size bytes more
+// on every PE, and the PEs may share one GPU).
+func allocRepsFor(reps, size int) int {
+	if size <= 64<<20 {
+		return max(reps, 1)
+	}
+	return max(min(reps, 2), 1)
+}
+
+// primaryCtx retains this PE's GPU's primary context, the one goshmem
+// uses (goshmem-perf makes no context current before Init); Release it.
+func primaryCtx() (*cuda.Context, error) {
+	info, err := shmem.DeviceInfo()
+	if err != nil {
+		return nil, err
+	}
+	return cuda.Device(info.Device).RetainPrimary()
+}
+
+func heapMapped() (uint64, error) {
+	g, err := shmem.DeviceInfo()
+	return g.HeapBytes, err
+}
+
+func (d *dev) allocRows() error {
+	ctx, err := primaryCtx()
+	if err != nil {
+		return err
+	}
+	defer ctx.Release()
+	// warm-up: the first cuMemAlloc and AllocDevice of a process pay for
+	// setup that later ones do not
+	if p, err := ctx.MemAlloc(allocMinSize); err != nil {
+		return err
+	} else if err := ctx.MemFree(p); err != nil {
+		return err
+	}
+	if a, err := shmem.AllocDevice[byte](allocMinSize); err != nil {
+		return err
+	} else if err := a.Free(); err != nil {
+		return err
+	}
+	for size := allocMinSize; size <= d.o.allocMax; size *= 2 {
+		if err := d.allocSize(ctx, size); err != nil {
+			return fmt.Errorf("%d bytes: %w", size, err)
+		}
+	}
+	return nil
+}
+
+// allocSize takes and emits the three rows of one size.
+func (d *dev) allocSize(ctx *cuda.Context, size int) error {
+	reps := allocRepsFor(d.o.allocReps, size)
+	var grow, fit, cu []int64
+	var keep []shmem.Array[byte]
+	defer func() {
+		for _, a := range keep {
+			_ = a.Free()
+		}
+	}()
+	h, err := heapMapped()
+	if err != nil {
+		return err
+	}
+	// the mapped heap holds at most h/size blocks that do not grow it
+	limit := reps + int(h/uint64(size)) + 8
+	for tries := 0; len(grow) < reps; tries++ {
+		if tries == limit {
+			return fmt.Errorf("%d AllocDevice calls, %d of them grew the heap (mapped: %d bytes): want %d", tries, len(grow), h, reps)
+		}
+		if len(cu) < reps {
+			t, err := d.cuAllocSample(ctx, size)
+			if err != nil {
+				return err
+			}
+			cu = append(cu, t)
+		}
+		a, t, grew, err := d.allocSample(size)
+		if err != nil {
+			return err
+		}
+		keep = append(keep, a)
+		if grew {
+			grow = append(grow, t)
+		}
+	}
+	for len(fit) < reps {
+		last := keep[len(keep)-1]
+		keep = keep[:len(keep)-1]
+		if err := last.Free(); err != nil {
+			return err
+		}
+		a, t, grew, err := d.allocSample(size)
+		if err != nil {
+			return err
+		}
+		keep = append(keep, a)
+		if grew {
+			return fmt.Errorf("AllocDevice of %d bytes into the block just freed grew the heap", size)
+		}
+		fit = append(fit, t)
+	}
+	if err := d.allocCheck(keep[len(keep)-1], size); err != nil {
+		return err
+	}
+	if d.me == 0 {
+		c, g, f := Summarize(cu), Summarize(grow), Summarize(fit)
+		ratio := 0.0
+		if c.Median > 0 {
+			ratio = g.Median / c.Median
+		}
+		d.emit(Row{Name: "cumemalloc", Size: int64(size), Iters: int64(len(cu)), MedianUS: c.Median / 1000, P99US: c.P99 / 1000,
+			Scope: "-", NPEs: d.npes, Timing: "host clock per cuMemAlloc, every PE at once after a barrier (no zeroing); the block written and read back, then freed"})
+		d.emit(Row{Name: "alloc_grow", Size: int64(size), Iters: int64(len(grow)), MedianUS: g.Median / 1000, P99US: g.P99 / 1000,
+			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("host clock per AllocDevice that grew the heap (a new chunk mapped on every PE, zeroed, closing barrier), after a barrier; %.2fx cuMemAlloc of this size (target <= 2x)", ratio)})
+		d.emit(Row{Name: "alloc_fit", Size: int64(size), Iters: int64(len(fit)), MedianUS: f.Median / 1000, P99US: f.P99 / 1000,
+			Scope: "-", NPEs: d.npes, Timing: "host clock per AllocDevice into a freed block of the mapped heap (zeroed, closing barrier), after a barrier"})
+	}
+	return shmem.BarrierAll()
+}
+
+// cuAllocSample times one cuMemAlloc of size on every PE at once and
+// checks the memory takes a write.
+func (d *dev) cuAllocSample(ctx *cuda.Context, size int) (int64, error) {
+	if err := shmem.BarrierAll(); err != nil {
+		return 0, err
+	}
+	t0 := nanotime()
+	p, err := ctx.MemAlloc(size)
+	t := nanotime() - t0
+	if err != nil {
+		return 0, err
+	}
+	w, r := uint64(0x9e3779b97f4a7c15)^uint64(size), uint64(0)
+	err = ctx.MemcpyHtoD(p+cuda.DevicePtr(size-8), unsafe.Pointer(&w), 8)
+	if err == nil {
+		err = ctx.MemcpyDtoH(unsafe.Pointer(&r), p+cuda.DevicePtr(size-8), 8)
+	}
+	if err == nil && r != w {
+		err = fmt.Errorf("cuMemAlloc'd block: last word read back %#x, wrote %#x", r, w)
+	}
+	if ferr := ctx.MemFree(p); err == nil {
+		err = ferr
+	}
+	return t, err
+}
+
+// allocSample times one AllocDevice of size (collective) and reports
+// whether it grew the heap.
+func (d *dev) allocSample(size int) (shmem.Array[byte], int64, bool, error) {
+	if err := shmem.BarrierAll(); err != nil {
+		return shmem.Array[byte]{}, 0, false, err
+	}
+	before, err := heapMapped()
+	if err != nil {
+		return shmem.Array[byte]{}, 0, false, err
+	}
+	t0 := nanotime()
+	a, err := shmem.AllocDevice[byte](size)
+	t := nanotime() - t0
+	if err != nil {
+		return a, 0, false, fmt.Errorf("AllocDevice (the heap maps %d bytes): %w; the GPU heap grows only with CUDA VMM (GOSHMEM_INFO=1 says which heap is used)", before, err)
+	}
+	after, err := heapMapped()
+	return a, t, after > before, err
+}
+
+// allocCheck checks the last block of a size: zeroed here, and its last
+// 4 KiB written by the left PE (host Put into a new chunk of the peer's
+// heap) arrive.
+func (d *dev) allocCheck(a shmem.Array[byte], size int) error {
+	const n = 4096
+	right, left := (d.me+1)%d.npes, (d.me+d.npes-1)%d.npes
+	got := make([]byte, n)
+	if err := shmem.Get(got, a, size-n, d.me); err != nil {
+		return err
+	}
+	for i, b := range got {
+		if b != 0 {
+			return fmt.Errorf("AllocDevice block of %d bytes: byte %d = %d, want 0 (zeroed)", size, size-n+i, b)
+		}
+	}
+	if err := shmem.BarrierAll(); err != nil {
+		return err
+	}
+	mine := make([]byte, n)
+	for i := range mine {
+		mine[i] = byte(d.me*31 + i*7 + 1)
+	}
+	if err := shmem.Put(a, size-n, mine, right); err != nil {
+		return err
+	}
+	if err := shmem.BarrierAll(); err != nil {
+		return err
+	}
+	if err := shmem.Get(got, a, size-n, d.me); err != nil {
+		return err
+	}
+	for i, b := range got {
+		if want := byte(left*31 + i*7 + 1); b != want {
+			return fmt.Errorf("AllocDevice block of %d bytes: byte %d = %d after a host Put from PE %d, want %d", size, size-n+i, b, left, want)
+		}
+	}
+	return shmem.BarrierAll()
+}
