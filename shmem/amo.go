@@ -60,11 +60,12 @@ func fromBits[T Elem](b uint64) T {
 
 // amo runs one atomic on context c. intOnly rejects floating-point T.
 func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T], idx int, v, cmp T, pe int) (T, error) {
-	r, c, err := c.use(name, &pe)
+	dk := dataOf(a.b)
+	r, c, err := c.use(name, &pe, dk)
 	if err != nil {
 		return 0, err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	if intOnly && elem.IsFloat[T]() {
 		return 0, markErr(errs.Hint(errs.ErrInvalidArgument,
 			"use an integer element type, or AtomicFetch/AtomicSet/AtomicSwap for floating point",

@@ -81,8 +81,8 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 //
 // The call is in flight (enterData) until the caller's leaveData, unless use
 // fails.
-func (c *Ctx) use(op string, pe *int) (_ *runtime, _ *Ctx, err error) {
-	r, err := enterData(op)
+func (c *Ctx) use(op string, pe *int, dk dataKind) (_ *runtime, _ *Ctx, err error) {
+	r, err := enterData(op, dk)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +91,7 @@ func (c *Ctx) use(op string, pe *int) (_ *runtime, _ *Ctx, err error) {
 	}
 	defer func() {
 		if err != nil {
-			r.leaveData()
+			r.leaveData(dk)
 		}
 	}()
 	if c.r != r {
@@ -115,11 +115,11 @@ func (c *Ctx) use(op string, pe *int) (_ *runtime, _ *Ctx, err error) {
 // operations are not waited for. Asynchronous failures of this context are
 // returned here.
 func (c *Ctx) Quiet() error {
-	r, c, err := c.use("Ctx.Quiet", nil)
+	r, c, err := c.use("Ctx.Quiet", nil, dataQuiet)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dataQuiet)
 	qerr := c.scope.Quiet(r.policy, r.checkPeers)
 	r.c.StoreLoadBarrier()
 	return r.apiErr(qerr, "Ctx.Quiet")
@@ -130,22 +130,22 @@ func (c *Ctx) Quiet() error {
 // it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_ctx_fence). It does not wait for
 // completion.
 func (c *Ctx) Fence() error {
-	r, c, err := c.use("Ctx.Fence", nil)
+	r, c, err := c.use("Ctx.Fence", nil, dataQuiet)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dataQuiet)
 	return r.fence(c.q)
 }
 
 // Destroy quiets the context and releases it; using it afterwards is an
 // error. The default context cannot be destroyed.
 func (c *Ctx) Destroy() error {
-	r, c, err := c.use("Ctx.Destroy", nil)
+	r, c, err := c.use("Ctx.Destroy", nil, dataQuiet)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dataQuiet)
 	if c == r.dflt {
 		return errs.New(errs.ErrInvalidArgument, r.me, "Ctx.Destroy", "the default context cannot be destroyed")
 	}
@@ -162,11 +162,11 @@ func (c *Ctx) Destroy() error {
 // buffers, PutNBI sources may be reused. On the shm transport operations
 // complete as they are issued, so this costs one store-load barrier.
 func Quiet() error {
-	r, err := enterData("Quiet")
+	r, err := enterData("Quiet", dataQuiet)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dataQuiet)
 	return r.apiErr(r.quietAll(), "Quiet")
 }
 
@@ -175,11 +175,11 @@ func Quiet() error {
 // issued after it (Ref: OpenSHMEM 1.6 §9.8.1 shmem_fence). It does not wait
 // for completion (that is Quiet).
 func Fence() error {
-	r, err := enterData("Fence")
+	r, err := enterData("Fence", dataQuiet)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dataQuiet)
 	for _, q := range r.all.Queues() {
 		if err := r.fence(q); err != nil {
 			return r.apiErr(err, "Fence")

@@ -102,12 +102,12 @@ func NewLock() (*Lock, error) {
 // made of, the call is in flight (enterData) until the caller's leaveData,
 // unless use fails.
 func (l *Lock) use(op string) (*runtime, error) {
-	r, err := enterData(op)
+	r, err := enterData(op, dataHost)
 	if err != nil {
 		return nil, err
 	}
 	if err := l.check(r, op); err != nil {
-		r.leaveData()
+		r.leaveData(dataHost)
 		return nil, err
 	}
 	return r, nil
@@ -152,7 +152,7 @@ func (l *Lock) SetContext(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = r.apiErr(err, "Lock.Set"); r.leaveData() }()
+	defer func() { err = r.apiErr(err, "Lock.Set"); r.leaveData(dataHost) }()
 	pol := &r.policy
 	if ctx.Done() != nil {
 		if err := r.ctxErr(ctx, "Lock.Set"); err != nil {
@@ -314,7 +314,7 @@ func (l *Lock) Test() (acquired bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer func() { err = r.apiErr(err, "Lock.Test"); r.leaveData() }()
+	defer func() { err = r.apiErr(err, "Lock.Test"); r.leaveData(dataHost) }()
 	switch l.state.Load() {
 	case lockFree:
 		if !l.state.CompareAndSwap(lockFree, lockBusy) {
@@ -360,7 +360,7 @@ func (l *Lock) Clear() (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = r.apiErr(err, "Lock.Clear"); r.leaveData() }()
+	defer func() { err = r.apiErr(err, "Lock.Clear"); r.leaveData(dataHost) }()
 	if !l.state.CompareAndSwap(lockHeld, lockBusy) {
 		return errs.Hint(errs.ErrInvalidArgument, "Clear a lock once per Set or successful Test", r.me, "Lock.Clear",
 			"the lock at heap offset %d is not held by this PE (it is %s here)", l.a.b.off-heapOff, l.stateName())

@@ -23,11 +23,11 @@ import (
 // through fetch (never on failure).
 func nbiAMO[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, fetch *T, a Array[T], idx int, v, cmp T, pe int) error {
 	if fetch == nil {
-		r, _, err := c.use(name, &pe)
+		r, _, err := c.use(name, &pe, dataOf(a.b))
 		if err != nil {
 			return err
 		}
-		r.leaveData()
+		r.leaveData(dataOf(a.b))
 		return errs.New(errs.ErrInvalidArgument, r.me, name, "fetch is nil; pass the address the old value is stored through")
 	}
 	old, err := amo(c, name, op, intOnly, a, idx, v, cmp, pe)
@@ -151,11 +151,12 @@ func PutSignalNBI[T Elem](dst Array[T], dstIdx int, src []T, sig Array[uint64], 
 // PutSignalNBICtx is PutSignalNBI on context c (src reusable after c.Quiet).
 func PutSignalNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
 	const name = "PutSignalNBI"
-	r, c, err := c.use(name, &pe)
+	dk := max(dataOf(dst.b), dataOf(sig.b))
+	r, c, err := c.use(name, &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, dst, name, dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -194,11 +195,12 @@ func SignalUpdate(sig Array[uint64], idx int, v uint64, op SignalOp, pe int) err
 // shmem_ctx_signal_set).
 func SignalUpdateCtx(c *Ctx, sig Array[uint64], idx int, v uint64, op SignalOp, pe int) error {
 	const name = "SignalUpdate"
-	r, c, err := c.use(name, &pe)
+	dk := dataOf(sig.b)
+	r, c, err := c.use(name, &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, sig, name, idx, 1, pe)
 	if err != nil {
 		return err

@@ -15,11 +15,12 @@ func Put[T Elem](dst Array[T], dstIdx int, src []T, pe int) error {
 
 // PutCtx is Put on context c (nil: the default context).
 func PutCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
-	r, c, err := c.use("Put", &pe)
+	dk := dataOf(dst.b)
+	r, c, err := c.use("Put", &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, dst, "Put", dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -35,11 +36,12 @@ func PutNBI[T Elem](dst Array[T], dstIdx int, src []T, pe int) error {
 
 // PutNBICtx is PutNBI on context c.
 func PutNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
-	r, c, err := c.use("PutNBI", &pe)
+	dk := dataOf(dst.b)
+	r, c, err := c.use("PutNBI", &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, dst, "PutNBI", dstIdx, len(src), pe)
 	if err != nil {
 		return err
@@ -55,11 +57,12 @@ func Get[T Elem](dst []T, src Array[T], srcIdx int, pe int) error {
 
 // GetCtx is Get on context c.
 func GetCtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
-	r, c, err := c.use("Get", &pe)
+	dk := dataOf(src.b)
+	r, c, err := c.use("Get", &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, src, "Get", srcIdx, len(dst), pe)
 	if err != nil {
 		return err
@@ -75,11 +78,12 @@ func GetNBI[T Elem](dst []T, src Array[T], srcIdx int, pe int) error {
 
 // GetNBICtx is GetNBI on context c.
 func GetNBICtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
-	r, c, err := c.use("GetNBI", &pe)
+	dk := dataOf(src.b)
+	r, c, err := c.use("GetNBI", &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, src, "GetNBI", srcIdx, len(dst), pe)
 	if err != nil {
 		return err
@@ -96,11 +100,12 @@ func P[T Elem](dst Array[T], idx int, v T, pe int) error {
 
 // PCtx is P on context c.
 func PCtx[T Elem](c *Ctx, dst Array[T], idx int, v T, pe int) error {
-	r, c, err := c.use("P", &pe)
+	dk := dataOf(dst.b)
+	r, c, err := c.use("P", &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, dst, "P", idx, 1, pe)
 	if err != nil {
 		return err
@@ -117,11 +122,12 @@ func G[T Elem](src Array[T], idx int, pe int) (T, error) {
 
 // GCtx is G on context c.
 func GCtx[T Elem](c *Ctx, src Array[T], idx int, pe int) (T, error) {
-	r, c, err := c.use("G", &pe)
+	dk := dataOf(src.b)
+	r, c, err := c.use("G", &pe, dk)
 	if err != nil {
 		return 0, err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, src, "G", idx, 1, pe)
 	if err != nil {
 		return 0, err

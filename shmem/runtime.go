@@ -92,11 +92,12 @@ type runtime struct {
 	// ones and halt ends every wait of policy and collWait (stop.go).
 	calls atomic.Int64
 	shut  spin.Halt
-	// native: a backend that data calls reach holds native resources
+	// nativeHost, nativeDev, nativeQuiet: the backends that data calls on
+	// host arrays, on GPU arrays, and quiets reach hold native resources
 	// (libfabric, the CUDA driver), so enterData counts those calls too.
-	native  bool
-	halt    spin.Halt
-	unwatch func() bool // stops WithContext's watch (nil without one)
+	nativeHost, nativeDev, nativeQuiet bool
+	halt                               spin.Halt
+	unwatch                            func() bool // stops WithContext's watch (nil without one)
 }
 
 // Option configures Init. Options override the environment.
@@ -256,7 +257,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		teams:   map[int32]*teamEntry{},
 		nextTID: firstTeamID,
 	}
-	r.native = c.NativeCalls()
+	r.nativeHost, r.nativeDev, r.nativeQuiet = c.NativeHostCalls(), c.NativeCalls(), c.NativeQuiet()
 	r.policy.Halt = &r.halt
 	r.collWait = r.policy
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {

@@ -57,17 +57,19 @@ func enter(op string) (*runtime, error) {
 func (r *runtime) leave() { r.calls.Add(-1) }
 
 // enterData is enter for the calls that move data and complete it (RMA,
-// atomics, signals, Quiet, Fence): they are counted only when one of their
-// backends holds native resources (r.native). Over shm alone they touch
-// Go state and the mapped heaps, which Finalize retires to zero pages
-// instead of unmapping, so one that runs on past Finalize never faults;
-// not counting them keeps two locked instructions off the fastest calls.
-func enterData(op string) (*runtime, error) {
+// atomics, signals, locks, Quiet, Fence): a call is counted only when the
+// backend it reaches holds native resources (r.counted). Over shm alone
+// such calls touch Go state and the mapped heaps, which Finalize retires
+// to zero pages instead of unmapping, so one that runs on past Finalize
+// never faults; not counting them keeps two locked instructions off the
+// fastest calls. dk says what the call reaches (dataHost, dataDev,
+// dataQuiet); leaveData must be given the same.
+func enterData(op string, dk dataKind) (*runtime, error) {
 	r := current.Load()
 	if r == nil {
 		return nil, notInitialized(op)
 	}
-	if !r.native {
+	if !r.counted(dk) {
 		if r.shut.Err() != nil {
 			return nil, r.shutErr(op)
 		}
@@ -76,9 +78,46 @@ func enterData(op string) (*runtime, error) {
 	return enter(op)
 }
 
+// leaveData ends what enterData counted.
+func (r *runtime) leaveData(dk dataKind) {
+	if r.counted(dk) {
+		r.calls.Add(-1)
+	}
+}
+
+// dataKind is what a data call reaches (enterData).
+type dataKind uint8
+
+const (
+	dataHost  dataKind = iota // host arrays only
+	dataDev                   // a GPU array (AllocDevice or registered)
+	dataQuiet                 // every context's operations (Quiet, Fence)
+)
+
+// dataOf is dataDev for a GPU array, else dataHost.
+func dataOf(b *block) dataKind {
+	if b != nil && b.dev {
+		return dataDev
+	}
+	return dataHost
+}
+
+// counted says whether a data call of kind dk is counted in flight: when
+// the backend it may reach holds native resources that Finalize releases
+// (set at Init: nativeHost, nativeDev, nativeQuiet).
+func (r *runtime) counted(dk dataKind) bool {
+	switch dk {
+	case dataHost:
+		return r.nativeHost
+	case dataDev:
+		return r.nativeDev
+	}
+	return r.nativeQuiet
+}
+
 // enterWorld is enter for BarrierAll and SyncAll: it takes the world
 // team's lock instead of counting the call. Finalize takes that lock once
-// it has halted this PE's calls (finalizeLock), so it waits for such a call
+// it has halted this PE's calls, so it waits for such a call
 // to leave, and one that takes the lock later sees shut and is refused.
 // This keeps enter's and leave's two locked instructions off the barrier.
 // The caller unlocks r.world when it is done.
@@ -93,13 +132,6 @@ func enterWorld(op string) (*runtime, error) {
 		return nil, r.shutErr(op)
 	}
 	return r, nil
-}
-
-// leaveData ends what enterData counted.
-func (r *runtime) leaveData() {
-	if r.native {
-		r.calls.Add(-1)
-	}
 }
 
 // shutErr is the error of a call op refused because Finalize began or this

@@ -87,11 +87,12 @@ func IBGetCtx[T Elem](c *Ctx, dst []T, dstStride int, src Array[T], srcIdx, srcS
 
 // stridedPut is IPut (bs = 1) and IBPut.
 func stridedPut[T Elem](c *Ctx, op string, dst Array[T], dstIdx, dstStride int, src []T, srcStride, bs, nb, pe int) error {
-	r, c, err := c.use(op, &pe)
+	dk := dataOf(dst.b)
+	r, c, err := c.use(op, &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	base, err := span(r, dst, op, 0, 0, pe)
 	if err != nil {
 		return err
@@ -150,11 +151,12 @@ func stridedPut[T Elem](c *Ctx, op string, dst Array[T], dstIdx, dstStride int, 
 
 // stridedGet is IGet (bs = 1) and IBGet.
 func stridedGet[T Elem](c *Ctx, op string, dst []T, dstStride int, src Array[T], srcIdx, srcStride, bs, nb, pe int) error {
-	r, c, err := c.use(op, &pe)
+	dk := dataOf(src.b)
+	r, c, err := c.use(op, &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	base, err := span(r, src, op, 0, 0, pe)
 	if err != nil {
 		return err

@@ -202,11 +202,12 @@ func PutSignal[T Elem](dst Array[T], dstIdx int, src []T, sig Array[uint64], sig
 
 // PutSignalCtx is PutSignal on context c.
 func PutSignalCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, sig Array[uint64], sigIdx int, sigVal uint64, op SignalOp, pe int) error {
-	r, c, err := c.use("PutSignal", &pe)
+	dk := max(dataOf(dst.b), dataOf(sig.b))
+	r, c, err := c.use("PutSignal", &pe, dk)
 	if err != nil {
 		return err
 	}
-	defer r.leaveData()
+	defer r.leaveData(dk)
 	off, err := span(r, dst, "PutSignal", dstIdx, len(src), pe)
 	if err != nil {
 		return err
