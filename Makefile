@@ -6,6 +6,7 @@
 #   make bench     goshmem-perf and the OpenSHMEM peer in one run; ratio table + plot
 #   make lint      go vet, gofmt check, staticcheck (pinned) in every module of the tree
 #   make gpu       fatbins (sm_90 SASS + compute_90 PTX) and Go binaries for the GPU machine, in bin/
+#   make gpucoll   only what tests/gpu/coll.sh needs (the device collectives' fatbins in parts, in parallel)
 #   make hdrcheck  device header (include/goshmem.h): host-mode C/C++ tests, nvcc sm_90 (and sm_80) fatbin checks
 #   make build     every binary into bin/
 #   make gpulib    regenerate the kernel library gpulib/lib.fatbin (module .../gpulib) + its stamp; needs nvcc
@@ -132,6 +133,7 @@ NVCC_FATBIN := nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -ge
 # Stripped (-s -w): bin/ travels to the GPU machine, 64 MiB at most.
 gpu: fatbins
 	$(MAKE) --no-print-directory -j$$(nproc) $(COLL_FATBINS)
+	bash tests/gpu/kernels/devcoll_parts.sh $(G)
 	cd tests/gpu && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/devtest ./devtest
 	cd cmd/goshmem-perf && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/goshmem-perf .
 	$(GO) build -ldflags='-s -w' -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
@@ -152,11 +154,20 @@ FATBINS := $(G)/devtest.fatbin $(G)/compat.fatbin $(G)/devtest_remote.fatbin $(G
 	$(G)/perf.fatbin $(G)/perf_remote.fatbin $(G)/cxi.fatbin $(G)/jacobi.fatbin $(G)/proxy.fatbin \
 	$(G)/ibgda_perf_gpu.fatbin $(G)/ibgda_perf_sys.fatbin $(G)/ibgda_perf_none.fatbin \
 	$(G)/devtest_sm80.fatbin
-# The GPU machine's collective kernels take minutes of nvcc each on two
+# The GPU machine's collective kernels take many minutes of nvcc on two
 # cores, so `make test` leaves them to `make gpu`/`make gpucoll`; CI
 # compiles the device collectives through tests/hdr/coll_kernels.cu
 # (hdrcheck) and tests/hdr/compat_kernels.cu instead.
-COLL_FATBINS := $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf_coll.fatbin
+# tests/gpu/kernels/devcoll.cu is built in DEVCOLL_NPARTS parts
+# (-DDEVCOLL_PART=k: its DC_PART_* table says which kernels), one fatbin
+# each, devcoll_<k>.fatbin and devcoll_remote_<k>.fatbin, so that make -j
+# runs them at once: nvcc compiles a file on one core. devtest -coll
+# bin/gpu/devcoll.fatbin loads the parts.
+DEVCOLL_NPARTS := $(shell sed -n 's/^.define DEVCOLL_NPARTS \([0-9]*\).*/\1/p' tests/gpu/kernels/devcoll.cu)
+DEVCOLL_KS := $(shell seq 0 $$(($(DEVCOLL_NPARTS) - 1)))
+DEVCOLL_FATBINS := $(DEVCOLL_KS:%=$(G)/devcoll_%.fatbin)
+DEVCOLL_REMOTE_FATBINS := $(DEVCOLL_KS:%=$(G)/devcoll_remote_%.fatbin)
+COLL_FATBINS := $(DEVCOLL_FATBINS) $(DEVCOLL_REMOTE_FATBINS) $(G)/perf_coll.fatbin
 .PHONY: $(FATBINS) $(COLL_FATBINS)
 $(G)/devtest.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devtest.cu -o $@
@@ -171,14 +182,18 @@ $(G)/devtest_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devtest.cu -o $@
 $(G)/compat_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $@
-$(G)/devcoll.fatbin:
-	@mkdir -p $(@D); $(NVCC_FATBIN) tests/gpu/kernels/devcoll.cu -o $@
-$(G)/devcoll_remote.fatbin:
-	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/devcoll.cu -o $@
+# (a whole-file devcoll.fatbin left from an older build is removed: devtest
+# refuses a name that is both a file and a set of parts)
+$(DEVCOLL_FATBINS): $(G)/devcoll_%.fatbin:
+	@mkdir -p $(@D); rm -f $(@D)/devcoll.fatbin; $(NVCC_FATBIN) -DDEVCOLL_PART=$* tests/gpu/kernels/devcoll.cu -o $@
+$(DEVCOLL_REMOTE_FATBINS): $(G)/devcoll_remote_%.fatbin:
+	@mkdir -p $(@D); rm -f $(@D)/devcoll_remote.fatbin; \
+	  $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS -DDEVCOLL_PART=$* tests/gpu/kernels/devcoll.cu -o $@
 $(G)/perf_coll.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
-# Only what tests/gpu/coll.sh and coll2.sh need (issue 17's GPU runs): `make -j4 gpucoll`.
-gpucoll: $(G)/devcoll.fatbin $(G)/devcoll_remote.fatbin $(G)/perf.fatbin $(G)/perf_coll.fatbin
+# Only what tests/gpu/coll.sh and coll2.sh need (issue 17's GPU runs): `make -j$(nproc) gpucoll`.
+gpucoll: $(COLL_FATBINS) $(G)/perf.fatbin
+	bash tests/gpu/kernels/devcoll_parts.sh $(G)
 	cd tests/gpu && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/devtest ./devtest
 	cd cmd/goshmem-perf && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/goshmem-perf .
 

@@ -21,10 +21,11 @@
 #      coll|onstream and the NVSHMEM peer's same rows, then the ratio report;
 #   4. OUTDIR/summary.md (machine, commands, step results, failing tests,
 #      ratio table, headline verdicts) and the raw logs beside it.
-# Needs what `make -j4 gpucoll` (or `make gpu`) built here and was carried:
-# bin/devtest, bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin
-# (carry just these: the carry limit is 64 MiB). A missing devcoll/perf_coll
-# fatbin is built on the GPU machine with its nvcc before the suite (minutes).
+# Needs what `make -j$(nproc) gpucoll` (or `make gpu`) built here and was carried:
+# bin/devtest, bin/goshmem-perf, bin/gpu/{perf,perf_coll}.fatbin and the parts of
+# tests/gpu/kernels/devcoll.cu, bin/gpu/devcoll_<k>.fatbin and devcoll_remote_<k>.fatbin
+# (carry just these: the carry limit is 64 MiB). A missing part or perf_coll.fatbin
+# is built on the GPU machine with its nvcc before the suite (make -j: the parts at once).
 # On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
 # Knobs: BUDGET (s, default 510), NPS ("2 4 8"), PNPS (the proxy steps' PEs, default NPS), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1, COLL_THREADS (1024),
 # WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
@@ -98,25 +99,20 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     build_pid=$!
 fi
 
-# kernels not carried: built here with this machine's nvcc, in parallel
-# (slower than carrying them: nvcc takes minutes on devcoll.cu)
-NVCC_FATBIN="nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -fatbin"
-kbuild=()
-for k in devcoll devcoll_remote perf_coll; do
-    [ -s bin/gpu/$k.fatbin ] && continue
-    src=tests/gpu/kernels/devcoll.cu
-    flags=""
-    [ $k = devcoll_remote ] && flags=-DGOSHMEM_REMOTE_TRANSPORTS
-    [ $k = perf_coll ] && src=bench/gpu/perf_coll.cu flags=-O3
-    say "building bin/gpu/$k.fatbin with the local nvcc ($src $flags)"
-    mkdir -p bin/gpu
-    timeout 300 $NVCC_FATBIN $flags $src -o bin/gpu/$k.fatbin >"$out/build_$k.log" 2>&1 &
-    kbuild+=($!)
-done
-for p in "${kbuild[@]}"; do wait "$p" || say "kernel build (pid $p) failed: see $out/build_*.log"; done
-[ ${#kbuild[@]} -gt 0 ] && say "kernels built in $(($(date +%s) - T0)) s"
+# kernels not carried: built here with this machine's nvcc (the Makefile's
+# rules, make -j: one nvcc per part of devcoll.cu, at once)
+NPARTS=$(sed -n 's/^#define DEVCOLL_NPARTS \([0-9]*\).*/\1/p' tests/gpu/kernels/devcoll.cu)
+KFILES="$(for s in devcoll devcoll_remote; do for k in $(seq 0 $((NPARTS - 1))); do echo bin/gpu/${s}_$k.fatbin; done; done)"
+KFILES="$KFILES bin/gpu/perf_coll.fatbin"
+kmissing=$(for f in $KFILES; do [ -s "$f" ] || echo "$f"; done)
+if [ -n "$kmissing" ]; then
+    say "building with the local nvcc: $(echo $kmissing)"
+    timeout 300 make --no-print-directory -j"$(nproc)" $kmissing >"$out/build_kernels.log" 2>&1 ||
+        say "kernel build failed or stopped: see $out/build_kernels.log"
+    say "kernels built in $(($(date +%s) - T0)) s"
+fi
 missing=""
-for f in bin/devtest bin/goshmem-perf bin/gpu/devcoll.fatbin bin/gpu/devcoll_remote.fatbin bin/gpu/perf_coll.fatbin; do
+for f in bin/devtest bin/goshmem-perf $KFILES; do
     [ -s "$f" ] || missing="$missing $f"
 done
 [ -n "$missing" ] && say "MISSING (build them on the dev machine with make gpu and carry bin/):$missing"
@@ -157,31 +153,31 @@ for np in $NPS; do
     [ "$np" -gt 2 ] && lim=100
     [ "$np" -gt 4 ] && lim=140 slim=90
     step "${np} PEs, 1 GPU, MPS, load/store: device collectives" $lim $MPIRUN -np "$np" \
-        $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+        $DT -part devcoll -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
     step "${np} PEs, 1 GPU, MPS, load/store: stream calls" $slim $MPIRUN -np "$np" \
-        $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+        $DT -part stream -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
     # the same on a GPU heap of 32 MiB at Init that grows (CUDA VMM), with the heap growth test
     hname="${np} PEs, 1 GPU, MPS, load/store, GPU heap from 32M (grows): stream calls, -heap-grow"
     step "$hname" $slim env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
         $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
-        $DT -part stream -heap-grow -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+        $DT -part stream -heap-grow -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
     heap_vmm_row "$hname"
 done
 # the on-stream barriers and syncs as kernels for every team (GOSHMEM_GPU_STREAM_SYNC=kernel; auto uses stream
 # memory operations for teams of 2), and as memory operations for every team at 3 PEs (a flat sync of 3)
 step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_STREAM_SYNC=kernel: stream calls" 60 env GOSHMEM_GPU_STREAM_SYNC=kernel \
-    $MPIRUN -x GOSHMEM_GPU_STREAM_SYNC -np 2 $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+    $MPIRUN -x GOSHMEM_GPU_STREAM_SYNC -np 2 $DT -part stream -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 step "3 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_STREAM_SYNC=memops: stream calls" 60 env GOSHMEM_GPU_STREAM_SYNC=memops \
-    $MPIRUN -x GOSHMEM_GPU_STREAM_SYNC -np 3 $DT -part stream -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
+    $MPIRUN -x GOSHMEM_GPU_STREAM_SYNC -np 3 $DT -part stream -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
 # the small collectives' flag round (no LL packets) at 2 PEs
 step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_COLL_LL=off: device collectives" 80 env GOSHMEM_GPU_COLL_LL=off \
-    $MPIRUN -x GOSHMEM_GPU_COLL_LL -np 2 $DT -part devcoll -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+    $MPIRUN -x GOSHMEM_GPU_COLL_LL -np 2 $DT -part devcoll -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
 if [ "${SKIP_PROXY:-0}" != 1 ]; then
     for np in $PNPS; do
         for p in devcoll stream; do
             step "${np} PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy: $([ $p = devcoll ] && echo device collectives || echo stream calls)" $((np > 4 ? 90 : 60)) \
                 env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np "$np" \
-                $DT -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+                $DT -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin "" -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
         done
     done
 fi
@@ -191,7 +187,7 @@ ngpu=$(CUDA_VISIBLE_DEVICES= nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$ngpu" -ge 2 ] && [ "${SKIP_2GPU:-0}" != 1 ]; then
     for p in devcoll stream; do
         step "2 PEs, 2 GPUs, load/store: $([ $p = devcoll ] && echo device collectives || echo stream calls)" 60 \
-            env CUDA_VISIBLE_DEVICES=0,1 $MPIRUN -np 2 $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$([ $p = stream ] && echo "$SLARGE" || echo "$LARGE")"
+            env CUDA_VISIBLE_DEVICES=0,1 $MPIRUN -np 2 $DT -part $p -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$([ $p = stream ] && echo "$SLARGE" || echo "$LARGE")"
     done
 fi
 
@@ -239,7 +235,7 @@ mps_stop >>"$log" 2>&1
     cat "$out/machine.txt"
     echo '```'
     echo
-    echo "Budget ${BUDGET} s, used $(($(date +%s) - T0)) s. Kernels: bin/gpu/devcoll.fatbin (load/store), devcoll_remote.fatbin (proxy); large n $LARGE (stream calls $SLARGE, proxy $PLARGE)."
+    echo "Budget ${BUDGET} s, used $(($(date +%s) - T0)) s. Kernels: bin/gpu/devcoll_<k>.fatbin (load/store), devcoll_remote_<k>.fatbin (proxy); large n $LARGE (stream calls $SLARGE, proxy $PLARGE)."
     echo
     echo "| step | command | result | seconds | devtest summary |"
     echo "|---|---|---|---|---|"

@@ -16,7 +16,8 @@
 #      bandwidth from 64 MiB);
 #   4. OUTDIR/summary.md (machine and topology, commands, step results, failing tests, ratio
 #      tables) and OUTDIR/coll2.tgz with the raw logs.
-# Needs, carried: bin/devtest, bin/goshmem-perf, bin/gpu/{devcoll,devcoll_remote,perf,perf_coll}.fatbin.
+# Needs, carried: bin/devtest, bin/goshmem-perf, bin/gpu/{perf,perf_coll}.fatbin and the parts
+# bin/gpu/devcoll_<k>.fatbin and devcoll_remote_<k>.fatbin (make -j$(nproc) gpucoll).
 # Knobs: BUDGET (s, default 540), SKIP_SUITE=1, SKIP_BENCH=1, SKIP_MPS=1 (no 4-PE step), COLL_MAX,
 # BW_MAX, TUNE (default "GOSHMEM_GPU_COLL_BLOCK=64K GOSHMEM_GPU_COLL_FUSED=0"; "" for none),
 # WATCHDOG (devtest's per-test limit, default 30s), LARGE / SLARGE / PLARGE as in tests/gpu/coll.sh.
@@ -70,8 +71,10 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     . bench/gpu/nccl_build.sh
     nccl_build "$out/nccl_build.log"
 fi
+NPARTS=$(sed -n 's/^#define DEVCOLL_NPARTS \([0-9]*\).*/\1/p' tests/gpu/kernels/devcoll.cu)
 missing=""
-for f in bin/devtest bin/goshmem-perf bin/gpu/devcoll.fatbin bin/gpu/devcoll_remote.fatbin bin/gpu/perf.fatbin bin/gpu/perf_coll.fatbin; do
+for f in bin/devtest bin/goshmem-perf bin/gpu/perf.fatbin bin/gpu/perf_coll.fatbin \
+    $(for s in devcoll devcoll_remote; do for k in $(seq 0 $((NPARTS - 1))); do echo bin/gpu/${s}_$k.fatbin; done; done); do
     [ -s "$f" ] || missing="$missing $f"
 done
 [ -n "$missing" ] && say "MISSING (build them on the dev machine with make gpu and carry bin/):$missing"
@@ -84,12 +87,12 @@ what() { [ "$1" = devcoll ] && echo device collectives || echo stream calls; }
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
     for p in devcoll stream; do
         step "2 PEs, 2 GPUs, load/store: $(what $p)" 80 $MPIRUN -np 2 \
-            $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$(large $p)"
+            $DT -part $p -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$(large $p)"
     done
     for p in devcoll stream; do
         step "2 PEs, 2 GPUs, GOSHMEM_GPU_TRANSPORT=proxy: $(what $p)" 60 \
             env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 \
-            bin/devtest -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin bin/gpu/devcoll_remote.fatbin -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
+            bin/devtest -watchdog "${PWATCHDOG:-45s}" -part $p -fatbin "" -coll bin/gpu/devcoll_remote.fatbin -coll-large "$PLARGE"
     done
     if [ "${SKIP_MPS:-0}" != 1 ]; then
         . tests/gpu/mps.sh
@@ -97,7 +100,7 @@ if [ "${SKIP_SUITE:-0}" != 1 ]; then
             for p in devcoll stream; do
                 step "4 PEs, 2 GPUs (2 per GPU), MPS, load/store: $(what $p)" 100 \
                     $MPIRUN -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -np 4 \
-                    $DT -part $p -fatbin bin/gpu/devcoll.fatbin -coll bin/gpu/devcoll.fatbin -coll-large "$(large $p)"
+                    $DT -part $p -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$(large $p)"
             done
             mps_stop >>"$log" 2>&1
         else

@@ -1,6 +1,6 @@
 package main
 
-// Device collectives (tests/gpu/kernels/devcoll.cu, -coll fatbin): every
+// Device collectives (tests/gpu/kernels/devcoll.cu, -coll fatbins): every
 // op family of include/goshmem's collectives on every team of the job's
 // team list (world, TeamShared, a split team), thread/warp/block scope,
 // n = 0, 1, odd, not a multiple of the warp, large, in place. The kernels
@@ -11,13 +11,17 @@ import (
 	"flag"
 	"fmt"
 	"math/bits"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goshmem/goshmem/shmem"
 )
 
 var (
-	collFatbin  = flag.String("coll", "", "device collective kernels (bin/gpu/devcoll.fatbin: tests/gpu/kernels/devcoll.cu) and run the collective and stream tests; they need every PE's kernels running at once (MPS on one GPU); empty: skip them")
+	collFatbin  = flag.String("coll", "", "device collective kernels (tests/gpu/kernels/devcoll.cu), and run the collective and stream tests: fatbins or glob patterns, comma-separated; a NAME.fatbin that does not exist stands for its parts NAME_<k>.fatbin (make gpucoll: bin/gpu/devcoll.fatbin is bin/gpu/devcoll_0.fatbin, devcoll_1.fatbin, ...); each kernel is looked up in all of them. The tests need every PE's kernels running at once (MPS on one GPU); empty: skip them")
 	collLarge   = flag.Int("coll-large", 40001, "the large n of the collective cases (elements; keep it small over the proxy)")
 	collTeams   = flag.String("coll-teams", "world,shared,halves", "teams of the collective tests: world, shared (TeamShared), halves (even/odd PEs, split), dup (split of every PE)")
 	collThreads = flag.Int("coll-threads", 256, "threads of the collective kernels' one block")
@@ -29,7 +33,7 @@ const (
 )
 
 var (
-	cmodColl  *shmem.Module
+	cmodColl  *moduleSet
 	cbuf      shmem.Array[uint8]
 	collErr   error
 	collReady bool
@@ -44,8 +48,8 @@ type collTeam struct {
 	id   int
 }
 
-// collSetup loads the module and allocates cbuf, once, after teamSetup
-// (collective: every PE runs the tests in the same order).
+// collSetup loads the modules of -coll and allocates cbuf, once, after
+// teamSetup (collective: every PE runs the tests in the same order).
 func collSetup() error {
 	if err := teamSetup(); err != nil {
 		return err
@@ -54,11 +58,171 @@ func collSetup() error {
 		return collErr
 	}
 	collReady = true
-	if cmodColl, collErr = shmem.LoadModuleFile(*collFatbin); collErr != nil {
+	if cmodColl, collErr = loadModules(collFiles); collErr != nil {
 		return collErr
 	}
 	cbuf, collErr = shmem.AllocDevice[uint8](collBytes)
 	return collErr
+}
+
+// collFiles are the fatbins -coll names (collResolve).
+var collFiles []string
+
+// collResolve resolves -coll, once, before the first test (collTests,
+// streamTests); a value that names no fatbin ends the run.
+func collResolve() {
+	if collFiles != nil {
+		return
+	}
+	files, err := resolveColl(*collFatbin)
+	if err != nil {
+		die("%v", err)
+	}
+	collFiles = files
+}
+
+// resolveColl turns -coll's value into fatbin paths: a comma-separated list
+// of files and glob patterns; a NAME.fatbin that does not exist stands for
+// its parts NAME_<k>.fatbin (k = 0, 1, ...: devcoll.cu built with
+// -DDEVCOLL_PART=k), in part order.
+func resolveColl(spec string) ([]string, error) {
+	var files []string
+	for _, p := range strings.Split(spec, ",") {
+		if p == "" {
+			return nil, fmt.Errorf("-coll %q: empty name in the list (want FILE.fatbin[,FILE2.fatbin...] or a glob pattern)", spec)
+		}
+		if strings.ContainsAny(p, "*?[") {
+			m, err := filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("-coll %q: pattern %s: %w", spec, p, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("-coll %q: no file matches %s", spec, p)
+			}
+			files = append(files, m...)
+			continue
+		}
+		parts, err := partsOf(p)
+		if err != nil {
+			return nil, fmt.Errorf("-coll %q: %w", spec, err)
+		}
+		_, statErr := os.Stat(p)
+		switch {
+		case statErr == nil && len(parts) > 0:
+			return nil, fmt.Errorf("-coll %q: both %s and its parts %s exist: remove the one that is stale (make gpucoll builds the parts)",
+				spec, p, strings.Join(parts, ", "))
+		case statErr == nil:
+			files = append(files, p)
+		case len(parts) > 0:
+			files = append(files, parts...)
+		default:
+			return nil, fmt.Errorf("-coll %q: neither %s nor its parts %s_<k>.fatbin exist (make gpucoll builds the parts)",
+				spec, p, strings.TrimSuffix(p, ".fatbin"))
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f] {
+			return nil, fmt.Errorf("-coll %q: %s is named twice", spec, f)
+		}
+		seen[f] = true
+	}
+	return files, nil
+}
+
+// partsOf lists NAME_<k>.fatbin for p = NAME.fatbin (k all digits), in the
+// order of k; none for another name.
+func partsOf(p string) ([]string, error) {
+	stem, ok := strings.CutSuffix(p, ".fatbin")
+	if !ok {
+		return nil, nil
+	}
+	m, err := filepath.Glob(globQuote(stem) + "_[0-9]*.fatbin")
+	if err != nil {
+		return nil, fmt.Errorf("parts of %s: %w", p, err)
+	}
+	idx := map[string]int{}
+	var parts []string
+	for _, f := range m {
+		k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), filepath.Base(stem)+"_"), ".fatbin"))
+		if err != nil || k < 0 {
+			continue // NAME_1x.fatbin: not a part
+		}
+		idx[f] = k
+		parts = append(parts, f)
+	}
+	sort.Slice(parts, func(i, j int) bool { return idx[parts[i]] < idx[parts[j]] })
+	return parts, nil
+}
+
+// globQuote escapes the pattern characters of a literal path.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// moduleSet is the modules of -coll: devcoll.cu's kernels, each in exactly
+// one of them.
+type moduleSet struct {
+	files []string
+	mods  []*shmem.Module
+	where map[string]int // kernel name -> index in mods, once found
+}
+
+func loadModules(files []string) (*moduleSet, error) {
+	s := &moduleSet{files: files, where: map[string]int{}}
+	for _, f := range files {
+		m, err := shmem.LoadModuleFile(f)
+		if err != nil {
+			return nil, err
+		}
+		s.mods = append(s.mods, m)
+	}
+	return s, nil
+}
+
+// Kernel returns the kernel called name from the one module that has it.
+func (s *moduleSet) Kernel(name string) (*shmem.Kernel, error) {
+	m, err := s.module(name)
+	if err != nil {
+		return nil, err
+	}
+	return m.Kernel(name)
+}
+
+// module is the one module that has the kernel called name; an error names
+// the files searched when none or several have it.
+func (s *moduleSet) module(name string) (*shmem.Module, error) {
+	if i, ok := s.where[name]; ok {
+		return s.mods[i], nil
+	}
+	var in []int
+	for i, m := range s.mods {
+		if _, err := m.Kernel(name); err == nil {
+			in = append(in, i)
+		}
+	}
+	switch len(in) {
+	case 0:
+		return nil, fmt.Errorf("kernel %s is in none of -coll's %d fatbins (%s): built from another devcoll.cu, or a part missing?",
+			name, len(s.files), strings.Join(s.files, ", "))
+	case 1:
+		s.where[name] = in[0]
+		return s.mods[in[0]], nil
+	default:
+		var fs []string
+		for _, i := range in {
+			fs = append(fs, s.files[i])
+		}
+		return nil, fmt.Errorf("kernel %s is in %d of -coll's fatbins (%s): give each part once, and not the whole-file build beside its parts",
+			name, len(in), strings.Join(fs, ", "))
+	}
 }
 
 var (
@@ -132,7 +296,11 @@ func collKernel(name string, args ...any) ([]int32, error) {
 	if err := shmem.BarrierAll(); err != nil {
 		return nil, err
 	}
-	return kernel(cmodColl, name, true, 1, uint32(*collThreads), args...)
+	m, err := cmodColl.module(name)
+	if err != nil {
+		return nil, err
+	}
+	return kernel(m, name, true, 1, uint32(*collThreads), args...)
 }
 
 // collVerdict turns the result words into an error naming the first
@@ -162,7 +330,7 @@ type redType struct {
 	warpToo bool  // warp scope compiled
 }
 
-// the c_reduce_<name> kernels of devcoll.cu
+// the c_reduce_<name> and c_reducescatter_<name> kernels of devcoll.cu
 var redTypes = []redType{
 	{"int8", 1, 0x71, 0x01, false}, {"int32", 4, 0x7f, 0x7f, true}, {"uint64", 8, 0x79, 0x40, false},
 	{"float", 4, 0x0f, 0x09, true}, {"double", 8, 0x09, 0x01, false}, {"half", 2, 0x0f, 0x01, true}, {"bfloat16", 2, 0x05, 0x01, false},
@@ -195,10 +363,6 @@ func reduceTest(rt redType, rs bool) test {
 		if rt.warpToo {
 			scopes = 3
 		}
-		rsArg := int32(0)
-		if rs {
-			rsArg = 1
-		}
 		for _, ct := range teamsList {
 			tn := ct.t.NPEs()
 			want := 0
@@ -216,7 +380,7 @@ func reduceTest(rt redType, rs bool) test {
 				}
 			}
 			want *= bits.OnesCount32(uint32(opmask)) * scopes
-			r, err := collKernel("c_reduce_"+rt.name, cbuf, uint64(collBytes/2), res, int32(ct.id), opmask, int32(7), int32(*collLarge), rsArg)
+			r, err := collKernel("c_"+fam+"_"+rt.name, cbuf, uint64(collBytes/2), res, int32(ct.id), opmask, int32(7), int32(*collLarge))
 			if err != nil {
 				return fmt.Errorf("team %s: %w", ct.name, err)
 			}
@@ -304,7 +468,7 @@ func hostCheckTest() test {
 			}
 		}
 		// int32 sum, block scope: the last case is n = large, in place (the result is in the source half)
-		r, err = collKernel("c_reduce_int32", cbuf, uint64(collBytes/2), res, int32(shmem.TeamWorld.DeviceID()), int32(1), int32(4), int32(n), int32(0))
+		r, err = collKernel("c_reduce_int32", cbuf, uint64(collBytes/2), res, int32(shmem.TeamWorld.DeviceID()), int32(1), int32(4), int32(n))
 		if err != nil {
 			return err
 		}
@@ -336,17 +500,21 @@ func everyTypeTest() test {
 			return err
 		}
 		for _, ct := range teamsList {
-			r, err := collKernel("c_every_type", cbuf, res, int32(ct.id))
-			if err != nil {
-				return fmt.Errorf("team %s: %w", ct.name, err)
+			types := int32(0)
+			for _, name := range []string{"c_every_type_0", "c_every_type_1"} {
+				r, err := collKernel(name, cbuf, res, int32(ct.id))
+				if err != nil {
+					return fmt.Errorf("team %s: %w", ct.name, err)
+				}
+				if err := collVerdict("team "+ct.name+": "+name, r, -1, func(t, what, n, i, c int32) string {
+					return fmt.Sprintf("type #%d (devcoll.cu RED_*_TYPES order) sum_reduce element %d", t, i)
+				}); err != nil {
+					return err
+				}
+				types += r[12]
 			}
-			if err := collVerdict("team "+ct.name, r, -1, func(t, what, n, i, c int32) string {
-				return fmt.Sprintf("type #%d (devcoll.cu RED_*_TYPES order) sum_reduce element %d", t, i)
-			}); err != nil {
-				return err
-			}
-			if r[12] != 24 {
-				return fmt.Errorf("team %s: %d types ran, want 24", ct.name, r[12])
+			if types != 24 {
+				return fmt.Errorf("team %s: %d types ran, want 24", ct.name, types)
 			}
 		}
 		return nil
@@ -380,6 +548,7 @@ func collTests() []test {
 	if *collFatbin == "" {
 		return nil
 	}
+	collResolve()
 	var ts []test
 	ts = append(ts, hostCheckTest(), syncTest(), everyTypeTest())
 	for _, rt := range redTypes {

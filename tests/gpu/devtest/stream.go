@@ -809,6 +809,7 @@ func streamTests() []test {
 	if *collFatbin == "" {
 		return nil
 	}
+	collResolve()
 	ts := []test{
 		{"stream calls one at a time", streamSteps},
 		{"PutOnStream/GetOnStream/QuietOnStream", streamRMA},

@@ -18,11 +18,54 @@
 // <= 256, enough for 8 PEs). Integer references are computed in the type's
 // width and wrap as the type does: an int8 sum overflows at 8 PEs.
 //
+// Parts: nvcc compiles a file on one core, and its time grows with every
+// collective the kernels inline. With -DDEVCOLL_PART=k (0 <= k <
+// DEVCOLL_NPARTS) only part k's kernels are compiled (DC_PART_* below);
+// the Makefile builds every part into a fatbin of its own
+// (bin/gpu/devcoll_<k>.fatbin), in parallel, and devtest looks each kernel
+// up across them. Without DEVCOLL_PART, every kernel.
+//
 // Build: nvcc -std=c++17 -Iinclude -gencode arch=compute_90,code=sm_90
-//        -gencode arch=compute_90,code=compute_90 -fatbin devcoll.cu
+//        -gencode arch=compute_90,code=compute_90 -fatbin -DDEVCOLL_PART=k devcoll.cu
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <goshmem.h>
+
+/* The part of each kernel (c_reduce_<type>, c_move_<type>, ...): kernels
+ * of about equal compile time together. The int32 reductions (every op
+ * and scope) and c_every_type_* (a thread-scope reduce per type) take the
+ * longest: each is a part of its own. */
+#define DEVCOLL_NPARTS 10
+#define DC_PART_reduce_int32 0
+#define DC_PART_reducescatter_int32 1
+#define DC_PART_every_type_0 2
+#define DC_PART_every_type_1 3
+#define DC_PART_reduce_float 4
+#define DC_PART_reducescatter_float 4
+#define DC_PART_reduce_double 4
+#define DC_PART_reducescatter_double 4
+#define DC_PART_reduce_half 5
+#define DC_PART_reducescatter_half 5
+#define DC_PART_reduce_bfloat16 5
+#define DC_PART_reducescatter_bfloat16 5
+#define DC_PART_reduce_int8 6
+#define DC_PART_reducescatter_int8 6
+#define DC_PART_reduce_uint64 6
+#define DC_PART_reducescatter_uint64 6
+#define DC_PART_move_int8 7
+#define DC_PART_move_half 7
+#define DC_PART_move_float 8
+#define DC_PART_move_int64 8
+#define DC_PART_move_mem 9
+#define DC_PART_sync 9
+#define DC_PART_stream 9 /* s_fill, s_check, s_put */
+#ifndef DEVCOLL_PART
+#define DC_IN(k) 1
+#elif DEVCOLL_PART < 0 || DEVCOLL_PART >= DEVCOLL_NPARTS
+#error "DEVCOLL_PART must be 0 .. DEVCOLL_NPARTS - 1"
+#else
+#define DC_IN(k) (DEVCOLL_PART == (k))
+#endif
 
 #define FAIL()                                                                                                        \
     do {                                                                                                              \
@@ -301,39 +344,51 @@ __device__ void run_reduce(char *buf, size_t half_bytes, int *res, goshmem_team_
     }
 }
 
-/* Kernel per type: c_reduce_<TN>(buf, half_bytes, res, team, opmask, scmask,
- * nlarge, rs); the cases outside the type's compiled ops and scopes are
- * skipped (devtest's redTypes has the same masks and counts the cases). */
+/* Kernels per type: c_reduce_<TN> and c_reducescatter_<TN>(buf, half_bytes,
+ * res, team, opmask, scmask, nlarge); the cases outside the type's compiled
+ * ops and scopes are skipped (devtest's redTypes has the same masks and
+ * counts the cases). Two kernels, so that parts can hold them apart. */
 #define RED_KERNEL(TN, T, SGN, MR, MRS, W)                                                                            \
     extern "C" __global__ void c_reduce_##TN(char *buf, unsigned long long half_bytes, int *res, int team, int opmask, \
-                                             int scmask, int nlarge, int rs)                                          \
+                                             int scmask, int nlarge)                                                  \
     {                                                                                                                 \
-        run_reduce<T, red_call_##TN<MR, MRS, W>>(buf, (size_t)half_bytes, res, (goshmem_team_t)team,                  \
-                                                 opmask & (rs ? (MRS) : (MR)), scmask & ((W) ? 7 : 5), nlarge, rs,    \
-                                                 SGN, int_type<T>());                                                 \
+        run_reduce<T, red_call_##TN<MR, 0, W>>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, opmask & (MR),     \
+                                               scmask & ((W) ? 7 : 5), nlarge, 0, SGN, int_type<T>());                \
+    }
+#define RS_KERNEL(TN, T, SGN, MR, MRS, W)                                                                             \
+    extern "C" __global__ void c_reducescatter_##TN(char *buf, unsigned long long half_bytes, int *res, int team,     \
+                                                    int opmask, int scmask, int nlarge)                               \
+    {                                                                                                                 \
+        run_reduce<T, red_call_##TN<0, MRS, W>>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, opmask & (MRS),   \
+                                                scmask & ((W) ? 7 : 5), nlarge, 1, SGN, int_type<T>());               \
     }
 
-/* The types of the reduce / reducescatter kernels, X(NAME, TYPE, signed,
- * reduce ops, reducescatter ops, warp scope): every op and scope on int32;
- * the bitwise ops on a sub-word and a 64-bit unsigned type; the floating
- * types incl. half and bfloat16. (c_every_type runs sum on every type of
- * NVSHMEM's list.) */
-#define RED_ALL_TYPES(X)                                                                                              \
-    X(int8, int8_t, true, 0x71, 0x01, 0)                                                                              \
-    X(int32, int32_t, true, 0x7f, 0x7f, 1)                                                                            \
-    X(uint64, uint64_t, false, 0x79, 0x40, 0)
+/* The types of the reduce / reducescatter kernels, RED_T_<name> = NAME,
+ * TYPE, signed, reduce ops, reducescatter ops, warp scope: every op and
+ * scope on int32; the bitwise ops on a sub-word and a 64-bit unsigned type;
+ * the floating types incl. half and bfloat16. RED_*_TYPES(X) applies X to
+ * each (DC_X spreads an entry into X's arguments). (c_every_type_* run sum
+ * on every type of NVSHMEM's list.) */
+#define RED_T_int8 int8, int8_t, true, 0x71, 0x01, 0
+#define RED_T_int32 int32, int32_t, true, 0x7f, 0x7f, 1
+#define RED_T_uint64 uint64, uint64_t, false, 0x79, 0x40, 0
+#define RED_T_float float, float, true, 0x0f, 0x09, 1
+#define RED_T_double double, double, true, 0x09, 0x01, 0
+#define RED_T_half half, half, true, 0x0f, 0x01, 1
+#define RED_T_bfloat16 bfloat16, __nv_bfloat16, true, 0x05, 0x01, 0
+#define DC_X(X, ...) X(__VA_ARGS__)
+#define RED_ALL_TYPES(X) DC_X(X, RED_T_int8) DC_X(X, RED_T_int32) DC_X(X, RED_T_uint64)
 #define RED_ARITH_TYPES(X)                                                                                            \
-    X(float, float, true, 0x0f, 0x09, 1)                                                                              \
-    X(double, double, true, 0x09, 0x01, 0)                                                                            \
-    X(half, half, true, 0x0f, 0x01, 1)                                                                                \
-    X(bfloat16, __nv_bfloat16, true, 0x05, 0x01, 0)
-/* c_every_type only (thread-scope sum_reduce and broadcast on n = 5) */
-#define RED_MORE_TYPES(X)                                                                                             \
+    DC_X(X, RED_T_float) DC_X(X, RED_T_double) DC_X(X, RED_T_half) DC_X(X, RED_T_bfloat16)
+/* c_every_type_* only (thread-scope sum_reduce on n = 5), in the two
+ * kernels' groups */
+#define RED_MORE_TYPES_A(X)                                                                                           \
     X(char, char, true, 1, 1, 0)                                                                                      \
     X(schar, signed char, true, 1, 1, 0)                                                                              \
     X(short, short, true, 1, 1, 0)                                                                                    \
     X(int, int, true, 1, 1, 0)                                                                                        \
-    X(long, long, true, 1, 1, 0)                                                                                      \
+    X(long, long, true, 1, 1, 0)
+#define RED_MORE_TYPES_B(X)                                                                                           \
     X(longlong, long long, true, 1, 1, 0)                                                                             \
     X(uchar, unsigned char, false, 1, 1, 0)                                                                           \
     X(ushort, unsigned short, false, 1, 1, 0)                                                                         \
@@ -351,8 +406,48 @@ __device__ void run_reduce(char *buf, size_t half_bytes, int *res, goshmem_team_
 #define X_CALL_ARITH(TN, T, S, MR, MRS, W) RED_CALL_ARITH(TN, T)
 RED_ALL_TYPES(X_CALL_ALL)
 RED_ARITH_TYPES(X_CALL_ARITH)
-RED_ALL_TYPES(RED_KERNEL)
-RED_ARITH_TYPES(RED_KERNEL)
+#if DC_IN(DC_PART_reduce_int8)
+DC_X(RED_KERNEL, RED_T_int8)
+#endif
+#if DC_IN(DC_PART_reducescatter_int8)
+DC_X(RS_KERNEL, RED_T_int8)
+#endif
+#if DC_IN(DC_PART_reduce_int32)
+DC_X(RED_KERNEL, RED_T_int32)
+#endif
+#if DC_IN(DC_PART_reducescatter_int32)
+DC_X(RS_KERNEL, RED_T_int32)
+#endif
+#if DC_IN(DC_PART_reduce_uint64)
+DC_X(RED_KERNEL, RED_T_uint64)
+#endif
+#if DC_IN(DC_PART_reducescatter_uint64)
+DC_X(RS_KERNEL, RED_T_uint64)
+#endif
+#if DC_IN(DC_PART_reduce_float)
+DC_X(RED_KERNEL, RED_T_float)
+#endif
+#if DC_IN(DC_PART_reducescatter_float)
+DC_X(RS_KERNEL, RED_T_float)
+#endif
+#if DC_IN(DC_PART_reduce_double)
+DC_X(RED_KERNEL, RED_T_double)
+#endif
+#if DC_IN(DC_PART_reducescatter_double)
+DC_X(RS_KERNEL, RED_T_double)
+#endif
+#if DC_IN(DC_PART_reduce_half)
+DC_X(RED_KERNEL, RED_T_half)
+#endif
+#if DC_IN(DC_PART_reducescatter_half)
+DC_X(RS_KERNEL, RED_T_half)
+#endif
+#if DC_IN(DC_PART_reduce_bfloat16)
+DC_X(RED_KERNEL, RED_T_bfloat16)
+#endif
+#if DC_IN(DC_PART_reducescatter_bfloat16)
+DC_X(RS_KERNEL, RED_T_bfloat16)
+#endif
 
 /* ======================= broadcast / fcollect / alltoall ======================= */
 
@@ -379,6 +474,7 @@ RED_ARITH_TYPES(RED_KERNEL)
         }                                                                                                             \
     }
 /* the untyped forms: n bytes */
+#if DC_IN(DC_PART_move_mem)
 __device__ int mv_call_mem(int fam, int sc, goshmem_team_t team, unsigned char *d, const unsigned char *s, size_t n,
                            int root)
 {
@@ -394,6 +490,7 @@ __device__ int mv_call_mem(int fam, int sc, goshmem_team_t team, unsigned char *
                   goshmemx_alltoallmem_block(team, d, s, n))
     }
 }
+#endif
 
 /* One family (fam) of one type: every selected scope and n; broadcast with
  * root 0 and the last member, each also in place (dest == source). Source
@@ -465,17 +562,27 @@ __device__ void run_move(char *buf, size_t half_bytes, int *res, goshmem_team_t 
         run_move<T, mv_call_##TN>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, fam, scmask, nlarge);          \
     }
 /* one type per element size (half for 2 bytes), and the untyped form */
+#if DC_IN(DC_PART_move_int8)
 MV_KERNEL(int8, int8_t)
+#endif
+#if DC_IN(DC_PART_move_half)
 MV_KERNEL(half, half)
+#endif
+#if DC_IN(DC_PART_move_float)
 MV_KERNEL(float, float)
+#endif
+#if DC_IN(DC_PART_move_int64)
 MV_KERNEL(int64, int64_t)
+#endif
+#if DC_IN(DC_PART_move_mem)
 extern "C" __global__ void c_move_mem(char *buf, unsigned long long half_bytes, int *res, int team, int fam, int scmask,
                                       int nlarge)
 {
     run_move<unsigned char, mv_call_mem>(buf, (size_t)half_bytes, res, (goshmem_team_t)team, fam, scmask, nlarge);
 }
+#endif
 
-/* c_every_type's reference of element i: the sum over the members in T,
+/* c_every_type_*'s reference of element i: the sum over the members in T,
  * which wraps for an integer type too narrow for it (char at 8 PEs). */
 template <typename T> __device__ __forceinline__ T sum_ref(goshmem_team_t team, int tn, int i)
 {
@@ -489,7 +596,10 @@ template <typename T> __device__ __forceinline__ T sum_ref(goshmem_team_t team, 
 
 /* ======================= every type once: sum reduce, thread scope =========
  * Compiles and runs the typed sum_reduce of every type of NVSHMEM's list on
- * n = 5. res[12] counts types. */
+ * n = 5, in two kernels (a part each): c_every_type_0 the types of
+ * RED_ALL_TYPES, RED_ARITH_TYPES and RED_MORE_TYPES_A (#0-11 in that
+ * order), c_every_type_1 those of RED_MORE_TYPES_B (#12-23). res[12]
+ * counts the kernel's types; a failure names the type by its number. */
 #define ONE_TYPE(TN, T)                                                                                               \
     {                                                                                                                 \
         T *s = (T *)buf, *d = (T *)(buf + 4096);                                                                      \
@@ -512,22 +622,28 @@ template <typename T> __device__ __forceinline__ T sum_ref(goshmem_team_t team, 
         goshmemx_barrier_block(team);                                                                                 \
     }
 #define ONE_TYPE_X(TN, T, S, MR, MRS, W) ONE_TYPE(TN, T)
-extern "C" __global__ void c_every_type(char *buf, int *res, int team_)
-{
-    const goshmem_team_t team = (goshmem_team_t)team_;
-    const unsigned tid = threadIdx.x;
-    const int me = goshmem_my_pe(), tn = goshmem_team_n_pes(team);
-    int ntypes = 0;
-    RED_ALL_TYPES(ONE_TYPE_X)
-    RED_ARITH_TYPES(ONE_TYPE_X)
-    RED_MORE_TYPES(ONE_TYPE_X)
-    if (tid == 0) res[12] = ntypes;
-}
+#define EVERY_TYPE_KERNEL(G, FIRST, TYPES)                                                                            \
+    extern "C" __global__ void c_every_type_##G(char *buf, int *res, int team_)                                       \
+    {                                                                                                                 \
+        const goshmem_team_t team = (goshmem_team_t)team_;                                                            \
+        const unsigned tid = threadIdx.x;                                                                             \
+        const int me = goshmem_my_pe(), tn = goshmem_team_n_pes(team);                                                \
+        int ntypes = FIRST;                                                                                           \
+        TYPES                                                                                                         \
+        if (tid == 0) res[12] = ntypes - FIRST;                                                                       \
+    }
+#if DC_IN(DC_PART_every_type_0)
+EVERY_TYPE_KERNEL(0, 0, RED_ALL_TYPES(ONE_TYPE_X) RED_ARITH_TYPES(ONE_TYPE_X) RED_MORE_TYPES_A(ONE_TYPE_X))
+#endif
+#if DC_IN(DC_PART_every_type_1)
+EVERY_TYPE_KERNEL(1, 12, RED_MORE_TYPES_B(ONE_TYPE_X))
+#endif
 
 /* ======================= barrier / sync: int returns, every scope ==========
  * Round r: thread 0 stores r into slot[r&1][my index] on every member, runs
  * the call of round r (barrier / team_sync / sync / sync_all, thread / warp /
  * block), then must see r in every member's slot. */
+#if DC_IN(DC_PART_sync)
 extern "C" __global__ void c_sync(char *buf, int *res, int team_, int rounds)
 {
     const goshmem_team_t team = (goshmem_team_t)team_;
@@ -563,12 +679,14 @@ extern "C" __global__ void c_sync(char *buf, int *res, int team_, int rounds)
     }
     goshmemx_barrier_block(team);
 }
+#endif
 
 /* ======================= helpers of devtest's stream tests =======================
  * s_fill: after spinning spin_ns (thread 0, %globaltimer; the rest wait), sets
  * p[i] = base + i for i < n (4-byte words). The spin makes a stream-order bug
  * visible: a copy enqueued after the kernel that does not wait for it reads
  * the old values. */
+#if DC_IN(DC_PART_stream)
 __device__ __forceinline__ unsigned long long dc_now(void)
 {
     unsigned long long t;
@@ -601,3 +719,4 @@ extern "C" __global__ void s_put(int *dst, const int *src, int n, int to)
 {
     if (threadIdx.x == 0 && blockIdx.x == 0) goshmem_int_put_nbi(dst, src, (size_t)n, to);
 }
+#endif
