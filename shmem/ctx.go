@@ -81,7 +81,7 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 //
 // The call is in flight (enterData) until the caller's leaveData, unless use
 // fails.
-func (c *Ctx) use(op string, pe *int, dk dataKind) (_ *runtime, _ *Ctx, err error) {
+func (c *Ctx) use(op string, pe *int, dk dataKind) (*runtime, *Ctx, error) {
 	r, err := enterData(op, dk)
 	if err != nil {
 		return nil, nil, err
@@ -89,23 +89,25 @@ func (c *Ctx) use(op string, pe *int, dk dataKind) (_ *runtime, _ *Ctx, err erro
 	if c == nil {
 		return r, r.dflt, nil
 	}
-	defer func() {
-		if err != nil {
-			r.leaveData(dk)
-		}
-	}()
-	if c.r != r {
-		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "context %d belongs to an earlier Init", c.id)
-	}
-	if c.destroyed.Load() {
-		return nil, nil, errs.New(errs.ErrInvalidArgument, r.me, op, "context %d was destroyed", c.id)
-	}
-	if c.ct != nil && pe != nil {
-		if err := c.teamPE(r, op, pe); err != nil {
-			return nil, nil, err
-		}
+	if err := c.check(r, op, pe); err != nil {
+		r.leaveData(dk)
+		return nil, nil, err
 	}
 	return r, c, nil
+}
+
+// check is use's checks of a context that is not the default one.
+func (c *Ctx) check(r *runtime, op string, pe *int) error {
+	if c.r != r {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "context %d belongs to an earlier Init", c.id)
+	}
+	if c.destroyed.Load() {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "context %d was destroyed", c.id)
+	}
+	if c.ct != nil && pe != nil {
+		return c.teamPE(r, op, pe)
+	}
+	return nil
 }
 
 // Quiet waits until every operation issued on this context before the call

@@ -92,12 +92,12 @@ type runtime struct {
 	// ones and halt ends every wait of policy and collWait (stop.go).
 	calls atomic.Int64
 	shut  spin.Halt
-	// nativeHost, nativeDev, nativeQuiet: the backends that data calls on
-	// host arrays, on GPU arrays, and quiets reach hold native resources
+	// native[dk]: the backends that data calls of kind dk (on host
+	// arrays, on GPU arrays, quiets) reach hold native resources
 	// (libfabric, the CUDA driver), so enterData counts those calls too.
-	nativeHost, nativeDev, nativeQuiet bool
-	halt                               spin.Halt
-	unwatch                            func() bool // stops WithContext's watch (nil without one)
+	native  [dataQuiet + 1]bool
+	halt    spin.Halt
+	unwatch func() bool // stops WithContext's watch (nil without one)
 }
 
 // Option configures Init. Options override the environment.
@@ -257,7 +257,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		teams:   map[int32]*teamEntry{},
 		nextTID: firstTeamID,
 	}
-	r.nativeHost, r.nativeDev, r.nativeQuiet = c.NativeHostCalls(), c.NativeCalls(), c.NativeQuiet()
+	r.native = [...]bool{dataHost: c.NativeHostCalls(), dataDev: c.NativeCalls(), dataQuiet: c.NativeQuiet()}
 	r.policy.Halt = &r.halt
 	r.collWait = r.policy
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {

@@ -66,14 +66,17 @@ func (r *runtime) leave() { r.calls.Add(-1) }
 // dataQuiet); leaveData must be given the same.
 func enterData(op string, dk dataKind) (*runtime, error) {
 	r := current.Load()
+	if r == nil || r.counted(dk) || r.shut.Stopped() {
+		return enterDataSlow(op, r)
+	}
+	return r, nil
+}
+
+// enterDataSlow is enterData's other cases, apart so that enterData
+// inlines: no runtime, a counted call, or a PE that is shut.
+func enterDataSlow(op string, r *runtime) (*runtime, error) {
 	if r == nil {
 		return nil, notInitialized(op)
-	}
-	if !r.counted(dk) {
-		if r.shut.Err() != nil {
-			return nil, r.shutErr(op)
-		}
-		return r, nil
 	}
 	return enter(op)
 }
@@ -104,16 +107,8 @@ func dataOf(b *block) dataKind {
 
 // counted says whether a data call of kind dk is counted in flight: when
 // the backend it may reach holds native resources that Finalize releases
-// (set at Init: nativeHost, nativeDev, nativeQuiet).
-func (r *runtime) counted(dk dataKind) bool {
-	switch dk {
-	case dataHost:
-		return r.nativeHost
-	case dataDev:
-		return r.nativeDev
-	}
-	return r.nativeQuiet
-}
+// (set at Init, indexed by dataKind).
+func (r *runtime) counted(dk dataKind) bool { return r.native[dk] }
 
 // enterWorld is enter for BarrierAll and SyncAll: it takes the world
 // team's lock instead of counting the call. Finalize takes that lock once

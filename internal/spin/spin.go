@@ -51,6 +51,9 @@ func (h *Halt) Stop(err error) { h.err.CompareAndSwap(nil, &err) }
 // Clear lets waits on h run again.
 func (h *Halt) Clear() { h.err.Store(nil) }
 
+// Stopped reports whether h is stopped (Err is not nil), in one load.
+func (h *Halt) Stopped() bool { return h.err.Load() != nil }
+
 // Err is the error Stop set, or nil while h runs.
 func (h *Halt) Err() error {
 	if p := h.err.Load(); p != nil {
