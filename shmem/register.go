@@ -12,7 +12,12 @@ import (
 // cuBLAS workspace, anything cudaMalloc'd in this PE's GPU context. The
 // Array is the local side of the GPU calls: the source of PutOnStream
 // and PutSignalOnStream, the destination of GetOnStream, over load/store,
-// the proxy and IBGDA. Kernels address it through DevicePtr.
+// the proxy and IBGDA. Kernels address it through DevicePtr, and the
+// device API's puts from it and gets into it use it in place on every
+// transport: a stream copy over load/store; the GPU proxy's workers copy
+// from and to it (RegisterDevice enters it in the proxy's table); IBGDA
+// names it in WQEs under its own key (RegisterDevice registers it with
+// the NIC: a memory region of the ConnectX, a region of the soft NIC).
 //
 // A registered array is not symmetric: no peer knows it. Every use as a
 // remote side is refused with ErrInvalidArgument naming the call: the
@@ -22,13 +27,17 @@ import (
 //
 // RegisterDevice is local to this PE, not collective (Ref: NVSHMEM
 // nvshmemx_buffer_register). Free unregisters the array and leaves the
-// memory to its owner, who must not free it before. RegisterDevice(ptr,
-// 0) checks ptr and returns the zero Array.
+// memory to its owner, who must not free it before; no call using the
+// array may be queued or running then. RegisterDevice(ptr, 0) checks ptr
+// and returns the zero Array.
 //
 // Errors: ptr 0 or not aligned to T, n < 0, a range that is not device
 // memory of this PE's GPU context, runs past its allocation, or overlaps
 // the symmetric GPU heap or a buffer registered before →
-// ErrInvalidArgument; no GPU → ErrNotSupported with the reason.
+// ErrInvalidArgument; no GPU → ErrNotSupported with the reason; the GPU
+// proxy's or IBGDA's table of registered buffers full (255 and 256
+// buffers), or a ConnectX that cannot register GPU memory (neither
+// dma-buf nor nvidia-peermem) → ErrNotSupported saying which.
 func RegisterDevice[T Elem](ptr uintptr, n int) (Array[T], error) {
 	const op = "RegisterDevice"
 	r, err := enter(op)

@@ -66,13 +66,17 @@
  * roff is the symmetric byte offset on the target PE (40 bits: heaps up to
  * 1 TiB). Ops:
  *   PUT        w1 = loff | size << 40: copy size bytes (< 16 MiB) from this
- *              PE's heap at loff. The payload is referenced, not copied: the
- *              source must be in the symmetric heap (a non-symmetric source
- *              goes as INLINE chunks of 8 bytes instead), and a blocking put
- *              waits for the request's completion before the source is reused.
+ *              PE's heap at loff (arg = 0), or from offset loff of the
+ *              registered buffer in slot arg - 1 of the table `regs` (arg
+ *              1..GOSHMEMI_PROXY_MAX_REGS). The payload is referenced, not
+ *              copied: the source must be in the symmetric heap or a
+ *              registered buffer (any other source goes as INLINE chunks of
+ *              8 bytes instead), and a blocking put waits for the request's
+ *              completion before the source is reused.
  *   PUT_INLINE w1 = up to 8 payload bytes, arg = length (1..8).
  *   GET        w1 = loff | size << 40: copy from pe's roff into this PE's heap
- *              at loff (a non-symmetric destination goes through replies).
+ *              at loff (arg = 0) or into registered buffer arg - 1 at loff
+ *              (any other destination goes through replies).
  *   GET_REPLY  arg = length (1..8): the bytes come back in the reply slot.
  *   AMO        arg = amo op (bits 0-2, GOSHMEMI_AMO_*) | 8-byte (bit 3) |
  *              reply (bit 4) | ext (bit 5); w1 = operand. With ext (compare-
@@ -103,6 +107,18 @@
  * which the worker has already served (the space wait came first), and its
  * owner only waits for that reply before it acknowledges.
  *
+ * Registered buffers. GPU memory of this PE that another library allocated
+ * (shmem.RegisterDevice) is entered by the host in the table `regs` (GPU
+ * memory): {base, end} per slot, end = 0 for a free slot. The host writes
+ * base before end when it adds one and clears end first when it removes
+ * one, so a thread that reads a slot during a change matches nothing or
+ * the whole entry; a buffer is used only between its registration and its
+ * removal (the caller's rule), never during either. A put from (or a get
+ * into) a range outside the heap looks the range up here (a scan of the
+ * n slots in use; the heap's own path does not read the table) and, when
+ * one slot holds all of it, names the slot in the descriptor: the worker
+ * copies from or to the buffer in place, as it does for the heap.
+ *
  * Faults. Every proxy wait (ring full, completion, reply) checks the
  * host-pinned status block (every 64 polls, at most once per 100 us of the
  * wait: GOSHMEMI_PROXY_DEAD_CHECK_NS): status->dead != 0 (a worker
@@ -127,6 +143,8 @@
 
 #define GOSHMEMI_PROXY_MAX_RINGS 64
 #define GOSHMEMI_PROXY_MAX_CTX 32
+/* Slots of the registered-buffer table: a descriptor's arg names slot + 1. */
+#define GOSHMEMI_PROXY_MAX_REGS 255
 
 #define GOSHMEMI_PROXY_SPSC 0u
 #define GOSHMEMI_PROXY_MPSC 1u
@@ -196,6 +214,21 @@ typedef struct goshmemi_proxy_status {
     uint64_t ring_err[GOSHMEMI_PROXY_MAX_RINGS][2]; /* first rejection per ring: {reason, ticket} */
 } goshmemi_proxy_status_t;
 
+/* One registered buffer (GPU memory, host-written; see "Registered
+ * buffers" above): device addresses [base, end); end = 0: a free slot. */
+typedef struct goshmemi_proxy_reg {
+    uint64_t base;
+    uint64_t end;
+} goshmemi_proxy_reg_t;
+
+/* The table of registered buffers (GPU memory, host-written). */
+typedef struct goshmemi_proxy_regs {
+    uint32_t n; /* slots [0, n) may be in use: the device scans those */
+    uint32_t pad32_;
+    uint64_t pad_;
+    goshmemi_proxy_reg_t reg[GOSHMEMI_PROXY_MAX_REGS];
+} goshmemi_proxy_regs_t;
+
 typedef struct goshmemi_proxy_state {
     uint32_t version; /* GOSHMEMI_PROXY_STATE_VERSION */
     uint32_t size;
@@ -203,7 +236,11 @@ typedef struct goshmemi_proxy_state {
     uint32_t nctx;
     uint64_t status;     /* device address of goshmemi_proxy_status_t (host-pinned) */
     uint64_t timeout_ns; /* 0: proxy waits never time out */
-    uint64_t pad_[4];
+    /* device address of the goshmemi_proxy_regs_t (0: none). Taken from
+     * pad_ (size unchanged): a state without it reads 0, and its kernels
+     * send registered buffers inline as before. */
+    uint64_t regs;
+    uint64_t pad_[3];
     uint8_t ctx_first[GOSHMEMI_PROXY_MAX_CTX];
     uint8_t ctx_count[GOSHMEMI_PROXY_MAX_CTX];
     goshmemi_proxy_ring_t rings[GOSHMEMI_PROXY_MAX_RINGS];
@@ -221,6 +258,13 @@ _Static_assert(sizeof(goshmemi_proxy_ring_t) == 192, "goshmemi_proxy_ring_t layo
 _Static_assert(sizeof(goshmemi_proxy_reply_t) == 32, "goshmemi_proxy_reply_t layout changed: update proxy/layout.go");
 _Static_assert(sizeof(goshmemi_proxy_state_t) == 128 + 192 * GOSHMEMI_PROXY_MAX_RINGS,
                "goshmemi_proxy_state_t layout changed: update proxy/layout.go");
+#endif
+#if defined(__cplusplus)
+static_assert(sizeof(goshmemi_proxy_regs_t) == 16 + 16 * GOSHMEMI_PROXY_MAX_REGS,
+              "goshmemi_proxy_regs_t layout changed: update proxy/layout.go");
+#else
+_Static_assert(sizeof(goshmemi_proxy_regs_t) == 16 + 16 * GOSHMEMI_PROXY_MAX_REGS,
+               "goshmemi_proxy_regs_t layout changed: update proxy/layout.go");
 #endif
 
 /* Descriptor encoding (shared with the worker; internal/transport/proxy mirrors it). */
@@ -715,6 +759,29 @@ GOSHMEMI_FN uint64_t goshmemi_proxy_local_off(const void *p, size_t n)
     return off;
 }
 
+/* The registered buffer (table `regs`) that holds all of [p, p+n): its
+ * slot + 1, the descriptor's arg, with *off the offset of p in it; 0 when
+ * no registered buffer holds the range. Out of line: only sources and
+ * destinations outside the heap come here. */
+GOSHMEMI_COLD uint32_t goshmemi_proxy_reg_find(goshmemi_proxy_state_t *ps, const void *p, size_t n, uint64_t *off)
+{
+    const goshmemi_proxy_regs_t *rs = (const goshmemi_proxy_regs_t *)(uintptr_t)goshmemi_proxy_cfg_u64(&ps->regs);
+    if (rs == NULL) return 0;
+    const uint64_t a = (uint64_t)(uintptr_t)p;
+    uint32_t m = goshmemi_relaxed_load_u32(&rs->n, 0);
+    if (m > GOSHMEMI_PROXY_MAX_REGS) m = GOSHMEMI_PROXY_MAX_REGS;
+    for (uint32_t i = 0; i < m; i++) {
+        /* end first: a slot being removed has end = 0 before its base changes */
+        const uint64_t end = goshmemi_relaxed_load_u64(&rs->reg[i].end, 0);
+        const uint64_t base = goshmemi_relaxed_load_u64(&rs->reg[i].base, 0);
+        if (a >= base && a < end && (uint64_t)n <= end - a) {
+            *off = a - base;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
 /* An inline put of the n (1..8) low-order bytes of v: the enqueue a p is
  * (remote.h's goshmemi_remote_put_value keeps v in a register). */
 GOSHMEMI_FN void goshmemi_proxy_put_value(int ctx, int pe, uint64_t dst_off, uint64_t v, size_t n)
@@ -734,7 +801,9 @@ GOSHMEMI_FN void goshmemi_proxy_put(int ctx, int pe, uint64_t dst_off, const voi
     goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
     if (n == 0) return;
     uint64_t loff = goshmemi_proxy_local_off(src, n);
-    if (loff == UINT64_MAX) { /* not symmetric: 8-byte inline chunks */
+    uint32_t reg = 0; /* the descriptor's arg: 0 = the heap, else a registered buffer's slot + 1 */
+    if (loff == UINT64_MAX && (reg = goshmemi_proxy_reg_find(ps, src, n, &loff)) == 0) {
+        /* neither symmetric nor registered: 8-byte inline chunks */
         const unsigned char *s = (const unsigned char *)src;
         for (size_t o = 0; o < n; o += 8) {
             size_t c = n - o < 8 ? n - o : 8;
@@ -747,7 +816,7 @@ GOSHMEMI_FN void goshmemi_proxy_put(int ctx, int pe, uint64_t dst_off, const voi
     int flags = GOSHMEMI_PROXY_POST_RELEASE;
     for (uint64_t o = 0; o < n; o += GOSHMEMI_PROXY_CHUNK) {
         uint64_t c = n - o < GOSHMEMI_PROXY_CHUNK ? n - o : GOSHMEMI_PROXY_CHUNK;
-        t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT, pe, 0, dst_off + o),
+        t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_PUT, pe, reg, dst_off + o),
                                 goshmemi_proxy_w1_span(loff + o, c), 0, 0, 0, flags);
         flags = 0;
     }
@@ -760,7 +829,9 @@ GOSHMEMI_FN void goshmemi_proxy_get(int ctx, int pe, void *dst, uint64_t src_off
     goshmemi_proxy_ringcfg_t ring = goshmemi_proxy_ring_for(ps, ctx);
     if (n == 0) return;
     uint64_t loff = n > 8 ? goshmemi_proxy_local_off(dst, n) : UINT64_MAX;
-    if (loff == UINT64_MAX) { /* small or not symmetric: through reply slots, 8 bytes each */
+    uint32_t reg = 0; /* the descriptor's arg: 0 = the heap, else a registered buffer's slot + 1 */
+    if (loff == UINT64_MAX && (n <= 8 || (reg = goshmemi_proxy_reg_find(ps, dst, n, &loff)) == 0)) {
+        /* small, or neither symmetric nor registered: through reply slots, 8 bytes each */
         unsigned char *d = (unsigned char *)dst;
         for (size_t o = 0; o < n; o += 8) {
             size_t c = n - o < 8 ? n - o : 8;
@@ -777,7 +848,7 @@ GOSHMEMI_FN void goshmemi_proxy_get(int ctx, int pe, void *dst, uint64_t src_off
     uint64_t t = 0;
     for (uint64_t o = 0; o < n; o += GOSHMEMI_PROXY_CHUNK) {
         uint64_t c = n - o < GOSHMEMI_PROXY_CHUNK ? n - o : GOSHMEMI_PROXY_CHUNK;
-        t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_GET, pe, 0, src_off + o),
+        t = goshmemi_proxy_post(ps, &ring, goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_GET, pe, reg, src_off + o),
                                 goshmemi_proxy_w1_span(loff + o, c), 0, 0, 0, 0);
     }
     if (!nbi) goshmemi_proxy_wait_done(ps, ring.ring, t + 1);

@@ -85,6 +85,23 @@ const (
 	SlotBytes = 256
 )
 
+// The registered-buffer table (goshmemi_ibgda_regs_t, GPU memory, named by
+// StateDesc.Regs): a count of slots in use, then MaxRegs slots {base,
+// end, lkey} of RegSize bytes from RegsOffReg; end 0 is a free slot.
+// tests/ibgda/e2e checks these against the C structs.
+const (
+	MaxRegs          = 256 // GOSHMEMI_IBGDA_MAX_REGS
+	RegsOffN         = 0
+	RegsOffReg       = 16
+	RegSize          = 24
+	RegOffBase       = 0
+	RegOffEnd        = 8
+	RegOffLKey       = 16
+	RegsSize         = RegsOffReg + RegSize*MaxRegs
+	StateOffLKey     = 0x1c // heap_lkey, which a growing heap's new key replaces
+	StateOffHeapSize = 0x28 // heap_size
+)
+
 // StateDesc is the host-written part of goshmemi_ibgda_state_t. Addresses
 // are the posting threads' (device addresses on the GPU).
 type StateDesc struct {
@@ -106,6 +123,7 @@ type StateDesc struct {
 	Flags        uint32 // StateHostQueues, ...
 	TimeoutNS    uint64 // GOSHMEM_TIMEOUT for the backend's slot waits; 0: none
 	Report       uint64 // host-readable 8-byte report word (ReportWord), zeroed; 0: none
+	Regs         uint64 // the registered-buffer table (RegsSize bytes, zeroed); 0: none
 }
 
 // StateHostQueues (StateDesc.Flags, GOSHMEMI_IBGDA_STATE_HOST_QUEUES): the
@@ -144,7 +162,7 @@ func EncodeState(d StateDesc) []byte {
 	le.PutUint32(b[0x74:], d.Flags)
 	le.PutUint64(b[0x78:], d.TimeoutNS)
 	le.PutUint64(b[0x80:], d.Report)
-	// 0x88 reserved: zero
+	le.PutUint64(b[0x88:], d.Regs)
 	return b
 }
 

@@ -95,6 +95,9 @@ type MR struct {
 
 	Region     Region
 	Base, Size uint64
+
+	// uses counts the WQE segments that named Key (KeyUses)
+	uses *atomic.Uint64
 }
 
 // Region is memory the SoftNIC reaches through calls rather than loads and
@@ -174,9 +177,11 @@ type QPConfig struct {
 	DoorbellDriven bool
 }
 
-// Stats counts what the SoftNIC did.
+// Stats counts what the SoftNIC did. InlineWrites counts RDMA writes whose
+// payload was inline in the WQE (no local key, no read of the poster's
+// memory).
 type Stats struct {
-	WQEs, CQEs, ErrCQEs, Doorbells, BadDoorbells atomic.Uint64
+	WQEs, CQEs, ErrCQEs, Doorbells, BadDoorbells, InlineWrites atomic.Uint64
 }
 
 type softQP struct {
@@ -214,7 +219,7 @@ func (n *SoftNIC) RegisterMR(key uint32, mem []byte, access int) error {
 	if _, ok := n.mrs[key]; ok {
 		return fmt.Errorf("ibgda: key %#x already registered", key)
 	}
-	n.mrs[key] = MR{Key: key, Mem: mem, Access: access}
+	n.mrs[key] = MR{Key: key, Mem: mem, Access: access, uses: new(atomic.Uint64)}
 	return nil
 }
 
@@ -229,8 +234,34 @@ func (n *SoftNIC) RegisterRegion(key uint32, base, size uint64, r Region, access
 	if _, ok := n.mrs[key]; ok {
 		return fmt.Errorf("ibgda: key %#x already registered", key)
 	}
-	n.mrs[key] = MR{Key: key, Access: access, Region: r, Base: base, Size: size}
+	n.mrs[key] = MR{Key: key, Access: access, Region: r, Base: base, Size: size, uses: new(atomic.Uint64)}
 	return nil
+}
+
+// DeregisterMR removes the region under key (ibv_dereg_mr): a WQE that
+// names the key afterwards fails with a protection or access error, as on
+// a NIC. The caller makes sure no WQE that names it is still unexecuted.
+func (n *SoftNIC) DeregisterMR(key uint32) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.mrs[key]; !ok {
+		return fmt.Errorf("ibgda: key %#x is not registered", key)
+	}
+	delete(n.mrs, key)
+	return nil
+}
+
+// KeyUses is how many WQE segments named key, as a local key (the data
+// or a fetched value) or a remote key, since it was registered; 0 for a
+// key not registered now.
+func (n *SoftNIC) KeyUses(key uint32) uint64 {
+	n.mu.Lock()
+	m, ok := n.mrs[key]
+	n.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	return m.uses.Load()
 }
 
 // AddQP attaches a QP; call before Start.
@@ -714,6 +745,9 @@ func (n *SoftNIC) lookup(key uint32, addr, size uint64, access int) (span, bool)
 	if !ok || m.Access&access != access {
 		return span{}, false
 	}
+	if m.uses != nil {
+		m.uses.Add(1)
+	}
 	base, msize := m.addr(), m.size()
 	if addr < base || size > msize || addr-base > msize-size {
 		return span{}, false
@@ -732,7 +766,9 @@ func (n *SoftNIC) execute(w *WQE) (uint32, uint8) {
 		return 0, 0
 	case OpcodeRDMAWrite:
 		src := w.Inline
-		if src == nil {
+		if src != nil {
+			n.stats.InlineWrites.Add(1)
+		} else {
 			var total uint64
 			for _, d := range w.SGEs {
 				total += d.Len()

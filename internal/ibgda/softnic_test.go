@@ -271,3 +271,37 @@ func TestSoftNICDrain(t *testing.T) {
 	assert.Contains(t, err.Error(), "QP 0x42")
 	assert.Contains(t, err.Error(), "doorbell record 1")
 }
+
+// A local region registered after Start (a buffer registered while the
+// NIC runs) is the local side of RDMA writes and reads under its key, which
+// KeyUses counts; inline writes count in Stats.InlineWrites and name no
+// key; after DeregisterMR the key fails with a local protection error.
+func TestSoftNICRegisterLocalWhileRunning(t *testing.T) {
+	r := newRig(t, 8, 4)
+	local := aligned(64)
+	for i := range local {
+		local[i] = byte(i + 1)
+	}
+	require.NoError(t, r.nic.RegisterMR(9, local, AccessLocalRead|AccessLocalWrite))
+	la := uint64(uintptr(unsafe.Pointer(&local[0])))
+	r.post(t, WQE{Opcode: OpcodeRDMAWrite, FmCeSe: CtrlCQUpdate, RAddr: r.addr(0), RKey: 7, SGEs: []DataSeg{{32, 9, la}}}, 0)
+	assert.Equal(t, uint8(CQEReq), r.next(t).Opcode)
+	assert.Equal(t, local[:32], r.remote[:32], "written from the registered region")
+	r.post(t, WQE{Opcode: OpcodeRDMARead, FmCeSe: CtrlCQUpdate, RAddr: r.addr(100), RKey: 7, SGEs: []DataSeg{{16, 9, la + 40}}}, 0)
+	assert.Equal(t, uint8(CQEReq), r.next(t).Opcode)
+	assert.Equal(t, r.remote[100:116], local[40:56], "read into the registered region")
+	assert.Equal(t, uint64(2), r.nic.KeyUses(9))
+	assert.Equal(t, uint64(2), r.nic.KeyUses(7), "the remote key, once per WQE")
+	assert.Zero(t, r.nic.Stats().InlineWrites.Load())
+	r.post(t, WQE{Opcode: OpcodeRDMAWrite, FmCeSe: CtrlCQUpdate, RAddr: r.addr(200), RKey: 7, Inline: []byte{1, 2, 3}}, 0)
+	assert.Equal(t, uint8(CQEReq), r.next(t).Opcode)
+	assert.Equal(t, uint64(1), r.nic.Stats().InlineWrites.Load())
+
+	require.NoError(t, r.nic.DeregisterMR(9))
+	assert.Error(t, r.nic.DeregisterMR(9), "twice")
+	assert.Zero(t, r.nic.KeyUses(9))
+	r.post(t, WQE{Opcode: OpcodeRDMAWrite, RAddr: r.addr(0), RKey: 7, SGEs: []DataSeg{{8, 9, la}}}, 0)
+	c := r.next(t)
+	assert.Equal(t, uint8(CQEReqErr), c.Opcode)
+	assert.Equal(t, uint8(SyndromeLocalProtErr), c.Syndrome, "a deregistered key")
+}

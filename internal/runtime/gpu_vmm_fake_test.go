@@ -142,21 +142,3 @@ func gpuVMMHeapRefused(t *testing.T) {
 		assert.Contains(t, p.err.Error(), `GOSHMEM_DEVICE_HEAP_MAX="lots"; must be auto or a size in bytes`)
 	}
 }
-
-// With the proxy (PEs reached through a remote transport, whose range
-// checks use the size at Init) the heap does not grow: Grow fails on
-// every PE with ErrNotSupported and a hint to size the heap at Init.
-func gpuVMMProxyNoGrow(t *testing.T) {
-	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_TRANSPORT": "proxy", "GOSHMEM_DEVICE_HEAP_MAX": "64M"}, nil,
-		func(r *Runtime) error {
-			err := r.GPU.Grow(8<<20, bootExchange(r))
-			if !stderrors.Is(err, errs.ErrNotSupported) || r.GPU.Size() != 4<<20 {
-				return fmt.Errorf("PE %d: Grow with the proxy: %v, size %d", r.Me, err, r.GPU.Size())
-			}
-			return nil
-		})
-	for i, p := range got {
-		require.NoError(t, p.err, "PE %d: New", i)
-		require.NoError(t, p.work, "PE %d", i)
-	}
-}

@@ -45,12 +45,21 @@ type ibgdaLayout struct {
 	report    *uint64 // the host-pinned report word
 	qps       []ibgda.QPDesc
 	names     map[uint32]string // QPN -> "ctx c -> PE pe"
+	// the key tables (the QPs' one-entry lkey table, the rkey table of
+	// every PE) and the registered-buffer table: what ibgdaMem rewrites
+	lkeyTab, rkeyTab, regs uint64
 }
 
 // ibgdaDevBytes is the GPU block layoutIBGDA needs for nq QPs.
 func ibgdaDevBytes(nq, npes, nctx int, sqMax uint32) uint64 {
 	return uint64(ibgda.StateStructSize) + uint64(nq)*(ibgda.QPStructSize+uint64(sqMax)+4) +
-		uint64(nctx*npes)*4 + uint64(npes)*12 + ibgdaSlots*4 + 16*64
+		uint64(nctx*npes)*4 + uint64(npes)*12 + ibgdaSlots*4 + ibgda.RegsSize + 17*64
+}
+
+// mem is the ibgdaMem of this layout, registering through nic.
+func (l ibgdaLayout) mem(r *Runtime, nic ibgdaNIC, remote []int) *ibgdaMem {
+	return &ibgdaMem{r: r, ctx: r.GPU.Ctx, nic: nic, state: l.stateAddr, lkeyTab: l.lkeyTab, rkeyTab: l.rkeyTab,
+		regs: l.regs, remote: remote, size: r.GPU.Size()}
 }
 
 // ibgdaHostBytes is the host-pinned part layoutIBGDA takes: slots, scratch
@@ -96,6 +105,8 @@ func (r *Runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem 
 	slotBusy := db.take(ibgdaSlots * 4)
 	fence := db.take(uint64(nq) * 4)
 	qps := db.take(uint64(nq) * ibgda.QPStructSize)
+	out.regs = db.take(ibgda.RegsSize) // zero: no registered buffer
+	out.lkeyTab, out.rkeyTab = lkeyTab, rkeyTab
 	slots := hb.take(ibgdaSlots * ibgda.SlotBytes)
 	scratch := hb.take(uint64(nq) * 8)
 	report := hb.take(8)
@@ -128,7 +139,7 @@ func (r *Runtime) layoutIBGDA(sp ibgdaSpec, db *bump, img []byte, hb *bump, mem 
 		HeapBase: sp.heapBase, HeapSize: sp.heapSize,
 		QPs: qps, QPIndex: qpIndex, RKey: rkeyTab, RemoteBase: remoteBase,
 		Slots: slots, SlotBusy: slotBusy, NSlots: ibgdaSlots, SlotLKey: sp.slotLKey, FencePending: fence,
-		Flags: sp.flags, TimeoutNS: timeoutNS, Report: report,
+		Flags: sp.flags, TimeoutNS: timeoutNS, Report: report, Regs: out.regs,
 	}))
 	return out, nil
 }

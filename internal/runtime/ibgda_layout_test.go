@@ -60,6 +60,10 @@ func TestLayoutIBGDA(t *testing.T) {
 		assert.NotZero(t, d.SQNBB)
 	}
 	assert.Equal(t, "ctx 1 -> PE 2", lay.names[0x103])
+	assert.Equal(t, rkey, lay.rkeyTab)
+	assert.Equal(t, uint32(0x11), le.Uint32(at(lay.lkeyTab)), "the QPs' lkey table")
+	assert.Equal(t, lay.regs, le.Uint64(st[0x88:]), "the registered-buffer table")
+	assert.Equal(t, make([]byte, ibgda.RegsSize), at(lay.regs)[:ibgda.RegsSize], "empty: n = 0, every slot free")
 	*lay.report = 7
 	assert.Equal(t, uint64(7), le.Uint64(mem[le.Uint64(st[0x80:])-hostBase:]), "report word in the host block")
 

@@ -72,6 +72,11 @@ type mlx5IBGDA struct {
 	ringer     *ibgda.Ringer
 	report     *uint64
 	names      map[uint32]string
+	// mem: registered buffers and the grown heap's keys (ibgda_mem.go);
+	// gpu, me: what regBuffer and regHeap register
+	mem *ibgdaMem
+	gpu *cudatr.Transport
+	me  int
 }
 
 func (m *mlx5IBGDA) close() error {
@@ -79,6 +84,9 @@ func (m *mlx5IBGDA) close() error {
 		m.ringer.Stop()
 	}
 	var errList []error
+	if m.mem != nil {
+		errList = append(errList, m.mem.close()) // before the protection domain goes
+	}
 	for i := len(m.registered) - 1; i >= 0; i-- {
 		errList = append(errList, m.gctx.MemHostUnregister(m.registered[i]))
 	}
@@ -161,7 +169,7 @@ func (r *Runtime) startMLX5Local(s mlx5Settings) (*mlx5IBGDA, []int, []byte, err
 			remote = append(remote, pe)
 		}
 	}
-	m := &mlx5IBGDA{gctx: r.GPU.Ctx}
+	m := &mlx5IBGDA{gctx: r.GPU.Ctx, gpu: r.GPU, me: r.Me}
 	me, err := r.mlx5Local(m, s, remote)
 	if err == nil {
 		var b []byte
@@ -281,29 +289,66 @@ func (r *Runtime) mlx5GPUQueues(m *mlx5IBGDA, nq int) (mlx5prm.Block, error) {
 	return blk, nil
 }
 
-// mlx5RegHeap registers this PE's GPU heap: dma-buf first, then
-// ibv_reg_mr through peer memory (nvidia-peermem).
+// mlx5RegHeap registers this PE's GPU heap as it is at Init.
 func (r *Runtime) mlx5RegHeap(v *verbs.Context) (*verbs.MR, error) {
 	g := r.GPU
-	base, size := g.Base(), g.Size()
-	fd, dmaErr := g.Ctx.MemGetDmabufFD(base, int(size))
+	return mlx5RegGPU(v, g.Ctx, r.Me, "Init", "the GPU heap", uint64(g.Base()), g.Size())
+}
+
+// mlx5PageSize is the alignment of a dma-buf export's range
+// (cuMemGetHandleForAddressRange: the host page size).
+const mlx5PageSize = 4096
+
+// mlx5RegGPU registers [addr, addr+bytes) of the GPU memory of ctx (what
+// names the memory in errors) with the NIC: by dma-buf first (the export
+// covers the range's host pages; the MR starts at addr's offset in it, so
+// WQEs name the memory at addr), then ibv_reg_mr through peer memory
+// (nvidia-peermem). Without either the error says what each one needs.
+func mlx5RegGPU(v *verbs.Context, ctx *cuda.Context, me int, op, what string, addr, bytes uint64) (*verbs.MR, error) {
+	if v == nil {
+		return nil, errs.Hint(errs.ErrNotSupported, "GOSHMEM_IBGDA_NIC=mlx5 needs a ConnectX that rdma-core finds", me, op,
+			"GOSHMEM_IBGDA_NIC=mlx5: no open mlx5 device to register %s (%d bytes at %#x) with", what, bytes, addr)
+	}
+	start := addr &^ (mlx5PageSize - 1)
+	span := (addr+bytes+mlx5PageSize-1)&^(mlx5PageSize-1) - start
+	fd, dmaErr := ctx.MemGetDmabufFD(cuda.DevicePtr(start), int(span))
 	if dmaErr == nil {
-		mr, err := v.RegDmabufMR(fd, 0, size, uint64(base))
+		mr, err := v.RegDmabufMR(fd, addr-start, bytes, addr)
 		_ = syscall.Close(fd) // the MR holds its own reference
 		if err == nil {
 			return mr, nil
 		}
 		dmaErr = err
 	}
-	mr, err := v.RegMR(uintptr(base), size)
+	mr, err := v.RegMR(uintptr(addr), bytes)
 	if err == nil {
 		return mr, nil
 	}
 	return nil, errs.Hint(errs.ErrNotSupported,
 		"dma-buf needs CUDA 11.7+ with the open GPU kernel modules and Linux 5.12+; the fallback needs the "+
-			"nvidia-peermem module loaded; or use GOSHMEM_GPU_TRANSPORT=proxy", r.Me, "Init",
-		"GOSHMEM_IBGDA_NIC=mlx5: the NIC cannot register the GPU heap (%d bytes at %#x): dma-buf: %v; peer memory: %v",
-		size, uint64(base), dmaErr, err)
+			"nvidia-peermem module loaded; or use GOSHMEM_GPU_TRANSPORT=proxy", me, op,
+		"GOSHMEM_IBGDA_NIC=mlx5: the NIC cannot register %s (%d bytes at %#x): dma-buf: %v; peer memory: %v",
+		what, bytes, addr, dmaErr, err)
+}
+
+// regBuffer implements ibgdaNIC: a memory region of the ConnectX.
+func (m *mlx5IBGDA) regBuffer(addr, bytes uint64, _ int) (uint32, func() error, error) {
+	mr, err := mlx5RegGPU(m.v, m.gctx, m.me, "RegisterDevice", "the registered GPU buffer", addr, bytes)
+	if err != nil {
+		return 0, nil, err
+	}
+	return mr.LKey, mr.Close, nil
+}
+
+// regHeap implements ibgdaNIC: one memory region over this PE's heap up to
+// size (every chunk mapped so far), whose rkey the peers name.
+func (m *mlx5IBGDA) regHeap(size uint64) (heapKeys, error) {
+	mr, err := mlx5RegGPU(m.v, m.gctx, m.me, "AllocDevice", "the grown GPU heap", uint64(m.gpu.Base()), size)
+	if err != nil {
+		return heapKeys{}, err
+	}
+	return heapKeys{lkey: mr.LKey, publish: mr.RKey, rkey: func(_ int, published uint32) uint32 { return published },
+		release: mr.Close}, nil
 }
 
 // mlx5Connect connects every QP to its peer's, maps the queues (and, with
@@ -409,6 +454,8 @@ func (r *Runtime) mlx5Connect(m *mlx5IBGDA, s mlx5Settings, remote []int, all []
 	if err := g.ConfigureRemote(isRemote, cudatr.RemoteIBGDA, lay.stateAddr); err != nil {
 		return errs.Wrap(err, r.Me, "Init", "device state for IBGDA")
 	}
+	m.mem = lay.mem(r, m, remote)
+	g.OnGrow(m.mem.grow)
 	r.preloadLib()
 	return nil
 }

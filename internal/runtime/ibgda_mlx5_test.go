@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/goshmem/goshmem/internal/cgo/verbs"
+	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/ibgda"
 )
 
@@ -31,4 +32,17 @@ func TestMLX5RingsByPlacement(t *testing.T) {
 
 	assert.Equal(t, uint32(ibgda.StateHostQueues), mlx5StateFlags(false))
 	assert.Equal(t, uint32(0), mlx5StateFlags(true))
+}
+
+// Without an open ConnectX the registration of GPU memory (the heap, a
+// grown heap, a RegisterDevice buffer) fails with ErrNotSupported naming
+// the NIC setting, what was to be registered, and the call.
+func TestMLX5RegisterWithoutDevice(t *testing.T) {
+	_, err := mlx5RegGPU(nil, nil, 3, "RegisterDevice", "the registered GPU buffer", 0x7f00_0000_1000, 4096)
+	assert.ErrorIs(t, err, errs.ErrNotSupported)
+	assert.ErrorContains(t, err, "PE 3: RegisterDevice: GOSHMEM_IBGDA_NIC=mlx5: no open mlx5 device to register the registered GPU buffer (4096 bytes at 0x7f0000001000)")
+	m := &mlx5IBGDA{me: 2}
+	_, _, err = m.regBuffer(0x7f00_0000_2000, 64, 0)
+	assert.ErrorIs(t, err, errs.ErrNotSupported)
+	assert.ErrorContains(t, err, "PE 2: RegisterDevice:")
 }

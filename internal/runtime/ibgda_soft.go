@@ -26,9 +26,15 @@ const (
 	softIBGDACQEs  = 64  // CQEs per CQ
 	softIBGDAQPN0  = 0x1000
 	softIBGDASlotK = 0x2000_0000 // lkey of the pinned block (slots, scratch words)
+	softIBGDARegK  = 0x3000_0000 // + slot: the lkey of a registered buffer
+	// softIBGDAHeapGens is how many key sets the heaps can have: the one
+	// of Init, then one per growth (softIBGDAHeapKey)
+	softIBGDAHeapGens = 0x1000
 )
 
-func softIBGDAHeapKey(pe int) uint32 { return 0x1000_0000 + uint32(pe) }
+// softIBGDAHeapKey is the key of PE pe's heap in key set gen (0: Init's;
+// each growth registers the heaps again, under the next set).
+func softIBGDAHeapKey(gen, pe int) uint32 { return 0x1000_0000 + uint32(gen)<<16 + uint32(pe) }
 
 // softIBGDA is this PE's emulated NIC, the pinned block the NIC reads and
 // writes (SQs, doorbell records, CQs, slots) and the GPU block only device
@@ -48,6 +54,56 @@ type softIBGDA struct {
 	// ringer: GOSHMEM_IBGDA_DOORBELL=cpu, the CPU-assisted ringer (the
 	// NIC is then doorbell-driven); nil otherwise.
 	ringer *ibgda.Ringer
+	// mem: registered buffers and the grown heap's keys (ibgda_mem.go);
+	// gpu, me, remote, gen: what regHeap registers, and its last key set
+	mem    *ibgdaMem
+	gpu    *cudatr.Transport
+	me     int
+	remote []int
+	gen    int
+}
+
+// regBuffer implements ibgdaNIC: a local region of the emulated NIC,
+// reached by copies (cudatr.DeviceRegion), under its own key.
+func (s *softIBGDA) regBuffer(addr, bytes uint64, slot int) (uint32, func() error, error) {
+	key := softIBGDARegK + uint32(slot)
+	if err := s.nic.RegisterRegion(key, addr, bytes, s.gpu.DeviceRegion(cuda.DevicePtr(addr)),
+		ibgda.AccessLocalRead|ibgda.AccessLocalWrite); err != nil {
+		return 0, nil, errs.Wrap(err, s.me, "RegisterDevice", "soft NIC (EMULATION): registering [%#x, +%d bytes)", addr, bytes)
+	}
+	return key, func() error { return s.nic.DeregisterMR(key) }, nil
+}
+
+// regHeap implements ibgdaNIC: this PE's heap and every peer's (their
+// regions in this process: the soft NIC's keys are all local) under the
+// next key set, up to size.
+func (s *softIBGDA) regHeap(size uint64) (heapKeys, error) {
+	gen := s.gen + 1
+	if gen >= softIBGDAHeapGens {
+		return heapKeys{}, errs.New(errs.ErrNotSupported, s.me, "AllocDevice",
+			"soft NIC (EMULATION): the GPU heap grew %d times, the most the emulation has keys for", softIBGDAHeapGens-1)
+	}
+	var keys []uint32
+	release := func() error {
+		var list []error
+		for _, k := range keys {
+			list = append(list, s.nic.DeregisterMR(k))
+		}
+		return errors.Join(list...)
+	}
+	for _, pe := range append([]int{s.me}, s.remote...) {
+		hr, err := s.gpu.HeapRegion(pe)
+		if err == nil {
+			err = s.nic.RegisterRegion(softIBGDAHeapKey(gen, pe), uint64(s.gpu.PeerAddr(pe)), size, hr, ibgda.AccessAll)
+		}
+		if err != nil {
+			return heapKeys{}, errors.Join(errs.Wrap(err, s.me, "AllocDevice", "soft NIC (EMULATION): the grown GPU heap of PE %d", pe), release())
+		}
+		keys = append(keys, softIBGDAHeapKey(gen, pe))
+	}
+	s.gen = gen
+	return heapKeys{lkey: softIBGDAHeapKey(gen, s.me), rkey: func(pe int, _ uint32) uint32 { return softIBGDAHeapKey(gen, pe) },
+		release: release}, nil
 }
 
 // startSoftIBGDA sets up QPs per (ctx, peer) for every other PE whose GPU
@@ -76,7 +132,7 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 	if err != nil {
 		return errs.Wrap(err, r.Me, "Init", "soft NIC queues in pinned memory")
 	}
-	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host}
+	s := &softIBGDA{nic: ibgda.NewSoftNIC(), ctx: g.Ctx, host: host, gpu: g, me: r.Me, remote: remote}
 	fail := func(err error) error {
 		if s.dev != 0 {
 			_ = g.Ctx.MemFree(s.dev)
@@ -103,10 +159,10 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 	var rqs []ibgda.RingQP
 	rkeys, bases := make([]uint32, r.NPEs), make([]uint64, r.NPEs)
 	for pe := range rkeys {
-		rkeys[pe], bases[pe] = softIBGDAHeapKey(pe), uint64(g.PeerAddr(pe))
+		rkeys[pe], bases[pe] = softIBGDAHeapKey(0, pe), uint64(g.PeerAddr(pe))
 	}
 	lay, err := r.layoutIBGDA(ibgdaSpec{
-		nctx: softIBGDACtx, remote: remote, heapLKey: softIBGDAHeapKey(r.Me), rkey: rkeys, remoteBase: bases,
+		nctx: softIBGDACtx, remote: remote, heapLKey: softIBGDAHeapKey(0, r.Me), rkey: rkeys, remoteBase: bases,
 		slotLKey: softIBGDASlotK, sqMax: softIBGDASQ, heapBase: uint64(g.PeerAddr(r.Me)), heapSize: g.Size(),
 		// the queues are host-pinned: kernels need system-scope doorbell
 		// ordering (backend.h's default), else they trap at the first call
@@ -154,7 +210,7 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 		if err != nil {
 			return fail(err)
 		}
-		if err := s.nic.RegisterRegion(softIBGDAHeapKey(pe), uint64(g.PeerAddr(pe)), g.Size(), hr, ibgda.AccessAll); err != nil {
+		if err := s.nic.RegisterRegion(softIBGDAHeapKey(0, pe), uint64(g.PeerAddr(pe)), g.Size(), hr, ibgda.AccessAll); err != nil {
 			return fail(err)
 		}
 	}
@@ -183,6 +239,8 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 		s.nic.Stop()
 		return fail(errs.Wrap(err, r.Me, "Init", "device state for IBGDA"))
 	}
+	s.mem = lay.mem(r, s, remote)
+	g.OnGrow(s.mem.grow)
 	r.preloadLib()
 	r.softNIC = s
 	return nil
@@ -236,5 +294,9 @@ func (s *softIBGDA) close() error {
 		s.ringer.Stop() // before the NIC: it rings the NIC's word
 	}
 	s.nic.Stop()
-	return errors.Join(s.ctx.MemFree(s.dev), s.ctx.MemFreeHost(s.host))
+	var err error
+	if s.mem != nil {
+		err = s.mem.close()
+	}
+	return errors.Join(err, s.ctx.MemFree(s.dev), s.ctx.MemFreeHost(s.host))
 }

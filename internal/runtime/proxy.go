@@ -167,6 +167,11 @@ func (b *proxyBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	if err := r.GPU.ConfigureRemote(b.remote, cudatr.RemoteProxy, b.p.StateAddr()); err != nil {
 		return nil, false, errs.Wrap(err, r.Me, "Init", "device state for the GPU proxy")
 	}
+	// A heap that grows: the workers accept the new chunks' offsets before
+	// the device state's size lets kernels address them. The new size is
+	// every PE's, so the check inside fails on every PE alike.
+	p := b.p
+	r.GPU.OnGrow(func(size uint64, _ func([]byte) ([][]byte, error)) error { return p.SetHeapSize(size) })
 	r.preloadLib()
 	r.proxy, r.proxyFarPEs, r.proxyCUDA = b.p, b.far, b.copt
 	return nil, true, nil

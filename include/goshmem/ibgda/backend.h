@@ -20,9 +20,12 @@
  *   put   n <= inline_max: one inline RDMA write (the source is copied into
  *         the WQE: reusable on return, nbi or not). Source in the local heap:
  *         RDMA write with a data pointer (heap_lkey); nbi = 0 then waits for
- *         that QP's completion (the NIC has read the source). Otherwise
- *         (large, outside the heap): inline writes of inline_max bytes.
- *   get   destination in the local heap: RDMA read into it (nbi = 0: that
+ *         that QP's completion (the NIC has read the source). Source in a
+ *         registered buffer (`regs`, below): the same with that buffer's
+ *         lkey. Otherwise (large, outside both): inline writes of
+ *         inline_max bytes.
+ *   get   destination in the local heap, or (more than 8 bytes) in a
+ *         registered buffer: RDMA read into it with its lkey (nbi = 0: that
  *         QP's quiet). Otherwise: RDMA reads into bounce slots (slot_lkey),
  *         completed, copied out (blocking even when nbi).
  *   amo   8-byte ADD: ATOMIC_FA (result to a slot when wanted, else to the
@@ -49,6 +52,14 @@
  *   (GOSHMEMI_IBGDA_REPORT) to the state's `report`, host memory the host
  *   can still read after the trap has made the GPU context unusable: the
  *   host names the QP, its PE and context in the error it returns.
+ *
+ * Registered buffers: GPU memory of this PE that another library allocated
+ * (shmem.RegisterDevice), registered with the NIC by the host, is a slot
+ * {base, end, lkey} of the table `regs` (GPU memory, host-written; end = 0:
+ * free). The host writes end last when it adds a slot and clears it first
+ * when it removes one, so a reader during a change matches nothing or the
+ * whole slot; a buffer is used only while registered (the caller's rule).
+ * Only sources and destinations outside the heap scan the table.
  *
  * Ordering: the doorbell path's ordering is a build choice
  * (ibgda/ordering.h). This backend defaults to GOSHMEM_IBGDA_ORDER_SYS: its
@@ -124,6 +135,28 @@
 #define GOSHMEMI_IBGDA_STATE_SIZE 144
 #define GOSHMEMI_IBGDA_STATE_VERSION ((1u << 16) + GOSHMEMI_IBGDA_STATE_SIZE)
 
+/* Slots of the registered-buffer table. */
+#define GOSHMEMI_IBGDA_MAX_REGS 256
+
+/* One registered buffer (see "Registered buffers" above): device addresses
+ * [base, end), the lkey its WQEs name; end = 0: a free slot. */
+typedef struct goshmemi_ibgda_reg {
+    uint64_t base;
+    uint64_t end;
+    uint32_t lkey;
+    uint32_t pad_;
+} goshmemi_ibgda_reg_t;
+
+/* The table of registered buffers (GPU memory, host-written). */
+typedef struct goshmemi_ibgda_regs {
+    uint32_t n; /* slots [0, n) may be in use: the device scans those */
+    uint32_t pad32_;
+    uint64_t pad_;
+    goshmemi_ibgda_reg_t reg[GOSHMEMI_IBGDA_MAX_REGS];
+} goshmemi_ibgda_regs_t;
+
+GOSHMEMI_STATIC_ASSERT(sizeof(goshmemi_ibgda_regs_t) == 16 + 24 * GOSHMEMI_IBGDA_MAX_REGS, "goshmemi_ibgda_regs_t size");
+
 /* Shared host<->device layout: the host fills every field except the ones
  * marked device-written (zero them). Addresses are the poster's (GPU)
  * addresses; the NIC translates them through its memory regions. */
@@ -151,7 +184,7 @@ typedef struct goshmemi_ibgda_state {
     uint32_t flags;                /* 0x74 GOSHMEMI_IBGDA_STATE_* */
     uint64_t timeout_ns;           /* 0x78 GOSHMEM_TIMEOUT for the backend's own waits (slots); 0: none */
     uint64_t *report;              /* 0x80 host-readable report word (GOSHMEMI_IBGDA_REPORT), or NULL */
-    uint64_t reserved;             /* 0x88 */
+    const goshmemi_ibgda_regs_t *regs; /* 0x88 registered buffers, or NULL (was reserved: size unchanged) */
 } goshmemi_ibgda_state_t;
 
 GOSHMEMI_STATIC_ASSERT(sizeof(goshmemi_ibgda_state_t) == GOSHMEMI_IBGDA_STATE_SIZE, "goshmemi_ibgda_state_t size");
@@ -287,6 +320,32 @@ GOSHMEMI_FN int goshmemi_ibgdab_in_heap(const goshmemi_ibgda_state_t *s, const v
     return a >= s->heap_base && a - s->heap_base <= s->heap_size && (uint64_t)n <= s->heap_size - (a - s->heap_base);
 }
 
+/* The lkey of the registered buffer (table `regs`) that holds all of
+ * [p, p+n), or 0 with *found = 0 when none does. Out of line: only
+ * sources and destinations outside the heap come here. */
+GOSHMEMI_COLD uint32_t goshmemi_ibgdab_reg_lkey(const goshmemi_ibgda_state_t *s, const void *p, size_t n, int *found)
+{
+    const goshmemi_ibgda_regs_t *rs = s->regs;
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    uint32_t i, m;
+    *found = 0;
+    if (rs == NULL)
+        return 0;
+    m = *(const volatile uint32_t *)&rs->n;
+    if (m > GOSHMEMI_IBGDA_MAX_REGS)
+        m = GOSHMEMI_IBGDA_MAX_REGS;
+    for (i = 0; i < m; i++) {
+        /* end first: a slot being removed has end = 0 before the rest changes */
+        uint64_t end = *(const volatile uint64_t *)&rs->reg[i].end;
+        uint64_t base = *(const volatile uint64_t *)&rs->reg[i].base;
+        if (a >= base && a < end && (uint64_t)n <= end - a) {
+            *found = 1;
+            return *(const volatile uint32_t *)&rs->reg[i].lkey;
+        }
+    }
+    return 0;
+}
+
 /* Post n (1 or 2) ops on QP qi, with the FENCE bit on the first when a fence
  * is pending on that QP; traps on a bad op or an error CQE. */
 GOSHMEMI_FN void goshmemi_ibgdab_post(goshmemi_ibgda_state_t *s, uint32_t qi, goshmemi_ibgda_op_t *ops, int n)
@@ -382,15 +441,21 @@ GOSHMEMI_FN int goshmemi_ibgdab_put_ops(goshmemi_ibgda_state_t *s, uint32_t qi, 
 {
     uint64_t raddr = s->remote_base[pe] + dst_off;
     uint32_t rkey = s->rkey[pe];
+    uint32_t lkey = 0;
     size_t step, o = 0;
-    int inl = 1;
+    int inl = 1, reg = 0;
     if (n <= s->inline_max) {
         step = n;
-    } else if (goshmemi_ibgdab_in_heap(s, src, n)) {
-        step = GOSHMEMI_IBGDA_MAX_SGE_LEN / 2; /* 1 GiB per WQE */
-        inl = 0;
     } else {
-        step = s->inline_max;
+        /* a data pointer from the heap or a registered buffer, else inline */
+        if (goshmemi_ibgdab_in_heap(s, src, n)) {
+            lkey = s->heap_lkey;
+            reg = 1;
+        } else {
+            lkey = goshmemi_ibgdab_reg_lkey(s, src, n, &reg);
+        }
+        inl = !reg;
+        step = reg ? GOSHMEMI_IBGDA_MAX_SGE_LEN / 2 : s->inline_max; /* 1 GiB per WQE */
     }
     if (n > step) {
         size_t head = ((n - 1) / step) * step; /* everything before the last chunk */
@@ -399,7 +464,7 @@ GOSHMEMI_FN int goshmemi_ibgdab_put_ops(goshmemi_ibgda_state_t *s, uint32_t qi, 
         } else {
             for (o = 0; o < head; o += step) {
                 goshmemi_ibgda_op_t op = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE,
-                                                               (uint64_t)(uintptr_t)src + o, s->heap_lkey, raddr + o,
+                                                               (uint64_t)(uintptr_t)src + o, lkey, raddr + o,
                                                                rkey, (uint32_t)step, 0, 0);
                 goshmemi_ibgdab_post(s, qi, &op, 1);
             }
@@ -407,7 +472,7 @@ GOSHMEMI_FN int goshmemi_ibgdab_put_ops(goshmemi_ibgda_state_t *s, uint32_t qi, 
         o = head;
     }
     *last = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_WRITE, (uint64_t)(uintptr_t)src + o,
-                                   inl ? 0 : s->heap_lkey, raddr + o, rkey, (uint32_t)(n - o), inl, 0);
+                                   inl ? 0 : lkey, raddr + o, rkey, (uint32_t)(n - o), inl, 0);
     return !inl;
 }
 
@@ -431,15 +496,19 @@ GOSHMEMI_FN void goshmemi_ibgda_get(int ctx, int pe, void *dst, uint64_t src_off
     uint32_t qi = goshmemi_ibgdab_qpi(s, ctx, pe);
     uint64_t raddr = s->remote_base[pe] + src_off;
     uint32_t rkey = s->rkey[pe];
+    uint32_t lkey = s->heap_lkey;
     size_t o, c;
+    int reg = goshmemi_ibgdab_in_heap(s, dst, n);
     if (n == 0)
         return;
-    if (goshmemi_ibgdab_in_heap(s, dst, n)) {
+    if (!reg && n > 8)
+        lkey = goshmemi_ibgdab_reg_lkey(s, dst, n, &reg);
+    if (reg) { /* the heap or a registered buffer: read into it */
         const size_t step = GOSHMEMI_IBGDA_MAX_SGE_LEN / 2;
         for (o = 0; o < n; o += c) {
             goshmemi_ibgda_op_t op;
             c = n - o < step ? n - o : step;
-            op = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_READ, (uint64_t)(uintptr_t)dst + o, s->heap_lkey,
+            op = goshmemi_ibgda_op_make(GOSHMEMI_MLX5_OPCODE_RDMA_READ, (uint64_t)(uintptr_t)dst + o, lkey,
                                         raddr + o, rkey, (uint32_t)c, 0, 0);
             goshmemi_ibgdab_post(s, qi, &op, 1);
         }
@@ -447,7 +516,7 @@ GOSHMEMI_FN void goshmemi_ibgda_get(int ctx, int pe, void *dst, uint64_t src_off
             goshmemi_ibgdab_qp_quiet(s, qi);
         return;
     }
-    {   /* not registered: through a bounce slot, one slot at a time */
+    {   /* neither the heap nor a registered buffer: through a bounce slot, one slot at a time */
         uint32_t sl = goshmemi_ibgdab_slot_get(s);
         uint64_t sa = goshmemi_ibgdab_slot_addr(s, sl);
         for (o = 0; o < n; o += c) {

@@ -147,6 +147,65 @@ func (h HeapRegion) Atomic8(off uint64, cas bool, swapAdd, compare uint64) (uint
 	return h.t.Atomic(nil, transport.AMOAdd, 8, h.pe, off, swapAdd, 0)
 }
 
+// DeviceRegion is device memory of this PE's context outside the heap (a
+// buffer registered with shmem.RegisterDevice) as the soft NIC's memory
+// region: copies as HeapRegion's, through the staging buffer by the copy
+// kernel on the non-blocking Stream. Offsets are from base. It is a local
+// region only: its Atomic8 fails (the NIC's atomics target heaps).
+type DeviceRegion struct {
+	t    *Transport
+	base cuda.DevicePtr
+}
+
+// DeviceRegion returns the device memory at base as a region.
+func (t *Transport) DeviceRegion(base cuda.DevicePtr) DeviceRegion {
+	return DeviceRegion{t: t, base: base}
+}
+
+// ReadAt implements ibgda.Region.
+func (d DeviceRegion) ReadAt(dst []byte, off uint64) error {
+	t := d.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensureCopy(); err != nil {
+		return err
+	}
+	stage := unsafe.Slice((*byte)(t.nicStage), nicStageBytes)
+	for done := 0; done < len(dst); {
+		n := min(len(dst)-done, nicStageBytes)
+		if err := t.copyDev(t.nicStageD, d.base+cuda.DevicePtr(off)+cuda.DevicePtr(done), n); err != nil {
+			return errs.Wrap(err, t.me, "soft NIC", "read from the registered GPU buffer at %#x", uint64(d.base))
+		}
+		copy(dst[done:done+n], stage)
+		done += n
+	}
+	return nil
+}
+
+// WriteAt implements ibgda.Region.
+func (d DeviceRegion) WriteAt(src []byte, off uint64) error {
+	t := d.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.ensureCopy(); err != nil {
+		return err
+	}
+	stage := unsafe.Slice((*byte)(t.nicStage), nicStageBytes)
+	for done := 0; done < len(src); {
+		n := copy(stage, src[done:])
+		if err := t.copyDev(d.base+cuda.DevicePtr(off)+cuda.DevicePtr(done), t.nicStageD, n); err != nil {
+			return errs.Wrap(err, t.me, "soft NIC", "write to the registered GPU buffer at %#x", uint64(d.base))
+		}
+		done += n
+	}
+	return nil
+}
+
+// Atomic8 implements ibgda.Region: refused (a local region).
+func (d DeviceRegion) Atomic8(uint64, bool, uint64, uint64) (uint64, error) {
+	return 0, errs.New(errs.ErrNotSupported, d.t.me, "soft NIC", "an atomic on the registered GPU buffer at %#x (a local region)", uint64(d.base))
+}
+
 // PrimeSoftNIC loads the soft NIC's copy kernel and the atomic kernels it
 // uses (8-byte compare-swap and fetch-add) and launches each once, at Init,
 // before any user kernel runs. Loading a module or lazily loading a kernel

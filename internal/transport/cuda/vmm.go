@@ -27,9 +27,11 @@ import (
 // Growth happens inside the collective AllocDevice that needs it: every PE
 // has the same allocator state and so grows at the same call; one exchange
 // of a growth record per PE (new chunk's pid, fd, offset and size) is the
-// only communication. Without VMM (no driver support, or a device without
-// POSIX file descriptor handles) the heap is one cuMemAlloc shared with
-// legacy CUDA IPC and never grows.
+// only communication, plus what the remote GPU transports' growth hooks
+// exchange (OnGrow: the proxy's and IBGDA's registrations must cover the
+// new chunk before kernels may address it). Without VMM (no driver
+// support, or a device without POSIX file descriptor handles) the heap is
+// one cuMemAlloc shared with legacy CUDA IPC and never grows.
 
 // Heap modes in a Setup record (byte recMode).
 const (
@@ -70,7 +72,24 @@ type vmmHeap struct {
 	mapped   []uint64  // each PE's mapped length
 	chunks   [][]chunk // chunks mapped here, per PE (views of peers; own)
 	limit    uint64    // the smallest reservation of any PE: the heap's maximum
+	hooks    []GrowHook
 }
+
+// GrowHook makes a remote GPU transport cover a grown heap: the GPU proxy
+// accepts requests up to the new size, IBGDA registers the new chunks with
+// the NIC and hands the keys to the device state. Grow calls the hooks on
+// every PE, in the order added, once the new chunks are mapped here and
+// before the device state's heap size grows (no kernel addresses the new
+// chunk before every hook returned). size is the new usable size of every
+// PE's heap; exchange gathers one record from every PE, as Grow's own. A
+// hook that fails must fail on every PE (it exchanges its outcome) and
+// leave its old state: Grow then keeps the old size, and a later Grow to
+// the same size calls it again.
+type GrowHook func(size uint64, exchange func([]byte) ([][]byte, error)) error
+
+// OnGrow adds h to the hooks Grow calls (at Init, by the remote GPU
+// transport that needs it).
+func (t *Transport) OnGrow(h GrowHook) { t.vmm.hooks = append(t.vmm.hooks, h) }
 
 // VMM reports whether the heap grows (CUDA virtual memory management)
 // rather than being one fixed allocation shared by legacy CUDA IPC.
@@ -312,9 +331,6 @@ func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) e
 	case !t.vmm.on || need > t.Limit():
 		lerr = errs.Hint(errs.ErrHeapExhausted, "raise "+t.LimitSetting(), t.me, "AllocDevice",
 			"the GPU heap needs %d bytes, more than its %d-byte limit", need, t.Limit())
-	case len(t.RemotePEs()) > 0:
-		lerr = errs.Hint(errs.ErrNotSupported, "raise GOSHMEM_DEVICE_HEAP_SIZE to what the job needs", t.me, "AllocDevice",
-			"the GPU heap cannot grow past %d bytes while PEs %v are reached through the remote GPU transport", t.size, t.RemotePEs())
 	case mine < need:
 		size := min(roundUp(need, t.vmm.gran), t.vmm.reserved[t.me]) - mine
 		if c, lerr = t.newChunk(mine, size); lerr == nil {
@@ -369,6 +385,11 @@ func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) e
 			t.vmm.mapped[pe] = max(t.vmm.mapped[pe], le.Uint64(r[40:]))
 		}
 		size = min(size, t.vmm.mapped[pe])
+	}
+	for _, h := range t.vmm.hooks {
+		if err := h(size, exchange); err != nil {
+			return err
+		}
 	}
 	t.size = size
 	return t.setHeapSize(size)

@@ -348,6 +348,20 @@ func (b *CUDABackend) Put(pe int, dst, src uint64, n int) error {
 	return b.s.MemcpyDtoDAsync(d, b.gpu.Base()+cuda.DevicePtr(src), n)
 }
 
+// PutAddr implements Backend: a copy from a registered buffer of this
+// context, in place.
+func (b *CUDABackend) PutAddr(pe int, dst, src uint64, n int) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callPut, time.Now())
+	d, err := b.peer(pe, dst)
+	if err != nil {
+		return err
+	}
+	return b.s.MemcpyDtoDAsync(d, cuda.DevicePtr(src), n)
+}
+
 // PutInline implements Backend. An aligned 8-byte payload (p, barrier
 // arrivals, the 8-byte puts of the message-rate rows) is a stream write of
 // its value to the peer's mapped heap (each with the memory barrier before
@@ -394,6 +408,20 @@ func (b *CUDABackend) Get(pe int, src, dst uint64, n int) error {
 		return err
 	}
 	return b.s.MemcpyDtoDAsync(b.gpu.Base()+cuda.DevicePtr(dst), s, n)
+}
+
+// GetAddr implements Backend: a copy into a registered buffer of this
+// context, in place.
+func (b *CUDABackend) GetAddr(pe int, src, dst uint64, n int) error {
+	if err := b.flushWrites(); err != nil {
+		return err
+	}
+	defer b.timed(callGet, time.Now())
+	s, err := b.peer(pe, src)
+	if err != nil {
+		return err
+	}
+	return b.s.MemcpyDtoDAsync(cuda.DevicePtr(dst), s, n)
 }
 
 // GetReply implements Backend.
@@ -499,12 +527,17 @@ func (b *CUDABackend) Size() uint64 { return b.gpu.Size() }
 // Load implements Heap: copies through the staging buffer on the stream
 // (DtoD into mapped pinned memory), each waited for on the stream only.
 func (b *CUDABackend) Load(dst unsafe.Pointer, off uint64, n int) error {
+	return b.LoadAddr(dst, uint64(b.gpu.Base())+off, n)
+}
+
+// LoadAddr implements Heap: Load from device address addr.
+func (b *CUDABackend) LoadAddr(dst unsafe.Pointer, addr uint64, n int) error {
 	if err := b.flushWrites(); err != nil {
 		return err
 	}
 	for o := 0; o < n; o += b.nstage {
 		c := min(b.nstage, n-o)
-		if err := b.s.MemcpyDtoDAsync(cuda.DevicePtr(b.stage.Dev), b.gpu.Base()+cuda.DevicePtr(off)+cuda.DevicePtr(o), c); err != nil {
+		if err := b.s.MemcpyDtoDAsync(cuda.DevicePtr(b.stage.Dev), cuda.DevicePtr(addr)+cuda.DevicePtr(o), c); err != nil {
 			return err
 		}
 		if err := b.s.Synchronize(); err != nil {
@@ -517,10 +550,15 @@ func (b *CUDABackend) Load(dst unsafe.Pointer, off uint64, n int) error {
 
 // Store implements Heap: a host-to-device copy queued on the stream.
 func (b *CUDABackend) Store(off uint64, src unsafe.Pointer, n int) error {
+	return b.StoreAddr(uint64(b.gpu.Base())+off, src, n)
+}
+
+// StoreAddr implements Heap: Store to device address addr.
+func (b *CUDABackend) StoreAddr(addr uint64, src unsafe.Pointer, n int) error {
 	if err := b.flushWrites(); err != nil {
 		return err
 	}
-	return b.s.MemcpyHtoDAsync(b.gpu.Base()+cuda.DevicePtr(off), src, n)
+	return b.s.MemcpyHtoDAsync(cuda.DevicePtr(addr), src, n)
 }
 
 // AtomicAt implements Heap: the atomic kernel on the stream, its old value

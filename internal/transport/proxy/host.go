@@ -86,6 +86,23 @@ func (h *HostBackend) Put(pe int, dst, src uint64, n int) error {
 	return h.Tr.Put(h.Q, pe, dst, h.local(src, n))
 }
 
+// PutAddr implements Backend: src is a host address.
+func (h *HostBackend) PutAddr(pe int, dst, src uint64, n int) error {
+	return h.Tr.Put(h.Q, pe, dst, hostBytes(src, n))
+}
+
+// GetAddr implements Backend: dst is a host address.
+func (h *HostBackend) GetAddr(pe int, src, dst uint64, n int) error {
+	return h.Tr.Get(h.Q, hostBytes(dst, n), pe, src)
+}
+
+// hostBytes is the n bytes at host address a: a registered buffer in
+// host mode, memory outside the Go heap that its owner keeps mapped while
+// it is registered.
+func hostBytes(a uint64, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), uintptr(a))), n)
+}
+
 // PutInline implements Backend.
 func (h *HostBackend) PutInline(pe int, dst uint64, data Ptr, n int) error {
 	return h.Tr.Put(h.Q, pe, dst, unsafe.Slice((*byte)(data.Host), n))

@@ -11,8 +11,9 @@ import (
 // with gcc and checks every offset, size and constant against these, so the
 // two cannot drift apart. Ref: include/goshmem/proxy.h.
 const (
-	MaxRings = 64 // GOSHMEMI_PROXY_MAX_RINGS
-	MaxCtx   = 32 // GOSHMEMI_PROXY_MAX_CTX
+	MaxRings = 64  // GOSHMEMI_PROXY_MAX_RINGS
+	MaxCtx   = 32  // GOSHMEMI_PROXY_MAX_CTX
+	MaxRegs  = 255 // GOSHMEMI_PROXY_MAX_REGS
 
 	ringSize   = 192 // sizeof(goshmemi_proxy_ring_t)
 	replySize  = 32  // sizeof(goshmemi_proxy_reply_t)
@@ -25,6 +26,7 @@ const (
 	offNCtx     = 12
 	offStatus   = 16
 	offTimeout  = 24
+	offRegs     = 32
 	offCtxFirst = 64
 	offCtxCount = offCtxFirst + MaxCtx
 	offRings    = headerSize
@@ -51,6 +53,15 @@ const (
 	statusOffDeadInfo = 8
 	statusOffRingErr  = 64
 	statusSize        = statusOffRingErr + 16*MaxRings
+
+	// goshmemi_proxy_regs_t and its goshmemi_proxy_reg_t
+	regsOffN    = 0
+	regsOffReg  = 16
+	regSize     = 16
+	regOffBase  = 0
+	regOffEnd   = 8
+	regsSize    = regsOffReg + regSize*MaxRegs
+	regMaxBytes = offMask // a registered buffer's offsets fit a descriptor's loff
 
 	// StateSize is sizeof(goshmemi_proxy_state_t).
 	StateSize = headerSize + ringSize*MaxRings
@@ -130,6 +141,15 @@ func Span(loff, size uint64) uint64 { return loff&offMask | size<<offBits }
 // LOff and Size split a PUT/GET w1.
 func (d Desc) LOff() uint64 { return d.W1 & offMask }
 
+// Reg is the registered buffer a PUT or GET names for its local side: its
+// slot + 1 (the descriptor's arg), 0 for the symmetric heap.
+func (d Desc) Reg() int {
+	if d.Op == OpPut || d.Op == OpGet {
+		return int(d.Arg)
+	}
+	return 0
+}
+
 // Size is the payload size of a PUT/GET (from w1) or inline/reply request (from arg).
 func (d Desc) Size() uint64 {
 	switch d.Op {
@@ -164,6 +184,9 @@ func (d Desc) String() string {
 	if d.Op < len(names) {
 		n = names[d.Op]
 	}
+	if r := d.Reg(); r != 0 {
+		return fmt.Sprintf("%s pe %d offset %#x size %d, local side registered buffer %d at offset %#x", n, d.PE, d.ROff, d.Size(), r-1, d.LOff())
+	}
 	return fmt.Sprintf("%s pe %d offset %#x size %d", n, d.PE, d.ROff, d.Size())
 }
 
@@ -177,8 +200,9 @@ type ringConfig struct {
 	worker               uint32
 }
 
-// stateImage encodes the device-side proxy state.
-func stateImage(status, timeoutNS uint64, rings []ringConfig, ctxFirst, ctxCount []uint8) []byte {
+// stateImage encodes the device-side proxy state (regs: the device
+// address of the registered-buffer table).
+func stateImage(status, timeoutNS, regs uint64, rings []ringConfig, ctxFirst, ctxCount []uint8) []byte {
 	b := make([]byte, StateSize)
 	le := binary.LittleEndian
 	le.PutUint32(b[offVersion:], StateVersion)
@@ -187,6 +211,7 @@ func stateImage(status, timeoutNS uint64, rings []ringConfig, ctxFirst, ctxCount
 	le.PutUint32(b[offNCtx:], uint32(len(ctxFirst)))
 	le.PutUint64(b[offStatus:], status)
 	le.PutUint64(b[offTimeout:], timeoutNS)
+	le.PutUint64(b[offRegs:], regs)
 	copy(b[offCtxFirst:], ctxFirst)
 	copy(b[offCtxCount:], ctxCount)
 	for i, r := range rings {

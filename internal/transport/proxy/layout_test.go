@@ -20,6 +20,8 @@ int main(void) {
   S(goshmemi_proxy_state_t, version); S(goshmemi_proxy_state_t, size); S(goshmemi_proxy_state_t, nrings);
   S(goshmemi_proxy_state_t, nctx); S(goshmemi_proxy_state_t, status); S(goshmemi_proxy_state_t, timeout_ns);
   S(goshmemi_proxy_state_t, ctx_first); S(goshmemi_proxy_state_t, ctx_count); S(goshmemi_proxy_state_t, rings);
+  S(goshmemi_proxy_state_t, regs); S(goshmemi_proxy_regs_t, n); S(goshmemi_proxy_regs_t, reg);
+  S(goshmemi_proxy_reg_t, base); S(goshmemi_proxy_reg_t, end);
   S(goshmemi_proxy_ring_t, slots); S(goshmemi_proxy_ring_t, replies); S(goshmemi_proxy_ring_t, tail);
   S(goshmemi_proxy_ring_t, log2_slots); S(goshmemi_proxy_ring_t, mode); S(goshmemi_proxy_ring_t, ctx);
   S(goshmemi_proxy_ring_t, worker); S(goshmemi_proxy_ring_t, head); S(goshmemi_proxy_ring_t, cached_tail);
@@ -29,7 +31,9 @@ int main(void) {
   printf("sizeof.state %zu\nsizeof.ring %zu\nsizeof.reply %zu\nsizeof.status %zu\nversion %u\n",
          sizeof(goshmemi_proxy_state_t), sizeof(goshmemi_proxy_ring_t), sizeof(goshmemi_proxy_reply_t),
          sizeof(goshmemi_proxy_status_t), GOSHMEMI_PROXY_STATE_VERSION);
-  printf("chunk %llu\nmaxrings %d\nmaxctx %d\n", (unsigned long long)GOSHMEMI_PROXY_CHUNK, GOSHMEMI_PROXY_MAX_RINGS, GOSHMEMI_PROXY_MAX_CTX);
+  printf("chunk %llu\nmaxrings %d\nmaxctx %d\nmaxregs %d\n", (unsigned long long)GOSHMEMI_PROXY_CHUNK, GOSHMEMI_PROXY_MAX_RINGS,
+         GOSHMEMI_PROXY_MAX_CTX, GOSHMEMI_PROXY_MAX_REGS);
+  printf("sizeof.regs %zu\nsizeof.reg %zu\n", sizeof(goshmemi_proxy_regs_t), sizeof(goshmemi_proxy_reg_t));
   printf("w0 %llu\nw1 %llu\n", (unsigned long long)goshmemi_proxy_w0(GOSHMEMI_PROXY_OP_AMO, 77, 0x3b, 0x123456789aull),
          (unsigned long long)goshmemi_proxy_w1_span(0xabcdef0123ull, 4097));
   return 0;
@@ -40,8 +44,11 @@ int main(void) {
 		"goshmemi_proxy_state_t.nrings": offNRings, "goshmemi_proxy_state_t.nctx": offNCtx,
 		"goshmemi_proxy_state_t.status": offStatus, "goshmemi_proxy_state_t.timeout_ns": offTimeout,
 		"goshmemi_proxy_state_t.ctx_first": offCtxFirst, "goshmemi_proxy_state_t.ctx_count": offCtxCount,
-		"goshmemi_proxy_state_t.rings": offRings,
-		"goshmemi_proxy_ring_t.slots":  ringOffSlots, "goshmemi_proxy_ring_t.replies": ringOffReplies,
+		"goshmemi_proxy_state_t.rings": offRings, "goshmemi_proxy_state_t.regs": offRegs,
+		"goshmemi_proxy_regs_t.n": regsOffN, "goshmemi_proxy_regs_t.reg": regsOffReg,
+		"goshmemi_proxy_reg_t.base": regOffBase, "goshmemi_proxy_reg_t.end": regOffEnd,
+		"sizeof.regs": regsSize, "sizeof.reg": regSize, "maxregs": MaxRegs,
+		"goshmemi_proxy_ring_t.slots": ringOffSlots, "goshmemi_proxy_ring_t.replies": ringOffReplies,
 		"goshmemi_proxy_ring_t.tail": ringOffTail, "goshmemi_proxy_ring_t.log2_slots": ringOffLog2,
 		"goshmemi_proxy_ring_t.mode": ringOffMode, "goshmemi_proxy_ring_t.ctx": ringOffCtx,
 		"goshmemi_proxy_ring_t.worker": ringOffWorker, "goshmemi_proxy_ring_t.head": ringOffHead,
@@ -63,6 +70,9 @@ int main(void) {
 	assert.Equal(t, uint64(2), d.Slots(), "ext bit")
 	assert.True(t, d.WantsReply())
 	assert.Equal(t, uint64(8), d.Size())
+	assert.Zero(t, d.Reg(), "an AMO names no registered buffer")
+	put := Decode(Encode(OpPut, 3, 7, 0x40)|1, Span(0x10, 64))
+	assert.Equal(t, 7, put.Reg(), "a PUT's arg: registered slot + 1")
 }
 
 func TestParseCPUList(t *testing.T) {

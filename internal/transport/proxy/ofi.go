@@ -143,6 +143,10 @@ type Heap interface {
 	// Store queues a copy of n bytes from src to off; src must stay
 	// unchanged until Sync returns.
 	Store(off uint64, src unsafe.Pointer, n int) error
+	// LoadAddr and StoreAddr are Load and Store at address addr of a
+	// registered buffer of this PE (Proxy.Register) instead of an offset.
+	LoadAddr(dst unsafe.Pointer, addr uint64, n int) error
+	StoreAddr(addr uint64, src unsafe.Pointer, n int) error
 	// AtomicAt applies op to the width-byte word at off and returns the old
 	// value; complete on return.
 	AtomicAt(off uint64, op transport.AMO, width int, v, cmp uint64) (uint64, error)
@@ -168,6 +172,18 @@ func (h *HostHeap) Load(dst unsafe.Pointer, off uint64, n int) error {
 // Store implements Heap (complete on return).
 func (h *HostHeap) Store(off uint64, src unsafe.Pointer, n int) error {
 	copy(unsafe.Slice((*byte)(unsafe.Add(h.Base, off)), n), unsafe.Slice((*byte)(src), n))
+	return nil
+}
+
+// LoadAddr implements Heap: addr is a host address.
+func (h *HostHeap) LoadAddr(dst unsafe.Pointer, addr uint64, n int) error {
+	copy(unsafe.Slice((*byte)(dst), n), hostBytes(addr, n))
+	return nil
+}
+
+// StoreAddr implements Heap (complete on return): addr is a host address.
+func (h *HostHeap) StoreAddr(addr uint64, src unsafe.Pointer, n int) error {
+	copy(hostBytes(addr, n), unsafe.Slice((*byte)(src), n))
 	return nil
 }
 
@@ -625,6 +641,20 @@ func (b *OFIBackend) Put(pe int, dst, src uint64, n int) error {
 	if !b.far(pe) {
 		return b.near.Put(pe, dst, src, n)
 	}
+	return b.put(pe, dst, src, n, b.heap.Load)
+}
+
+// PutAddr implements Backend: n bytes of a registered buffer at src.
+func (b *OFIBackend) PutAddr(pe int, dst, src uint64, n int) error {
+	if !b.far(pe) {
+		return b.near.PutAddr(pe, dst, src, n)
+	}
+	return b.put(pe, dst, src, n, b.heap.LoadAddr)
+}
+
+// put sends n bytes at src (an offset or an address, as load takes it)
+// to pe's heap at dst, in slots.
+func (b *OFIBackend) put(pe int, dst, src uint64, n int, load func(unsafe.Pointer, uint64, int) error) error {
 	p := b.l.cfg.Layout.Payload
 	for o := 0; o < n; o += p {
 		seg := min(p, n-o)
@@ -632,7 +662,7 @@ func (b *OFIBackend) Put(pe int, dst, src uint64, n int) error {
 		if err != nil {
 			return err
 		}
-		if err := b.heap.Load(unsafe.Pointer(&b.buf[ofiHdr]), src+uint64(o), seg); err != nil {
+		if err := load(unsafe.Pointer(&b.buf[ofiHdr]), src+uint64(o), seg); err != nil {
 			return err
 		}
 		if err := b.post(pe, seq, reqPut, 0, 0, seg, dst+uint64(o), 0, 0, seg); err != nil {
@@ -661,6 +691,20 @@ func (b *OFIBackend) Get(pe int, src, dst uint64, n int) error {
 	if !b.far(pe) {
 		return b.near.Get(pe, src, dst, n)
 	}
+	return b.get(pe, src, dst, n, b.heap.Store)
+}
+
+// GetAddr implements Backend: as Get, into a registered buffer at dst.
+func (b *OFIBackend) GetAddr(pe int, src, dst uint64, n int) error {
+	if !b.far(pe) {
+		return b.near.GetAddr(pe, src, dst, n)
+	}
+	return b.get(pe, src, dst, n, b.heap.StoreAddr)
+}
+
+// get fetches n bytes of pe's heap at src into dst (an offset or an
+// address, as store takes it).
+func (b *OFIBackend) get(pe int, src, dst uint64, n int, store func(uint64, unsafe.Pointer, int) error) error {
 	ly := b.l.cfg.Layout
 	type seg struct {
 		seq uint64
@@ -686,7 +730,7 @@ func (b *OFIBackend) Get(pe int, src, dst uint64, n int) error {
 			return err
 		}
 		for _, g := range win {
-			if err := b.heap.Store(dst+g.o, unsafe.Add(b.l.cfg.Area, ly.reply(pe, b.w, g.seq)), g.n); err != nil {
+			if err := store(dst+g.o, unsafe.Add(b.l.cfg.Area, ly.reply(pe, b.w, g.seq)), g.n); err != nil {
 				return err
 			}
 		}

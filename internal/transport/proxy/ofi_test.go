@@ -297,3 +297,32 @@ func TestOFILayoutSize(t *testing.T) {
 	require.Error(t, proxy.OFILayout{NPEs: 2, Lanes: 1, Slots: 8, Payload: 100}.Validate(), "payload not a multiple of 64")
 	require.Error(t, proxy.OFILayout{NPEs: 2, Lanes: 1, Slots: 1, Payload: 64}.Validate(), "one slot")
 }
+
+// A registered buffer through the ofi backend: the origin stages a put
+// from it (LoadAddr) over several slots, and stores a get's replies into
+// it (StoreAddr), in place of the heap.
+func TestOFIBackendRegisteredBuffer(t *testing.T) {
+	j := newOFIJob(t, proxy.Config{Workers: 1, Rings: 1, Contexts: 2, Slots: 16}, smallLayout, 0, nil)
+	pe0, px := j.pes[0], j.proxies[0]
+	buf, err := j.mem.Pinned(64 << 10)
+	require.NoError(t, err)
+	b := unsafe.Slice((*byte)(buf.Host), 64<<10)
+	for i := range b {
+		b[i] = byte(i*5 + 2)
+	}
+	slot, err := px.Register(uint64(uintptr(buf.Host)), 64<<10)
+	require.NoError(t, err)
+	n := 20*smallLayout.Payload + 5
+	require.NoError(t, pe0.Putmem(j.sym(100000), uintptr(buf.Host)+3, n, 1, false))
+	assert.Equal(t, b[3:3+n], j.bytes(1, 100000, n))
+	src := j.bytes(1, 200000, 5000)
+	for i := range src {
+		src[i] = byte(i ^ 0x6c)
+	}
+	require.NoError(t, pe0.Getmem(uintptr(buf.Host)+40000, j.sym(200000), 5000, 1, false))
+	assert.Equal(t, src, b[40000:45000])
+	ops := px.Ops()
+	assert.Equal(t, proxy.OpCounts{PutReg: 1, GetReg: 1}, ops, "by reference: no inline chunks, no reply slots")
+	require.NoError(t, px.Unregister(slot))
+	require.NoError(t, px.Err())
+}

@@ -30,6 +30,7 @@
 package proxy
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"strings"
@@ -84,11 +85,18 @@ type Backend interface {
 	Name() string
 	// Put copies n bytes from this PE's heap at src to pe's heap at dst.
 	Put(pe int, dst, src uint64, n int) error
+	// PutAddr copies n bytes from a registered buffer of this PE (Register)
+	// at address src (a device address of this process's GPU context; host
+	// memory for HostBackend) to pe's heap at dst.
+	PutAddr(pe int, dst, src uint64, n int) error
 	// PutInline copies n (<= 8) bytes at data (pinned ring memory, unchanged
 	// until a later WriteWord has executed) to pe's heap at dst.
 	PutInline(pe int, dst uint64, data Ptr, n int) error
 	// Get copies n bytes from pe's heap at src to this PE's heap at dst.
 	Get(pe int, src, dst uint64, n int) error
+	// GetAddr copies n bytes from pe's heap at src into a registered buffer
+	// of this PE at address dst (as PutAddr's src).
+	GetAddr(pe int, src, dst uint64, n int) error
 	// GetReply copies n (<= 8) bytes from pe's heap at src to out.
 	GetReply(pe int, src uint64, n int, out Ptr) error
 	// Atomic applies op to the width-byte word at off on pe; when out.Dev
@@ -105,7 +113,8 @@ type Backend interface {
 // Config configures a Proxy.
 type Config struct {
 	Me, NPEs int
-	// HeapSize is the symmetric heap size of every PE (offsets beyond are rejected).
+	// HeapSize is the symmetric heap size of every PE at the start
+	// (offsets beyond are rejected); SetHeapSize raises it.
 	HeapSize uint64
 	// Reachable reports whether the backends reach pe's heap (nil: all).
 	Reachable func(pe int) bool
@@ -142,7 +151,20 @@ type Proxy struct {
 	closers []func() error // OnClose, run after the workers stopped
 	// drainReq numbers the Drain calls (workers answer in worker.drained)
 	drainReq atomic.Uint64
+	// heapSize is every PE's usable heap (Config.HeapSize, then
+	// SetHeapSize): requests past it are rejected
+	heapSize atomic.Uint64
+	// the registered buffers (Register): the device's table (GPU memory)
+	// and the workers' copy; regMu serializes Register and Unregister
+	regsDev Ptr
+	regMu   sync.Mutex
+	regN    int // slots [0, regN) may be in use (the table's n)
+	regs    [MaxRegs]regSlot
 }
+
+// regSlot is a registered buffer as the workers see it: size 0 is a free
+// slot.
+type regSlot struct{ base, size atomic.Uint64 }
 
 type ring struct {
 	idx     int
@@ -231,9 +253,13 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{cfg: cfg, mem: mem}
+	p.heapSize.Store(cfg.HeapSize)
 	var err error
 	if p.state, err = mem.Device(StateSize); err != nil {
 		return nil, errs.Wrap(err, cfg.Me, "Init", "proxy state")
+	}
+	if p.regsDev, err = mem.Device(regsSize); err != nil {
+		return nil, errs.Wrap(err, cfg.Me, "Init", "proxy table of registered buffers")
 	}
 	if p.status, err = mem.Pinned(statusSize + 8*MaxRings); err != nil {
 		return nil, errs.Wrap(err, cfg.Me, "Init", "proxy status block")
@@ -283,7 +309,7 @@ func New(cfg Config, mem Memory) (*Proxy, error) {
 	for c, rs := range p.ctxRing {
 		first[c], count[c] = uint8(rs[0]), uint8(len(rs))
 	}
-	img := stateImage(p.status.Dev, uint64(cfg.Timeout.Nanoseconds()), confs, first, count)
+	img := stateImage(p.status.Dev, uint64(cfg.Timeout.Nanoseconds()), p.regsDev.Dev, confs, first, count)
 	if err := mem.Write(p.state.Dev, img); err != nil {
 		return nil, errs.Wrap(err, cfg.Me, "Init", "writing the proxy state")
 	}
@@ -295,6 +321,134 @@ func (p *Proxy) StateAddr() uint64 { return p.state.Dev }
 
 // Config returns the normalized configuration.
 func (p *Proxy) Config() Config { return p.cfg }
+
+// HeapSize is every PE's usable heap size, which requests must stay in.
+func (p *Proxy) HeapSize() uint64 { return p.heapSize.Load() }
+
+// SetHeapSize raises the usable heap size of every PE to n (the heap grew
+// on every PE): requests up to n are accepted from now on. Descriptors
+// carry 40-bit offsets, so n beyond 1 TiB is refused.
+func (p *Proxy) SetHeapSize(n uint64) error {
+	if n > offMask {
+		return errs.Hint(errs.ErrNotSupported, "keep GOSHMEM_DEVICE_HEAP_MAX at most 1 TiB with the GPU proxy", p.cfg.Me, "AllocDevice",
+			"the GPU heap cannot grow to %d bytes: the GPU proxy's descriptors address heaps of up to %d bytes", n, uint64(offMask))
+	}
+	if n > p.heapSize.Load() {
+		p.heapSize.Store(n)
+	}
+	return nil
+}
+
+// Register enters [base, base+size), memory of this PE outside the heap
+// (a buffer registered with shmem.RegisterDevice: device memory of this
+// process's GPU context), in the table the device looks up: a put from it
+// or a get into it then names its slot and the workers copy from or to it
+// in place, as for the heap. It returns the slot for Unregister. The
+// caller keeps registrations disjoint. Errors: size 0 or past 1 TiB (the
+// descriptors' offsets), a full table.
+func (p *Proxy) Register(base, size uint64) (int, error) {
+	if size == 0 || size > regMaxBytes || base+size < base {
+		return -1, errs.New(errs.ErrInvalidArgument, p.cfg.Me, "RegisterDevice",
+			"[%#x, +%d bytes): the GPU proxy registers buffers of 1 to %d bytes", base, size, uint64(regMaxBytes))
+	}
+	p.regMu.Lock()
+	defer p.regMu.Unlock()
+	slot := -1
+	for i := range p.regs {
+		if p.regs[i].size.Load() == 0 {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		return -1, errs.Hint(errs.ErrNotSupported, "Free registered arrays that are no longer used", p.cfg.Me, "RegisterDevice",
+			"the GPU proxy's table of registered buffers is full (%d buffers)", MaxRegs)
+	}
+	// the workers' copy first (the device cannot name the slot yet), then
+	// the device's: base, then end, then the scan bound
+	p.regs[slot].base.Store(base)
+	p.regs[slot].size.Store(size)
+	e := p.regsDev.Dev + regsOffReg + uint64(slot)*regSize
+	if err := p.writeU64(e+regOffBase, base); err != nil {
+		p.regs[slot].size.Store(0)
+		return -1, err
+	}
+	if err := p.writeU64(e+regOffEnd, base+size); err != nil {
+		p.regs[slot].size.Store(0)
+		return -1, err
+	}
+	if slot >= p.regN {
+		p.regN = slot + 1
+		if err := p.writeU32(p.regsDev.Dev+regsOffN, uint32(p.regN)); err != nil {
+			return -1, errors.Join(err, p.unregister(slot))
+		}
+	}
+	return slot, nil
+}
+
+// Unregister removes the buffer of slot (Register). No request may name
+// it any more (the caller's rule: no call using the buffer is in flight).
+func (p *Proxy) Unregister(slot int) error {
+	if slot < 0 || slot >= MaxRegs {
+		return errs.New(errs.ErrInvalidArgument, p.cfg.Me, "Free", "registered-buffer slot %d not in [0, %d)", slot, MaxRegs)
+	}
+	p.regMu.Lock()
+	defer p.regMu.Unlock()
+	if p.regs[slot].size.Load() == 0 {
+		return errs.New(errs.ErrInvalidArgument, p.cfg.Me, "Free", "registered-buffer slot %d of the GPU proxy is free", slot)
+	}
+	return p.unregister(slot)
+}
+
+// unregister clears slot: the device's end first (no new lookup matches),
+// then the workers' copy. Caller holds regMu.
+func (p *Proxy) unregister(slot int) error {
+	err := p.writeU64(p.regsDev.Dev+regsOffReg+uint64(slot)*regSize+regOffEnd, 0)
+	p.regs[slot].size.Store(0)
+	p.regs[slot].base.Store(0)
+	return err
+}
+
+// Registered is how many buffers the table holds.
+func (p *Proxy) Registered() int {
+	n := 0
+	for i := range p.regs {
+		if p.regs[i].size.Load() != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *Proxy) writeU64(dev, v uint64) error {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	return p.mem.Write(dev, b[:])
+}
+
+func (p *Proxy) writeU32(dev uint64, v uint32) error {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	return p.mem.Write(dev, b[:])
+}
+
+// regAddr is the address of the local side of a PUT or GET that names a
+// registered buffer, or why it cannot be served.
+func (p *Proxy) regAddr(d Desc) (uint64, string) {
+	slot := d.Reg() - 1
+	if slot < 0 || slot >= MaxRegs {
+		return 0, fmt.Sprintf("registered-buffer slot %d not in [0, %d)", slot, MaxRegs)
+	}
+	size, base := p.regs[slot].size.Load(), p.regs[slot].base.Load()
+	n := d.Size()
+	switch {
+	case size == 0:
+		return 0, fmt.Sprintf("registered-buffer slot %d is free (the buffer was freed while a call using it was in flight?)", slot)
+	case d.LOff() > size || n > size-d.LOff():
+		return 0, fmt.Sprintf("local offset %#x + %d bytes is outside registered buffer %d (%d bytes at %#x)", d.LOff(), n, slot, size, base)
+	}
+	return base + d.LOff(), ""
+}
 
 // RingsOf returns the ring indices of device context ctx.
 func (p *Proxy) RingsOf(ctx int) []int { return p.ctxRing[ctx] }
@@ -505,13 +659,18 @@ func (p *Proxy) validate(d Desc) string {
 		return fmt.Sprintf("no transport of this proxy reaches PE %d's heap (another node's GPU heap needs an inter-node GPU transport)", d.PE)
 	}
 	n := d.Size()
+	heap := p.heapSize.Load()
 	switch d.Op {
 	case OpPut, OpGet:
 		if n == 0 || n > Chunk {
 			return fmt.Sprintf("size %d out of range [1, %d]", n, Chunk)
 		}
-		if d.LOff() > c.HeapSize || n > c.HeapSize-d.LOff() {
-			return fmt.Sprintf("local offset %#x + %d bytes is outside the heap (%d bytes)", d.LOff(), n, c.HeapSize)
+		if d.Reg() != 0 {
+			if _, why := p.regAddr(d); why != "" {
+				return why
+			}
+		} else if d.LOff() > heap || n > heap-d.LOff() {
+			return fmt.Sprintf("local offset %#x + %d bytes is outside the heap (%d bytes)", d.LOff(), n, heap)
 		}
 	case OpPutInline, OpGetReply:
 		if n == 0 || n > 8 {
@@ -527,8 +686,8 @@ func (p *Proxy) validate(d Desc) string {
 	default:
 		return fmt.Sprintf("unknown op %d", d.Op)
 	}
-	if d.ROff > c.HeapSize || n > c.HeapSize-d.ROff {
-		return fmt.Sprintf("offset %#x + %d bytes is outside PE %d's heap (%d bytes)", d.ROff, n, d.PE, c.HeapSize)
+	if d.ROff > heap || n > heap-d.ROff {
+		return fmt.Sprintf("offset %#x + %d bytes is outside PE %d's heap (%d bytes)", d.ROff, n, d.PE, heap)
 	}
 	return ""
 }
@@ -548,6 +707,44 @@ type worker struct {
 	// statistics, written by the worker only (read after it stopped)
 	reqs, chains uint64
 	submit       time.Duration // in drain, chains with requests: decode + backend calls
+	// ops counts the requests served by kind (Ops; read at any time)
+	ops [nOpKinds]atomic.Uint64
+}
+
+// The kinds of request Ops counts.
+const (
+	opPut = iota
+	opPutReg
+	opPutInline
+	opGet
+	opGetReg
+	opGetReply
+	opAMO
+	nOpKinds
+)
+
+// OpCounts is how many requests of each kind the workers served: what a
+// test checks to see which path the device took.
+type OpCounts struct {
+	Put       uint64 // PUT from the symmetric heap
+	PutReg    uint64 // PUT from a registered buffer, in place
+	PutInline uint64 // PUT_INLINE: payloads of up to 8 bytes in the descriptor
+	Get       uint64 // GET into the symmetric heap
+	GetReg    uint64 // GET into a registered buffer, in place
+	GetReply  uint64 // GET_REPLY: up to 8 bytes through a reply slot
+	AMO       uint64
+}
+
+// Ops counts the requests the workers served so far, by kind.
+func (p *Proxy) Ops() OpCounts {
+	var n [nOpKinds]uint64
+	for _, w := range p.workers {
+		for k := range n {
+			n[k] += w.ops[k].Load()
+		}
+	}
+	return OpCounts{Put: n[opPut], PutReg: n[opPutReg], PutInline: n[opPutInline], Get: n[opGet], GetReg: n[opGetReg],
+		GetReply: n[opGetReply], AMO: n[opAMO]}
 }
 
 // Stats is one line per worker: requests served, chains (completion
@@ -723,18 +920,33 @@ func (w *worker) exec(r *ring, t uint64, d Desc, data Ptr, cmp uint64) error {
 	n := int(d.Size())
 	switch d.Op {
 	case OpPut:
+		if d.Reg() != 0 {
+			w.ops[opPutReg].Add(1)
+			a, _ := w.p.regAddr(d) // validated
+			return be.PutAddr(d.PE, d.ROff, a, n)
+		}
+		w.ops[opPut].Add(1)
 		return be.Put(d.PE, d.ROff, d.LOff(), n)
 	case OpPutInline:
+		w.ops[opPutInline].Add(1)
 		return be.PutInline(d.PE, d.ROff, data, n)
 	case OpGet:
+		if d.Reg() != 0 {
+			w.ops[opGetReg].Add(1)
+			a, _ := w.p.regAddr(d)
+			return be.GetAddr(d.PE, d.ROff, a, n)
+		}
+		w.ops[opGet].Add(1)
 		return be.Get(d.PE, d.ROff, d.LOff(), n)
 	case OpGetReply:
+		w.ops[opGetReply].Add(1)
 		rp := r.reply(t)
 		if err := be.GetReply(d.PE, d.ROff, n, rp.Add(replyOffValue)); err != nil {
 			return err
 		}
 		return w.writeWord(r, t, rp.Add(replyOffTicket), t+1)
 	case OpAMO:
+		w.ops[opAMO].Add(1)
 		var out Ptr
 		rp := r.reply(t)
 		if d.WantsReply() {

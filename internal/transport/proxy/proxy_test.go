@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/cgo/devhost"
+	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/quiet"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 	"github.com/goshmem/goshmem/internal/transport/proxy"
@@ -47,7 +48,10 @@ func newJob(t *testing.T, npes int, cfg proxy.Config, start bool) *job {
 	}
 	for pe := 0; pe < npes; pe++ {
 		c := cfg
-		c.Me, c.NPEs, c.HeapSize = pe, npes, heapSize
+		c.Me, c.NPEs = pe, npes
+		if c.HeapSize == 0 {
+			c.HeapSize = heapSize
+		}
 		pm := &proxy.HostMemory{}
 		p, err := proxy.New(c, pm)
 		require.NoError(t, err)
@@ -604,4 +608,121 @@ func TestRingPlacement(t *testing.T) {
 		_, w := one.RingOf(i)
 		assert.Equal(t, 0, w, "ring %d with one worker", i)
 	}
+}
+
+// Registered buffers (Proxy.Register): memory outside the heap that the
+// device finds in the table. A put from it and a get into it go by
+// reference (PUT/GET naming the slot, served in place: no inline chunks,
+// no reply slots), blocking and nbi, as does put_signal's payload; a
+// removed buffer is no longer found (its puts go inline again), and its
+// slot is reused. Bad registrations and a request naming a free slot are
+// refused.
+func TestRegisteredBuffers(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 2, Rings: 2, Contexts: 4, Slots: 64, Batch: 4}, true)
+	pe0, px := j.pes[0], j.proxies[0]
+	buf, err := j.mem.Pinned(1 << 20) // mmap'd: host memory outside both heaps
+	require.NoError(t, err)
+	b := unsafe.Slice((*byte)(buf.Host), 1<<20)
+	for i := range b {
+		b[i] = byte(i*13 + 1)
+	}
+	base := uint64(uintptr(buf.Host))
+	slot, err := px.Register(base+4096, 512<<10)
+	require.NoError(t, err)
+	assert.Equal(t, 1, px.Registered())
+
+	before := px.Ops()
+	const n = 300000
+	require.NoError(t, pe0.Putmem(j.sym(100000), uintptr(buf.Host)+4096+8, n, 1, false))
+	assert.Equal(t, b[4096+8:4096+8+n], j.bytes(1, 100000, n), "blocking put from a registered buffer")
+	require.NoError(t, pe0.Putmem(j.sym(500000), uintptr(buf.Host)+4096, 24, 1, true))
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, b[4096:4096+24], j.bytes(1, 500000, 24), "nbi put")
+
+	pb := j.bytes(1, 600000, 5000)
+	for i := range pb {
+		pb[i] = byte(i ^ 0x33)
+	}
+	require.NoError(t, pe0.Getmem(uintptr(buf.Host)+4096+100, j.sym(600000), 5000, 1, false))
+	assert.Equal(t, pb, b[4096+100:4096+100+5000], "blocking get into a registered buffer")
+	require.NoError(t, pe0.Getmem(uintptr(buf.Host)+4096+8000, j.sym(600000), 40, 1, true))
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, pb[:40], b[4096+8000:4096+8040], "nbi get")
+
+	require.NoError(t, pe0.PutSignal(j.sym(700000), uintptr(buf.Host)+4096+16, 4000, j.sym(800000), 3, false, 1, false))
+	assert.Equal(t, b[4096+16:4096+16+4000], j.bytes(1, 700000, 4000))
+	assert.Equal(t, uint64(3), j.u64(1, 800000), "the signal after the payload")
+	got := px.Ops()
+	assert.Equal(t, before.PutInline, got.PutInline, "no inline chunks for registered sources")
+	assert.Equal(t, before.GetReply, got.GetReply, "no reply slots for registered destinations")
+	assert.Equal(t, before.PutReg+3, got.PutReg, "puts served from the registered buffer (300000 bytes: one chunk)")
+	assert.Equal(t, before.GetReg+2, got.GetReg)
+	assert.Equal(t, before.Put, got.Put, "nothing went through the heap")
+
+	// outside the registered range (a byte before it): inline, as before
+	require.NoError(t, pe0.Putmem(j.sym(900000), uintptr(buf.Host)+4095, 16, 1, false))
+	require.NoError(t, pe0.Quiet(-1)) // inline chunks: the source is reusable before they are served
+	assert.Equal(t, b[4095:4095+16], j.bytes(1, 900000, 16))
+	assert.Equal(t, got.PutInline+2, px.Ops().PutInline, "an unregistered source goes in 8-byte chunks")
+
+	// removed: the device no longer finds it
+	require.NoError(t, px.Unregister(slot))
+	assert.Zero(t, px.Registered())
+	assert.ErrorIs(t, px.Unregister(slot), errs.ErrInvalidArgument, "a free slot")
+	in := px.Ops().PutInline
+	require.NoError(t, pe0.Putmem(j.sym(950000), uintptr(buf.Host)+4096, 16, 1, false))
+	require.NoError(t, pe0.Quiet(-1))
+	assert.Equal(t, in+2, px.Ops().PutInline)
+	again, err := px.Register(base+(768<<10), 4096)
+	require.NoError(t, err)
+	assert.Equal(t, slot, again, "the free slot is reused")
+	require.NoError(t, px.Unregister(again))
+
+	for name, size := range map[string]uint64{"empty": 0, "past 1 TiB": 1 << 40} {
+		_, err := px.Register(base, size)
+		assert.ErrorIs(t, err, errs.ErrInvalidArgument, name)
+	}
+	// a request naming a free slot is rejected, naming it
+	_, err = pe0.PostRaw(3, proxy.Encode(proxy.OpPut, 1, 5, 0), proxy.Span(0, 64))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(devhost.ErrProxyRejected), trapCode(t, pe0.Quiet(3)))
+	assert.Contains(t, px.Err().Error(), "registered-buffer slot 4 is free")
+}
+
+// A full table is refused with ErrNotSupported; removing one makes room.
+func TestRegisteredTableFull(t *testing.T) {
+	j := newJob(t, 1, proxy.Config{Workers: 1, Rings: 1, Contexts: 1, Slots: 16, Batch: 4}, false)
+	px := j.proxies[0]
+	for i := 0; i < proxy.MaxRegs; i++ {
+		s, err := px.Register(uint64(i+1)<<20, 4096)
+		require.NoError(t, err)
+		require.Equal(t, i, s)
+	}
+	_, err := px.Register(1<<40, 4096)
+	assert.ErrorIs(t, err, errs.ErrNotSupported)
+	require.NoError(t, px.Unregister(7))
+	s, err := px.Register(1<<40, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, 7, s)
+}
+
+// SetHeapSize (the heap grew on every PE): requests past the old size are
+// rejected before and served after; sizes past what a descriptor
+// addresses are refused.
+func TestSetHeapSize(t *testing.T) {
+	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 1, Contexts: 4, Slots: 16, Batch: 4, HeapSize: 1 << 20}, true)
+	pe0, px := j.pes[0], j.proxies[0]
+	assert.Equal(t, uint64(1<<20), px.HeapSize())
+	require.NoError(t, pe0.P64(j.sym(0), 1, 1)) // the device state says 4 MiB; the worker judges
+	_, err := pe0.PostRaw(3, proxy.Encode(proxy.OpPutInline, 1, 8, 2<<20), 7)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(devhost.ErrProxyRejected), trapCode(t, pe0.Quiet(3)), "past the heap before it grew")
+	require.NoError(t, px.SetHeapSize(heapSize))
+	assert.Equal(t, uint64(heapSize), px.HeapSize())
+	require.NoError(t, pe0.P64(j.sym(2<<20), 0x77, 1))
+	require.NoError(t, pe0.Quiet(0))
+	assert.Equal(t, uint64(0x77), j.u64(1, 2<<20), "served once the heap grew")
+	require.NoError(t, px.SetHeapSize(1<<20), "never shrinks")
+	assert.Equal(t, uint64(heapSize), px.HeapSize())
+	assert.ErrorIs(t, px.SetHeapSize(1<<40), errs.ErrNotSupported)
 }

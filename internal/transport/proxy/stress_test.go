@@ -55,6 +55,12 @@ func (s *streamBackend) Name() string               { return "stream model" }
 func (s *streamBackend) Put(pe int, dst, src uint64, n int) error {
 	return s.queue(func() error { return s.inner.Put(pe, dst, src, n) })
 }
+func (s *streamBackend) PutAddr(pe int, dst, src uint64, n int) error {
+	return s.queue(func() error { return s.inner.PutAddr(pe, dst, src, n) })
+}
+func (s *streamBackend) GetAddr(pe int, src, dst uint64, n int) error {
+	return s.queue(func() error { return s.inner.GetAddr(pe, src, dst, n) })
+}
 func (s *streamBackend) PutInline(pe int, dst uint64, data proxy.Ptr, n int) error {
 	return s.queue(func() error { return s.inner.PutInline(pe, dst, data, n) })
 }

@@ -102,16 +102,21 @@ func TestStateLayout(t *testing.T) {
 	d := ibgda.StateDesc{MyPE: 3, NPEs: 7, NCtx: 2, NQPs: 12, InlineMax: 128, HeapLKey: 0xabc,
 		HeapBase: 0x7f0000001000, HeapSize: 1 << 30, QPs: 0x1110, QPIndex: 0x2220, RKey: 0x3330,
 		RemoteBase: 0x4440, Slots: 0x5550, SlotBusy: 0x6660, NSlots: 64, SlotLKey: 0xdef, FencePending: 0x7770,
-		Flags: ibgda.StateHostQueues, TimeoutNS: 5e9, Report: 0x8880}
+		Flags: ibgda.StateHostQueues, TimeoutNS: 5e9, Report: 0x8880, Regs: 0x9990}
 	got := stateFieldsByC(ibgda.EncodeState(d))
 	assert.Equal(t, map[string]uint64{
 		"version": ibgda.StateVersion, "size": ibgda.StateStructSize, "my_pe": 3, "n_pes": 7, "n_ctx": 2,
 		"n_qps": 12, "inline_max": 128, "heap_lkey": 0xabc, "heap_base": 0x7f0000001000, "heap_size": 1 << 30,
 		"qps": 0x1110, "qp_index": 0x2220, "rkey": 0x3330, "remote_base": 0x4440, "slots": 0x5550,
 		"slot_busy": 0x6660, "n_slots": 64, "slot_lkey": 0xdef, "fence_pending": 0x7770, "slot_cursor": 0,
-		"flags": 1, "timeout_ns": 5e9, "report": 0x8880,
+		"flags": 1, "timeout_ns": 5e9, "report": 0x8880, "regs": 0x9990,
 	}, got)
 	assert.Equal(t, stateHostQueues, uint32(ibgda.StateHostQueues))
+	assert.Equal(t, map[string]uint64{
+		"state.heap_lkey": ibgda.StateOffLKey, "state.heap_size": ibgda.StateOffHeapSize,
+		"max": ibgda.MaxRegs, "size": ibgda.RegsSize, "n": ibgda.RegsOffN, "reg": ibgda.RegsOffReg,
+		"reg.size": ibgda.RegSize, "reg.base": ibgda.RegOffBase, "reg.end": ibgda.RegOffEnd, "reg.lkey": ibgda.RegOffLKey,
+	}, regsLayoutByC(), "the registered-buffer table")
 }
 
 // byteRegion is an ibgda.Region over process memory: copies, and 8-byte

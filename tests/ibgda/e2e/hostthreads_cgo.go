@@ -227,6 +227,22 @@ func stateFieldsByC(b []byte) map[string]uint64 {
 		"n_slots": uint64(s.n_slots), "slot_lkey": uint64(s.slot_lkey),
 		"fence_pending": ptr(unsafe.Pointer(s.fence_pending)), "slot_cursor": uint64(s.slot_cursor),
 		"flags": uint64(s.flags), "timeout_ns": uint64(s.timeout_ns), "report": ptr(unsafe.Pointer(s.report)),
+		"regs": ptr(unsafe.Pointer(s.regs)),
+	}
+}
+
+// regsLayoutByC is the C layout of the registered-buffer table
+// (goshmemi_ibgda_regs_t, goshmemi_ibgda_reg_t), GOSHMEMI_IBGDA_MAX_REGS,
+// and the state's fields a growing heap rewrites.
+func regsLayoutByC() map[string]uint64 {
+	var rs C.goshmemi_ibgda_regs_t
+	var r C.goshmemi_ibgda_reg_t
+	var st C.goshmemi_ibgda_state_t
+	return map[string]uint64{
+		"state.heap_lkey": uint64(unsafe.Offsetof(st.heap_lkey)), "state.heap_size": uint64(unsafe.Offsetof(st.heap_size)),
+		"max": C.GOSHMEMI_IBGDA_MAX_REGS, "size": uint64(unsafe.Sizeof(rs)), "n": uint64(unsafe.Offsetof(rs.n)),
+		"reg": uint64(unsafe.Offsetof(rs.reg)), "reg.size": uint64(unsafe.Sizeof(r)), "reg.base": uint64(unsafe.Offsetof(r.base)),
+		"reg.end": uint64(unsafe.Offsetof(r.end)), "reg.lkey": uint64(unsafe.Offsetof(r.lkey)),
 	}
 }
 
