@@ -183,12 +183,16 @@ $(G)/devtest_remote.fatbin:
 $(G)/compat_remote.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS tests/gpu/kernels/compat.cu -o $@
 # (a whole-file devcoll.fatbin left from an older build is removed: devtest
-# refuses a name that is both a file and a set of parts)
+# refuses a name that is both a file and a set of parts). -compress-all:
+# nvcc compressed the SASS of the whole file's fatbin but leaves the parts'
+# uncompressed, which more than doubled their sum; bin/ travels to the GPU
+# machine.
 $(DEVCOLL_FATBINS): $(G)/devcoll_%.fatbin:
-	@mkdir -p $(@D); rm -f $(@D)/devcoll.fatbin; $(NVCC_FATBIN) -DDEVCOLL_PART=$* tests/gpu/kernels/devcoll.cu -o $@
+	@mkdir -p $(@D); rm -f $(@D)/devcoll.fatbin; \
+	  $(NVCC_FATBIN) -Xfatbin -compress-all -DDEVCOLL_PART=$* tests/gpu/kernels/devcoll.cu -o $@
 $(DEVCOLL_REMOTE_FATBINS): $(G)/devcoll_remote_%.fatbin:
 	@mkdir -p $(@D); rm -f $(@D)/devcoll_remote.fatbin; \
-	  $(NVCC_FATBIN) -DGOSHMEM_REMOTE_TRANSPORTS -DDEVCOLL_PART=$* tests/gpu/kernels/devcoll.cu -o $@
+	  $(NVCC_FATBIN) -Xfatbin -compress-all -DGOSHMEM_REMOTE_TRANSPORTS -DDEVCOLL_PART=$* tests/gpu/kernels/devcoll.cu -o $@
 $(G)/perf_coll.fatbin:
 	@mkdir -p $(@D); $(NVCC_FATBIN) -O3 bench/gpu/perf_coll.cu -o $@
 # Only what tests/gpu/coll.sh and coll2.sh need (issue 17's GPU runs): `make -j$(nproc) gpucoll`.
