@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 
+	errors "github.com/goshmem/goshmem/internal/xerrors"
+
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"
@@ -13,13 +15,13 @@ import (
 )
 
 // gpuLib is goshmem's kernel library (the image the gpulib module
-// registers with internal/gpulib) in this PE's GPU context: loaded on
-// first use, its device state installed like a user module's, unloaded at
-// Finalize (gpuBackend.Close).
+// registers with internal/gpulib) in this PE's GPU context: loaded at Init
+// (preloadLib), its device state installed like a user module's, unloaded
+// at Finalize (gpuBackend.Close).
 type gpuLib struct {
 	mu     sync.Mutex // guards everything below; held across a launch (args)
 	loaded bool
-	err    error
+	err    error // why the library did not load, without the call that needs it
 	mod    *cuda.Module
 	fns    [gpulib.Count]*cuda.Function
 	names  [gpulib.Count]string
@@ -27,43 +29,46 @@ type gpuLib struct {
 	buf    [gpulib.NArgs * 8]byte
 }
 
-// loadLib loads the library (under l.mu). A failure is kept: every later
-// call reports it.
+// loadLib loads the library (under l.mu) unless it is loaded. A failure
+// is kept: every later call that needs the library reports it, named op.
 func (r *Runtime) loadLib(l *gpuLib, op string) error {
-	if l.loaded || l.err != nil {
-		return l.err
+	if !l.loaded && l.err == nil {
+		l.err = r.openLib(l)
 	}
+	return errs.Wrap(l.err, r.Me, op, "")
+}
+
+// openLib loads the library's module, installs its device state and
+// finds its kernels.
+func (r *Runtime) openLib(l *gpuLib) error {
 	var image []byte
 	what := "goshmem's kernel library (sm_80, sm_90 and sm_100 SASS, PTX for the newest)"
 	if p := r.Settings.String("GOSHMEM_GPU_LIB"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			l.err = errs.Wrap(err, r.Me, op, "GOSHMEM_GPU_LIB=%q: reading the kernel library", p)
-			return l.err
+			return errors.Wrapf(err, "GOSHMEM_GPU_LIB=%q: reading the kernel library", p)
 		}
 		image, what = b, fmt.Sprintf("the kernel library GOSHMEM_GPU_LIB=%q", p)
-	} else if image, l.err = gpulib.Image(); l.err != nil {
-		// registered by importing gpulib.ImportPath; the error says so
-		l.err = errs.Wrap(l.err, r.Me, op, "")
-		return l.err
+	} else {
+		var err error
+		if image, err = gpulib.Image(); err != nil {
+			return err // registered by importing gpulib.ImportPath; the error says so
+		}
 	}
 	m, err := r.GPU.Ctx.ModuleLoadData(image)
 	if err != nil {
-		l.err = errs.Wrap(err, r.Me, op, "loading %s", what)
-		return l.err
+		return errors.Wrapf(err, "loading %s", what)
 	}
 	if _, err := r.GPU.InstallState(m); err != nil {
 		_ = m.Unload()
-		l.err = errs.Wrap(err, r.Me, op, "goshmem's kernel library")
-		return l.err
+		return errors.Wrap(err, "goshmem's kernel library")
 	}
 	for k := range l.fns {
 		name := gpulib.Kernel(k).Name()
 		if l.fns[k], err = m.Function(name); err != nil {
 			r.GPU.ForgetModule(m)
 			_ = m.Unload()
-			l.err = errs.Wrap(err, r.Me, op, "goshmem's kernel library")
-			return l.err
+			return errors.Wrap(err, "goshmem's kernel library")
 		}
 		l.names[k] = name
 	}
@@ -72,13 +77,15 @@ func (r *Runtime) loadLib(l *gpuLib, op string) error {
 	return nil
 }
 
-// preloadLib loads the library at Init when a remote GPU transport
-// serves the kernels (the proxy, IBGDA): loading a module while a kernel
-// waits for that transport can make the driver synchronize the context,
-// which then waits for the kernel, which waits for the transport's host
-// thread, which waits for the driver. At Init no kernel runs yet. A
-// failure (e.g. a GPU older than sm_80) is kept for the calls that need
-// the library to report; the job itself does not need it.
+// preloadLib loads the library at Init, on every PE with a GPU, before
+// Init's first barrier: no PE's kernel runs yet. A module load may wait
+// until the GPU runs no kernel, every process's under MPS: loaded on a
+// first stream call, it would wait for a kernel that waits for this PE
+// (another PE's on-stream barrier on the same GPU, a kernel that waits
+// for the proxy's or IBGDA's host thread), which never ends. A failure
+// (e.g. a GPU older than sm_80, a program without the gpulib import) is
+// kept for the calls that need the library to report; the job itself
+// does not need it.
 func (r *Runtime) preloadLib() {
 	l := &r.gpuState.lib
 	l.mu.Lock()

@@ -217,6 +217,9 @@ func New(boot bootstrap.Bootstrap, settings env.Settings, cfg Config) (*Runtime,
 			return nil, err
 		}
 	}
+	if r.GPU != nil {
+		r.preloadLib() // before any kernel runs (Init's first barrier follows)
+	}
 	ok = true
 	return r, nil
 }

@@ -39,7 +39,13 @@
  * <prefix>.<pid> holding its live objects, one "name count" line each,
  * rewritten at every change, so a test can check that everything was
  * released; a Go program exits without running C destructors, hence no
- * report at exit). Not thread-safe beyond what the tests need.
+ * report at exit), FAKECUDA_BUSY_LOAD=fail (a module load while a kernel
+ * of this process runs on the same device, on any thread, fails with
+ * CUDA_ERROR_NOT_PERMITTED and a line on stderr: a GPU's module load may
+ * wait until no kernel runs, under MPS no kernel of any process, so a
+ * load while a kernel waits for the loading PE never returns there; the
+ * in-process tests' PEs on one device stand for MPS clients). Not
+ * thread-safe beyond what the tests need.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -97,6 +103,8 @@ struct CUevent_st {
 static int ndev = -1;
 static struct CUctx_st ctxs[MAXDEV];
 static __thread CUcontext cur;
+/* Kernels running on each device now, every thread's (FAKECUDA_BUSY_LOAD). */
+static int running[MAXDEV];
 static unsigned long long device_state; /* __constant__ goshmemi_device_state stand-in */
 /* fake_heavy is empty at 96 registers per thread: blocks above 672 threads
  * do not launch, as on a GPU with 64K registers per SM. */
@@ -202,6 +210,7 @@ static const struct {
 	{500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
 	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
 	{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
+	{800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
 	{801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
 };
 
@@ -929,10 +938,28 @@ static int is_fatbin(const void *image)
 	return magic == 0xBA55ED50u;
 }
 
+/* FAKECUDA_BUSY_LOAD=fail: a module load while a kernel runs on the
+ * current context's device is refused (see the top of the file). */
+static CUresult busy_load(void)
+{
+	const char *e = getenv("FAKECUDA_BUSY_LOAD");
+	int n;
+	if (!e || strcmp(e, "fail") != 0)
+		return CUDA_SUCCESS;
+	if ((n = __atomic_load_n(&running[cur->dev], __ATOMIC_SEQ_CST)) == 0)
+		return CUDA_SUCCESS;
+	fprintf(stderr, "fakecuda: cuModuleLoadData while %d kernel(s) run on device %d: a GPU may wait for them to end\n", n,
+		cur->dev);
+	return CUDA_ERROR_NOT_PERMITTED;
+}
+
 EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
 	unsigned long long mask = 0;
+	CUresult busy;
 	NEED_CTX();
+	if ((busy = busy_load()) != CUDA_SUCCESS)
+		return busy;
 	if (image && is_fatbin(image)) {
 		pthread_once(&lib_once, lib_open);
 		if (!lib_so)
@@ -1112,11 +1139,28 @@ static CUresult ptx_run(size_t k, void **kp)
  * out[0..5] = a, b, c (sign-extended), d, bits of e, bits of f;
  * out[6..8] = g.x, g.y, g.z; out[9..14] = grid, block; out[15] = smem;
  * out[16] = the number of parameters not at their natural alignment. */
+static CUresult run_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			   unsigned bz, unsigned smem, CUstream s, void **kp);
+
+/* A launch: the kernel runs on the launching thread, counted in running[]
+ * while it does. */
 static CUresult run(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		    unsigned bz, unsigned smem, CUstream s, void **kp)
 {
-	(void)s;
+	CUresult r;
+	int dev;
 	NEED_CTX();
+	dev = cur->dev;
+	__atomic_add_fetch(&running[dev], 1, __ATOMIC_SEQ_CST);
+	r = run_kernel(f, gx, gy, gz, bx, by, bz, smem, s, kp);
+	__atomic_sub_fetch(&running[dev], 1, __ATOMIC_SEQ_CST);
+	return r;
+}
+
+static CUresult run_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			   unsigned bz, unsigned smem, CUstream s, void **kp)
+{
+	(void)s;
 	if (!gx || !gy || !gz || !bx || !by || !bz)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((unsigned long long)bx * by * bz > (unsigned long long)fn_max_threads(f))
