@@ -251,19 +251,25 @@ GOSHMEMI_LIB_REDUCE_FLOAT(bfloat16, goshmem_bfloat16_t)
  * (no member's buffers are touched after it). Go launches it fused only on
  * a grid that fits on the GPU beside every other member's grid (one block
  * per SM shared among the PEs on the GPU): a waiting block holds its SM.
- * The per-team words below are this PE's module's own; the last block
- * resets them for the next launch on the team (stream-ordered after this
- * one ends). Fences and the flag use the device collectives' scope
+ * The flag and the count are this PE's own words of the team's psync slot
+ * (device_state.h: line 8, GOSHMEMI_LIB_GRID_GO_OFF and _DONE_OFF), zero
+ * when the host assigns the slot; the last block resets them for the next
+ * launch on the team (stream-ordered after this one ends). Fences and the
+ * flag use the device collectives' scope
  * (goshmemi_sys_scope): GPU scope when every PE is on this GPU, whose
  * kernels all run on it, where system scope costs more and adds nothing.
  * In host mode the fake runs the blocks one after another in order: block
  * 0 syncs first and the last block last, nothing waits. */
 #if GOSHMEMI_CUDA
-__device__ uint64_t goshmemi_lib_grid_go[GOSHMEMI_MAX_TEAMS];
-__device__ unsigned goshmemi_lib_grid_done[GOSHMEMI_MAX_TEAMS];
 /* Out of line: inlined, the team sync (with its remote path) would take
  * registers from the data loops and make them spill. */
 #define LIB_GRID_FN static __device__ __noinline__
+
+/* This PE's word at off of team slot slot's psync slot. */
+GOSHMEMI_FN uintptr_t goshmemi_lib_grid_word(int32_t slot, unsigned off)
+{
+    return goshmemi_coll_my_base() + (uintptr_t)goshmemi_team_slot_off(slot) + off;
+}
 #else
 #define LIB_GRID_FN static
 #endif
@@ -271,7 +277,7 @@ __device__ unsigned goshmemi_lib_grid_done[GOSHMEMI_MAX_TEAMS];
 LIB_GRID_FN void goshmemi_lib_grid_begin(const goshmemi_coll_t *c)
 {
 #if GOSHMEMI_CUDA
-    uint64_t *go = &goshmemi_lib_grid_go[c->v.slot];
+    uint64_t *go = (uint64_t *)goshmemi_lib_grid_word(c->v.slot, GOSHMEMI_LIB_GRID_GO_OFF);
     if (threadIdx.x == 0) {
         if (blockIdx.x == 0) {
             goshmemi_team_sync_thread(c->v, 1);
@@ -291,11 +297,12 @@ LIB_GRID_FN void goshmemi_lib_grid_begin(const goshmemi_coll_t *c)
 LIB_GRID_FN void goshmemi_lib_grid_end(const goshmemi_coll_t *c)
 {
 #if GOSHMEMI_CUDA
-    if (threadIdx.x == 0 && atomicAdd(&goshmemi_lib_grid_done[c->v.slot], 1u) == gridDim.x - 1) {
+    unsigned *done = (unsigned *)goshmemi_lib_grid_word(c->v.slot, GOSHMEMI_LIB_GRID_DONE_OFF);
+    if (threadIdx.x == 0 && atomicAdd(done, 1u) == gridDim.x - 1) {
         /* every block's part (each fenced, then counted) before the release */
         goshmemi_order_fence(goshmemi_sys_scope());
-        goshmemi_lib_grid_done[c->v.slot] = 0;
-        goshmemi_lib_grid_go[c->v.slot] = 0;
+        *done = 0;
+        *(uint64_t *)goshmemi_lib_grid_word(c->v.slot, GOSHMEMI_LIB_GRID_GO_OFF) = 0;
         goshmemi_team_sync_thread(c->v, 1);
     }
 #else

@@ -11,7 +11,6 @@ import (
 	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
-	core "github.com/goshmem/goshmem/internal/runtime"
 )
 
 // Elem is every type a symmetric array may hold: the integers, float32,
@@ -114,7 +113,7 @@ func (r *runtime) free(b *block, status uint64, typ string) error {
 			"array of %d %s at heap offset %d was already freed", b.n, typ, b.off-heapOff)
 	}
 	if b.dev {
-		if _, err := r.galloc.Free(b.off - core.GPUControlBytes); err != nil {
+		if _, err := r.galloc.Free(b.off - r.c.GPUControlBytes()); err != nil {
 			return errs.New(errs.ErrInvalidArgument, r.me, "Free", "%v", err)
 		}
 		b.freed.Store(true)

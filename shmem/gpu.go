@@ -9,17 +9,20 @@ import (
 	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
-	core "github.com/goshmem/goshmem/internal/runtime"
 	"github.com/goshmem/goshmem/internal/symmetric"
 	"github.com/goshmem/goshmem/internal/transport"
 )
 
 // GPU describes the GPU this PE uses, or reports why there is none.
 type GPU struct {
-	Device    int    // CUDA device ordinal
-	Name      string // e.g. "NVIDIA H200"
-	PCIBusID  string
-	HeapBytes uint64 // device symmetric heap per PE
+	Device   int    // CUDA device ordinal
+	Name     string // e.g. "NVIDIA H200"
+	PCIBusID string
+	// HeapBytes is the device symmetric heap per PE that AllocDevice
+	// draws from and that is mapped now (a heap that grows maps more, in
+	// whole chunks): the GPU heap less the control area of the team slots
+	// (GOSHMEM_MAX_TEAMS) in front of it.
+	HeapBytes uint64
 	// SameDevice is true when every reachable PE shares this GPU, so device
 	// ordering uses GPU scope instead of system scope.
 	SameDevice bool
@@ -38,7 +41,7 @@ func DeviceInfo() (GPU, error) {
 		return GPU{}, r.apiErr(r.c.GPUErr, "DeviceInfo")
 	}
 	return GPU{Device: int(g.Dev), Name: g.DevName, PCIBusID: g.BusID,
-		HeapBytes: g.Size(), SameDevice: g.AllPeersSameDevice()}, nil
+		HeapBytes: g.Size() - g.ControlBytes(), SameDevice: g.AllPeersSameDevice()}, nil
 }
 
 // AllocDevice allocates a symmetric array of n elements of T in GPU memory
@@ -88,7 +91,7 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 			}
 			return 0, errs.Wrap(errs.Mark(err, errs.ErrInvalidArgument), r.me, "AllocDevice", "allocator")
 		}
-		doff := core.GPUControlBytes + off
+		doff := r.c.GPUControlBytes() + off
 		// A heap that grows maps what the block needs first, on every PE
 		// at once (each PE's allocator made the same choice).
 		if err := r.c.GPU.Grow(doff+bytes, func(rec []byte) ([][]byte, error) {

@@ -269,7 +269,7 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		c.Close()
 		return nil, err
 	}
-	r.world = collectives.World(r)
+	r.world = collectives.World(r, c.Teams)
 	r.teams[TeamWorld.id] = &teamEntry{ct: r.world}
 	if err := r.predefinedTeams(); err != nil {
 		c.Close()

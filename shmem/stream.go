@@ -390,8 +390,8 @@ func (r *runtime) devTeam(t Team, op string) (int, int, error) {
 	}
 	id := t.DeviceID()
 	if id < 0 {
-		return 0, 0, errs.Hint(errs.ErrNotSupported, "use a strided team (TeamWorld, a split) among the first device slots", r.me, op,
-			"the team has no device slot (not strided, or beyond the %d teams published to the GPU)", core.MaxDeviceTeams)
+		return 0, 0, errs.Hint(errs.ErrNotSupported, "use a strided team (TeamWorld, a split of it)", r.me, op,
+			"the team has no device id: its members are not evenly strided in the world (a listed team)")
 	}
 	return id, ct.Size, nil
 }

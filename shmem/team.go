@@ -7,7 +7,6 @@ import (
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"
-	core "github.com/goshmem/goshmem/internal/runtime"
 )
 
 // Team is a set of PEs that run collectives together (Ref: OpenSHMEM 1.6
@@ -66,11 +65,13 @@ func (t Team) MyPE() int {
 }
 
 // DeviceID is the value kernels pass as goshmem_team_t for this team (its
-// slot in the device team table), or -1 when t is not valid here or has no
-// device slot (only the first 32 slots are published to the GPU).
+// slot, the row of the device team table; below GOSHMEM_MAX_TEAMS), or -1
+// when t is not valid here, there is no GPU heap, or t is not strided in
+// the world (a listed TeamNode and the teams split from it: kernels take
+// strided teams).
 func (t Team) DeviceID() int {
 	if r := current.Load(); r != nil && r.c.GPU != nil {
-		if ct := r.teamOf(t); ct != nil && ct.Strided() && ct.Slot() < core.MaxDeviceTeams {
+		if ct := r.teamOf(t); ct != nil && ct.Strided() {
 			return ct.Slot()
 		}
 	}

@@ -15,7 +15,7 @@
  *
  * Memory layout (device_state.h): psync words at the front of every PE's
  * device heap; team slot s, round k is the uint64_t at
- *     heap_base[pe] + s*GOSHMEMI_PSYNC_ROUNDS*GOSHMEMI_PSYNC_LINE + k*GOSHMEMI_PSYNC_LINE
+ *     heap_base[pe] + goshmemi_team_slot_off(s) + k*GOSHMEMI_PSYNC_LINE
  * (one 64-byte line per word: no false sharing between rounds); a flat
  * sync's word of member i is the i-th uint64_t of line 0. The epoch
  * of slot s is state->team_epoch[s], bumped once per barrier by the one
@@ -23,7 +23,11 @@
  * init, and when it (re)assigns a slot to a new team it sets team_epoch[s]
  * to the same value on every member (after zeroing that slot's lines).
  * Slot 0 is GOSHMEM_TEAM_WORLD's; the world team is derived from my_pe and
- * n_pes, so barrier_all works even before teams[] is filled.
+ * n_pes, so barrier_all reads no row of the team table. A team handle
+ * indexes the table (state->teams, max_teams rows in device memory; the
+ * first GOSHMEMI_INLINE_TEAMS rows are read from the state itself); rows,
+ * pointers and max_teams are read-only while kernels run, so they come
+ * from the constant copy of the state (goshmemi_team_row).
  *
  * Ordering: dissemination: one fence.acq_rel per round (acquire of this
  * round's arrival, release of the next round's store), so causality is
@@ -54,8 +58,17 @@ typedef struct goshmemi_team_view {
     int32_t start, stride, size, my_index, slot;
 } goshmemi_team_view_t;
 
-/* Resolves team to its member layout; traps on an invalid team or when
- * this PE is not a member. */
+/* Row team of st's team table: a row of the first GOSHMEMI_INLINE_TEAMS
+ * from the state (the constant cache on a GPU), a later one from the table
+ * in device memory. team < st->max_teams. */
+GOSHMEMI_FN const goshmemi_team_t *goshmemi_team_row(const goshmemi_device_state_t *st, goshmem_team_t team)
+{
+    return (uint32_t)team < GOSHMEMI_INLINE_TEAMS ? &st->team_inline[team] : &st->teams[team];
+}
+
+/* Resolves team to its member layout; traps on a handle out of range
+ * (info: team, max_teams), an unused row or when this PE is not a member
+ * (info: team, my_pe). */
 GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
 {
     const goshmemi_device_state_t *st = goshmemi_cstate();
@@ -68,17 +81,17 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
         v.slot = 0;
         return v;
     }
-    if (GOSHMEMI_UNLIKELY((uint32_t)team >= GOSHMEMI_MAX_TEAMS))
-        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
-                      "team handle out of range [0, GOSHMEMI_MAX_TEAMS)");
-    const goshmemi_team_t *t = &st->teams[team];
+    const uint32_t max_teams = st->max_teams;
+    if (GOSHMEMI_UNLIKELY((uint32_t)team >= max_teams))
+        goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, max_teams),
+                      "team handle out of range [0, max_teams): GOSHMEM_MAX_TEAMS");
+    const goshmemi_team_t *t = goshmemi_team_row(st, team);
     v.start = t->start;
     v.stride = t->stride;
     v.size = t->size;
     v.my_index = t->my_index;
     v.slot = t->slot;
-    if (GOSHMEMI_UNLIKELY(v.size <= 0 || v.my_index < 0 || v.my_index >= v.size ||
-                          (uint32_t)v.slot >= GOSHMEMI_MAX_TEAMS))
+    if (GOSHMEMI_UNLIKELY(v.size <= 0 || v.my_index < 0 || v.my_index >= v.size || (uint32_t)v.slot >= max_teams))
         goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
                       "team not initialized, or this PE is not a member");
     return v;
@@ -102,17 +115,16 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
  * invalidate, ld.acquire an invalidate without the MEMBAR. */
 GOSHMEMI_FN void goshmemi_team_sync_thread(goshmemi_team_view_t v, int initial_fence)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
+    const goshmemi_device_state_t *cs = goshmemi_cstate();
     int sys = goshmemi_sys_scope();
     if (v.size <= 1) {
         if (initial_fence) goshmemi_order_fence(sys);
         return;
     }
-    uint64_t epoch = st->team_epoch[v.slot] + 1;
-    st->team_epoch[v.slot] = epoch;
-    const goshmemi_device_state_t *cs = goshmemi_cstate();
-    uintptr_t psync = (uintptr_t)cs->heap_base[cs->my_pe] +
-                      (uintptr_t)v.slot * GOSHMEMI_PSYNC_ROUNDS * GOSHMEMI_PSYNC_LINE;
+    uint64_t *ep = cs->team_epoch + v.slot;
+    uint64_t epoch = *ep + 1;
+    *ep = epoch;
+    uintptr_t psync = (uintptr_t)cs->heap_base[cs->my_pe] + (uintptr_t)goshmemi_team_slot_off(v.slot);
     if (v.size <= GOSHMEMI_SYNC_FLAT_MAX) {
         uint64_t *line = (uint64_t *)psync;
         int fenced = 0;
@@ -205,8 +217,8 @@ GOSHMEMI_FN int goshmem_team_my_pe(goshmem_team_t team)
 {
     const goshmemi_device_state_t *st = goshmemi_cstate();
     if (team == GOSHMEM_TEAM_WORLD) return st->my_pe;
-    if ((uint32_t)team >= GOSHMEMI_MAX_TEAMS || st->teams[team].size <= 0) return -1;
-    return st->teams[team].my_index;
+    if ((uint32_t)team >= st->max_teams || goshmemi_team_row(st, team)->size <= 0) return -1;
+    return goshmemi_team_row(st, team)->my_index;
 }
 
 /* Number of PEs in team, or -1 for an invalid team. */
@@ -214,8 +226,8 @@ GOSHMEMI_FN int goshmem_team_n_pes(goshmem_team_t team)
 {
     const goshmemi_device_state_t *st = goshmemi_cstate();
     if (team == GOSHMEM_TEAM_WORLD) return st->n_pes;
-    if ((uint32_t)team >= GOSHMEMI_MAX_TEAMS || st->teams[team].size <= 0) return -1;
-    return st->teams[team].size;
+    if ((uint32_t)team >= st->max_teams || goshmemi_team_row(st, team)->size <= 0) return -1;
+    return goshmemi_team_row(st, team)->size;
 }
 
 /* PE index pe of src_team expressed in dest_team, or -1 when it is not a member. */
@@ -225,10 +237,10 @@ GOSHMEMI_FN int goshmem_team_translate_pe(goshmem_team_t src_team, int pe, goshm
     if (n < 0 || m < 0 || pe < 0 || pe >= n) return -1;
     const goshmemi_device_state_t *st = goshmemi_cstate();
     int world = pe, s0 = 0, s = 1;
-    if (src_team != GOSHMEM_TEAM_WORLD) world = st->teams[src_team].start + pe * st->teams[src_team].stride;
+    if (src_team != GOSHMEM_TEAM_WORLD) world = goshmemi_team_row(st, src_team)->start + pe * goshmemi_team_row(st, src_team)->stride;
     if (dest_team != GOSHMEM_TEAM_WORLD) {
-        s0 = st->teams[dest_team].start;
-        s = st->teams[dest_team].stride;
+        s0 = goshmemi_team_row(st, dest_team)->start;
+        s = goshmemi_team_row(st, dest_team)->stride;
     }
     if (s == 0) return world == s0 ? 0 : -1;
     if ((world - s0) % s != 0) return -1;

@@ -488,11 +488,11 @@ GOSHMEMI_FN uintptr_t goshmemi_coll_my_base(void)
 /* symmetric offset of this slot's flag array / scratch */
 GOSHMEMI_FN uint64_t goshmemi_coll_flags_off(const goshmemi_coll_t *c)
 {
-    return (uint64_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_FLAGS_OFF;
+    return goshmemi_team_slot_off(c->v.slot) + GOSHMEMI_COLL_FLAGS_OFF;
 }
 GOSHMEMI_FN uint64_t goshmemi_coll_scratch_off(const goshmemi_coll_t *c)
 {
-    return GOSHMEMI_COLL_SCRATCH_OFF + (uint64_t)c->v.slot * GOSHMEMI_COLL_SCRATCH_SLOT_BYTES;
+    return goshmemi_team_slot_off(c->v.slot) + GOSHMEMI_COLL_SCRATCH_IN_SLOT;
 }
 /* scratch bytes per member per half (multiple of 16) */
 GOSHMEMI_FN size_t goshmemi_coll_member_bytes(const goshmemi_coll_t *c)
@@ -517,13 +517,13 @@ GOSHMEMI_FN void goshmemi_coll_init(goshmemi_coll_t *c, int scope, goshmem_team_
  * same numbers on every member: they follow from the arguments). */
 GOSHMEMI_FN void goshmemi_coll_reserve(goshmemi_coll_t *c, uint64_t nepochs, uint64_t nscratch)
 {
-    goshmemi_device_state_t *st = goshmemi_state();
-    uint64_t *ctr = (uint64_t *)(goshmemi_coll_my_base() + (uintptr_t)c->v.slot * GOSHMEMI_PSYNC_SLOT_BYTES + GOSHMEMI_COLL_COUNTER_OFF);
-    c->epoch = st->team_epoch[c->v.slot];
+    uint64_t *ep = goshmemi_cstate()->team_epoch + c->v.slot;
+    uint64_t *ctr = (uint64_t *)(goshmemi_coll_my_base() + (uintptr_t)goshmemi_team_slot_off(c->v.slot) + GOSHMEMI_COLL_COUNTER_OFF);
+    c->epoch = *ep;
     c->scount = *ctr;
     goshmemi_cg_sync(c->scope); /* everyone read them before the leader moves them */
     if (GOSHMEMI_COLL_TID(c) == 0) {
-        st->team_epoch[c->v.slot] = c->epoch + nepochs;
+        *ep = c->epoch + nepochs;
         *ctr = c->scount + nscratch;
     }
 }
@@ -668,7 +668,7 @@ GOSHMEMI_FN int goshmemi_coll_use_ll_bcast(const goshmemi_coll_t *c, size_t len)
 /* symmetric offset of member j's packets in half h of this slot's LL region */
 GOSHMEMI_FN uint64_t goshmemi_coll_ll_off(const goshmemi_coll_t *c, unsigned h, int j)
 {
-    return GOSHMEMI_COLL_LL_OFF + (uint64_t)c->v.slot * GOSHMEMI_COLL_LL_SLOT_BYTES +
+    return goshmemi_team_slot_off(c->v.slot) + GOSHMEMI_COLL_LL_IN_SLOT +
            (uint64_t)h * (GOSHMEMI_COLL_LL_SLOT_BYTES / 2) + (uint64_t)j * goshmemi_coll_ll_member_bytes(c);
 }
 /* Bytes [4w, 4w+4) of a block of len bytes (fewer at its end, zero-padded). */

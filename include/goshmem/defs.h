@@ -105,8 +105,10 @@ typedef int32_t goshmem_ctx_t;
 #define GOSHMEM_CTX_INVALID ((goshmem_ctx_t)-1)
 
 /* ---- teams ----
- * A team is an index into goshmemi_device_state_t.teams[]. Slot 0 of the
- * psync area and of team_epoch[] belongs to GOSHMEM_TEAM_WORLD. Slot 1 is
+ * A team is an index into goshmemi_device_state_t.teams[], in [0,
+ * max_teams) (GOSHMEM_MAX_TEAMS; shmem's Team.DeviceID is the team's slot).
+ * Slot 0 of the psync area and of team_epoch[] belongs to
+ * GOSHMEM_TEAM_WORLD. Slot 1 is
  * the PEs of this PE's node in world order (shmem.TeamShared and
  * shmem.TeamNode, one team), published by shmem.Init before any split
  * (each node's team on its own members' words); when the node's PEs are
@@ -129,7 +131,7 @@ typedef int32_t goshmem_team_t;
 #define GOSHMEMI_ERR_PE_UNREACHABLE 1   /* heap_base[pe] == 0 (info: pe, offset) */
 #define GOSHMEMI_ERR_PE_OUT_OF_RANGE 2  /* pe < 0 or pe >= n_pes (info: pe, n_pes) */
 #define GOSHMEMI_ERR_NOT_SYMMETRIC 3    /* address outside this PE's heap (info: pe, offset low 32 bits) */
-#define GOSHMEMI_ERR_BAD_TEAM 4         /* invalid team or not a member (info: team, my_pe) */
+#define GOSHMEMI_ERR_BAD_TEAM 4         /* invalid team or not a member (info: team, my_pe; out of range: team, max_teams) */
 #define GOSHMEMI_ERR_NO_STATE 5         /* goshmemi_device_state is NULL (module not loaded by shmem.LoadModule) */
 #define GOSHMEMI_ERR_BAD_STATE 6        /* version/size mismatch (info: version seen, expected) */
 #define GOSHMEMI_ERR_INVALID_ARG 7      /* e.g. a comparison operator out of range (info: value, 0) */

@@ -51,12 +51,14 @@
 /* goshmemi_device_state_c: a copy of the same struct in constant memory,
  * also written by the host at module load (cuModuleGetGlobal by name, the
  * struct's size). Read-only fields on hot paths (my_pe, n_pes, heap_size,
- * heap_base[], teams[], all_peers_same_device) are read from it: the
+ * heap_base[], teams, max_teams, all_peers_same_device) are read from it: the
  * constant cache is not invalidated by the fences that quiet and waits
  * issue, while an L1-cached copy of the global struct is (fence.sc.gpu ends
  * in CCTL.IVALL), which made every put after a quiet re-fetch its address
- * translation from L2. Fields the device writes (team_epoch, error_code,
- * error_info) are used only through the global struct. */
+ * translation from L2. Fields the device writes (error_code, error_info)
+ * are used only through the global struct; the team epochs and the team
+ * table live in device memory that both copies point at (teams,
+ * team_epoch), so their pointers come from the constant copy. */
 #if defined(__CUDACC_RDC__) && !defined(GOSHMEM_DEFINE_DEVICE_STATE)
 extern "C" {
 extern __constant__ goshmemi_device_state_t *goshmemi_device_state;

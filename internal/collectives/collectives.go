@@ -7,9 +7,9 @@
 // Programs call them through package shmem; Op is defined in the public
 // package github.com/goshmem/goshmem/collectives.
 //
-// Synchronization words live in the control area at the front of every PE's
-// symmetric region (see Layout); each team owns one slot of psync words and
-// two scratch buffers (the one-sync small collectives publish there: see
+// Synchronization words live in the team slots of every PE's symmetric
+// region (see Layout); each team owns one slot of psync words and two
+// scratch buffers (the one-sync small collectives publish there: see
 // gather.go), agreed on by its members when the team is created. A word holds the sync's
 // epoch and the kind of collective the writer called (Kind), so members
 // that call different collectives find out; a team whose collective failed
@@ -74,38 +74,60 @@ type CrowdedNode interface {
 	Crowded() bool
 }
 
-// Layout of the control area at the front of every region. The runtime
-// reserves ControlSize bytes there before the user heap.
+// Team slots. Every team owns one slot on each of its members (the world
+// team slot 0), agreed on when the team is made; a slot holds the team's
+// psync words and its two scratch buffers. A Layout places MaxTeams slots
+// in every PE's region; the runtime reserves Layout.Size bytes for them
+// (GOSHMEM_MAX_TEAMS slots), the same on every PE.
 const (
-	// MaxTeams is the number of psync slots (teams alive at once, world included).
-	MaxTeams = 64
+	// DefaultTeams is GOSHMEM_MAX_TEAMS's default: room for 1,024 teams a
+	// program makes beside the predefined ones (the world and the node
+	// team), rounded up to a whole word of the slot bitmap.
+	DefaultTeams = 1088
+	// MinTeams and MaxTeams bound a Layout's slot count: the predefined
+	// teams take two slots, and a split exchanges a bitmap of every slot
+	// (MaxTeams/8 bytes per member, within MaxExchange).
+	MinTeams = 2
+	MaxTeams = 16384
 	// MaxRounds bounds a dissemination barrier (2^32 PEs).
 	MaxRounds = 32
 	lineSize  = 64
-	slotSize  = MaxRounds * lineSize
-	// ScratchSize bounds one member's contribution to Exchange. The
-	// per-PE area of that size after the psync slots is reserved (an
-	// exchange goes through its team's scratch buffers).
+	psyncSize = MaxRounds * lineSize
+	// ScratchSize bounds one member's contribution to Exchange (which goes
+	// through its team's scratch buffers).
 	ScratchSize = 4096
 	// TeamScratchSize is the size of each of a team's two scratch buffers
 	// on every PE: the data collectives of up to this many bytes per
 	// member publish their contribution there (see gather).
 	TeamScratchSize = 8192
-
-	psyncBase       = 0
-	scratchBase     = psyncBase + MaxTeams*slotSize
-	teamScratchBase = scratchBase + ScratchSize
-	// ControlSize is how many bytes of each region the collectives use.
-	ControlSize = teamScratchBase + MaxTeams*2*TeamScratchSize
+	// SlotSize is the bytes of one team slot on every PE: the psync words
+	// (MaxRounds lines), then the two scratch buffers.
+	SlotSize = psyncSize + 2*TeamScratchSize
 )
 
-func psyncOff(slot, round int) uint64 { return uint64(psyncBase + slot*slotSize + round*lineSize) }
+// Layout is where the team slots live in every PE's symmetric region: slot
+// s at Base + s*SlotSize, for s < MaxTeams (MinTeams <= MaxTeams <=
+// collectives.MaxTeams). Base is a multiple of 64.
+type Layout struct {
+	Base     uint64
+	MaxTeams int
+}
+
+// Size is the bytes of region the slots take.
+func (l Layout) Size() uint64 { return uint64(l.MaxTeams) * SlotSize }
+
+func (l Layout) psyncOff(slot, round int) uint64 {
+	return l.Base + uint64(slot)*SlotSize + uint64(round*lineSize)
+}
 
 // teamScratchOff is the team scratch buffer of slot that a collective
 // whose first sync has epoch e publishes into: buffers alternate by epoch.
-func teamScratchOff(slot int, e uint64) uint64 {
-	return uint64(teamScratchBase + (2*slot+int(e&1))*TeamScratchSize)
+func (l Layout) teamScratchOff(slot int, e uint64) uint64 {
+	return l.Base + uint64(slot)*SlotSize + psyncSize + (e&1)*TeamScratchSize
 }
+
+// psyncOff is the offset of round r's psync word (line r) of t's slot.
+func (t *Team) psyncOff(r int) uint64 { return t.ly.psyncOff(t.slot, r) }
 
 // Team is a set of world PEs {Start + i*Stride : 0 <= i < Size}, or, for a
 // team whose members are not evenly strided in the world (a node's PEs
@@ -139,6 +161,8 @@ type Team struct {
 	// Me is this PE's index in the team.
 	Me   int
 	slot int
+	// ly places the slots (the world team's, shared by every team).
+	ly Layout
 	// epoch counts this team's syncs on this PE; every member counts the
 	// same, so the value doubles as the expected signal.
 	epoch uint64
@@ -192,9 +216,10 @@ const flatMax = 16
 // decides alike, from the size.
 func (t *Team) flat() bool { return t.Size >= 3 && t.Size <= flatMax }
 
-// World returns the team of every PE, using psync slot 0.
-func World(c Comm) *Team {
-	return &Team{Start: 0, Stride: 1, Size: c.NPEs(), Me: c.MyPE(), slot: 0, slots: &slotTable{free: ^uint64(0) &^ 1}}
+// World returns the team of every PE, using slot 0 of ly, whose other
+// slots it hands out to the teams made from it.
+func World(c Comm, ly Layout) *Team {
+	return &Team{Start: 0, Stride: 1, Size: c.NPEs(), Me: c.MyPE(), slot: 0, ly: ly, slots: newSlotTable(ly.MaxTeams)}
 }
 
 // Lock takes the team's collective lock on this PE: callers hold it around
@@ -209,7 +234,7 @@ func (t *Team) Unlock() { t.mu.Unlock() }
 // under Lock: a caller that waited for the lock may find the team gone).
 func (t *Team) Destroyed() bool { return t.slot < 0 }
 
-// Slot is the team's psync slot (0 for the world team).
+// Slot is the team's slot (0 for the world team).
 func (t *Team) Slot() int { return t.slot }
 
 // Epoch is the number of syncs this PE has started on the team (the epoch
@@ -341,7 +366,7 @@ func (t *Team) syncComm(c Comm, e uint64, k Kind) error {
 	send := want
 	var d diff
 	for r, dist := 0, 1; dist < t.Size; r, dist = r+1, dist*2 {
-		off := psyncOff(t.slot, r)
+		off := t.psyncOff(r)
 		if err := c.Signal(t.PE((t.Me+dist)%t.Size), off, send); err != nil {
 			return err
 		}
@@ -374,8 +399,8 @@ func (t *Team) buildDirect(c Comm) {
 	if t.flat() {
 		lines := make([]directRound, t.Size)
 		for j := range lines {
-			to := dc.Word(t.PE(j), psyncOff(t.slot, t.Me))
-			mine := dc.Word(c.MyPE(), psyncOff(t.slot, j))
+			to := dc.Word(t.PE(j), t.psyncOff(t.Me))
+			mine := dc.Word(c.MyPE(), t.psyncOff(j))
 			if to == nil || mine == nil {
 				return
 			}
@@ -386,7 +411,7 @@ func (t *Team) buildDirect(c Comm) {
 	}
 	var rounds []directRound
 	for k, d := 0, 1; d < t.Size; k, d = k+1, d*2 {
-		off := psyncOff(t.slot, k)
+		off := t.psyncOff(k)
 		to := dc.Word(t.PE((t.Me+d)%t.Size), off)
 		mine := dc.Word(c.MyPE(), off)
 		if to == nil || mine == nil {
@@ -414,7 +439,7 @@ func (t *Team) syncDirect(c Comm, e uint64, k Kind) error {
 			v = atomic.LoadUint64(dr.mine)
 		}
 		if v < base {
-			if err := c.WaitGE(psyncOff(t.slot, r), base, t.wait(e, k, r)); err != nil {
+			if err := c.WaitGE(t.psyncOff(r), base, t.wait(e, k, r)); err != nil {
 				return err
 			}
 			v = atomic.LoadUint64(dr.mine)
@@ -434,7 +459,7 @@ func (t *Team) syncDirect(c Comm, e uint64, k Kind) error {
 // member's line here.
 func (t *Team) syncFlatComm(c Comm, e uint64, k Kind) error {
 	want := psyncWord(e, k)
-	off := psyncOff(t.slot, t.Me)
+	off := t.psyncOff(t.Me)
 	for i := 1; i < t.Size; i++ {
 		j := (t.Me + i) % t.Size // stagger, so members do not all signal one PE first
 		if err := c.Signal(t.PE(j), off, want); err != nil {
@@ -446,7 +471,7 @@ func (t *Team) syncFlatComm(c Comm, e uint64, k Kind) error {
 	found := false
 	for i := 1; i < t.Size; i++ {
 		j := (t.Me + i) % t.Size
-		offj := psyncOff(t.slot, j)
+		offj := t.psyncOff(j)
 		if err := c.WaitGE(offj, e<<epochShift, t.wait(e, k, j)); err != nil {
 			return err
 		}
@@ -479,7 +504,7 @@ func (t *Team) syncFlatDirect(c Comm, e uint64, k Kind) error {
 			v = atomic.LoadUint64(p)
 		}
 		if v < base {
-			if err := c.WaitGE(psyncOff(t.slot, j), base, t.wait(e, k, j)); err != nil {
+			if err := c.WaitGE(t.psyncOff(j), base, t.wait(e, k, j)); err != nil {
 				return err
 			}
 			v = atomic.LoadUint64(p)
@@ -636,22 +661,22 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
 			"stride 0 with size %d would repeat a PE; use stride != 0 or size 1", size)
 	}
-	// Agree on a psync slot free on every parent member (a conservative
+	// Agree on a slot free on every parent member (a conservative
 	// intersection: members of the new team are among them). Also check
 	// that every member passed the same arguments.
-	var buf [40]byte
-	putU64(buf[8:], uint64(start))
-	putU64(buf[16:], uint64(stride))
-	putU64(buf[24:], uint64(size))
-	putU64(buf[32:], cfg)
+	var args [32]byte
+	putU64(args[0:], uint64(start))
+	putU64(args[8:], uint64(stride))
+	putU64(args[16:], uint64(size))
+	putU64(args[24:], cfg)
 	joins := memberOf(parent.Me, start, stride, size) >= 0
-	slots, err := splitSlots(c, world, parent, KindSplit, "TeamSplitStrided", buf[:], 1, joins, func(all [][]byte) error {
+	slots, err := splitSlots(c, world, parent, KindSplit, "TeamSplitStrided", args[:], 1, joins, func(all [][]byte) error {
 		head := -1 // the parent index of the new team's first member's entry
 		for i, b := range all {
-			if getU64(b[8:]) != uint64(start) || getU64(b[16:]) != uint64(stride) || getU64(b[24:]) != uint64(size) {
+			if getU64(b[0:]) != uint64(start) || getU64(b[8:]) != uint64(stride) || getU64(b[16:]) != uint64(size) {
 				return errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
 					"PE %d passed (start %d, stride %d, size %d), this PE passed (%d, %d, %d)",
-					parent.PE(i), int64(getU64(b[8:])), int64(getU64(b[16:])), int64(getU64(b[24:])), start, stride, size)
+					parent.PE(i), int64(getU64(b[0:])), int64(getU64(b[8:])), int64(getU64(b[16:])), start, stride, size)
 			}
 			if memberOf(i, start, stride, size) < 0 {
 				continue
@@ -659,7 +684,7 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 			if head < 0 {
 				head = i
 			}
-			if got, want := getU64(b[32:]), getU64(all[head][32:]); got != want {
+			if got, want := getU64(b[24:]), getU64(all[head][24:]); got != want {
 				return errs.New(errs.ErrNotSymmetric, me, "TeamSplitStrided",
 					"members of the new team passed different team configurations: PE %d passed %d, PE %d passed %d",
 					parent.PE(head), want, parent.PE(i), got)
@@ -693,9 +718,9 @@ func (t *Team) Destroy(c Comm, world *Team) error {
 		return err
 	}
 	for k := 0; k < MaxRounds; k++ {
-		putU64(c.Local(psyncOff(t.slot, k), 8), 0)
+		putU64(c.Local(t.psyncOff(k), 8), 0)
 	}
-	world.slots.release(1 << t.slot)
+	world.slots.release(t.slot)
 	t.slot = -1
 	return nil
 }

@@ -30,11 +30,17 @@ func view[T elem.Elem](c *fakeComm, off uint64, n int) []T {
 }
 
 func TestLayout(t *testing.T) {
-	assert.Equal(t, MaxTeams*MaxRounds*lineSize+ScratchSize+MaxTeams*2*TeamScratchSize, ControlSize)
-	assert.Equal(t, uint64(0), psyncOff(0, 0))
-	assert.Equal(t, uint64(slotSize+3*lineSize), psyncOff(1, 3))
-	assert.Less(t, psyncOff(MaxTeams-1, MaxRounds-1), uint64(scratchBase))
-	assert.Zero(t, ControlSize%64, "the user heap after the control area stays cache-line aligned")
+	ly := Layout{Base: 1 << 20, MaxTeams: 100}
+	assert.Equal(t, uint64(100*SlotSize), ly.Size())
+	assert.Equal(t, uint64(1<<20), ly.psyncOff(0, 0))
+	assert.Equal(t, uint64(1<<20+SlotSize+3*lineSize), ly.psyncOff(1, 3))
+	assert.Less(t, ly.psyncOff(5, MaxRounds-1), ly.teamScratchOff(5, 0), "a slot's psync lines come before its scratch")
+	assert.Equal(t, ly.teamScratchOff(5, 0)+TeamScratchSize, ly.teamScratchOff(5, 1))
+	assert.Equal(t, ly.teamScratchOff(5, 2), ly.teamScratchOff(5, 0), "the buffers alternate by epoch")
+	assert.Equal(t, ly.psyncOff(6, 0), ly.teamScratchOff(5, 1)+TeamScratchSize, "slots are contiguous")
+	assert.Equal(t, ly.Base+ly.Size(), ly.psyncOff(ly.MaxTeams, 0), "the last slot ends at Size")
+	assert.Zero(t, SlotSize%64, "every slot's words stay cache-line aligned")
+	assert.LessOrEqual(t, 32+MaxTeams/8, MaxExchange, "a split's arguments and slot bitmap fit one exchange")
 }
 
 func TestTeamIndex(t *testing.T) {
@@ -500,9 +506,9 @@ func TestSplit(t *testing.T) {
 func TestSplitMismatch(t *testing.T) {
 	for _, n := range sizes[1:] {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			free0 := make([]uint64, n)
+			free0 := make([][]int, n)
 			spmd(t, n, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
-				free0[c.me] = world.slots.free
+				free0[c.me] = freeSlots(world)
 				size := 2
 				if c.me == 0 {
 					size = 1
@@ -513,7 +519,7 @@ func TestSplitMismatch(t *testing.T) {
 					assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: TeamSplitStrided", c.me))
 					assert.Contains(t, err.Error(), "passed (start 0, stride 1, size")
 				}
-				assert.Equal(t, free0[c.me], world.slots.free, "no slot taken by a failed split")
+				assert.Equal(t, free0[c.me], freeSlots(world), "no slot taken by a failed split")
 				// Still usable: a good split and a barrier.
 				good, err := Split(c, world, world, 0, 1, n)
 				if err != nil {
@@ -594,7 +600,7 @@ func TestTeamSlotReuse(t *testing.T) {
 					tm.Destroy(c, world)
 					assert.Equal(t, -1, tm.slot)
 					for k := range MaxRounds {
-						assert.Zero(t, getU64(c.Local(psyncOff(1, k), 8)), "slot 1 round %d zeroed", k)
+						assert.Zero(t, getU64(c.Local(world.ly.psyncOff(1, k), 8)), "slot 1 round %d zeroed", k)
 					}
 				}
 				return nil
@@ -603,47 +609,77 @@ func TestTeamSlotReuse(t *testing.T) {
 	}
 }
 
-// TestMaxTeams: MaxTeams-1 teams can be alive beside the world; one more is
-// an ErrInvalidArgument with a hint on every PE; destroying one frees a slot.
+// TestMaxTeams: with k slots, k-1 teams can be alive beside the world; one
+// more is an ErrInvalidArgument with a hint on every PE; destroying one
+// frees a slot. The slot counts fill one bitmap word, part of a second,
+// and three.
 func TestMaxTeams(t *testing.T) {
-	for _, n := range []int{1, 3} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			spmd(t, n, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
-				var teams []*Team
-				for range MaxTeams - 1 {
+	for _, k := range []int{64, 100, 130} {
+		for _, n := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%d-slots/%d", k, n), func(t *testing.T) {
+				spmdIn(t, newFakeWorldTeams(n, testPolicy, k), func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+					var teams []*Team
+					for range k - 1 {
+						tm, err := Split(c, world, world, 0, 1, n)
+						if err != nil {
+							return err
+						}
+						teams = append(teams, tm)
+					}
+					assert.Empty(t, freeSlots(world))
+					for i, tm := range teams {
+						assert.Equal(t, i+1, tm.slot, "the lowest free slot")
+					}
 					tm, err := Split(c, world, world, 0, 1, n)
+					assert.Nil(t, tm)
+					if assert.ErrorIs(t, err, errs.ErrInvalidArgument) {
+						assert.Contains(t, err.Error(), fmt.Sprintf("all %d team slots (GOSHMEM_MAX_TEAMS) are in use", k))
+						assert.Contains(t, errors.GetAllHints(err), teamsHint)
+					}
+					last := teams[k-2]
+					require.NoError(t, last.Destroy(c, world))
+					teams[10].Destroy(c, world)
+					again, err := Split(c, world, world, 0, 1, n)
 					if err != nil {
 						return err
 					}
-					teams = append(teams, tm)
-				}
-				assert.Zero(t, world.slots.free)
-				tm, err := Split(c, world, world, 0, 1, n)
-				assert.Nil(t, tm)
-				if assert.ErrorIs(t, err, errs.ErrInvalidArgument) {
-					assert.Contains(t, err.Error(), fmt.Sprintf("all %d team slots are in use", MaxTeams))
-					assert.Contains(t, errors.GetAllHints(err), "destroy teams that are no longer used")
-				}
-				teams[10].Destroy(c, world)
-				again, err := Split(c, world, world, 0, 1, n)
-				if err != nil {
-					return err
-				}
-				assert.Equal(t, 11, again.slot, "the freed slot")
-				teams[10] = again
-				for _, tm := range teams {
-					if err := tm.Sync(c); err != nil {
+					assert.Equal(t, 11, again.slot, "the lowest freed slot")
+					teams[10] = again
+					again, err = Split(c, world, world, 0, 1, n)
+					if err != nil {
 						return err
 					}
-					tm.Destroy(c, world)
-				}
-				assert.Equal(t, ^uint64(0)&^1, world.slots.free, "every slot but the world's is free again")
-				world.Destroy(c, world) // the world's slot is never released
-				assert.Equal(t, ^uint64(0)&^1, world.slots.free)
-				return nil
+					assert.Equal(t, k-1, again.slot, "the last slot, freed")
+					teams[k-2] = again
+					for _, tm := range teams {
+						if err := tm.Sync(c); err != nil {
+							return err
+						}
+						tm.Destroy(c, world)
+					}
+					assert.Equal(t, slotRange(1, k), freeSlots(world), "every slot but the world's is free again")
+					world.Destroy(c, world) // the world's slot is never released
+					assert.Equal(t, slotRange(1, k), freeSlots(world))
+					return nil
+				})
 			})
-		})
+		}
 	}
+}
+
+// TestTakeSlotsErrors: too few slots free on every parent member, named
+// with the counts and the setting.
+func TestTakeSlotsErrors(t *testing.T) {
+	_, err := takeSlots(2, "TeamSplitStrided", []uint64{0, 0, 0}, 0, 150, 1, 0)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "PE 2: TeamSplitStrided: all 150 team slots (GOSHMEM_MAX_TEAMS) are in use")
+	_, err = takeSlots(2, "TeamSplitStrided", []uint64{0, 0, 0}, 5, 150, 1, 0)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "145 of 150 team slots (GOSHMEM_MAX_TEAMS) are in use on this PE, and none of the others is free on every parent member")
+	_, err = takeSlots(2, "TeamSplit2D", []uint64{1<<3 | 1<<63}, 2, 64, 3, 0)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "3 new teams per PE need 3 free team slots; 2 of 64 (GOSHMEM_MAX_TEAMS) are free on every parent member")
+	assert.Contains(t, errors.GetAllHints(err), teamsHint)
 }
 
 // TestWaitTimeout: a member that never arrives turns the others' sync into
@@ -659,7 +695,7 @@ func TestWaitTimeout(t *testing.T) {
 			return nil // never syncs
 		}
 		c := &fakeComm{w: w, me: me}
-		world := World(c)
+		world := World(c, w.ly)
 		syncErr = world.Sync(c)
 		again = world.Sync(c)
 		broken = world.Broken()

@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -174,8 +175,8 @@ func TestConcurrentTeams(t *testing.T) {
 							return err
 						}
 					}
-					if got := world.slots.free; got != ^uint64(0)&^1 {
-						return fmt.Errorf("free slots %#x after every team was destroyed, want %#x", got, ^uint64(0)&^1)
+					if got := freeSlots(world); !slices.Equal(got, slotRange(1, testTeams)) {
+						return fmt.Errorf("free slots %v after every team was destroyed, want 1..%d", got, testTeams-1)
 					}
 					return world.Barrier(c)
 				})
@@ -184,37 +185,46 @@ func TestConcurrentTeams(t *testing.T) {
 	}
 }
 
+// TestTakeSlotsRotation: the lowest free slots, or from the rot-th set bit
+// on, wrapping, across bitmap words.
 func TestTakeSlotsRotation(t *testing.T) {
-	free := uint64(1<<3 | 1<<5 | 1<<9)
+	free := []uint64{1<<3 | 1<<63, 0, 1 << 1} // slots 3, 63, 129
 	for _, tc := range []struct {
 		n, rot int
 		want   []int
 	}{
 		{1, 0, []int{3}},
-		{2, 0, []int{3, 5}},
-		{1, 1, []int{5}},
-		{2, 2, []int{9, 3}},
-		{3, 4, []int{5, 9, 3}},
+		{2, 0, []int{3, 63}},
+		{3, 0, []int{3, 63, 129}},
+		{1, 1, []int{63}},
+		{2, 2, []int{129, 3}},
+		{3, 4, []int{63, 129, 3}},
 	} {
-		got, err := takeSlots(0, "test", free, tc.n, tc.rot)
+		got, err := takeSlots(0, "test", free, 3, 150, tc.n, tc.rot)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, got, "n %d rot %d", tc.n, tc.rot)
 	}
-	_, err := takeSlots(0, "test", free, 4, 0)
+	_, err := takeSlots(0, "test", free, 3, 150, 4, 0)
 	assert.Error(t, err)
 }
 
 func TestSlotTableClaims(t *testing.T) {
-	s := &slotTable{free: 0b1110}
-	assert.Equal(t, uint64(0b1110), s.available())
-	require.True(t, s.claim(0b0010))
-	assert.False(t, s.claim(0b0110), "slot 1 is pending")
-	assert.Equal(t, uint64(0b1100), s.available())
-	s.settle(0b0010, false)
-	assert.Equal(t, uint64(0b1110), s.available(), "a failed claim gives the slot back")
-	require.True(t, s.claim(0b0100))
-	s.settle(0b0100, true)
-	assert.Equal(t, uint64(0b1010), s.available())
-	s.release(0b0100)
-	assert.Equal(t, uint64(0b1110), s.available())
+	s := newSlotTable(70) // two words, the second partly used
+	avail := func() []uint64 { a, _ := s.available(); return a }
+	all := []uint64{^uint64(0) &^ 1, 1<<6 - 1}
+	a, n := s.available()
+	assert.Equal(t, all, a)
+	assert.Equal(t, 69, n)
+	require.True(t, s.claim([]int{1, 65}))
+	assert.False(t, s.claim([]int{2, 65}), "slot 65 is pending")
+	assert.False(t, s.claim([]int{70}), "no slot 70")
+	assert.Equal(t, []uint64{all[0] &^ 2, all[1] &^ 2}, avail())
+	s.settle([]int{1, 65}, false)
+	assert.Equal(t, all, avail(), "a failed claim gives the slots back")
+	require.True(t, s.claim([]int{2, 69}))
+	s.settle([]int{2, 69}, true)
+	assert.Equal(t, []uint64{all[0] &^ 4, all[1] &^ (1 << 5)}, avail())
+	s.release(69)
+	s.release(2)
+	assert.Equal(t, all, avail())
 }

@@ -86,7 +86,7 @@ const (
 )
 
 func (t *Team) doneLine(j, root int) uint64 {
-	return psyncOff(t.slot, doneBase+(j-root-1+t.Size)%t.Size)
+	return t.psyncOff(doneBase + (j-root-1+t.Size)%t.Size)
 }
 
 // signalDone tells root that this member has finished collective k of the

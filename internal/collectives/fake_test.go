@@ -26,16 +26,47 @@ import (
 // go test -race.
 
 const (
-	dataOff  = ControlSize // first byte after the control area
+	// dataOff is the first byte of the test data; the team slots follow
+	// the data, as the runtime's follow its user heap.
+	dataOff  = 4096
 	dataSize = 1 << 20
 	srcOff   = dataOff
 	dstOff   = dataOff + dataSize/2
 	// large is a contribution past the team scratch (the large paths).
 	large = TeamScratchSize + 8
+	// testTeams is a fake world's slot count unless a test asks for another.
+	testTeams = 64
 )
+
+// testLayout is a fake world's layout of teams slots.
+func testLayout(teams int) Layout { return Layout{Base: dataOff + dataSize, MaxTeams: teams} }
+
+// freeSlots lists the slots no team of world's PE holds.
+func freeSlots(world *Team) []int {
+	s := world.slots
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for sl := 0; sl < s.n; sl++ {
+		if w, b := bit(sl); s.free[w]&b != 0 {
+			out = append(out, sl)
+		}
+	}
+	return out
+}
+
+// slotRange is the slots [lo, hi).
+func slotRange(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for sl := lo; sl < hi; sl++ {
+		out = append(out, sl)
+	}
+	return out
+}
 
 type fakeWorld struct {
 	n       int
+	ly      Layout // the team slots, after the data
 	regions [][]byte
 	policy  spin.Policy
 	// direct makes fakeComm a Direct (Sync's load/store path); reach,
@@ -46,9 +77,14 @@ type fakeWorld struct {
 }
 
 func newFakeWorld(n int, policy spin.Policy) *fakeWorld {
-	w := &fakeWorld{n: n, regions: make([][]byte, n), policy: policy}
+	return newFakeWorldTeams(n, policy, testTeams)
+}
+
+// newFakeWorldTeams is newFakeWorld with teams slots.
+func newFakeWorldTeams(n int, policy spin.Policy, teams int) *fakeWorld {
+	w := &fakeWorld{n: n, ly: testLayout(teams), regions: make([][]byte, n), policy: policy}
 	for pe := range w.regions {
-		words := make([]uint64, (ControlSize+dataSize)/8)
+		words := make([]uint64, (w.ly.Base+w.ly.Size())/8)
 		w.regions[pe] = unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 	}
 	return w
@@ -169,7 +205,7 @@ func spmdIn(t *testing.T, w *fakeWorld, fn func(c *fakeComm, world *Team, b boot
 	n := w.n
 	err := local.Run(n, func(b bootstrap.Bootstrap) error {
 		c := &fakeComm{w: w, me: b.Rank()}
-		return fn(c, World(c), b)
+		return fn(c, World(c, w.ly), b)
 	})
 	require.NoError(t, err)
 	return w

@@ -24,12 +24,12 @@ import (
 // publish is this member's scratch buffer [0, n) for the collective whose
 // first sync is the next one (n <= TeamScratchSize).
 func (t *Team) publish(c Comm, n int) []byte {
-	return c.Local(teamScratchOff(t.slot, t.epoch+1), n)
+	return c.Local(t.ly.teamScratchOff(t.slot, t.epoch+1), n)
 }
 
 // published is the offset of the buffers of the collective whose first
 // sync was the latest.
-func (t *Team) published() uint64 { return teamScratchOff(t.slot, t.epoch) }
+func (t *Team) published() uint64 { return t.ly.teamScratchOff(t.slot, t.epoch) }
 
 // mem is member i's memory [off, off+n) when this PE maps it (its own
 // always), else nil.

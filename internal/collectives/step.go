@@ -85,12 +85,12 @@ func (t *Team) signals(c Comm) []signal {
 	}
 	if t.flat() {
 		for j := range out {
-			out[j].v = atomic.LoadUint64(localWord(c, psyncOff(t.slot, j)))
+			out[j].v = atomic.LoadUint64(localWord(c, t.psyncOff(j)))
 		}
 		return out
 	}
 	dc, _ := c.(Direct)
-	off := psyncOff(t.slot, 0)
+	off := t.psyncOff(0)
 	for j := range out {
 		to := (j + 1) % t.Size
 		pe := t.PE(to)

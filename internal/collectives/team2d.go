@@ -45,6 +45,7 @@ func (t *Team) sub(start, stride, size, slot, me int) *Team {
 		}
 		n = listed(pes, slot)
 	}
+	n.ly = t.ly
 	n.Me = n.Index(me)
 	if n.Me < 0 {
 		return nil
@@ -78,7 +79,8 @@ func listed(pes []int, slot int) *Team {
 // per node) share the slot number, each on its own members' words.
 func Predefined(c Comm, world *Team, pes []int) (*Team, error) {
 	me := c.MyPE()
-	slots, err := takeSlots(me, "Init", world.slots.available(), 1, 0)
+	avail, own := world.slots.available()
+	slots, err := takeSlots(me, "Init", avail, own, world.slots.n, 1, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +96,11 @@ func Predefined(c Comm, world *Team, pes []int) (*Team, error) {
 	}
 	t := listed(pes, slots[0])
 	t.Me = t.Index(me)
-	if !world.slots.claim(1 << t.slot) {
+	t.ly = world.ly
+	if !world.slots.claim(slots) {
 		return nil, errs.New(errs.ErrInvalidArgument, me, "Init", "team slot %d was taken meanwhile (a team split ran during Init)", t.slot)
 	}
-	world.slots.settle(1<<t.slot, true)
+	world.slots.settle(slots, true)
 	return t, nil
 }
 
@@ -121,15 +124,15 @@ func Predefined(c Comm, world *Team, pes []int) (*Team, error) {
 func Split2D(c Comm, world, parent *Team, xrange int, xcfg, ycfg uint64) (x, y *Team, err error) {
 	const op = "TeamSplit2D"
 	me := c.MyPE()
-	var buf [32]byte
-	putU64(buf[8:], uint64(int64(xrange)))
-	putU64(buf[16:], xcfg)
-	putU64(buf[24:], ycfg)
+	var args [24]byte
+	putU64(args[0:], uint64(int64(xrange)))
+	putU64(args[8:], xcfg)
+	putU64(args[16:], ycfg)
 	n := parent.Size
 	xr := max(1, min(xrange, n))
-	slots, err := splitSlots(c, world, parent, KindSplit2D, op, buf[:], 2, true, func(all [][]byte) error {
+	slots, err := splitSlots(c, world, parent, KindSplit2D, op, args[:], 2, true, func(all [][]byte) error {
 		for i, b := range all {
-			if got := int64(getU64(b[8:])); got != int64(xrange) {
+			if got := int64(getU64(b[0:])); got != int64(xrange) {
 				return errs.New(errs.ErrNotSymmetric, me, op,
 					"PE %d passed xrange %d, this PE passed %d (every parent member must pass the same)", parent.PE(i), got, xrange)
 			}
@@ -138,15 +141,15 @@ func Split2D(c Comm, world, parent *Team, xrange int, xcfg, ycfg uint64) (x, y *
 			return errs.New(errs.ErrInvalidArgument, me, op, "xrange = %d; must be >= 1", xrange)
 		}
 		for i, b := range all {
-			if hx := i / xr * xr; getU64(b[16:]) != getU64(all[hx][16:]) {
+			if hx := i / xr * xr; getU64(b[8:]) != getU64(all[hx][8:]) {
 				return errs.New(errs.ErrNotSymmetric, me, op,
 					"members of one x-axis team passed different team configurations: PE %d passed %d, PE %d passed %d",
-					parent.PE(hx), getU64(all[hx][16:]), parent.PE(i), getU64(b[16:]))
+					parent.PE(hx), getU64(all[hx][8:]), parent.PE(i), getU64(b[8:]))
 			}
-			if hy := i % xr; getU64(b[24:]) != getU64(all[hy][24:]) {
+			if hy := i % xr; getU64(b[16:]) != getU64(all[hy][16:]) {
 				return errs.New(errs.ErrNotSymmetric, me, op,
 					"members of one y-axis team passed different team configurations: PE %d passed %d, PE %d passed %d",
-					parent.PE(hy), getU64(all[hy][24:]), parent.PE(i), getU64(b[24:]))
+					parent.PE(hy), getU64(all[hy][16:]), parent.PE(i), getU64(b[16:]))
 			}
 		}
 		return nil

@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,7 +115,7 @@ func TestSplit2D(t *testing.T) {
 							return err
 						}
 					}
-					free0 := world.slots.free
+					free0 := freeSlots(world)
 					for xrange := 1; xrange <= n+1; xrange++ {
 						what := fmt.Sprintf("PE %d, xrange %d", c.me, xrange)
 						x, y, err := Split2D(c, world, parent, xrange, 0, 0)
@@ -132,7 +133,8 @@ func TestSplit2D(t *testing.T) {
 						assert.Equal(t, parent.Me%min(xrange, n), x.Me, "%s: x.Me is the x coordinate", what)
 						assert.Equal(t, parent.Me/min(xrange, n), y.Me, "%s: y.Me is the y coordinate", what)
 						assert.NotEqual(t, x.Slot(), y.Slot())
-						assert.Equal(t, free0&^(1<<x.Slot()|1<<y.Slot()), world.slots.free, what)
+						assert.Equal(t, slices.DeleteFunc(slices.Clone(free0), func(s int) bool { return s == x.Slot() || s == y.Slot() }),
+							freeSlots(world), what)
 
 						// Rows, then columns, each all at once: sum of world numbers.
 						for _, tm := range []*Team{x, y} {
@@ -152,7 +154,7 @@ func TestSplit2D(t *testing.T) {
 						if err := y.Destroy(c, world); err != nil {
 							return err
 						}
-						assert.Equal(t, free0, world.slots.free, "%s: slots back", what)
+						assert.Equal(t, free0, freeSlots(world), "%s: slots back", what)
 					}
 					return world.Sync(c)
 				})
@@ -216,7 +218,7 @@ func TestSplit2DErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			spmd(t, 4, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
-				free0 := world.slots.free
+				free0 := freeSlots(world)
 				var xc, yc uint64
 				if tc.xcfg != nil {
 					xc = tc.xcfg(c.me)
@@ -231,7 +233,7 @@ func TestSplit2DErrors(t *testing.T) {
 					assert.Contains(t, err.Error(), tc.want)
 					assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: TeamSplit2D", c.me))
 				}
-				assert.Equal(t, free0, world.slots.free, "no slot taken by a failed split")
+				assert.Equal(t, free0, freeSlots(world), "no slot taken by a failed split")
 				return world.Barrier(c) // still in step
 			})
 		})
@@ -259,7 +261,7 @@ func joinSync(c Comm, teams ...*Team) error {
 func TestSplit2DSlotsExhausted(t *testing.T) {
 	spmd(t, 2, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
 		var teams []*Team
-		for range MaxTeams - 2 {
+		for range testTeams - 2 {
 			tm, err := Split(c, world, world, 0, 1, 2)
 			if err != nil {
 				return err
@@ -270,7 +272,7 @@ func TestSplit2DSlotsExhausted(t *testing.T) {
 		assert.Nil(t, x)
 		assert.Nil(t, y)
 		if assert.ErrorIs(t, err, errs.ErrInvalidArgument) {
-			assert.Contains(t, err.Error(), "need 2 free team slots; 1 of 64 slots are free")
+			assert.Contains(t, err.Error(), "need 2 free team slots; 1 of 64 (GOSHMEM_MAX_TEAMS) are free on every parent member")
 		}
 		teams[0].Destroy(c, world)
 		x, y, err = Split2D(c, world, world, 1, 0, 0)
@@ -401,7 +403,7 @@ func TestPredefinedErrors(t *testing.T) {
 			assert.Nil(t, tm)
 			assert.ErrorIs(t, err, errs.ErrInvalidArgument, "members %v", pes)
 		}
-		assert.Equal(t, ^uint64(0)&^1, world.slots.free)
+		assert.Equal(t, slotRange(1, testTeams), freeSlots(world))
 		return nil
 	})
 }

@@ -40,7 +40,9 @@ const (
 // Table lists every variable goshmem reads. Append rows; keep names stable.
 var Table = []Var{
 	{Name: "GOSHMEM_SYMMETRIC_SIZE", Default: "1G", kind: kindSize,
-		Help: "bytes of symmetric heap per PE (suffix K, M, G); reserved sparsely, committed on first touch"},
+		Help: "bytes of symmetric heap per PE (suffix K, M, G); reserved sparsely, committed on first touch; the team slots (GOSHMEM_MAX_TEAMS) come on top"},
+	{Name: "GOSHMEM_MAX_TEAMS", Default: "1088", kind: kindString,
+		Help: "team slots per PE, the predefined world and node team included: how many teams may be alive at once, on the host and in the GPU's team table, in [2, 16384]; the same on every PE. Each slot adds 18 KiB to every PE's symmetric region (committed as its team is used) and 34 KiB of GPU memory to every PE's GPU heap"},
 	{Name: "GOSHMEM_INFO", Default: "0", kind: kindBool,
 		Help: "print the transport chosen per peer and every setting with its source at Init (PE 0)"},
 	{Name: "GOSHMEM_DEBUG", Default: "0", kind: kindBool,
@@ -54,7 +56,7 @@ var Table = []Var{
 	{Name: "GOSHMEM_GPU", Default: "auto", kind: kindString,
 		Help: "auto (use a GPU when the driver finds one), on (Init fails without one), off"},
 	{Name: "GOSHMEM_DEVICE_HEAP_SIZE", Default: "1G", kind: kindSize,
-		Help: "bytes of GPU symmetric heap per PE mapped at Init when a GPU is used: the initial size of a heap that grows (CUDA VMM), the whole heap otherwise (cuMemAlloc, legacy CUDA IPC)"},
+		Help: "bytes of GPU symmetric heap per PE mapped at Init when a GPU is used: the initial size of a heap that grows (CUDA VMM), the whole heap otherwise (cuMemAlloc, legacy CUDA IPC); the control area of the team slots (GOSHMEM_MAX_TEAMS) comes on top"},
 	{Name: "GOSHMEM_DEVICE_HEAP_MAX", Default: "auto", kind: kindString,
 		Help: "bytes the GPU symmetric heap may grow to per PE (address space reserved at Init; suffix K, M, G, T); auto: the GPU's memory. AllocDevice maps more as it needs it, collectively. Without CUDA VMM the heap stays at GOSHMEM_DEVICE_HEAP_SIZE"},
 	{Name: "GOSHMEM_DEVICE", Default: "", kind: kindString,

@@ -49,10 +49,6 @@ func (b *gpuBackend) Name() string { return "GPU heap" }
 func (b *gpuBackend) Setup() ([]byte, error) {
 	r := b.r
 	size := (r.Settings.Size("GOSHMEM_DEVICE_HEAP_SIZE") + 4095) &^ 4095
-	if size <= cudatr.ControlBytes {
-		return nil, errs.Hint(errs.ErrInvalidArgument, "raise GOSHMEM_DEVICE_HEAP_SIZE", r.Me, "Init",
-			"GOSHMEM_DEVICE_HEAP_SIZE=%d bytes; must exceed the %d-byte control area", size, cudatr.ControlBytes)
-	}
 	if err := r.gridSettings(); err != nil {
 		return nil, err
 	}
@@ -65,7 +61,7 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, rec, err := cudatr.Setup(r.Me, r.NPEs, dev, size, heapMax, r.Settings.String("GOSHMEM_LIBCUDA"))
+	t, rec, err := cudatr.Setup(r.Me, r.NPEs, dev, size, heapMax, r.Teams.MaxTeams, r.Settings.String("GOSHMEM_LIBCUDA"))
 	if err != nil {
 		if b.auto && errors.Is(err, errs.ErrNotSupported) {
 			return nil, Decline(err)
@@ -169,9 +165,10 @@ func (b *gpuBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	var err error
-	if r.GAlloc, err = symmetric.NewAllocator(b.t.Limit()-cudatr.ControlBytes, GPUAlign); err != nil {
+	if r.GAlloc, err = symmetric.NewAllocator(b.t.Limit()-b.t.ControlBytes(), GPUAlign); err != nil {
 		return nil, false, errs.Wrap(err, r.Me, "Init", "GPU heap allocator")
 	}
+	r.gpuState.streamSync.epoch = make([]uint64, b.t.MaxTeams())
 	r.GPU = b.t
 	return nil, true, nil
 }

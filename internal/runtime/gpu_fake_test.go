@@ -27,6 +27,7 @@ import (
 	"github.com/goshmem/goshmem/internal/logx"
 	"github.com/goshmem/goshmem/internal/testutil"
 	"github.com/goshmem/goshmem/internal/transport"
+	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
 
 // The GPU backends through Init's lifecycle on the fake CUDA driver
@@ -60,7 +61,7 @@ var fakeCases = map[string]struct {
 	"vmm-ibgda-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
 	"register-proxy":     {nil, func(t *testing.T) { registerRemote(t, "proxy") }},
 	"register-ibgda":     {nil, func(t *testing.T) { registerRemote(t, "ibgda") }},
-	"on-heap-too-small":  {nil, gpuHeapTooSmall},
+	"on-heap-control":    {[]string{"FAKECUDA_VMM=0"}, gpuHeapControl},
 	"grid-settings":      {nil, gpuGridSettings},
 	"proxy-2":            {nil, func(t *testing.T) { gpuProxy(t, 2) }},
 	"proxy-2-lazy":       {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
@@ -73,6 +74,8 @@ var fakeCases = map[string]struct {
 	"launch-block-limit": {nil, gpuLaunchBlockLimit},
 	"lib-file":           {nil, gpuLibFile},
 	"lib-missing":        {nil, gpuLibMissing},
+	"team-table":         {nil, gpuTeamTable},
+	"team-handle-range":  {nil, gpuTeamHandleRange},
 	"launch-overlap":     {nil, func(t *testing.T) { gpuLaunchOverlap(t, "1", true) }},
 	"launch-overlap-off": {nil, func(t *testing.T) { gpuLaunchOverlap(t, "0", false) }},
 	"launch-overlap-refused": {[]string{"FAKECUDA_LAUNCH_EX=unsupported"}, func(t *testing.T) {
@@ -158,6 +161,20 @@ type pe struct {
 	work     error // work's (nil when New failed)
 }
 
+// fakeTeams is the fake jobs' GOSHMEM_MAX_TEAMS (a case may set another):
+// past the 32 rows of device state version 1, and a small control area.
+const fakeTeams = 34
+
+// fakeControl is the GPU heap's control area of fakeTeams slots, and
+// fakeGran the fake's VMM granularity.
+const (
+	fakeControl = fakeTeams*cudatr.TeamSlotBytes + 64<<10
+	fakeGran    = 2 << 20
+)
+
+// fakeMapped is what a VMM heap of heap bytes (and the control area) maps.
+func fakeMapped(heap uint64) uint64 { return (fakeControl + heap + fakeGran - 1) &^ (fakeGran - 1) }
+
 // fakeJob runs New on n PEs with the settings base plus the PE's own
 // (extra(pe), may be nil), then work on every PE whose New succeeded, then
 // Close. The GPU heap is small (the fake's device memory is host memory).
@@ -165,7 +182,8 @@ func fakeJob(t *testing.T, n int, base map[string]string, extra func(pe int) map
 	t.Helper()
 	settings := make([]env.Settings, n)
 	for i := range settings {
-		vals := map[string]string{"GOSHMEM_LIBCUDA": os.Getenv("GOSHMEM_LIBCUDA"), "GOSHMEM_DEVICE_HEAP_SIZE": "4M"}
+		vals := map[string]string{"GOSHMEM_LIBCUDA": os.Getenv("GOSHMEM_LIBCUDA"), "GOSHMEM_DEVICE_HEAP_SIZE": "4M",
+			"GOSHMEM_MAX_TEAMS": fmt.Sprint(fakeTeams)}
 		for k, v := range base {
 			vals[k] = v
 		}
@@ -216,7 +234,7 @@ func heapTraffic(r *Runtime) error {
 	if err != nil {
 		return err
 	}
-	doff := GPUControlBytes + off
+	doff := r.GPUControlBytes() + off
 	g := r.GPU
 	if err := g.Zero(doff, 256); err != nil {
 		return err
@@ -392,20 +410,28 @@ func gpuHeapRefused(t *testing.T) {
 	for i, p := range got {
 		require.Error(t, p.err, "PE %d", i)
 		assert.True(t, stderrors.Is(p.err, errs.ErrNotSupported), "PE %d: %v", i, p.err)
-		assert.Contains(t, p.err.Error(), "GPU heap of 2199023255552 bytes on GPU")
+		assert.Contains(t, p.err.Error(), fmt.Sprintf("GPU heap of %d bytes (GOSHMEM_DEVICE_HEAP_SIZE and a %d-byte control area) on GPU",
+			fakeControl+2<<40, fakeControl))
 		assert.Contains(t, p.err.Error(), "CUDA_ERROR_OUT_OF_MEMORY")
 		assert.Contains(t, errors.FlattenHints(p.err), "lower GOSHMEM_DEVICE_HEAP_SIZE")
 	}
 }
 
-// A heap no larger than the control area fails Init on every PE, under
-// auto too (a setting error is not a missing GPU).
-func gpuHeapTooSmall(t *testing.T) {
-	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "auto", "GOSHMEM_DEVICE_HEAP_SIZE": "64K"}, nil, nil)
+// gpuHeapControl: the control area of the team slots comes on top of the
+// heap: a fixed (legacy) 64 KiB heap with GOSHMEM_MAX_TEAMS=40 is the
+// control area of 40 slots and 64 KiB for the allocator.
+func gpuHeapControl(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "auto", "GOSHMEM_DEVICE_HEAP_SIZE": "64K", "GOSHMEM_MAX_TEAMS": "40"}, nil,
+		func(r *Runtime) error {
+			if r.GPU == nil || r.GPU.MaxTeams() != 40 || r.GPUControlBytes() != cudatr.ControlBytes(40) || r.GAlloc.Total() != 64<<10 ||
+				r.GPU.Size() != cudatr.ControlBytes(40)+64<<10 {
+				return fmt.Errorf("PE %d: GPU %v, control %d, allocator %d, heap %d", r.Me, r.GPU != nil, r.GPUControlBytes(), r.GAlloc.Total(), r.GPU.Size())
+			}
+			return nil
+		})
 	for i, p := range got {
-		require.Error(t, p.err, "PE %d", i)
-		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
-		assert.Contains(t, p.err.Error(), fmt.Sprintf("GOSHMEM_DEVICE_HEAP_SIZE=65536 bytes; must exceed the %d-byte control area", GPUControlBytes))
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
 	}
 }
 
@@ -565,7 +591,7 @@ func nicRegions(r *Runtime) error {
 	if err != nil {
 		return err
 	}
-	doff := GPUControlBytes + off
+	doff := r.GPUControlBytes() + off
 	if err := r.GPU.Zero(doff, 64); err != nil {
 		return err
 	}
@@ -711,7 +737,7 @@ func gpuLaunchOverlap(t *testing.T, setting string, want bool) {
 		if err != nil {
 			return err
 		}
-		doff, g, me := GPUControlBytes+off, r.GPU, uint64(r.Me)
+		doff, g, me := r.GPUControlBytes()+off, r.GPU, uint64(r.Me)
 		if err := g.Put(nil, r.Me, doff, binary.LittleEndian.AppendUint64(make([]byte, 8), 100+me)); err != nil {
 			return err
 		}
@@ -822,6 +848,96 @@ func gpuLibTrap(t *testing.T) {
 		"team not initialized, or this PE is not a member [GOSHMEMI_ERR_BAD_TEAM (4), info 31, 0] "+
 		`(last kernel launched: "goshmemi_lib_barrier"; `)
 	assert.Contains(t, err.Error(), "CUDA_ERROR_LAUNCH_FAILED (719)")
+}
+
+// gpuTeamTable: teams in rows and slots 5 and 33 of the device team table
+// on 2 PEs (a row the state holds inline, and one past them and past the
+// 32 rows of device state version 1, read from the table in device
+// memory): SetDeviceTeam publishes each, and the kernel library's barrier,
+// its reduction (LL packets and the flag round, in the slot's scratch and
+// LL packets) and an on-stream sync (memory operations on the slot's
+// words) run on it with the values checked.
+func gpuTeamTable(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		if r.GPU.MaxTeams() != fakeTeams {
+			return fmt.Errorf("PE %d: %d device team rows, want %d", r.Me, r.GPU.MaxTeams(), fakeTeams)
+		}
+		const n = 2000
+		off, err := r.GAlloc.Alloc(16*n, GPUAlign)
+		if err != nil {
+			return err
+		}
+		g, me := r.GPU, int64(r.Me)
+		src, dst := r.GPUControlBytes()+off, r.GPUControlBytes()+off+8*n
+		vals := make([]byte, 8*n)
+		for i := range n {
+			binary.LittleEndian.PutUint64(vals[8*i:], uint64(me*1000+int64(i)))
+		}
+		if err := g.Put(nil, r.Me, src, vals); err != nil {
+			return err
+		}
+		for _, slot := range []int{5, 33} {
+			if err := r.SetDeviceTeam(slot, 1, -1, 2, 1-r.Me); err != nil { // the world reversed: PEs 1, 0
+				return err
+			}
+			if err := r.Boot.Barrier(); err != nil { // every member's slot zeroed
+				return err
+			}
+			team := [gpulib.NArgs]uint64{uint64(slot)}
+			if err := r.LibLaunch(nil, gpulib.Barrier, &team, "Team.BarrierOnStream"); err != nil {
+				return err
+			}
+			for _, cnt := range []int{100, n} { // LL packets, then the flag round in scratch-sized steps
+				args := [gpulib.NArgs]uint64{uint64(slot), uint64(g.Base()) + dst, uint64(g.Base()) + src, uint64(cnt), 0, 0}
+				if err := r.LibLaunchColl(nil, gpulib.Reduce(3), &args, 16*cnt, "ReduceOnStream"); err != nil { // int64 sum
+					return err
+				}
+				if err := r.SyncStream(nil, "Stream.Synchronize"); err != nil {
+					return err
+				}
+				out := make([]byte, 8*cnt)
+				if err := g.Get(nil, out, r.Me, dst); err != nil {
+					return err
+				}
+				for i := range cnt {
+					if v := int64(binary.LittleEndian.Uint64(out[8*i:])); v != 1000+2*int64(i) {
+						return fmt.Errorf("PE %d: reduce of %d on team %d: element %d is %d, want %d", r.Me, cnt, slot, i, v, 1000+2*i)
+					}
+				}
+			}
+			for range 3 {
+				if ok, err := r.StreamSync(nil, slot, 1, -1, 2, 1-r.Me, "Team.SyncOnStream"); !ok || err != nil {
+					return fmt.Errorf("PE %d: on-stream sync on slot %d: took the memops path %v, %v", r.Me, slot, ok, err)
+				}
+			}
+			if err := r.SyncStream(nil, "Stream.Synchronize"); err != nil {
+				return err
+			}
+		}
+		_, err = r.GAlloc.Free(off)
+		return err
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d Init", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// gpuTeamHandleRange: a device team handle must be below GOSHMEM_MAX_TEAMS
+// (the team table's rows): a library barrier on handle fakeTeams traps,
+// and the error names the range with the handle and the count.
+func gpuTeamHandleRange(t *testing.T) {
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		v := [gpulib.NArgs]uint64{fakeTeams}
+		if err := r.LibLaunch(nil, gpulib.Barrier, &v, "Team.BarrierOnStream"); err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
+		return r.SyncStream(nil, "Stream.Synchronize")
+	})
+	require.NoError(t, got[0].err)
+	require.Error(t, got[0].work)
+	assert.Contains(t, got[0].work.Error(), fmt.Sprintf("team handle out of range [0, max_teams): GOSHMEM_MAX_TEAMS [GOSHMEMI_ERR_BAD_TEAM (4), info %d, %d]",
+		fakeTeams, fakeTeams))
 }
 
 // gpuLaunchBlockLimit: a block larger than the kernel's registers allow

@@ -50,7 +50,7 @@ func stateHeapSize(r *Runtime) (uint64, error) {
 func gpuVMMGrow(t *testing.T, n int) {
 	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M"}, nil, func(r *Runtime) error {
 		g := r.GPU
-		if !g.VMM() || g.Size() != 4<<20 || g.Limit() != 64<<20 || r.GAlloc.Total() != 64<<20-GPUControlBytes {
+		if !g.VMM() || g.Size() != fakeMapped(4<<20) || g.Limit() != fakeMapped(64<<20) || r.GAlloc.Total() != fakeMapped(64<<20)-fakeControl {
 			return fmt.Errorf("PE %d: VMM %v, size %d, limit %d, allocator %d", r.Me, g.VMM(), g.Size(), g.Limit(), r.GAlloc.Total())
 		}
 		base := g.Base()
@@ -59,7 +59,7 @@ func gpuVMMGrow(t *testing.T, n int) {
 			if err != nil {
 				return err
 			}
-			end := GPUControlBytes + off + block
+			end := r.GPUControlBytes() + off + block
 			if err := g.Grow(end, bootExchange(r)); err != nil {
 				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, end, err)
 			}
@@ -95,7 +95,7 @@ func gpuVMMGrow(t *testing.T, n int) {
 		// A need the allocator never asks for (past the limit): refused on
 		// every PE, the size unchanged.
 		size := g.Size()
-		err := g.Grow(65<<20, bootExchange(r))
+		err := g.Grow(g.Limit()+1, bootExchange(r))
 		if !stderrors.Is(err, errs.ErrHeapExhausted) || !assert.ObjectsAreEqual([]string{"raise GOSHMEM_DEVICE_HEAP_MAX"}, errors.GetAllHints(err)) || g.Size() != size {
 			return fmt.Errorf("PE %d: Grow past the limit: %v (hints %q), size %d (was %d)", r.Me, err, errors.GetAllHints(err), g.Size(), size)
 		}
@@ -104,7 +104,9 @@ func gpuVMMGrow(t *testing.T, n int) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d: New", i)
 		require.NoError(t, p.work, "PE %d", i)
-		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU heap: CUDA VMM, growing from 4194304 bytes mapped up to 67108864 reserved", i))
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU heap: CUDA VMM, growing from %d bytes mapped up to %d reserved", i,
+			fakeMapped(4<<20), fakeMapped(64<<20)))
+		assert.Contains(t, p.info, fmt.Sprintf("the first %d bytes hold %d team slots", fakeControl, fakeTeams))
 	}
 }
 
@@ -121,7 +123,7 @@ func gpuVMMOff(t *testing.T) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d: New", i)
 		require.NoError(t, p.work, "PE %d", i)
-		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU heap: cuMemAlloc of 4194304 bytes shared by legacy CUDA IPC", i))
+		assert.Contains(t, p.info, fmt.Sprintf("goshmem: info: PE %d: GPU heap: cuMemAlloc of %d bytes shared by legacy CUDA IPC", i, fakeControl+4<<20))
 	}
 }
 
@@ -132,7 +134,8 @@ func gpuVMMHeapRefused(t *testing.T) {
 	for i, p := range got {
 		require.Error(t, p.err, "PE %d", i)
 		assert.True(t, stderrors.Is(p.err, errs.ErrNotSupported), "PE %d: %v", i, p.err)
-		assert.Contains(t, p.err.Error(), "GOSHMEM_DEVICE_HEAP_SIZE=2199023255552 bytes (2199023255552 in 2097152-byte chunks) exceeds GOSHMEM_DEVICE_HEAP_MAX=150754820096 bytes")
+		assert.Contains(t, p.err.Error(), fmt.Sprintf("GOSHMEM_DEVICE_HEAP_SIZE=2199023255552 bytes and the %d-byte control area (%d in 2097152-byte chunks) exceed the 150753771520-byte reservation (GOSHMEM_DEVICE_HEAP_MAX=150754820096 bytes)",
+			fakeControl, fakeMapped(2<<40)))
 		assert.Contains(t, errors.FlattenHints(p.err), "lower GOSHMEM_DEVICE_HEAP_SIZE or raise GOSHMEM_DEVICE_HEAP_MAX")
 	}
 	bad := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "lots"}, nil, nil)

@@ -2,9 +2,13 @@ package runtime
 
 import (
 	"encoding/binary"
+	"fmt"
 	"time"
 	"unsafe"
 
+	errors "github.com/goshmem/goshmem/internal/xerrors"
+
+	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/symmetric"
 )
@@ -27,7 +31,7 @@ func (h *heapBackend) Name() string { return "symmetric heap" }
 // any region is touched. Record: free bytes, then the region's handle.
 func (h *heapBackend) Setup() ([]byte, error) {
 	r := h.r
-	size := r.HeapLen + HeapOff
+	size := r.RegionSize()
 	h.regions = make([]*symmetric.Region, r.NPEs)
 	h.bases = make([]unsafe.Pointer, r.NPEs)
 	free, err := symmetric.ShmFree(symmetric.ShmDir)
@@ -36,7 +40,8 @@ func (h *heapBackend) Setup() ([]byte, error) {
 	}
 	reg, err := symmetric.CreateAnon(size)
 	if err != nil {
-		return nil, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.Me, "Init", "symmetric heap of %d bytes", size)
+		return nil, errs.Wrap(errs.Mark(err, errs.ErrHeapExhausted), r.Me, "Init", "symmetric heap of %d bytes and %d bytes of team slots",
+			HeapOff+r.HeapLen, r.Teams.Size())
 	}
 	h.regions[r.Me] = reg
 	rec := binary.LittleEndian.AppendUint64(nil, free)
@@ -50,7 +55,7 @@ func (h *heapBackend) Setup() ([]byte, error) {
 // reports it, so the error comes once.
 func (h *heapBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	r := h.r
-	size := r.HeapLen + HeapOff
+	size := r.RegionSize()
 	var sizes []uint64
 	minFree := uint64(symmetric.Unlimited)
 	lowest := -1
@@ -69,7 +74,10 @@ func (h *heapBackend) Connect(_ int, recs [][]byte) ([]byte, bool, error) {
 	}
 	if err := symmetric.CheckFree(symmetric.ShmDir, sizes, minFree); err != nil {
 		if r.Me == lowest {
-			return nil, false, errs.Wrap(err, r.Me, "Init", "node %d", r.Node[r.Me])
+			return nil, false, errors.WithHint(errs.Wrap(err, r.Me, "Init",
+				"node %d: each PE's region holds the heap and %d bytes of team slots (GOSHMEM_MAX_TEAMS=%d)",
+				r.Node[r.Me], r.Teams.Size(), r.Teams.MaxTeams),
+				fmt.Sprintf("a lower GOSHMEM_MAX_TEAMS also shrinks every region (%d bytes per team slot)", collectives.SlotSize))
 		}
 		return nil, true, nil // the node's lowest PE reports it; nothing is mapped
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
+	"github.com/goshmem/goshmem/internal/collectives"
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 )
@@ -222,6 +223,62 @@ func TestSettingsMismatch(t *testing.T) {
 		assert.True(t, stderrors.Is(err, errs.ErrInvalidArgument), "%v", err)
 		assert.Contains(t, err.Error(), "PE 1")
 		assert.Contains(t, err.Error(), "leaves no room for the user heap")
+	}
+}
+
+// GOSHMEM_MAX_TEAMS: the default places 1,088 team slots after the user
+// heap; a value in range sets the count; one that differs across PEs fails
+// every PE naming the setting and both values; one out of range or not a
+// number fails every PE naming the PE, the value and the range.
+func TestMaxTeamsSetting(t *testing.T) {
+	settings := func(teams string) env.Settings {
+		vals := map[string]string{"GOSHMEM_SYMMETRIC_SIZE": "8M"}
+		if teams != "" {
+			vals["GOSHMEM_MAX_TEAMS"] = teams
+		}
+		s, err := env.Read(func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+		require.NoError(t, err)
+		return s
+	}
+	for _, tc := range []struct {
+		set  string
+		want int
+	}{{"", collectives.DefaultTeams}, {"2", 2}, {" 4096 ", 4096}, {"16384", 16384}} {
+		var rts [2]*Runtime
+		got := onPEs(t, 2, func(r *Runtime) error {
+			r.Settings = settings(tc.set)
+			rts[r.Me] = r
+			return r.agree(Config{})
+		})
+		for pe, err := range got {
+			require.NoError(t, err, "GOSHMEM_MAX_TEAMS=%q, PE %d", tc.set, pe)
+			r := rts[pe]
+			assert.Equal(t, collectives.Layout{Base: 8 << 20, MaxTeams: tc.want}, r.Teams, "GOSHMEM_MAX_TEAMS=%q", tc.set)
+			assert.Equal(t, uint64(8<<20-HeapOff), r.HeapLen, "the team slots come after the user heap, not out of it")
+			assert.Equal(t, uint64(8<<20)+uint64(tc.want)*collectives.SlotSize, r.RegionSize())
+		}
+	}
+
+	got := onPEs(t, 3, func(r *Runtime) error {
+		r.Settings = settings(map[int]string{0: "64", 1: "128", 2: "64"}[r.Me])
+		return r.agree(Config{})
+	})
+	for pe, err := range got {
+		require.Error(t, err, "PE %d", pe)
+		assert.True(t, stderrors.Is(err, errs.ErrNotSymmetric), "PE %d: %v", pe, err)
+		assert.Contains(t, err.Error(), `GOSHMEM_MAX_TEAMS: "64" on PEs 0, 2, "128" on PE 1`)
+	}
+
+	for _, bad := range []string{"1", "16385", "lots", "-3"} {
+		got := onPEs(t, 2, func(r *Runtime) error {
+			r.Settings = settings(map[int]string{0: "64", 1: bad}[r.Me])
+			return r.agree(Config{})
+		})
+		for pe, err := range got {
+			require.Error(t, err, "GOSHMEM_MAX_TEAMS=%q on PE 1: PE %d", bad, pe)
+			assert.True(t, stderrors.Is(err, errs.ErrInvalidArgument), "PE %d: %v", pe, err)
+			assert.Contains(t, err.Error(), fmt.Sprintf(`PE 1: Init: GOSHMEM_MAX_TEAMS=%q; must be a number of team slots in [2, 16384]`, bad))
+		}
 	}
 }
 

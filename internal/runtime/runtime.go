@@ -13,6 +13,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -41,13 +42,15 @@ import (
 	"github.com/goshmem/goshmem/internal/transport/shm"
 )
 
-// Region layout: [0, collectives.ControlSize) psync and scratch words;
-// [headerOff, HeapOff) this PE's header (liveness); [HeapOff, size) the
-// user heap managed by the allocator.
+// Region layout: [0, HeapOff) this PE's header (liveness); [HeapOff,
+// HeapOff+HeapLen) the user heap managed by the allocator; then the team
+// slots (Teams: GOSHMEM_MAX_TEAMS slots of collectives.SlotSize bytes,
+// their pages committed as teams use them).
 const (
-	headerOff = collectives.ControlSize
-	// HeapOff is where the user heap starts in every PE's region.
-	HeapOff = (headerOff + 4096 + 4095) &^ 4095
+	headerOff = 0
+	// HeapOff is where the user heap starts in every PE's region (a
+	// multiple of the largest page size, so the heap's pages align).
+	HeapOff = 64 << 10
 	// header words
 	hdrPID   = headerOff
 	hdrState = headerOff + 64
@@ -66,8 +69,6 @@ const (
 	// GPUAlign is the alignment of device arrays (a full 256-byte
 	// transaction segment, so block-wide vector copies start aligned).
 	GPUAlign = 256
-	// GPUControlBytes is the front of the GPU heap the runtime keeps.
-	GPUControlBytes = cudatr.ControlBytes
 )
 
 // Config is what Init's options give the runtime (zero: the environment's).
@@ -104,11 +105,14 @@ type Runtime struct {
 	// HeapLen is the user heap's size; Alloc manages it (offsets from HeapOff).
 	HeapLen uint64
 	Alloc   *symmetric.Allocator
+	// Teams places the team slots in every PE's region, after the user
+	// heap (GOSHMEM_MAX_TEAMS of them; the same on every PE).
+	Teams collectives.Layout
 	// Tr is the host heap's transport per peer.
 	Tr []transport.Transport
 
 	// GPU is the GPU heap's transport (nil without one; GPUErr says why),
-	// GAlloc its allocator (offsets from GPUControlBytes).
+	// GAlloc its allocator (offsets from GPUControlBytes()).
 	GPU    *cudatr.Transport
 	GPUErr error
 	GAlloc *symmetric.Allocator
@@ -252,6 +256,10 @@ func (r *Runtime) agree(cfg Config) error {
 		r.Debug = *cfg.Debug
 	}
 	local := errs.Wrap(cfg.Local, r.Me, "Init", "environment")
+	teams, terr := r.maxTeams()
+	if local == nil {
+		local = terr
+	}
 	if local == nil && heap <= HeapOff {
 		local = errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("set GOSHMEM_SYMMETRIC_SIZE above %d bytes", HeapOff),
 			r.Me, "Init", "symmetric heap of %d bytes leaves no room for the user heap: goshmem reserves the first %d bytes", heap, HeapOff)
@@ -261,7 +269,7 @@ func (r *Runtime) agree(cfg Config) error {
 	// setting that must agree. The CPU masks tell the wait policy whether
 	// the node's PEs have a core each (spin) or share cores (yield early):
 	// runtime.NumCPU alone counts only this process's affinity.
-	vals := r.symmetricValues(heap)
+	vals := r.symmetricValues(heap, teams)
 	rec := binary.LittleEndian.AppendUint64(nil, heap)
 	rec = binary.LittleEndian.AppendUint64(rec, uint64(os.Getpid()))
 	rec = append(rec, cpuMask()...)
@@ -315,15 +323,35 @@ func (r *Runtime) agree(cfg Config) error {
 		r.claim += r.Policy.Yields
 	}
 	r.HeapLen = heap - HeapOff
+	r.Teams = collectives.Layout{Base: HeapOff + r.HeapLen, MaxTeams: teams}
 	return nil
 }
 
+// maxTeams is GOSHMEM_MAX_TEAMS: the team slots of every PE, predefined
+// teams included, in [collectives.MinTeams, collectives.MaxTeams].
+func (r *Runtime) maxTeams() (int, error) {
+	v := r.Settings.String("GOSHMEM_MAX_TEAMS")
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < collectives.MinTeams || n > collectives.MaxTeams {
+		return 0, errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("set GOSHMEM_MAX_TEAMS to a number in [%d, %d] (default %d), the same on every PE",
+			collectives.MinTeams, collectives.MaxTeams, collectives.DefaultTeams), r.Me, "Init",
+			"GOSHMEM_MAX_TEAMS=%q; must be a number of team slots in [%d, %d]", v, collectives.MinTeams, collectives.MaxTeams)
+	}
+	return n, nil
+}
+
+// RegionSize is the bytes of every PE's symmetric region: header, user
+// heap and team slots.
+func (r *Runtime) RegionSize() uint64 { return HeapOff + r.HeapLen + r.Teams.Size() }
+
 // symmetricValues is this PE's "name=value" list of what must agree: the
-// effective heap size and debug mode (options included), whether the CXI
-// path was asked for, and the symmetricSettings rows.
-func (r *Runtime) symmetricValues(heap uint64) []string {
+// effective heap size, team slots (teams; 0 when GOSHMEM_MAX_TEAMS is not
+// valid here) and debug mode (options included), whether the CXI path was
+// asked for, and the symmetricSettings rows.
+func (r *Runtime) symmetricValues(heap uint64, teams int) []string {
 	vals := []string{
 		fmt.Sprintf("GOSHMEM_SYMMETRIC_SIZE=%d", heap),
+		fmt.Sprintf("GOSHMEM_MAX_TEAMS=%d", teams),
 		fmt.Sprintf("GOSHMEM_DEBUG=%v", r.Debug),
 		fmt.Sprintf("WithCXI=%v", r.jobCXI != nil),
 	}
@@ -698,8 +726,8 @@ func (r *Runtime) Info(lg *logx.Logger) {
 			pe, slog.String("backend", n), slog.Any("reason", r.declined[n]))
 	}
 	if r.Me == 0 {
-		job := fmt.Sprintf("%d PEs, bootstrap %s, symmetric heap %d bytes per PE (%d for the user), %d cores for this node's PEs; %d bootstrap exchanges at Init",
-			r.NPEs, r.Boot.Name(), r.HeapLen+HeapOff, r.HeapLen, r.cpus, r.exchanges)
+		job := fmt.Sprintf("%d PEs, bootstrap %s, symmetric region %d bytes per PE (%d for the user heap, %d for %d team slots), %d cores for this node's PEs; %d bootstrap exchanges at Init",
+			r.NPEs, r.Boot.Name(), r.RegionSize(), r.HeapLen, r.Teams.Size(), r.Teams.MaxTeams, r.cpus, r.exchanges)
 		lg.Info("goshmem: info: "+job+"\n", job, pe, slog.Int("npes", r.NPEs), slog.String("bootstrap", r.Boot.Name()))
 		wait := fmt.Sprintf("wait policy: spin %d, yield %d, then sleep up to %v; timeout %v",
 			r.Policy.Spins, r.Policy.Yields, r.Policy.MaxSleep, r.Policy.Timeout)
@@ -806,24 +834,29 @@ func (r *Runtime) NativeCalls() bool {
 	return r.ofi != nil || r.GPU != nil || r.proxy != nil || r.softNIC != nil || r.mlx5 != nil || r.cxi != nil
 }
 
-// MaxDeviceTeams is the number of team slots published to kernels.
-const MaxDeviceTeams = cudatr.MaxTeams
-
-// SetDeviceTeam publishes a team (its psync slot) in the device team
-// table and restarts the slot's on-stream sync epochs (StreamSync);
-// nothing without a GPU heap or past MaxDeviceTeams.
+// SetDeviceTeam publishes a team (its slot) in the device team table and
+// restarts the slot's on-stream sync epochs (StreamSync); nothing without
+// a GPU heap.
 func (r *Runtime) SetDeviceTeam(slot, start, stride, size, myIndex int) error {
 	if r.GPU == nil {
 		return nil
 	}
 	if err := r.GPU.SetTeam(slot, cudatr.Team{Start: int32(start), Stride: int32(stride),
 		Size: int32(size), MyIndex: int32(myIndex), Slot: int32(slot)}); err != nil {
-		return err
+		return errs.Wrap(err, r.Me, "SetDeviceTeam", "team slot %d", slot)
 	}
-	if slot >= 0 && slot < MaxDeviceTeams {
-		r.resetStreamSync(slot)
-	}
+	r.resetStreamSync(slot)
 	return nil
+}
+
+// GPUControlBytes is the front of every PE's GPU heap that the runtime
+// keeps (the device team slots, cudatr.ControlBytes of GOSHMEM_MAX_TEAMS;
+// 0 without a GPU heap): GAlloc's offsets start there.
+func (r *Runtime) GPUControlBytes() uint64 {
+	if r.GPU == nil {
+		return 0
+	}
+	return r.GPU.ControlBytes()
 }
 
 // BootBarrier is the bootstrap's barrier bounded by GOSHMEM_TIMEOUT (the

@@ -15,7 +15,7 @@ import (
 // the batch being built.
 type streamSync struct {
 	mu    sync.Mutex // guards everything below; held across the driver call (ops)
-	epoch [cudatr.MaxTeams]uint64
+	epoch []uint64   // per team slot (GOSHMEM_MAX_TEAMS), made with the GPU heap
 	ops   [2 * max(cudatr.StreamSyncRounds, cudatr.StreamSyncFlatMax-1)]cuda.MemOp
 }
 
@@ -57,9 +57,9 @@ func (r *Runtime) StreamSync(s *Stream, slot, start, stride, size, me int, op st
 	if r.GPU == nil || g.syncKernel || r.GPU.DeviceRemote() || (g.syncAuto && size > streamSyncAutoMax) {
 		return false, nil
 	}
-	if slot < 0 || slot >= cudatr.MaxTeams || size < 1 || me < 0 || me >= size {
+	if slot < 0 || slot >= r.GPU.MaxTeams() || size < 1 || me < 0 || me >= size {
 		return false, errs.New(errs.ErrInvalidArgument, r.Me, op, "team slot %d, member %d of %d: slot must be in [0, %d) and member in [0, size)",
-			slot, me, size, cudatr.MaxTeams)
+			slot, me, size, r.GPU.MaxTeams())
 	}
 	s, err := r.StreamOrDefault(s, op)
 	if err != nil {

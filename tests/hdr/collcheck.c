@@ -53,10 +53,16 @@ static void check_report(int ok, int line, const char *what, unsigned long long 
 #define MAX_PES 12
 #define MAX_G 4
 
+/* team slots (max_teams) of the test states: more than the 32 of device
+ * state version 1 */
+#define COLL_TEAMS 48
+
 typedef struct world {
     int n, g;
     unsigned char *heaps;
     goshmemi_device_state_t states[MAX_PES];
+    goshmemi_team_t tables[MAX_PES][COLL_TEAMS];
+    uint64_t epochs[MAX_PES][COLL_TEAMS];
     goshmemx_host_group_t groups[MAX_PES];
 } world_t;
 
@@ -65,7 +71,8 @@ static uint32_t g_ll; /* coll_ll_bytes of this run (GOSHMEM_GPU_COLL_LL) */
 
 /* Team table used by every test (same on every PE):
  *   0 world; 3 = odd PEs (start 1, stride 2), slot 3; 4 = {PE n-1} alone, slot 4;
- *   5 = world again in slot 6 (a second slot with its own counters). */
+ *   45 = world again in the last slot (a second slot with its own counters,
+ *   its scratch and LL packets at the far end of the control area). */
 static void world_init(int n, int g)
 {
     world_t *w = &g_w;
@@ -74,6 +81,8 @@ static void world_init(int n, int g)
     w->heaps = (unsigned char *)aligned_alloc(4096, (size_t)n * HEAP_BYTES);
     memset(w->heaps, 0, (size_t)n * HEAP_BYTES);
     memset(w->states, 0, sizeof w->states);
+    memset(w->tables, 0, sizeof w->tables);
+    memset(w->epochs, 0, sizeof w->epochs);
     memset(w->groups, 0, sizeof w->groups);
     for (int pe = 0; pe < n; pe++) {
         goshmemi_device_state_t *st = &w->states[pe];
@@ -85,18 +94,23 @@ static void world_init(int n, int g)
         st->all_peers_same_device = (uint32_t)(pe & 1);
         st->coll_ll_bytes = g_ll;
         for (int q = 0; q < n; q++) st->heap_base[q] = (uint64_t)(uintptr_t)(w->heaps + (size_t)q * HEAP_BYTES);
-        for (int t = 0; t < GOSHMEMI_MAX_TEAMS; t++) st->teams[t].my_index = -1;
+        st->teams = w->tables[pe];
+        st->team_epoch = w->epochs[pe];
+        st->max_teams = COLL_TEAMS;
+        for (int t = 0; t < COLL_TEAMS; t++) st->teams[t].my_index = -1;
         st->teams[0].stride = 1, st->teams[0].size = n, st->teams[0].my_index = pe;
-        goshmemi_team_t *odd = &st->teams[3], *one = &st->teams[4], *w2 = &st->teams[5];
+        goshmemi_team_t *odd = &st->teams[3], *one = &st->teams[4], *w2 = &st->teams[45];
         odd->start = 1, odd->stride = 2, odd->size = n / 2, odd->slot = 3, odd->my_index = pe % 2 ? pe / 2 : -1;
         one->start = n - 1, one->stride = 1, one->size = 1, one->slot = 4, one->my_index = pe == n - 1 ? 0 : -1;
-        w2->start = 0, w2->stride = 1, w2->size = n, w2->slot = 6, w2->my_index = pe;
+        w2->start = 0, w2->stride = 1, w2->size = n, w2->slot = COLL_TEAMS - 1, w2->my_index = pe;
+        /* the first rows are read from the state (goshmemi_team_row) */
+        memcpy(st->team_inline, st->teams, sizeof st->team_inline);
         w->groups[pe].size = (unsigned)g;
     }
 }
 
 /* Symmetric buffers: one src and one dst region, large enough for every case. */
-#define SRC_OFF ((size_t)GOSHMEMI_DEVICE_CONTROL_BYTES)
+#define SRC_OFF ((size_t)goshmemi_device_control_bytes(COLL_TEAMS))
 #define REGION ((size_t)1 << 20)
 #define DST_OFF (SRC_OFF + REGION)
 #define MY(off) ((unsigned char *)(uintptr_t)(goshmemi_device_state->heap_base[goshmemi_device_state->my_pe] + (off)))
@@ -160,7 +174,7 @@ static void group_sync(void) { goshmemi_host_group_sync(); }
 
 static const size_t g_ns[] = {0, 1, 7, 100, 1031, 9001};
 #define NNS (sizeof g_ns / sizeof g_ns[0])
-static const goshmem_team_t g_teams[] = {0, 3, 4, 5};
+static const goshmem_team_t g_teams[] = {0, 3, 4, 45};
 #define NTEAMS (sizeof g_teams / sizeof g_teams[0])
 
 static int g_scope; /* GOSHMEMI_SCOPE_* of this run */
@@ -168,7 +182,7 @@ static int g_scope; /* GOSHMEMI_SCOPE_* of this run */
 /* Team layout from the table (every PE's copy is the same). */
 static void team_of(goshmem_team_t t, int *start, int *stride, int *size)
 {
-    const goshmemi_team_t *e = &g_w.states[0].teams[t];
+    const goshmemi_team_t *e = goshmemi_team_row(&g_w.states[0], t);
     *start = t == 0 ? 0 : e->start;
     *stride = t == 0 ? 1 : e->stride;
     *size = t == 0 ? g_w.n : e->size;
@@ -563,7 +577,7 @@ static void t_sync(int pe, int tid)
             switch (r % 4) {
             case 0: rc = goshmem_sync_all(); break;
             case 1: rc = goshmem_team_sync(0); break;
-            case 2: rc = goshmem_sync(5); break;
+            case 2: rc = goshmem_sync(45); break;
             default: rc = nvshmem_sync(0); break;
             }
             CHECK_EQ(0, rc);
@@ -670,6 +684,11 @@ static void t_errors(void)
     g_code = 0;
     if (setjmp(g_jb) == 0) goshmem_float_sum_reduce(9, d, s, 4); /* teams[9] empty */
     CHECK_EQ(GOSHMEMI_ERR_BAD_TEAM, g_code);
+    g_code = 0;
+    g_w.states[0].error_code = g_w.states[0].error_info = 0; /* the first error wins: clear it */
+    if (setjmp(g_jb) == 0) goshmem_float_sum_reduce(COLL_TEAMS, d, s, 4); /* handles are < max_teams */
+    CHECK_EQ(GOSHMEMI_ERR_BAD_TEAM, g_code);
+    CHECK_EQ(GOSHMEMI_ERROR_INFO(COLL_TEAMS, COLL_TEAMS), g_w.states[0].error_info);
     g_code = 0;
     if (setjmp(g_jb) == 0) goshmem_float_sum_reduce(4, d, s, 4); /* PE 0 is not in team 4 */
     CHECK_EQ(GOSHMEMI_ERR_BAD_TEAM, g_code);

@@ -58,11 +58,16 @@ static void check_report(int ok, const char *file, int line, const char *what, u
 
 #define HEAP_BYTES (4u << 20)
 #define MAX_TEST_PES 12
+/* team slots (max_teams) of the test states: more than the 32 of device
+ * state version 1, so the table lives in memory the state points at */
+#define TEST_TEAMS 40
 
 typedef struct world {
     int n;
     unsigned char *heaps;            /* n * HEAP_BYTES, 64-byte aligned */
     goshmemi_device_state_t *states; /* n states */
+    goshmemi_team_t *tables;         /* n team tables of TEST_TEAMS rows */
+    uint64_t *epochs;                /* n * TEST_TEAMS team epochs */
     size_t next_off;                 /* symmetric bump allocator */
 } world_t;
 
@@ -73,7 +78,9 @@ static void world_init(world_t *w, int n, int same_device, goshmemi_device_state
     memset(w->heaps, 0, (size_t)n * HEAP_BYTES);
     w->states = states ? states : (goshmemi_device_state_t *)calloc((size_t)n, sizeof(goshmemi_device_state_t));
     memset(w->states, 0, (size_t)n * sizeof(goshmemi_device_state_t));
-    w->next_off = GOSHMEMI_DEVICE_CONTROL_BYTES;
+    w->tables = (goshmemi_team_t *)calloc((size_t)n * TEST_TEAMS, sizeof(goshmemi_team_t));
+    w->epochs = (uint64_t *)calloc((size_t)n * TEST_TEAMS, sizeof(uint64_t));
+    w->next_off = (size_t)goshmemi_device_control_bytes(TEST_TEAMS);
     for (int pe = 0; pe < n; pe++) {
         goshmemi_device_state_t *st = &w->states[pe];
         st->version = GOSHMEMI_DEVICE_STATE_VERSION;
@@ -81,12 +88,16 @@ static void world_init(world_t *w, int n, int same_device, goshmemi_device_state
         st->my_pe = pe;
         st->n_pes = n;
         st->heap_size = HEAP_BYTES;
+        st->teams = w->tables + (size_t)pe * TEST_TEAMS;
+        st->team_epoch = w->epochs + (size_t)pe * TEST_TEAMS;
+        st->max_teams = TEST_TEAMS;
         for (int q = 0; q < n; q++) st->heap_base[q] = (uint64_t)(uintptr_t)(w->heaps + (size_t)q * HEAP_BYTES);
-        st->teams[0].start = 0;
-        st->teams[0].stride = 1;
-        st->teams[0].size = n;
-        st->teams[0].my_index = pe;
-        st->teams[0].slot = 0;
+        st->team_inline[0].start = 0;
+        st->team_inline[0].stride = 1;
+        st->team_inline[0].size = n;
+        st->team_inline[0].my_index = pe;
+        st->team_inline[0].slot = 0;
+        st->teams[0] = st->team_inline[0];
         st->all_peers_same_device = (uint32_t)same_device;
     }
 }
@@ -94,6 +105,8 @@ static void world_init(world_t *w, int n, int same_device, goshmemi_device_state
 static void world_free(world_t *w, int free_states)
 {
     free(w->heaps);
+    free(w->tables);
+    free(w->epochs);
     if (free_states) free(w->states);
 }
 
@@ -570,7 +583,7 @@ static void t_barrier(world_t *w, int pe, void *arg)
     (void)w;
     (void)pe;
     if (me < 0) return; /* not a member */
-    const goshmemi_team_t *t = &goshmemi_device_state->teams[team];
+    const goshmemi_team_t *t = goshmemi_team_row(goshmemi_device_state, team);
     int start = team == GOSHMEM_TEAM_WORLD ? 0 : t->start, stride = team == GOSHMEM_TEAM_WORLD ? 1 : t->stride;
     for (long r = 1; r <= BAR_ROUNDS; r++) {
         long *buf = slots + (r % 2) * MAX_TEST_PES;
@@ -619,7 +632,7 @@ static void t_team_split(world_t *w, int pe, void *arg)
     CHECK_EQ(pe, goshmem_team_translate_pe(mine, me, GOSHMEM_TEAM_WORLD));
     CHECK_EQ(me, goshmem_team_translate_pe(GOSHMEM_TEAM_WORLD, pe, mine));
     CHECK_EQ(-1, goshmem_team_translate_pe(GOSHMEM_TEAM_WORLD, pe, (goshmem_team_t)(pe % 2 == 0 ? 2 : 1)));
-    const goshmemi_team_t *t = &goshmemi_device_state->teams[mine];
+    const goshmemi_team_t *t = goshmemi_team_row(goshmemi_device_state, mine);
     for (long r = 1; r <= BAR_ROUNDS; r++) {
         long *buf = slots + (r % 2) * MAX_TEST_PES;
         for (int i = 0; i < tn; i++) goshmem_long_p(&buf[me], r, t->start + i * t->stride);
@@ -692,7 +705,11 @@ static void t_errors(void)
     EXPECT_TRAP(GOSHMEMI_ERR_NOT_SYMMETRIC, goshmem_int_p(&g_sink, 1, 1));
     EXPECT_TRAP(GOSHMEMI_ERR_NOT_SYMMETRIC, goshmem_putmem(x, x, HEAP_BYTES, 1)); /* runs past the heap */
     EXPECT_TRAP(GOSHMEMI_ERR_BAD_TEAM, goshmem_barrier(5));                        /* teams[5] empty */
-    EXPECT_TRAP(GOSHMEMI_ERR_BAD_TEAM, goshmem_team_sync(GOSHMEMI_MAX_TEAMS));
+    EXPECT_TRAP(GOSHMEMI_ERR_BAD_TEAM, goshmem_team_sync(TEST_TEAMS)); /* handles are < max_teams */
+    CHECK_EQ(GOSHMEMI_ERROR_INFO(TEST_TEAMS, TEST_TEAMS), st->error_info);
+    EXPECT_TRAP(GOSHMEMI_ERR_BAD_TEAM, goshmem_barrier(-2));
+    CHECK_EQ(-1, goshmem_team_n_pes(TEST_TEAMS));
+    CHECK_EQ(-1, goshmem_team_my_pe(TEST_TEAMS));
     EXPECT_TRAP(GOSHMEMI_ERR_INVALID_ARG, goshmem_int_wait_until(x, 99, 0));
     /* first error wins: a second failure does not overwrite the record */
     st->error_code = 0;
@@ -803,22 +820,23 @@ static void run_suite(int n, int same_device)
     ba.team = GOSHMEM_TEAM_WORLD;
     run_pes(&w, t_barrier, &ba);
 
-    /* team 1 = world by hand in a different slot: barrier(team) with a table entry */
+    /* the world by hand in row 37 and the last slot (past version 1's 32):
+     * barrier(team) with a table entry */
     snprintf(name, sizeof name, "barrier team-table n=%d", n);
     for (int pe = 0; pe < n; pe++) {
-        goshmemi_team_t *t = &w.states[pe].teams[7];
-        t->start = 0, t->stride = 1, t->size = n, t->my_index = pe, t->slot = 5;
+        goshmemi_team_t *t = &w.states[pe].teams[37];
+        t->start = 0, t->stride = 1, t->size = n, t->my_index = pe, t->slot = TEST_TEAMS - 1;
     }
     bar_arg_t bb;
     bb.slots = sym_alloc(&w, 3 * MAX_TEST_PES * sizeof(long));
-    bb.team = 7;
+    bb.team = 37;
     run_pes(&w, t_barrier, &bb);
 
     if (n == 6) {
         snprintf(name, sizeof name, "team split n=%d", n);
         for (int pe = 0; pe < n; pe++) {
             goshmemi_device_state_t *st = &w.states[pe];
-            goshmemi_team_t *e = &st->teams[1], *o = &st->teams[2], *s3 = &st->teams[3];
+            goshmemi_team_t *e = &st->team_inline[1], *o = &st->team_inline[2], *s3 = &st->team_inline[3];
             e->start = 0, e->stride = 2, e->size = 3, e->my_index = pe % 2 == 0 ? pe / 2 : -1, e->slot = 1;
             o->start = 1, o->stride = 2, o->size = 3, o->my_index = pe % 2 == 1 ? pe / 2 : -1, o->slot = 1;
             s3->start = 0, s3->stride = 3, s3->size = 2, s3->my_index = pe % 3 == 0 ? pe / 3 : -1, s3->slot = 2;

@@ -44,6 +44,9 @@ static uint64_t g_slots[2 * NSLOTS] __attribute__((aligned(64)));
 static goshmemi_proxy_reply_t g_replies[NSLOTS];
 static goshmemi_proxy_state_t g_ps;
 static goshmemi_device_state_t g_st;
+#define NTEAMS 4 /* max_teams of g_st */
+static goshmemi_team_t g_teams[NTEAMS];
+static uint64_t g_epochs[NTEAMS];
 
 static jmp_buf g_jmp;
 static uint64_t g_code, g_info;
@@ -72,7 +75,12 @@ static void setup(void)
     g_st.heap_size = HEAP;
     g_st.heap_base[0] = (uint64_t)(uintptr_t)g_heap0;
     g_st.heap_base[1] = 0; /* PE 1: through the proxy */
-    g_st.teams[0].size = 2;
+    memset(g_teams, 0, sizeof g_teams);
+    memset(g_epochs, 0, sizeof g_epochs);
+    g_st.teams = g_teams;
+    g_st.team_epoch = g_epochs;
+    g_st.max_teams = NTEAMS;
+    g_st.team_inline[0].size = 2;
     g_st.remote_transport = GOSHMEMI_REMOTE_PROXY;
     g_st.proxy_state = (uint64_t)(uintptr_t)&g_ps;
     g_ps.version = GOSHMEMI_PROXY_STATE_VERSION;
@@ -229,13 +237,13 @@ static void t_constants(void)
     CHECK_EQ(1, (int)t);
     CHECK_EQ(10, (int)op);
     /* GOSHMEM_TEAM_SHARED is slot 1 (published by shmem.Init): a team
-     * call on it reads teams[1] */
-    g_st.teams[1].start = 0, g_st.teams[1].stride = 1, g_st.teams[1].size = 2, g_st.teams[1].my_index = 0;
-    g_st.teams[1].slot = 1;
+     * call on it reads row 1 (inline in the state) */
+    g_st.team_inline[1].start = 0, g_st.team_inline[1].stride = 1, g_st.team_inline[1].size = 2, g_st.team_inline[1].my_index = 0;
+    g_st.team_inline[1].slot = 1;
     CHECK_EQ(2, nvshmem_team_n_pes(NVSHMEM_TEAM_SHARED));
     CHECK_EQ(0, nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE));
     CHECK_EQ(1, nvshmem_team_translate_pe(NVSHMEMX_TEAM_NODE, 1, NVSHMEM_TEAM_WORLD));
-    g_st.teams[1].size = 0; /* not published (irregular node placement): team calls trap */
+    g_st.team_inline[1].size = 0; /* not published (irregular node placement): team calls trap */
     CHECK_EQ(GOSHMEMI_ERR_BAD_TEAM, TRAP_OF(nvshmem_barrier(NVSHMEM_TEAM_SHARED)));
 }
 

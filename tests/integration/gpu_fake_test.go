@@ -23,18 +23,22 @@ import (
 // driver objects (FAKECUDA_LEAKS), which must be zero after Finalize.
 
 // gpuJob runs -mode gpu-init on np PEs with the fake driver, a 4 MiB GPU
-// heap, GOSHMEM_INFO=1 and env; it returns the job and the FAKECUDA_LEAKS
-// prefix.
+// heap after the control area of 34 team slots (fakeControl),
+// GOSHMEM_INFO=1 and env; it returns the job and the FAKECUDA_LEAKS prefix.
 func gpuJob(t *testing.T, lib string, np int, env []string, args ...string) (result, string) {
 	t.Helper()
 	leaks := filepath.Join(t.TempDir(), "live")
 	own := env
 	env = append([]string{"GOSHMEM_LIBCUDA=" + lib, "FAKECUDA_LEAKS=" + leaks, "GOSHMEM_DEVICE_HEAP_SIZE=4M", "GOSHMEM_INFO=1",
-		"FAKECUDA_DEVICES=", "FAKECUDA_INIT=", "GOSHMEM_GPU=", "GOSHMEM_GPU_TRANSPORT="}, env...)
+		"GOSHMEM_MAX_TEAMS=34", "FAKECUDA_DEVICES=", "FAKECUDA_INIT=", "GOSHMEM_GPU=", "GOSHMEM_GPU_TRANSPORT="}, env...)
 	r := job(t, np, 60*time.Second, env, append([]string{"-mode", "gpu-init", "-heap", "16777216", "-guard", "20s"}, args...)...)
 	t.Logf("np %d %v %v: exit %d after %v; output:\n%s", np, own, args, r.code, r.wall.Round(time.Millisecond), r.out)
 	return r, leaks
 }
+
+// fakeControl is the GPU heap's control area of gpuJob's 34 team slots
+// (34 KiB each, then 64 KiB reserved: include/goshmem/device_state.h).
+const fakeControl = 34*34816 + 65536
 
 // noLiveObjects asserts that every process that used the fake driver
 // released everything it made, and that procs processes used it.
@@ -102,8 +106,9 @@ func TestGPUFakeOn(t *testing.T) {
 			}
 			for pe := 0; pe < np; pe++ {
 				d := pe % 2
-				assert.Contains(t, r.out, fmt.Sprintf("gpu-init: PE %d: device %d \"Fake H200 #%d\" PCI 0000:%02X:00.0 heap 4194304 same-device %v\n",
-					pe, d, d, 0x18+d, np == 1))
+				// the heap after the control area: 4 MiB and the rest of the fake's last 2 MiB chunk
+				assert.Contains(t, r.out, fmt.Sprintf("gpu-init: PE %d: device %d \"Fake H200 #%d\" PCI 0000:%02X:00.0 heap %d same-device %v\n",
+					pe, d, d, 0x18+d, (fakeControl+4<<20+2<<20-1)&^(2<<20-1)-fakeControl, np == 1))
 				assert.Contains(t, r.out, fmt.Sprintf("goshmem: info: PE %d: GPU %d (Fake H200 #%d, PCI 0000:%02X:00.0) chosen by local rank %d modulo 2 devices; kernels reach PEs %s by load/store (%s)\n",
 					pe, d, d, 0x18+d, pe, peRange(np), how))
 			}

@@ -120,6 +120,7 @@ func TestInitSettingDiffers(t *testing.T) {
 		{"debug", []string{"GOSHMEM_DEBUG=0"}, "GOSHMEM_DEBUG=1", nil, "GOSHMEM_DEBUG", "false", "true"},
 		{"symmetric-size", []string{"GOSHMEM_SYMMETRIC_SIZE=32M"}, "GOSHMEM_SYMMETRIC_SIZE=64M", []string{"-heap", "0"},
 			"GOSHMEM_SYMMETRIC_SIZE", "33554432", "67108864"},
+		{"max-teams", nil, "GOSHMEM_MAX_TEAMS=64", nil, "GOSHMEM_MAX_TEAMS", "1088", "64"},
 	}
 	for _, c := range cases {
 		for _, np := range []int{2, 4} {
@@ -169,6 +170,14 @@ func TestInitLocalFailure(t *testing.T) {
 				}
 				return w
 			}, "debug checks"},
+		{"max-teams-out-of-range-on-one", nil, "1:GOSHMEM_MAX_TEAMS=1", "ErrInvalidArgument",
+			func(pe, np int) []string {
+				w := []string{`PE 1: Init: GOSHMEM_MAX_TEAMS="1"; must be a number of team slots in [2, 16384]`}
+				if pe != 1 {
+					w = append(w, "settings failed on another PE: PE 1: Init: ", "(settings)")
+				}
+				return w
+			}, "set GOSHMEM_MAX_TEAMS to a number in [2, 16384] (default 1088), the same on every PE"},
 		{"bootstrap-invalid-on-one", nil, "1:GOSHMEM_BOOTSTRAP=bogus", "ErrInvalidArgument",
 			func(pe, np int) []string {
 				return []string{`PE 1: Init: environment: Init: GOSHMEM_BOOTSTRAP="bogus"; want auto, mpi, tcp or single`}

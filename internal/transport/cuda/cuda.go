@@ -37,6 +37,11 @@ type Transport struct {
 	busIDs   []string
 	state    cuda.DevicePtr
 	img      State
+	// maxTeams is GOSHMEM_MAX_TEAMS (the team table's rows and the control
+	// area's slots), control the control area's bytes (ControlBytes), at
+	// the front of the heap and not counted in initial and heapMax.
+	maxTeams int
+	control  uint64
 	// initial is GOSHMEM_DEVICE_HEAP_SIZE, heapMax GOSHMEM_DEVICE_HEAP_MAX
 	// (0: the GPU's memory); vmm the growing heap's state (vmm.go).
 	initial, heapMax uint64
@@ -98,12 +103,19 @@ type Choice struct {
 // Setup does this PE's part of the GPU heap with no collective call: it
 // loads the driver, picks the GPU (see Choice), allocates and clears the
 // heap and returns the record Connect consumes (status, IPC handle, PCI
-// bus id). It must run on the thread that called Init, locked, for the
-// current-context rule. An error matching ErrNotSupported means this PE
-// has no usable GPU; the transport is then released. An ordinal out of
-// range is an error matching ErrInvalidArgument.
-func Setup(me, npes int, dev Choice, heapSize, heapMax uint64, libcuda string) (*Transport, []byte, error) {
-	t := &Transport{me: me, npes: npes, size: heapSize, initial: heapSize, heapMax: heapMax}
+// bus id). The heap is the control area of maxTeams team slots
+// (ControlBytes) followed by heapSize bytes that may grow to heapMax (0:
+// the device's memory). It must run on the thread that called Init,
+// locked, for the current-context rule. An error matching ErrNotSupported
+// means this PE has no usable GPU; the transport is then released. An
+// ordinal out of range or maxTeams < 2 is an error matching
+// ErrInvalidArgument.
+func Setup(me, npes int, dev Choice, heapSize, heapMax uint64, maxTeams int, libcuda string) (*Transport, []byte, error) {
+	if maxTeams < 2 {
+		return nil, nil, errs.New(errs.ErrInvalidArgument, me, "Init", "GPU heap: %d team slots; at least 2 (the world and node teams)", maxTeams)
+	}
+	control := ControlBytes(maxTeams)
+	t := &Transport{me: me, npes: npes, size: control + heapSize, initial: heapSize, heapMax: heapMax, maxTeams: maxTeams, control: control}
 	if t.npes > MaxPEs {
 		return nil, nil, errs.New(errs.ErrNotSupported, t.me, "Init", "GPU heap: %d PEs, at most %d per job in this build", t.npes, MaxPEs)
 	}
@@ -174,9 +186,9 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 // without a usable GPU reports why, and then no PE gets a GPU heap (the
 // error matches ErrNotSupported on every PE). The runtime runs Setup and
 // Connect inside its own exchanges; Open serves tools and tests.
-func Open(boot bootstrap.Bootstrap, heapSize uint64, libcuda string) (*Transport, error) {
+func Open(boot bootstrap.Bootstrap, heapSize uint64, maxTeams int, libcuda string) (*Transport, error) {
 	lr, _ := bootstrap.LocalRank(boot)
-	t, rec, local := Setup(boot.Rank(), boot.Size(), Choice{Ordinal: -1, LocalRank: lr}, heapSize, 0, libcuda)
+	t, rec, local := Setup(boot.Rank(), boot.Size(), Choice{Ordinal: -1, LocalRank: lr}, heapSize, 0, maxTeams, libcuda)
 	if local != nil {
 		rec = make([]byte, recLen)
 	}
@@ -303,26 +315,30 @@ func (t *Transport) RestoreCaller() error {
 	return t.caller.Restore()
 }
 
-// writeState builds this PE's device state (world team in slot 0) and
-// copies it to the GPU.
+// writeState builds this PE's device state (world team in slot 0) and its
+// team table, and copies them to the GPU: one allocation, the state then
+// the epochs and the table (TeamTableImage).
 func (t *Transport) writeState() error {
-	t.img = State{MyPE: int32(t.me), NPEs: int32(t.npes), HeapSize: t.size, AllPeersSameDevice: true, CollLLBytes: t.CollLL}
+	t.img = State{MyPE: int32(t.me), NPEs: int32(t.npes), HeapSize: t.size, AllPeersSameDevice: true, CollLLBytes: t.CollLL,
+		MaxTeams: uint32(t.maxTeams)}
 	for pe, p := range t.peers {
 		t.img.HeapBase[pe] = uint64(p)
 		if p != 0 && t.busIDs[pe] != t.BusID {
 			t.img.AllPeersSameDevice = false
 		}
 	}
-	for i := range t.img.Teams {
-		t.img.Teams[i] = Team{MyIndex: -1, Slot: int32(i)}
-	}
-	t.img.Teams[0] = Team{Start: 0, Stride: 1, Size: int32(t.npes), MyIndex: int32(t.me), Slot: 0}
 	if err := t.newErrorRecord(); err != nil {
 		return errs.Wrap(err, t.me, "Init", "device error record")
 	}
 	var err error
-	if t.state, err = t.Ctx.MemAlloc(StateSize); err != nil {
-		return errs.Wrap(err, t.me, "Init", "device state")
+	if t.state, err = t.Ctx.MemAlloc(StateSize + TeamTableBytes(t.maxTeams)); err != nil {
+		return errs.Wrap(err, t.me, "Init", "device state and team table (%d team slots)", t.maxTeams)
+	}
+	table, teams, epochs := TeamTableImage(t.maxTeams, t.npes, t.me, uint64(t.state)+StateSize)
+	t.img.Teams, t.img.TeamEpoch = teams, epochs
+	t.img.InitTeams(t.npes)
+	if err := t.Ctx.MemcpyHtoD(t.state+StateSize, unsafe.Pointer(&table[0]), len(table)); err != nil {
+		return err
 	}
 	return t.syncState()
 }
@@ -332,45 +348,58 @@ func (t *Transport) syncState() error {
 	return t.Ctx.MemcpyHtoD(t.state, unsafe.Pointer(&b[0]), len(b))
 }
 
-// SetTeam publishes a team in the device team table (slot < MaxTeams;
-// host-only teams beyond that are skipped): it zeroes this PE's psync words
-// and LL packets of the slot (a packet of the slot's previous team could
-// carry a tag the new team's epochs reach) and the slot's epoch, then
-// writes the team's row. Only those bytes are written: the device owns the
-// other slots' epochs. The caller
-// must synchronize the team's members afterwards, before any of them runs a
-// device barrier on it.
+// SetTeam publishes a team in row slot of the device team table (slot in
+// [0, MaxTeams()), the team's slot): it zeroes this PE's psync words and
+// LL packets of the slot (a packet of the slot's previous team could carry
+// a tag the new team's epochs reach) and the slot's epoch, then writes the
+// team's row: in the table in device memory, and for a row the state also
+// holds (InlineTeams) in the state and in every loaded module's constant
+// copy. Only those bytes are written: the device owns the other slots'
+// epochs. The caller must synchronize the team's members afterwards,
+// before any of them runs a device barrier on it.
 func (t *Transport) SetTeam(slot int, tm Team) error {
-	if slot < 0 || slot >= MaxTeams {
-		return nil
+	if slot < 0 || slot >= t.maxTeams {
+		return errs.New(errs.ErrInvalidArgument, t.me, "SetTeam", "team slot %d; must be in [0, %d) (GOSHMEM_MAX_TEAMS)", slot, t.maxTeams)
 	}
-	t.img.Teams[slot] = tm
-	psync := t.own + cuda.DevicePtr(slot*psyncRounds*psyncLine)
-	if err := t.Ctx.MemsetD8(psync, 0, psyncRounds*psyncLine); err != nil {
+	base := t.own + cuda.DevicePtr(teamSlotOff(slot))
+	if err := t.Ctx.MemsetD8(base, 0, psyncSlot); err != nil {
 		return err
 	}
-	if err := t.Ctx.MemsetD8(t.own+cuda.DevicePtr(collLLOff+slot*collLLSlot), 0, collLLSlot); err != nil {
+	if err := t.Ctx.MemsetD8(base+collLLInSlot, 0, collLLSlot); err != nil {
 		return err
 	}
 	var zero uint64
-	if err := t.Ctx.MemcpyHtoD(t.state+cuda.DevicePtr(offTeamEpoch+8*slot), unsafe.Pointer(&zero), 8); err != nil {
+	if err := t.Ctx.MemcpyHtoD(cuda.DevicePtr(t.img.TeamEpoch)+cuda.DevicePtr(8*slot), unsafe.Pointer(&zero), 8); err != nil {
 		return err
 	}
-	b := t.img.Bytes()
-	o := offTeams + teamSize*slot
-	if err := t.Ctx.MemcpyHtoD(t.state+cuda.DevicePtr(o), unsafe.Pointer(&b[o]), teamSize); err != nil {
+	row := tm.Bytes()
+	if err := t.Ctx.MemcpyHtoD(cuda.DevicePtr(t.img.Teams)+cuda.DevicePtr(TeamSize*slot), unsafe.Pointer(&row[0]), TeamSize); err != nil {
 		return err
 	}
-	// Every loaded module's constant copy gets the row too.
+	if slot >= InlineTeams {
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.img.InlineTeams[slot] = tm
+	o := cuda.DevicePtr(offInline + TeamSize*slot)
+	if err := t.Ctx.MemcpyHtoD(t.state+o, unsafe.Pointer(&row[0]), TeamSize); err != nil {
+		return err
+	}
 	for _, c := range t.consts {
-		if err := t.Ctx.MemcpyHtoD(c+cuda.DevicePtr(o), unsafe.Pointer(&b[o]), teamSize); err != nil {
+		if err := t.Ctx.MemcpyHtoD(c+o, unsafe.Pointer(&row[0]), TeamSize); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// MaxTeams is the team table's rows (GOSHMEM_MAX_TEAMS).
+func (t *Transport) MaxTeams() int { return t.maxTeams }
+
+// ControlBytes is the front of the heap that the allocator never hands
+// out (ControlBytes(MaxTeams())).
+func (t *Transport) ControlBytes() uint64 { return t.control }
 
 // StatePtr is the device address of this PE's device state.
 func (t *Transport) StatePtr() cuda.DevicePtr { return t.state }
@@ -432,13 +461,15 @@ func (t *Transport) InstallState(m *cuda.Module) (found bool, err error) {
 		return true, errs.New(errs.ErrInvalidArgument, t.me, "LoadModule",
 			"goshmemi_device_state_c is %d bytes in the module, this goshmem's state is %d: module built against another goshmem.h?", cn, StateSize)
 	}
+	// Under mu: SetTeam updates the image's inline rows and every
+	// installed copy under it, so no copy misses a row.
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	b := t.img.Bytes()
 	if err := t.Ctx.MemcpyHtoD(c, unsafe.Pointer(&b[0]), len(b)); err != nil {
 		return true, err
 	}
-	t.mu.Lock()
 	t.consts = append(t.consts, c)
-	t.mu.Unlock()
 	return true, nil
 }
 

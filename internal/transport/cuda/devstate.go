@@ -9,11 +9,11 @@ import (
 // the size against these constants, so the two cannot drift apart.
 // Ref: include/goshmem/device_state.h.
 const (
-	MaxPEs   = 128 // GOSHMEMI_MAX_PES
-	MaxTeams = 32  // GOSHMEMI_MAX_TEAMS
+	MaxPEs = 128 // GOSHMEMI_MAX_PES
 
 	psyncRounds = 32 // GOSHMEMI_PSYNC_ROUNDS
 	psyncLine   = 64 // GOSHMEMI_PSYNC_LINE
+	psyncSlot   = psyncRounds * psyncLine
 	// StreamSyncOff, StreamSyncRounds and StreamSyncFlatMax are
 	// GOSHMEMI_STREAM_SYNC_OFF, _ROUNDS and _FLAT_MAX: within a team's psync
 	// slot, the words the on-stream syncs' memory operations write and wait
@@ -23,18 +23,25 @@ const (
 	StreamSyncOff     = 576
 	StreamSyncRounds  = 7
 	StreamSyncFlatMax = 8
-	// collScratchSlot is GOSHMEMI_COLL_SCRATCH_SLOT_BYTES: the device
-	// collectives' scratch per team slot (coll_data.h).
-	collScratchSlot = 16384
-	// collLLOff and collLLSlot are GOSHMEMI_COLL_LL_OFF and
-	// GOSHMEMI_COLL_LL_SLOT_BYTES: the small collectives' LL packets per
-	// team slot (coll_data.h), zeroed by SetTeam.
-	collLLOff  = MaxTeams*psyncRounds*psyncLine + 65536 + MaxTeams*collScratchSlot
-	collLLSlot = 16384
-	// ControlBytes is GOSHMEMI_DEVICE_CONTROL_BYTES: the front of every
-	// device heap (psync slots, reserved 64 KiB, collective scratch, LL
-	// packets) that the allocator never hands out.
-	ControlBytes = collLLOff + MaxTeams*collLLSlot
+	// collScratchSlot and collLLSlot are GOSHMEMI_COLL_SCRATCH_SLOT_BYTES
+	// and GOSHMEMI_COLL_LL_SLOT_BYTES: a team slot's device collective
+	// scratch and the small collectives' LL packets (coll_data.h; the LL
+	// packets are zeroed by SetTeam), at collScratchInSlot and
+	// collLLInSlot within the slot (GOSHMEMI_COLL_*_IN_SLOT).
+	collScratchSlot   = 16384
+	collLLSlot        = 16384
+	collScratchInSlot = psyncSlot
+	collLLInSlot      = collScratchInSlot + collScratchSlot
+	// TeamSlotBytes is GOSHMEMI_TEAM_SLOT_BYTES: the device heap a team
+	// slot takes on every PE (psync slot, scratch and LL packets); slot s
+	// is at s*TeamSlotBytes (goshmemi_team_slot_off).
+	TeamSlotBytes = collLLInSlot + collLLSlot
+	// controlReserved is GOSHMEMI_CONTROL_RESERVED_BYTES, after the last
+	// team slot.
+	controlReserved = 65536
+	// InlineTeams is GOSHMEMI_INLINE_TEAMS: the team table's first rows,
+	// which the state also holds (State.InlineTeams).
+	InlineTeams = 32
 
 	offVersion    = 0
 	offSize       = 4
@@ -42,10 +49,11 @@ const (
 	offNPEs       = 12
 	offHeapSize   = 16
 	offHeapBase   = 24
-	offTeamEpoch  = offHeapBase + 8*MaxPEs
-	offTeams      = offTeamEpoch + 8*MaxTeams
-	teamSize      = 24
-	offErrorCode  = offTeams + teamSize*MaxTeams
+	offTeams      = offHeapBase + 8*MaxPEs
+	offTeamEpoch  = offTeams + 8
+	offMaxTeams   = offTeamEpoch + 8
+	offInline     = offMaxTeams + 8
+	offErrorCode  = offInline + TeamSize*InlineTeams
 	offErrorInfo  = offErrorCode + 8
 	offAllSameDev = offErrorInfo + 8
 	offRemote     = offAllSameDev + 4
@@ -56,7 +64,10 @@ const (
 	offCollLL     = offErrorHost + 8
 	offReserved   = offCollLL + 8
 	StateSize     = offReserved + 8*10
-	StateVersion  = 1<<16 + StateSize
+	StateVersion  = 2<<16 + StateSize
+
+	// TeamSize is sizeof(goshmemi_team_t), a row of the device team table.
+	TeamSize = 24
 
 	// goshmemi_error_record_t (the host-mapped copy of the first device
 	// error, at State.ErrorHost).
@@ -75,12 +86,65 @@ type Team struct {
 	Start, Stride, Size, MyIndex, Slot int32
 }
 
+// Bytes encodes the row as the C struct lays it out.
+func (tm Team) Bytes() []byte {
+	b := make([]byte, TeamSize)
+	le := binary.LittleEndian
+	le.PutUint32(b[0:], uint32(tm.Start))
+	le.PutUint32(b[4:], uint32(tm.Stride))
+	le.PutUint32(b[8:], uint32(tm.Size))
+	le.PutUint32(b[12:], uint32(tm.MyIndex))
+	le.PutUint32(b[16:], uint32(tm.Slot))
+	return b
+}
+
+// TeamTableBytes is the device memory a state's team epochs and team
+// table take for maxTeams slots (TeamTableImage lays them out).
+func TeamTableBytes(maxTeams int) int { return 8*maxTeams + TeamSize*maxTeams }
+
+// InitialTeam is row i of a PE's team table at Init: the world team of
+// npes PEs with this PE me in row 0, every other row unused (MyIndex -1).
+func InitialTeam(i, npes, me int) Team {
+	if i == 0 {
+		return Team{Start: 0, Stride: 1, Size: int32(npes), MyIndex: int32(me), Slot: 0}
+	}
+	return Team{MyIndex: -1, Slot: int32(i)}
+}
+
+// TeamTableImage is the initial team table memory of PE me of npes for
+// maxTeams slots at device address base: every epoch 0, every row
+// InitialTeam. It returns the bytes and the State fields that point at
+// them (TeamEpoch at base, Teams after the epochs).
+func TeamTableImage(maxTeams, npes, me int, base uint64) (b []byte, teams, epochs uint64) {
+	b = make([]byte, TeamTableBytes(maxTeams))
+	teams = base + 8*uint64(maxTeams)
+	for i := range maxTeams {
+		copy(b[8*maxTeams+TeamSize*i:], InitialTeam(i, npes, me).Bytes())
+	}
+	return b, teams, base
+}
+
+// InitTeams sets the state's inline rows (the table's first InlineTeams)
+// to InitialTeam of npes PEs, the state's MyPE among them.
+func (s *State) InitTeams(npes int) {
+	for i := range s.InlineTeams {
+		s.InlineTeams[i] = InitialTeam(i, npes, int(s.MyPE))
+	}
+}
+
 // State is the host-side image of the device state, encoded with Bytes.
 type State struct {
-	MyPE, NPEs         int32
-	HeapSize           uint64
-	HeapBase           [MaxPEs]uint64
-	Teams              [MaxTeams]Team
+	MyPE, NPEs int32
+	HeapSize   uint64
+	HeapBase   [MaxPEs]uint64
+	// Teams and TeamEpoch are the device addresses of the team table
+	// (MaxTeams rows) and the team slots' epochs (MaxTeams words).
+	Teams, TeamEpoch uint64
+	// MaxTeams is GOSHMEM_MAX_TEAMS.
+	MaxTeams uint32
+	// InlineTeams are the team table's first rows, which kernels read
+	// from the state (goshmemi_team_row).
+	InlineTeams        [InlineTeams]Team
 	AllPeersSameDevice bool
 	// RemoteTransport is GOSHMEMI_REMOTE_*: how the GPU reaches a PE whose
 	// HeapBase is 0 (RemoteNone, RemoteProxy, RemoteIBGDA).
@@ -113,13 +177,11 @@ func (s *State) Bytes() []byte {
 	for i, v := range s.HeapBase {
 		le.PutUint64(b[offHeapBase+8*i:], v)
 	}
-	for i, t := range s.Teams {
-		o := offTeams + teamSize*i
-		le.PutUint32(b[o:], uint32(t.Start))
-		le.PutUint32(b[o+4:], uint32(t.Stride))
-		le.PutUint32(b[o+8:], uint32(t.Size))
-		le.PutUint32(b[o+12:], uint32(t.MyIndex))
-		le.PutUint32(b[o+16:], uint32(t.Slot))
+	le.PutUint64(b[offTeams:], s.Teams)
+	le.PutUint64(b[offTeamEpoch:], s.TeamEpoch)
+	le.PutUint32(b[offMaxTeams:], s.MaxTeams)
+	for i, tm := range s.InlineTeams {
+		copy(b[offInline+TeamSize*i:], tm.Bytes())
 	}
 	if s.AllPeersSameDevice {
 		le.PutUint32(b[offAllSameDev:], 1)
@@ -133,15 +195,26 @@ func (s *State) Bytes() []byte {
 	return b
 }
 
+// ControlBytes is goshmemi_device_control_bytes(maxTeams): the front of
+// every device heap (maxTeams team slots, then 64 KiB reserved) that the
+// allocator never hands out.
+func ControlBytes(maxTeams int) uint64 {
+	return uint64(maxTeams)*TeamSlotBytes + controlReserved
+}
+
+// teamSlotOff is goshmemi_team_slot_off(slot): the heap offset of team
+// slot slot (its psync slot).
+func teamSlotOff(slot int) uint64 { return uint64(slot) * TeamSlotBytes }
+
 // StreamSyncWord is the heap offset of team slot slot's on-stream sync
 // word of dissemination round k (GOSHMEMI_STREAM_SYNC_OFF, one line per
 // round).
 func StreamSyncWord(slot, k int) uint64 {
-	return uint64(slot*psyncRounds*psyncLine + StreamSyncOff + k*psyncLine)
+	return teamSlotOff(slot) + StreamSyncOff + uint64(k)*psyncLine
 }
 
 // StreamSyncFlatWord is the heap offset of team slot slot's flat on-stream
 // sync word that member i writes (i < StreamSyncFlatMax).
 func StreamSyncFlatWord(slot, i int) uint64 {
-	return uint64(slot*psyncRounds*psyncLine + StreamSyncOff + 8*i)
+	return teamSlotOff(slot) + StreamSyncOff + 8*uint64(i)
 }

@@ -115,22 +115,25 @@ func (t *Transport) LimitSetting() string {
 // HeapMode says how the heap is allocated and shared, for GOSHMEM_INFO.
 func (t *Transport) HeapMode() string {
 	if t.vmm.on {
-		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved in chunks of %d-byte granularity, shared by file descriptors",
-			t.size, t.Limit(), t.vmm.gran)
+		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
+			t.size, t.Limit(), t.vmm.gran, t.control, t.maxTeams)
 	}
-	return fmt.Sprintf("cuMemAlloc of %d bytes shared by legacy CUDA IPC (no CUDA VMM with POSIX file descriptors here), fixed", t.size)
+	return fmt.Sprintf("cuMemAlloc of %d bytes shared by legacy CUDA IPC (no CUDA VMM with POSIX file descriptors here), fixed; the first %d bytes hold %d team slots",
+		t.size, t.control, t.maxTeams)
 }
 
 func roundUp(n, g uint64) uint64 { return (n + g - 1) / g * g }
 
 // allocHeap reserves and maps the heap (VMM) or allocates it (legacy) and
-// clears it. heapMax 0 is the device's memory. Errors match ErrNotSupported.
+// clears it: the control area and GOSHMEM_DEVICE_HEAP_SIZE mapped, the
+// control area and heapMax reserved (heapMax 0: the device's memory, the
+// control area included). Errors match ErrNotSupported.
 func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) error) error {
 	if !t.Ctx.VMMSupported() {
 		var err error
 		if t.own, err = t.Ctx.MemAlloc(int(t.size)); err != nil {
-			return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes on GPU %d", t.size, t.Dev)),
-				"lower GOSHMEM_DEVICE_HEAP_SIZE")
+			return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes (GOSHMEM_DEVICE_HEAP_SIZE and a %d-byte control area) on GPU %d",
+				t.size, t.control, t.Dev)), "lower GOSHMEM_DEVICE_HEAP_SIZE")
 		}
 		return nil
 	}
@@ -141,16 +144,19 @@ func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) e
 		}
 		return notSupported(err, "CUDA VMM allocation granularity")
 	}
+	var res uint64
 	if heapMax == 0 {
 		if heapMax, err = t.Dev.TotalMem(); err != nil {
 			return notSupported(err, "GPU memory size (the default GOSHMEM_DEVICE_HEAP_MAX)")
 		}
+		res = heapMax &^ (g - 1)
+	} else {
+		res = roundUp(t.control+heapMax, g)
 	}
-	res := heapMax &^ (g - 1)
 	size := roundUp(t.size, g)
 	if size > res {
-		return errors.WithHint(notSupported(errors.Newf("GOSHMEM_DEVICE_HEAP_SIZE=%d bytes (%d in %d-byte chunks) exceeds GOSHMEM_DEVICE_HEAP_MAX=%d bytes",
-			t.size, size, g, heapMax), fmt.Sprintf("GPU heap on GPU %d", t.Dev)),
+		return errors.WithHint(notSupported(errors.Newf("GOSHMEM_DEVICE_HEAP_SIZE=%d bytes and the %d-byte control area (%d in %d-byte chunks) exceed the %d-byte reservation (GOSHMEM_DEVICE_HEAP_MAX=%d bytes)",
+			t.initial, t.control, size, g, res, heapMax), fmt.Sprintf("GPU heap on GPU %d", t.Dev)),
 			"lower GOSHMEM_DEVICE_HEAP_SIZE or raise GOSHMEM_DEVICE_HEAP_MAX")
 	}
 	t.vmm = vmmHeap{on: true, gran: g,
@@ -288,7 +294,7 @@ func (t *Transport) agree(recs [][]byte) {
 	le := binary.LittleEndian
 	size, limit := uint64(0), uint64(0)
 	for pe, r := range recs {
-		m, res := t.initial, t.initial
+		m, res := t.control+t.initial, t.control+t.initial
 		if r[recMode] == modeVMM {
 			m, res = le.Uint64(r[recMapped:]), le.Uint64(r[recReserved:])
 		}

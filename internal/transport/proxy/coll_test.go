@@ -28,7 +28,7 @@ func TestDeviceCollectivesOverProxy(t *testing.T) {
 				j.pes[0].SetHeapBase(1, uintptr(j.heaps[1]))
 				j.pes[1].SetHeapBase(0, uintptr(j.heaps[0]))
 			}
-			srcOff := uintptr(cudatr.ControlBytes)
+			srcOff := uintptr(cudatr.ControlBytes(testTeams))
 			dstOff := srcOff + 96<<10
 			le := binary.LittleEndian
 			var wg sync.WaitGroup

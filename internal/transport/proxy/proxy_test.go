@@ -22,6 +22,9 @@ import (
 
 const heapSize = 4 << 20
 
+// testTeams is the team slots of the test states: the world alone is used.
+const testTeams = 4
+
 // job is npes host-mode "GPUs": heaps in host memory, a device state per
 // PE that reaches only itself by load/store and every other PE through its
 // own proxy, whose worker submits through the shm transport.
@@ -59,13 +62,13 @@ func newJob(t *testing.T, npes int, cfg proxy.Config, start bool) *job {
 		st := cudatr.State{MyPE: int32(pe), NPEs: int32(npes), HeapSize: heapSize,
 			RemoteTransport: cudatr.RemoteProxy, ProxyState: p.StateAddr()}
 		st.HeapBase[pe] = uint64(uintptr(j.heaps[pe]))
-		for i := range st.Teams {
-			st.Teams[i] = cudatr.Team{MyIndex: -1, Slot: int32(i)}
-		}
-		st.Teams[0] = cudatr.Team{Start: 0, Stride: 1, Size: int32(npes), MyIndex: int32(pe)}
-		sm, err := j.mem.Device(cudatr.StateSize)
+		sm, err := j.mem.Device(cudatr.StateSize + cudatr.TeamTableBytes(testTeams))
 		require.NoError(t, err)
+		table, teams, epochs := cudatr.TeamTableImage(testTeams, npes, pe, sm.Dev+cudatr.StateSize)
+		st.Teams, st.TeamEpoch, st.MaxTeams = teams, epochs, testTeams
+		st.InitTeams(npes)
 		require.NoError(t, j.mem.Write(sm.Dev, st.Bytes()))
+		require.NoError(t, j.mem.Write(sm.Dev+cudatr.StateSize, table))
 		j.pes = append(j.pes, devhost.PE{State: uintptr(sm.Host)})
 		if start {
 			j.start(t, pe, nil)
@@ -404,7 +407,7 @@ func TestBaselineMode(t *testing.T) {
 func TestBarrierAndRoundTripOverProxy(t *testing.T) {
 	j := newJob(t, 2, proxy.Config{Workers: 1, Rings: 2, Contexts: 2, Slots: 32}, true)
 	const rounds = 20
-	ctrlOff := uintptr(cudatr.ControlBytes)
+	ctrlOff := uintptr(cudatr.ControlBytes(testTeams))
 	var wg sync.WaitGroup
 	for me := 0; me < 2; me++ {
 		wg.Add(1)

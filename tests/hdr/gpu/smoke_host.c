@@ -62,13 +62,26 @@ int main(int argc, char **argv)
     CUdeviceptr heaps, states;
     CK(cuMemAlloc_v2(&heaps, 2 * heap)); CK(cuMemsetD8_v2(heaps, 0, 2 * heap));
     CK(cuMemAlloc_v2(&states, 2 * sizeof(goshmemi_device_state_t)));
+    /* per PE: the team epochs and the team table (world in row 0) */
+    enum { NTEAMS = 2 };
+    CUdeviceptr tables;
+    CK(cuMemAlloc_v2(&tables, 2 * NTEAMS * (8 + sizeof(goshmemi_team_t))));
+    CK(cuMemsetD8_v2(tables, 0, 2 * NTEAMS * (8 + sizeof(goshmemi_team_t))));
     CUmod mod[2]; CUfn info[2], run[2]; CUstream st[2];
     for (int pe = 0; pe < 2; pe++) {
         goshmemi_device_state_t s;
         memset(&s, 0, sizeof s);
         s.version = GOSHMEMI_DEVICE_STATE_VERSION; s.size = sizeof s; s.my_pe = pe; s.n_pes = 2; s.heap_size = heap;
         s.heap_base[0] = heaps; s.heap_base[1] = heaps + heap;
-        s.teams[0].size = 2; s.teams[0].stride = 1; s.teams[0].my_index = pe;
+        CUdeviceptr ep = tables + pe * NTEAMS * (8 + sizeof(goshmemi_team_t)), tp = ep + 8 * NTEAMS;
+        s.team_epoch = (uint64_t *)(uintptr_t)ep;
+        s.teams = (goshmemi_team_t *)(uintptr_t)tp;
+        s.max_teams = NTEAMS;
+        goshmemi_team_t world;
+        memset(&world, 0, sizeof world);
+        world.size = 2; world.stride = 1; world.my_index = pe;
+        CK(cuMemcpyHtoD_v2(tp, &world, sizeof world));
+        s.team_inline[0] = world;
         s.all_peers_same_device = (uint32_t)same;
         CUdeviceptr sp = states + pe * sizeof s;
         CK(cuMemcpyHtoD_v2(sp, &s, sizeof s));
@@ -78,6 +91,10 @@ int main(int argc, char **argv)
         printf("PE %d: cuModuleGetGlobal(goshmemi_device_state) -> %zu bytes at 0x%llx\n", pe, bytes, sym);
         if (bytes != 8) return 1;
         CK(cuMemcpyHtoD_v2(sym, &sp, 8));
+        /* the constant copy the hot paths read (state.h) */
+        CK(cuModuleGetGlobal_v2(&sym, &bytes, mod[pe], "goshmemi_device_state_c"));
+        if (bytes != sizeof s) return 1;
+        CK(cuMemcpyHtoD_v2(sym, &s, sizeof s));
         CK(cuModuleGetFunction(&info[pe], mod[pe], "smoke_info"));
         CK(cuModuleGetFunction(&run[pe], mod[pe], "smoke_run"));
         CK(cuStreamCreate(&st[pe], 1 /* non-blocking */));
@@ -95,7 +112,7 @@ int main(int argc, char **argv)
         fails += got[4 * pe] != pe || got[4 * pe + 1] != 2 || got[4 * pe + 2] != 1;
     }
     /* symmetric layout after the control area */
-    size_t off = GOSHMEMI_DEVICE_CONTROL_BYTES;
+    size_t off = (size_t)goshmemi_device_control_bytes(NTEAMS);
     int n = 4096, rounds = 2000;
     CUdeviceptr errs; CK(cuMemAlloc_v2(&errs, 8)); CK(cuMemsetD8_v2(errs, 0, 8));
     struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -109,10 +126,11 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     int e; CK(cuMemcpyDtoH_v2(&e, errs, 4));
     goshmemi_device_state_t s0; CK(cuMemcpyDtoH_v2(&s0, states, sizeof s0));
+    uint64_t epoch0; CK(cuMemcpyDtoH_v2(&epoch0, tables, 8));
     printf("smoke_run (same_device=%d): errors=%d, error_code=%llu, team_epoch[0]=%llu, %.1f ms\n", same, e,
-           (unsigned long long)s0.error_code, (unsigned long long)s0.team_epoch[0],
+           (unsigned long long)s0.error_code, (unsigned long long)epoch0,
            (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
-    fails += e != 0 || s0.error_code != 0 || s0.team_epoch[0] != 1003;
+    fails += e != 0 || s0.error_code != 0 || epoch0 != 1003;
     printf("gpu smoke: %s\n", fails ? "FAILED" : "passed");
     return fails ? 1 : 0;
 }

@@ -17,7 +17,8 @@
 // Finalize), coll-mismatch and coll-timeout (the world team falls out of
 // step: outofstep.go), init-report (Init under per-rank faults, every PE
 // prints its outcome) and finalize-skip (PE 1 never calls Finalize):
-// initfault.go; the gpu-* modes of gpu.go; builds with -tags
+// initfault.go; teams-many (as many teams as GOSHMEM_MAX_TEAMS allows,
+// alive at once: teams.go); the gpu-* modes of gpu.go; builds with -tags
 // goshmem_faults add faults.go's modes.
 package main
 
@@ -38,7 +39,7 @@ var (
 	runFlag   = flag.String("run", "", "regexp selecting the checks to run (empty: all)")
 	skipFlag  = flag.String("skip", "", "regexp of checks to skip")
 	listFlag  = flag.Bool("list", false, "list the checks and exit (no Init)")
-	modeFlag  = flag.String("mode", "checks", "checks | initfin | init-asym | fault-panic | fault-exit | coll-mismatch | coll-timeout | init-report | finalize-skip")
+	modeFlag  = flag.String("mode", "checks", "checks | initfin | init-asym | fault-panic | fault-exit | coll-mismatch | coll-timeout | init-report | finalize-skip | teams-many")
 	verbose   = flag.Bool("v", false, "PE 0 prints every check's result, not only failures")
 	heapFlag  = flag.Uint64("heap", 32<<20, "symmetric heap bytes per PE (WithSymmetricSize); 0 = GOSHMEM_SYMMETRIC_SIZE")
 	guardFlag = flag.Duration("guard", 60*time.Second,
@@ -92,6 +93,8 @@ func main() {
 		code = initReport()
 	case "finalize-skip":
 		code = finalizeSkip()
+	case "teams-many":
+		code = teamsMany()
 	case "ctx-leave":
 		code = ctxLeave()
 	case "ctx-step":
