@@ -60,10 +60,13 @@ typedef struct goshmemi_team_view {
 
 /* Row team of st's team table: a row of the first GOSHMEMI_INLINE_TEAMS
  * from the state (the constant cache on a GPU), a later one from the table
- * in device memory. team < st->max_teams. */
-GOSHMEMI_FN const goshmemi_team_t *goshmemi_team_row(const goshmemi_device_state_t *st, goshmem_team_t team)
+ * in device memory. team < st->max_teams. By value, loaded in each branch:
+ * a pointer chosen between the two would be a generic one, whose loads
+ * bypass the constant cache (and hold more registers). */
+GOSHMEMI_FN goshmemi_team_t goshmemi_team_row(const goshmemi_device_state_t *st, goshmem_team_t team)
 {
-    return (uint32_t)team < GOSHMEMI_INLINE_TEAMS ? &st->team_inline[team] : &st->teams[team];
+    if ((uint32_t)team < GOSHMEMI_INLINE_TEAMS) return st->team_inline[team];
+    return st->teams[team];
 }
 
 /* Resolves team to its member layout; traps on a handle out of range
@@ -85,12 +88,12 @@ GOSHMEMI_FN goshmemi_team_view_t goshmemi_team_view(goshmem_team_t team)
     if (GOSHMEMI_UNLIKELY((uint32_t)team >= max_teams))
         goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, max_teams),
                       "team handle out of range [0, max_teams): GOSHMEM_MAX_TEAMS");
-    const goshmemi_team_t *t = goshmemi_team_row(st, team);
-    v.start = t->start;
-    v.stride = t->stride;
-    v.size = t->size;
-    v.my_index = t->my_index;
-    v.slot = t->slot;
+    const goshmemi_team_t t = goshmemi_team_row(st, team);
+    v.start = t.start;
+    v.stride = t.stride;
+    v.size = t.size;
+    v.my_index = t.my_index;
+    v.slot = t.slot;
     if (GOSHMEMI_UNLIKELY(v.size <= 0 || v.my_index < 0 || v.my_index >= v.size || (uint32_t)v.slot >= max_teams))
         goshmemi_fail(goshmemi_state(), GOSHMEMI_ERR_BAD_TEAM, GOSHMEMI_ERROR_INFO(team, st->my_pe),
                       "team not initialized, or this PE is not a member");
@@ -217,8 +220,8 @@ GOSHMEMI_FN int goshmem_team_my_pe(goshmem_team_t team)
 {
     const goshmemi_device_state_t *st = goshmemi_cstate();
     if (team == GOSHMEM_TEAM_WORLD) return st->my_pe;
-    if ((uint32_t)team >= st->max_teams || goshmemi_team_row(st, team)->size <= 0) return -1;
-    return goshmemi_team_row(st, team)->my_index;
+    if ((uint32_t)team >= st->max_teams || goshmemi_team_row(st, team).size <= 0) return -1;
+    return goshmemi_team_row(st, team).my_index;
 }
 
 /* Number of PEs in team, or -1 for an invalid team. */
@@ -226,8 +229,8 @@ GOSHMEMI_FN int goshmem_team_n_pes(goshmem_team_t team)
 {
     const goshmemi_device_state_t *st = goshmemi_cstate();
     if (team == GOSHMEM_TEAM_WORLD) return st->n_pes;
-    if ((uint32_t)team >= st->max_teams || goshmemi_team_row(st, team)->size <= 0) return -1;
-    return goshmemi_team_row(st, team)->size;
+    if ((uint32_t)team >= st->max_teams || goshmemi_team_row(st, team).size <= 0) return -1;
+    return goshmemi_team_row(st, team).size;
 }
 
 /* PE index pe of src_team expressed in dest_team, or -1 when it is not a member. */
@@ -237,10 +240,10 @@ GOSHMEMI_FN int goshmem_team_translate_pe(goshmem_team_t src_team, int pe, goshm
     if (n < 0 || m < 0 || pe < 0 || pe >= n) return -1;
     const goshmemi_device_state_t *st = goshmemi_cstate();
     int world = pe, s0 = 0, s = 1;
-    if (src_team != GOSHMEM_TEAM_WORLD) world = goshmemi_team_row(st, src_team)->start + pe * goshmemi_team_row(st, src_team)->stride;
+    if (src_team != GOSHMEM_TEAM_WORLD) world = goshmemi_team_row(st, src_team).start + pe * goshmemi_team_row(st, src_team).stride;
     if (dest_team != GOSHMEM_TEAM_WORLD) {
-        s0 = goshmemi_team_row(st, dest_team)->start;
-        s = goshmemi_team_row(st, dest_team)->stride;
+        s0 = goshmemi_team_row(st, dest_team).start;
+        s = goshmemi_team_row(st, dest_team).stride;
     }
     if (s == 0) return world == s0 ? 0 : -1;
     if ((world - s0) % s != 0) return -1;

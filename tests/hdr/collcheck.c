@@ -182,10 +182,10 @@ static int g_scope; /* GOSHMEMI_SCOPE_* of this run */
 /* Team layout from the table (every PE's copy is the same). */
 static void team_of(goshmem_team_t t, int *start, int *stride, int *size)
 {
-    const goshmemi_team_t *e = goshmemi_team_row(&g_w.states[0], t);
-    *start = t == 0 ? 0 : e->start;
-    *stride = t == 0 ? 1 : e->stride;
-    *size = t == 0 ? g_w.n : e->size;
+    const goshmemi_team_t e = goshmemi_team_row(&g_w.states[0], t);
+    *start = t == 0 ? 0 : e.start;
+    *stride = t == 0 ? 1 : e.stride;
+    *size = t == 0 ? g_w.n : e.size;
 }
 
 /* operand value of member m, element i, for op class cls: 0 sum/min/max, 1 prod, 2 bitwise */

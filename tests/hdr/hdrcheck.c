@@ -583,8 +583,8 @@ static void t_barrier(world_t *w, int pe, void *arg)
     (void)w;
     (void)pe;
     if (me < 0) return; /* not a member */
-    const goshmemi_team_t *t = goshmemi_team_row(goshmemi_device_state, team);
-    int start = team == GOSHMEM_TEAM_WORLD ? 0 : t->start, stride = team == GOSHMEM_TEAM_WORLD ? 1 : t->stride;
+    const goshmemi_team_t t = goshmemi_team_row(goshmemi_device_state, team);
+    int start = team == GOSHMEM_TEAM_WORLD ? 0 : t.start, stride = team == GOSHMEM_TEAM_WORLD ? 1 : t.stride;
     for (long r = 1; r <= BAR_ROUNDS; r++) {
         long *buf = slots + (r % 2) * MAX_TEST_PES;
         /* tell every member we reached round r (double-buffered by parity) */
@@ -632,10 +632,10 @@ static void t_team_split(world_t *w, int pe, void *arg)
     CHECK_EQ(pe, goshmem_team_translate_pe(mine, me, GOSHMEM_TEAM_WORLD));
     CHECK_EQ(me, goshmem_team_translate_pe(GOSHMEM_TEAM_WORLD, pe, mine));
     CHECK_EQ(-1, goshmem_team_translate_pe(GOSHMEM_TEAM_WORLD, pe, (goshmem_team_t)(pe % 2 == 0 ? 2 : 1)));
-    const goshmemi_team_t *t = goshmemi_team_row(goshmemi_device_state, mine);
+    const goshmemi_team_t t = goshmemi_team_row(goshmemi_device_state, mine);
     for (long r = 1; r <= BAR_ROUNDS; r++) {
         long *buf = slots + (r % 2) * MAX_TEST_PES;
-        for (int i = 0; i < tn; i++) goshmem_long_p(&buf[me], r, t->start + i * t->stride);
+        for (int i = 0; i < tn; i++) goshmem_long_p(&buf[me], r, t.start + i * t.stride);
         if (r % 2) goshmem_barrier(mine);
         else goshmemx_team_sync_block(mine);
         int bad = 0;
