@@ -393,13 +393,15 @@ func shmEntries(t *testing.T) map[string]bool {
 // than /dev/shm holds (a 64 MiB tmpfs in a private mount namespace). Every
 // PE's Init fails with ErrHeapExhausted, saying /dev/shm and to lower
 // GOSHMEM_SYMMETRIC_SIZE, instead of a SIGBUS at a first touch; heaps that
-// fit still start. Needs root (skips otherwise).
+// fit still start. Each PE's region also holds the team slots (about 19 MiB
+// at the default GOSHMEM_MAX_TEAMS), so every heap here fits one region and
+// only the node's total exceeds the tmpfs. Needs root (skips otherwise).
 func TestInitShmTooSmall(t *testing.T) {
 	needMPI(t)
 	for _, c := range []struct {
 		np   int
 		heap string
-	}{{2, "48M"}, {4, "24M"}} {
+	}{{2, "40M"}, {4, "24M"}} {
 		t.Run(fmt.Sprintf("np%d-%s", c.np, c.heap), func(t *testing.T) {
 			wrap := shmNamespace(t, "64m")
 			l := launch{np: c.np, wrap: wrap, args: []string{"-heap", "0"}, env: []string{"GOSHMEM_SYMMETRIC_SIZE=" + c.heap}}
@@ -413,10 +415,10 @@ func TestInitShmTooSmall(t *testing.T) {
 			}
 		})
 	}
-	t.Run("np2-16M-fits", func(t *testing.T) {
+	t.Run("np2-8M-fits", func(t *testing.T) {
 		wrap := shmNamespace(t, "64m")
 		r := launch{np: 2, wrap: wrap, args: []string{"-mode", "init-report", "-heap", "0"},
-			env: []string{"GOSHMEM_SYMMETRIC_SIZE=16M"}}.run(t, 60*time.Second)
+			env: []string{"GOSHMEM_SYMMETRIC_SIZE=8M"}}.run(t, 60*time.Second)
 		require.Equal(t, 0, r.code, "output:\n%s", r.out)
 		reps := parseReports(r.out)
 		for pe := 0; pe < 2; pe++ {
