@@ -87,6 +87,7 @@ func (r *Runtime) openLib(l *gpuLib) error {
 // kept for the calls that need the library to report; the job itself
 // does not need it.
 func (r *Runtime) preloadLib() {
+	r.GPU.Preload(false) // the host-atomics module, for the same reason
 	l := &r.gpuState.lib
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -241,6 +241,7 @@ func (r *Runtime) startSoftIBGDA(cpuBell bool) error {
 	}
 	s.mem = lay.mem(r, s, remote)
 	g.OnGrow(s.mem.grow)
+	g.Preload(true) // the soft NIC's copy kernel runs while kernels wait for it
 	r.preloadLib()
 	r.softNIC = s
 	return nil

@@ -592,6 +592,22 @@ func (t *Transport) Atomic(_ *quiet.Queue, op transport.AMO, width int, pe int, 
 	return *(*uint64)(t.amoOut), nil
 }
 
+// Preload loads the host-atomics module, and the soft NIC's copy module
+// when copies is set, before any kernel of the job runs. A module load
+// may wait until the GPU runs no kernel (every process's, under MPS):
+// loaded on first use by the proxy's or the soft NIC's host thread while
+// a kernel waits for that thread, it would never return. A failure is
+// not returned: the first call that needs the module loads it again and
+// reports it.
+func (t *Transport) Preload(copies bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_ = t.ensureAMO()
+	if copies {
+		_ = t.ensureCopy()
+	}
+}
+
 func (t *Transport) ensureAMO() error {
 	if t.amoMod != nil {
 		return nil
