@@ -11,9 +11,10 @@
 #      part, at once), perf_coll.fatbin and perf.fatbin;
 #   2. starts MPS (tests/gpu/mps.sh) and runs, every PE on GPU 0,
 #      bin/devtest -part p2p at 2, 4 and 8 PEs and over the proxy at 2 PEs,
+#      -part p2p -heap-grow (a 32 MiB heap that grows) at 8, 4 and 2 PEs,
 #      then, once the collective kernels exist, -part devcoll and -part stream
-#      at 8, 4 and 2 PEs (in that order: a step the budget no longer allows
-#      is listed as NOT RUN);
+#      at 8, 4 and 2 PEs, and -part stream -heap-grow at 8 (in that order: a
+#      step the budget no longer allows is listed as NOT RUN);
 #   3. OUTDIR/regs.txt: registers and spills of every built kernel
 #      (cuobjdump -res-usage). The kernels that carry __launch_bounds__(1024)
 #      (bench/gpu/perf.cu's, and perf_coll's _block kernels from
@@ -90,6 +91,14 @@ done
 RESERVE=180 step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy, $nvccv kernels: point-to-point" 60 \
     env GOSHMEM_GPU_TRANSPORT=proxy GOSHMEM_TIMEOUT=20s $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_TIMEOUT -np 2 \
     $DT -part p2p -fatbin $G/devtest_remote.fatbin -compat $G/compat_remote.fatbin -rounds 100
+# heap growth (a GPU heap of 32 MiB at Init that grows: VMM chunks mapped
+# on every PE, RegisterDevice beside them), the most PEs first
+for np in $(printf '%s\n' $NPS | sort -rn); do
+    RESERVE=170 step "${np} PEs, 1 GPU, MPS, GPU heap from 32M (grows), $nvccv kernels: point-to-point, -heap-grow" \
+        $((np > 4 ? 90 : 60)) env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
+        $DT -part p2p -heap-grow -fatbin $G/devtest.fatbin -compat $G/compat.fatbin -rounds 200
+done
 
 w0=$(date +%s)
 while kill -0 $coll_pid 2>/dev/null && [ "$(left)" -gt 60 ]; do sleep 2; done
@@ -108,6 +117,11 @@ if [ -z "$missing" ]; then
         step "${np} PEs, 1 GPU, MPS, $nvccv kernels: stream calls" $((np > 4 ? 90 : 60)) $MPIRUN -np "$np" \
             $DT -part stream -fatbin "" -coll $G/devcoll.fatbin -coll-large "$SLARGE"
     done
+    np=$(printf '%s\n' $NPS | sort -rn | head -1)
+    step "${np} PEs, 1 GPU, MPS, GPU heap from 32M (grows), $nvccv kernels: stream calls, -heap-grow" $((np > 4 ? 90 : 60)) \
+        env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
+        $DT -part stream -heap-grow -fatbin "" -coll $G/devcoll.fatbin -coll-large "$SLARGE"
 else
     rows+=("| device collectives and stream calls | | NOT RUN (missing: $(echo $missing)) | 0 | |")
     fails=$((fails + 1))
