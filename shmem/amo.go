@@ -65,17 +65,19 @@ func amo[T Elem](c *Ctx, name string, op transport.AMO, intOnly bool, a Array[T]
 	if err != nil {
 		return 0, err
 	}
-	defer r.leaveData(dk)
 	if intOnly && elem.IsFloat[T]() {
+		r.leaveData(dk)
 		return 0, markErr(errs.Hint(errs.ErrInvalidArgument,
 			"use an integer element type, or AtomicFetch/AtomicSet/AtomicSwap for floating point",
 			r.me, name, "element type %s: %s is defined for integer types only", elem.Name[T](), name), errs.ErrNotSupported)
 	}
 	off, err := span(r, a, name, idx, 1, pe)
 	if err != nil {
+		r.leaveData(dk)
 		return 0, err
 	}
 	old, err := r.trFor(a.b, pe).Atomic(c.q, op, elem.Size[T](), pe, off, toBits(v), toBits(cmp))
+	r.leaveData(dk)
 	return fromBits[T](old), r.apiErr(err, name)
 }
 

@@ -80,8 +80,19 @@ func (r *runtime) newCtx(name string) (*Ctx, error) {
 // only. Calls without a target PE (Quiet, Fence) pass nil.
 //
 // The call is in flight (enterData) until the caller's leaveData, unless use
-// fails.
+// fails. The fastest calls (rma.go, amo.go) call leaveData on each return
+// path: a deferred call is measurable on them.
 func (c *Ctx) use(op string, pe *int, dk dataKind) (*runtime, *Ctx, error) {
+	r := current.Load()
+	if c != nil || r == nil || r.gated(dk) {
+		return c.useSlow(op, pe, dk)
+	}
+	return r, r.dflt, nil
+}
+
+// useSlow is use's other cases, apart so that use inlines: a context, no
+// runtime, a counted call, or a PE that is shut.
+func (c *Ctx) useSlow(op string, pe *int, dk dataKind) (*runtime, *Ctx, error) {
 	r, err := enterData(op, dk)
 	if err != nil {
 		return nil, nil, err

@@ -20,12 +20,14 @@ func PutCtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error {
 	if err != nil {
 		return err
 	}
-	defer r.leaveData(dk)
 	off, err := span(r, dst, "Put", dstIdx, len(src), pe)
 	if err != nil {
+		r.leaveData(dk)
 		return err
 	}
-	return r.apiErr(r.trFor(dst.b, pe).Put(c.q, pe, off, elem.Bytes(src)), "Put")
+	err = r.trFor(dst.b, pe).Put(c.q, pe, off, elem.Bytes(src))
+	r.leaveData(dk)
+	return r.apiErr(err, "Put")
 }
 
 // PutNBI is Put that may return before src has been read: src must not be
@@ -41,12 +43,14 @@ func PutNBICtx[T Elem](c *Ctx, dst Array[T], dstIdx int, src []T, pe int) error 
 	if err != nil {
 		return err
 	}
-	defer r.leaveData(dk)
 	off, err := span(r, dst, "PutNBI", dstIdx, len(src), pe)
 	if err != nil {
+		r.leaveData(dk)
 		return err
 	}
-	return r.apiErr(r.trFor(dst.b, pe).PutNBI(c.q, pe, off, elem.Bytes(src)), "PutNBI")
+	err = r.trFor(dst.b, pe).PutNBI(c.q, pe, off, elem.Bytes(src))
+	r.leaveData(dk)
+	return r.apiErr(err, "PutNBI")
 }
 
 // Get copies src[srcIdx : srcIdx+len(dst)] on PE pe into dst and returns
@@ -62,12 +66,14 @@ func GetCtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error {
 	if err != nil {
 		return err
 	}
-	defer r.leaveData(dk)
 	off, err := span(r, src, "Get", srcIdx, len(dst), pe)
 	if err != nil {
+		r.leaveData(dk)
 		return err
 	}
-	return r.apiErr(r.trFor(src.b, pe).Get(c.q, elem.Bytes(dst), pe, off), "Get")
+	err = r.trFor(src.b, pe).Get(c.q, elem.Bytes(dst), pe, off)
+	r.leaveData(dk)
+	return r.apiErr(err, "Get")
 }
 
 // GetNBI is Get that may return before dst is filled: dst holds the data
@@ -83,12 +89,14 @@ func GetNBICtx[T Elem](c *Ctx, dst []T, src Array[T], srcIdx int, pe int) error 
 	if err != nil {
 		return err
 	}
-	defer r.leaveData(dk)
 	off, err := span(r, src, "GetNBI", srcIdx, len(dst), pe)
 	if err != nil {
+		r.leaveData(dk)
 		return err
 	}
-	return r.apiErr(r.trFor(src.b, pe).GetNBI(c.q, elem.Bytes(dst), pe, off), "GetNBI")
+	err = r.trFor(src.b, pe).GetNBI(c.q, elem.Bytes(dst), pe, off)
+	r.leaveData(dk)
+	return r.apiErr(err, "GetNBI")
 }
 
 // P writes the single element v to dst[idx] on PE pe. The store is single-
@@ -105,12 +113,13 @@ func PCtx[T Elem](c *Ctx, dst Array[T], idx int, v T, pe int) error {
 	if err != nil {
 		return err
 	}
-	defer r.leaveData(dk)
 	off, err := span(r, dst, "P", idx, 1, pe)
 	if err != nil {
+		r.leaveData(dk)
 		return err
 	}
 	_, err = r.trFor(dst.b, pe).Atomic(c.q, transport.AMOSet, elem.Size[T](), pe, off, toBits(v), 0)
+	r.leaveData(dk)
 	return r.apiErr(err, "P")
 }
 
@@ -127,11 +136,12 @@ func GCtx[T Elem](c *Ctx, src Array[T], idx int, pe int) (T, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer r.leaveData(dk)
 	off, err := span(r, src, "G", idx, 1, pe)
 	if err != nil {
+		r.leaveData(dk)
 		return 0, err
 	}
 	bits, err := r.trFor(src.b, pe).Atomic(c.q, transport.AMOFetch, elem.Size[T](), pe, off, 0, 0)
+	r.leaveData(dk)
 	return fromBits[T](bits), r.apiErr(err, "G")
 }

@@ -96,6 +96,7 @@ type runtime struct {
 	// arrays, on GPU arrays, quiets) reach hold native resources
 	// (libfabric, the CUDA driver), so enterData counts those calls too.
 	native  [dataQuiet + 1]bool
+	gate    atomic.Uint32 // enterData's slow cases (gated)
 	halt    spin.Halt
 	unwatch func() bool // stops WithContext's watch (nil without one)
 }
@@ -258,6 +259,11 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		nextTID: firstTeamID,
 	}
 	r.native = [...]bool{dataHost: c.NativeHostCalls(), dataDev: c.NativeCalls(), dataQuiet: c.NativeQuiet()}
+	for dk, n := range r.native {
+		if n {
+			r.gate.Store(r.gate.Load() | 1<<dk)
+		}
+	}
 	r.policy.Halt = &r.halt
 	r.collWait = r.policy
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {

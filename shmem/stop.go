@@ -66,20 +66,31 @@ func (r *runtime) leave() { r.calls.Add(-1) }
 // dataQuiet); leaveData must be given the same.
 func enterData(op string, dk dataKind) (*runtime, error) {
 	r := current.Load()
-	if r == nil || r.counted(dk) || r.shut.Stopped() {
-		return enterDataSlow(op, r)
+	if r == nil || r.gated(dk) {
+		return enterDataSlow(op, r, dk)
 	}
 	return r, nil
 }
 
 // enterDataSlow is enterData's other cases, apart so that enterData
 // inlines: no runtime, a counted call, or a PE that is shut.
-func enterDataSlow(op string, r *runtime) (*runtime, error) {
+func enterDataSlow(op string, r *runtime, dk dataKind) (*runtime, error) {
 	if r == nil {
 		return nil, notInitialized(op)
 	}
-	return enter(op)
+	if r.counted(dk) {
+		return enter(op)
+	}
+	if r.shut.Stopped() {
+		return nil, r.shutErr(op)
+	}
+	return r, nil
 }
+
+// gated says whether a data call of kind dk must take enterDataSlow: it is
+// counted, or this PE is shut. One load of r.gate, whose bit dk is set
+// for a counted kind at Init and every bit once stopPE ran.
+func (r *runtime) gated(dk dataKind) bool { return r.gate.Load()>>dk&1 != 0 }
 
 // leaveData ends what enterData counted.
 func (r *runtime) leaveData(dk dataKind) {
@@ -139,6 +150,7 @@ func (r *runtime) shutErr(op string) error {
 // ones return. The first cause stays.
 func (r *runtime) stopPE(cause error) {
 	r.shut.Stop(cause)
+	r.gate.Store(^uint32(0))
 	r.halt.Stop(r.shut.Err())
 }
 
