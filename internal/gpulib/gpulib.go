@@ -3,7 +3,7 @@
 // collectives on GPU arrays, their names, argument words and codes (lib.h's
 // values), and the registry through which the library's image arrives.
 //
-// The image itself (lib.fatbin, 8 MiB) lives in the module
+// The image itself (lib.fatbin, 7 MiB) lives in the module
 // github.com/goshmem/goshmem/gpulib, so that only the programs that run
 // these kernels carry it: such a program imports that package for its
 // side effect, as a database/sql driver is imported, and its init calls
