@@ -35,11 +35,11 @@ func TestDeviceUsageListsMemRows(t *testing.T) {
 	var b bytes.Buffer
 	_, err := parseDeviceFlags([]string{"-h"}, &b)
 	require.True(t, errors.Is(err, flag.ErrHelp), "%v", err)
-	for _, s := range []string{"alloc_grow", "alloc_fit", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer",
+	for _, s := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer",
 		"-mem", "-alloc-maxsize", "-alloc-reps", "-reg-minsize", "-reg-maxsize"} {
 		assert.Contains(t, b.String(), s)
 	}
-	for _, n := range []string{"alloc_grow", "alloc_fit", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer"} {
+	for _, n := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer"} {
 		assert.NotEmpty(t, descriptions[n], "description of %s", n)
 	}
 }

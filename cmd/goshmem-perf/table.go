@@ -36,6 +36,7 @@ var descriptions = map[string]string{
 	"launch_sync":          "device mode: host launch of an empty kernel + Synchronize",
 	"alloc_grow":           "device mode: AllocDevice that grows the GPU heap (new chunk on every PE), PE 0's time",
 	"alloc_fit":            "device mode: AllocDevice inside the mapped GPU heap, PE 0's time",
+	"alloc_series":         "device mode: mean AllocDevice of a series that keeps growing the GPU heap (a growth, then the calls that fit in what it mapped), PE 0's time",
 	"cumemalloc":           "device mode: cuMemAlloc of the same size, every PE at once, PE 0's time",
 	"put_on_stream_reg":    "device mode: PutOnStream PE 0 -> PE 1 from a RegisterDevice'd cuMemAlloc, per call",
 	"put_on_stream_heap":   "device mode: PutOnStream PE 0 -> PE 1 from an AllocDevice array, per call",

@@ -59,6 +59,8 @@ var Table = []Var{
 		Help: "bytes of GPU symmetric heap per PE mapped at Init when a GPU is used: the initial size of a heap that grows (CUDA VMM), the whole heap otherwise (cuMemAlloc, legacy CUDA IPC); the control area of the team slots (GOSHMEM_MAX_TEAMS) comes on top"},
 	{Name: "GOSHMEM_DEVICE_HEAP_MAX", Default: "auto", kind: kindString,
 		Help: "bytes the GPU symmetric heap may grow to per PE (address space reserved at Init; suffix K, M, G, T); auto: the GPU's memory. AllocDevice maps more as it needs it, collectively. Without CUDA VMM the heap stays at GOSHMEM_DEVICE_HEAP_SIZE"},
+	{Name: "GOSHMEM_DEVICE_HEAP_CHUNK", Default: "512M", kind: kindSize,
+		Help: "the least a growing GPU heap (CUDA VMM) maps at a time, per PE (suffix K, M, G; rounded up to the allocation granularity, 2M on current GPUs, which maps only what an allocation needs; at most what GOSHMEM_DEVICE_HEAP_MAX leaves). Every growth costs every PE of the node driver calls for its own chunk and each peer's, so fewer, larger growths make AllocDevice cheaper; the memory mapped beyond the need serves the next allocations"},
 	{Name: "GOSHMEM_DEVICE", Default: "", kind: kindString,
 		Help: "the GPU this PE uses, an ordinal in [0, device count); empty: the device of a CUDA context current on the thread calling Init, else local rank modulo device count; shmem.WithDevice overrides it"},
 	{Name: "GOSHMEM_LIBMPI", Default: "", kind: kindString,

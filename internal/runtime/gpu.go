@@ -69,6 +69,7 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 		return nil, err
 	}
 	t.CollLL = r.gpuState.collLL
+	t.SetGrowStep(r.Settings.Size("GOSHMEM_DEVICE_HEAP_CHUNK"))
 	b.t, r.gpuCaller = t, t
 	return rec, nil
 }

@@ -57,6 +57,8 @@ var fakeCases = map[string]struct {
 	"vmm-grow-2":         {nil, func(t *testing.T) { gpuVMMGrow(t, 2) }},
 	"vmm-grow-3":         {nil, func(t *testing.T) { gpuVMMGrow(t, 3) }},
 	"vmm-off":            {[]string{"FAKECUDA_VMM=0"}, gpuVMMOff},
+	"vmm-grow-step":      {nil, func(t *testing.T) { gpuVMMGrowStep(t, "3M") }},
+	"vmm-grow-step-dflt": {nil, func(t *testing.T) { gpuVMMGrowStep(t, "") }},
 	"vmm-proxy-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "proxy") }},
 	"vmm-ibgda-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
 	"register-proxy":     {nil, func(t *testing.T) { registerRemote(t, "proxy") }},

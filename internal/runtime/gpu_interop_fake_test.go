@@ -273,7 +273,7 @@ func stateWord(r *Runtime, off uint64, n int) (uint64, error) {
 // through the library's kernels; values checked. Close leaves no driver
 // object (TestGPUFakeCase).
 func vmmRemoteGrow(t *testing.T, transport string) {
-	env := map[string]string{"GOSHMEM_DEVICE_HEAP_MAX": "64M"}
+	env := map[string]string{"GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "2M"}
 	for k, v := range remoteEnv[transport] {
 		env[k] = v
 	}

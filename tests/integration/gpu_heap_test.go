@@ -37,7 +37,7 @@ func TestGPUHeapGrowth(t *testing.T) {
 		// the 4 MiB heap (6 MiB mapped in 2 MiB chunks) and the 64 MiB
 		// maximum (66 MiB reserved).
 		{"vmm", nil, []int{2, 3}, []string{"grow", "grow again", "past the maximum", "Finalize"},
-			"GPU heap: CUDA VMM, growing from 6291456 bytes mapped up to 69206016 reserved in chunks of 2097152-byte granularity, shared by file descriptors; the first 1249280 bytes hold 34 team slots"},
+			"GPU heap: CUDA VMM, growing from 6291456 bytes mapped up to 69206016 reserved, at least 2097152 bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK) in chunks of 2097152-byte granularity, shared by file descriptors; the first 1249280 bytes hold 34 team slots"},
 		{"legacy", []string{"FAKECUDA_VMM=0"}, []int{2}, []string{"fixed heap", "Finalize"},
 			"GPU heap: cuMemAlloc of 5443584 bytes shared by legacy CUDA IPC"},
 	} {
@@ -45,7 +45,7 @@ func TestGPUHeapGrowth(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/np%d", tc.name, np), func(t *testing.T) {
 				leaks := filepath.Join(t.TempDir(), "live")
 				env := append([]string{"GOSHMEM_LIBCUDA=" + lib, "FAKECUDA_LEAKS=" + leaks, "GOSHMEM_GPU=on", "GOSHMEM_INFO=1",
-					"GOSHMEM_DEVICE_HEAP_SIZE=4M", "GOSHMEM_DEVICE_HEAP_MAX=64M", "GOSHMEM_MAX_TEAMS=34", "FAKECUDA_DEVICES=", "FAKECUDA_INIT=",
+					"GOSHMEM_DEVICE_HEAP_SIZE=4M", "GOSHMEM_DEVICE_HEAP_MAX=64M", "GOSHMEM_DEVICE_HEAP_CHUNK=2M", "GOSHMEM_MAX_TEAMS=34", "FAKECUDA_DEVICES=", "FAKECUDA_INIT=",
 					"FAKECUDA_VMM=", "GOSHMEM_GPU_TRANSPORT="}, tc.env...)
 				r := job(t, np, 90*time.Second, env, "-mode", "gpu-heap", "-heap", "16777216", "-guard", "60s")
 				t.Logf("exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)

@@ -72,8 +72,15 @@ type vmmHeap struct {
 	mapped   []uint64  // each PE's mapped length
 	chunks   [][]chunk // chunks mapped here, per PE (views of peers; own)
 	limit    uint64    // the smallest reservation of any PE: the heap's maximum
+	step     uint64    // the least a growth maps (GOSHMEM_DEVICE_HEAP_CHUNK)
 	hooks    []GrowHook
 }
+
+// SetGrowStep sets the least each growth maps here (before the first
+// Grow): a growth maps max(need, mapped+step), rounded up to the
+// granularity and within the reservation (a step of at most the
+// granularity maps only what is needed).
+func (t *Transport) SetGrowStep(step uint64) { t.vmm.step = step }
 
 // GrowHook makes a remote GPU transport cover a grown heap: the GPU proxy
 // accepts requests up to the new size, IBGDA registers the new chunks with
@@ -115,8 +122,8 @@ func (t *Transport) LimitSetting() string {
 // HeapMode says how the heap is allocated and shared, for GOSHMEM_INFO.
 func (t *Transport) HeapMode() string {
 	if t.vmm.on {
-		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
-			t.size, t.Limit(), t.vmm.gran, t.control, t.maxTeams)
+		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK) in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
+			t.size, t.Limit(), roundUp(t.vmm.step, t.vmm.gran), t.vmm.gran, t.control, t.maxTeams)
 	}
 	return fmt.Sprintf("cuMemAlloc of %d bytes shared by legacy CUDA IPC (no CUDA VMM with POSIX file descriptors here), fixed; the first %d bytes hold %d team slots",
 		t.size, t.control, t.maxTeams)
@@ -338,7 +345,9 @@ func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) e
 		lerr = errs.Hint(errs.ErrHeapExhausted, "raise "+t.LimitSetting(), t.me, "AllocDevice",
 			"the GPU heap needs %d bytes, more than its %d-byte limit", need, t.Limit())
 	case mine < need:
-		size := min(roundUp(need, t.vmm.gran), t.vmm.reserved[t.me]) - mine
+		// at least the step: fewer growths, each of which costs every PE
+		// of the node driver calls for its chunk and each peer's
+		size := min(roundUp(max(need, mine+min(t.vmm.step, t.vmm.reserved[t.me])), t.vmm.gran), t.vmm.reserved[t.me]) - mine
 		if c, lerr = t.newChunk(mine, size); lerr == nil {
 			le.PutUint64(rec[0:], growChunk)
 			le.PutUint64(rec[8:], uint64(os.Getpid()))
