@@ -15,8 +15,8 @@ import (
 // target: at most 2x at 2 and 4 PEs), an AllocDevice that fits in the
 // mapped heap, for reference, and the mean AllocDevice of a series that
 // keeps growing the heap (alloc_series: a growth maps at least
-// GOSHMEM_DEVICE_HEAP_CHUNK, so the calls after it fit). Sizes from 2 MiB
-// to -alloc-maxsize. Each sample is PE 0's host clock around one call,
+// GOSHMEM_DEVICE_HEAP_CHUNK, so the calls after it fit). Sizes from
+// -alloc-minsize (2 MiB) to -alloc-maxsize. Each sample is PE 0's host clock around one call,
 // after a barrier.
 //
 // Whether a call grew the heap is read from DeviceInfo's HeapBytes (the
@@ -73,7 +73,7 @@ func (d *dev) allocRows() error {
 	} else if err := a.Free(); err != nil {
 		return err
 	}
-	for size := allocMinSize; size <= d.o.allocMax; size *= 2 {
+	for size := d.o.allocMin; size <= d.o.allocMax; size *= 2 {
 		if err := d.allocSize(ctx, size); err != nil {
 			return fmt.Errorf("%d bytes: %w", size, err)
 		}

@@ -51,9 +51,9 @@ type deviceOpts struct {
 	streamIters           int
 	coll                  bool
 	// alloc and register rows (devalloc.go, devregister.go)
-	mem                 bool
-	allocMax, allocReps int
-	regMin, regMax      int
+	mem                           bool
+	allocMin, allocMax, allocReps int
+	regMin, regMax                int
 }
 
 func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
@@ -89,7 +89,8 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	fs.IntVar(&o.collWarmup, "coll-warmup", 10, "untimed calls before each coll row (at most 2 above 1 MiB)")
 	fs.IntVar(&o.streamIters, "stream-iters", 1000, "BarrierAllOnStream calls of the barrier_on_stream row")
 	fs.BoolVar(&o.mem, "mem", false, "also run the alloc and register rows (on when -only names them)")
-	fs.IntVar(&o.allocMax, "alloc-maxsize", 1<<30, "largest size of the alloc rows (from 2 MiB)")
+	fs.IntVar(&o.allocMin, "alloc-minsize", allocMinSize, "smallest size of the alloc rows (at least 2 MiB; sizes double from it). The heap never shrinks and each size grows it several times: at 4 PEs or more on one GPU, one size per job keeps the rows within its memory")
+	fs.IntVar(&o.allocMax, "alloc-maxsize", 1<<30, "largest size of the alloc rows (at least -alloc-minsize)")
 	fs.IntVar(&o.allocReps, "alloc-reps", 5, "samples per alloc row and size up to 64 MiB (2 above: each growth sample maps that much more memory on every PE)")
 	fs.IntVar(&o.regMin, "reg-minsize", 8<<10, "smallest size of the register rows")
 	fs.IntVar(&o.regMax, "reg-maxsize", 64<<20, "largest size of the register rows")
@@ -118,7 +119,8 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	o.collIters = max(o.collIters, 1)
 	o.collWarmup = max(o.collWarmup, 0)
 	o.streamIters = max(o.streamIters, 1)
-	o.allocMax = max(o.allocMax, allocMinSize)
+	o.allocMin = max(o.allocMin, allocMinSize)
+	o.allocMax = max(o.allocMax, o.allocMin)
 	o.allocReps = max(o.allocReps, 1)
 	o.regMin = max(o.regMin, 8)
 	o.regMax = max(o.regMax, o.regMin)

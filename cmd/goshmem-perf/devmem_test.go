@@ -17,6 +17,7 @@ func TestDeviceMemFlags(t *testing.T) {
 	o, err := parseDeviceFlags(nil, io.Discard)
 	require.NoError(t, err)
 	assert.False(t, o.mem)
+	assert.Equal(t, allocMinSize, o.allocMin)
 	assert.Equal(t, 1<<30, o.allocMax)
 	assert.Equal(t, 5, o.allocReps)
 	assert.Equal(t, 8<<10, o.regMin)
@@ -28,6 +29,12 @@ func TestDeviceMemFlags(t *testing.T) {
 	assert.Equal(t, 1, o.allocReps)
 	assert.Equal(t, 4096, o.regMin)
 	assert.Equal(t, 4096, o.regMax, "at least -reg-minsize")
+	o, err = parseDeviceFlags([]string{"-alloc-minsize", "1024", "-alloc-maxsize", "1"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, allocMinSize, o.allocMin, "at least 2 MiB")
+	o, err = parseDeviceFlags([]string{"-alloc-minsize", "134217728", "-alloc-maxsize", "1"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 134217728, o.allocMax, "at least -alloc-minsize")
 }
 
 // -h lists the new rows and flags.
@@ -36,7 +43,7 @@ func TestDeviceUsageListsMemRows(t *testing.T) {
 	_, err := parseDeviceFlags([]string{"-h"}, &b)
 	require.True(t, errors.Is(err, flag.ErrHelp), "%v", err)
 	for _, s := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer",
-		"-mem", "-alloc-maxsize", "-alloc-reps", "-reg-minsize", "-reg-maxsize"} {
+		"-mem", "-alloc-minsize", "-alloc-maxsize", "-alloc-reps", "-reg-minsize", "-reg-maxsize"} {
 		assert.Contains(t, b.String(), s)
 	}
 	for _, n := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer"} {

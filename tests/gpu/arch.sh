@@ -95,8 +95,8 @@ RESERVE=180 step "2 PEs, 1 GPU, MPS, GOSHMEM_GPU_TRANSPORT=proxy, $nvccv kernels
 # on every PE, RegisterDevice beside them), the most PEs first
 for np in $(printf '%s\n' $NPS | sort -rn); do
     RESERVE=170 step "${np} PEs, 1 GPU, MPS, GPU heap from 32M (grows), $nvccv kernels: point-to-point, -heap-grow" \
-        $((np > 4 ? 90 : 60)) env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
-        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
+        $((np > 4 ? 90 : 60)) env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_DEVICE_HEAP_CHUNK=2M GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_DEVICE_HEAP_CHUNK -x GOSHMEM_INFO -np "$np" \
         $DT -part p2p -heap-grow -fatbin $G/devtest.fatbin -compat $G/compat.fatbin -rounds 200
 done
 
@@ -119,8 +119,8 @@ if [ -z "$missing" ]; then
     done
     np=$(printf '%s\n' $NPS | sort -rn | head -1)
     step "${np} PEs, 1 GPU, MPS, GPU heap from 32M (grows), $nvccv kernels: stream calls, -heap-grow" $((np > 4 ? 90 : 60)) \
-        env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
-        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
+        env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_DEVICE_HEAP_CHUNK=2M GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_DEVICE_HEAP_CHUNK -x GOSHMEM_INFO -np "$np" \
         $DT -part stream -heap-grow -fatbin "" -coll $G/devcoll.fatbin -coll-large "$SLARGE"
 else
     rows+=("| device collectives and stream calls | | NOT RUN (missing: $(echo $missing)) | 0 | |")

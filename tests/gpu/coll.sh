@@ -158,8 +158,8 @@ for np in $NPS; do
         $DT -part stream -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
     # the same on a GPU heap of 32 MiB at Init that grows (CUDA VMM), with the heap growth test
     hname="${np} PEs, 1 GPU, MPS, load/store, GPU heap from 32M (grows): stream calls, -heap-grow"
-    step "$hname" $slim env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
-        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO -np "$np" \
+    step "$hname" $slim env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_DEVICE_HEAP_CHUNK=2M GOSHMEM_INFO=1 \
+        $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_DEVICE_HEAP_CHUNK -x GOSHMEM_INFO -np "$np" \
         $DT -part stream -heap-grow -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$SLARGE"
     heap_vmm_row "$hname"
 done

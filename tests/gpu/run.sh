@@ -133,8 +133,8 @@ if mps_start; then
     # GOSHMEM_INFO must say the heap is CUDA VMM
     for np in 2 4; do
         step "$np PEs, 1 GPU, MPS, GPU heap from 32M (grows), -heap-grow" 90 \
-            env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_INFO=1 \
-            $MPIRUN --oversubscribe -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_INFO \
+            env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_DEVICE_HEAP_CHUNK=2M GOSHMEM_INFO=1 \
+            $MPIRUN --oversubscribe -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_DEVICE_HEAP_CHUNK -x GOSHMEM_INFO \
             -np $np $DT -part p2p -heap-grow -rounds 200
         heap=$(grep -m1 -o 'GPU heap: .*' "$last_out" | cut -c1-110)
         if grep -q 'GPU heap: CUDA VMM' "$last_out"; then

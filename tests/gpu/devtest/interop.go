@@ -26,7 +26,7 @@ import (
 )
 
 var (
-	heapGrow = flag.Bool("heap-grow", false, "also run the GPU heap growth test (with -part all, p2p, coll or stream): start the heap small (GOSHMEM_DEVICE_HEAP_SIZE=32M); it fails unless the heap grows (CUDA VMM)")
+	heapGrow = flag.Bool("heap-grow", false, "also run the GPU heap growth test (with -part all, p2p, coll or stream): start the heap small and let it grow by what each allocation needs (GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_CHUNK=2M); it fails unless the heap grows (CUDA VMM)")
 	regLarge = flag.Int("reg-large", 0, "elements (int32, 4099 to 999000) of the large RegisterDevice RMA case; 0: 786433 (3 MiB + 4 bytes), 65537 with GOSHMEM_GPU_TRANSPORT=proxy or ibgda")
 )
 
@@ -703,7 +703,8 @@ func heapVal(pe, k, i int) int64 {
 	return int64(pe)*1_000_000_000_000 + int64(k)*1_000_000_000 + int64(i)
 }
 
-// heapGrowth (-heap-grow; start the heap small: GOSHMEM_DEVICE_HEAP_SIZE=32M):
+// heapGrowth (-heap-grow; start the heap small, growing by what each
+// allocation needs: GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_CHUNK=2M):
 // three AllocDevice calls, each larger than the whole mapped heap, so each
 // maps a new chunk on every PE and lies after every array before it (it
 // cannot fit below); DeviceInfo's HeapBytes must grow each time, which is
@@ -719,7 +720,7 @@ func heapGrowth() error {
 		return err
 	}
 	if h0 > heapGrowMax {
-		return fmt.Errorf("-heap-grow: the GPU heap already maps %d bytes (more than %d): start it small (GOSHMEM_DEVICE_HEAP_SIZE=32M)", h0, heapGrowMax)
+		return fmt.Errorf("-heap-grow: the GPU heap already maps %d bytes (more than %d): start it small and let it grow by what each allocation needs (GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_CHUNK=2M; the tests before this one may have grown it by a whole chunk)", h0, heapGrowMax)
 	}
 	trace := []string{fmt.Sprint(h0)}
 	vmm := "unknown"

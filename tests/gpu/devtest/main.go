@@ -12,7 +12,8 @@
 // failure on any PE.
 //
 // -heap-grow adds the test of the GPU heap that grows (CUDA VMM): start
-// the heap small (GOSHMEM_DEVICE_HEAP_SIZE=32M); it fails when the heap
+// the heap small, growing by what each allocation needs
+// (GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_CHUNK=2M); it fails when the heap
 // does not grow.
 //
 // -fault: PE 0 launches a kernel that writes to an illegal address and the
