@@ -68,6 +68,11 @@ var streamKinds = []streamKind{
 
 var foreignCtx *cuda.Context
 
+// foreignLive is the driver stream behind the StreamFromHandle stream in
+// use: its owner (this test) destroys it after shmem's Destroy, which
+// leaves a wrapped stream to its owner.
+var foreignLive cuda.Stream
+
 // foreignStream makes a CUstream outside goshmem's shmem API (the driver's
 // cuStreamCreate in this PE's primary context, as cuBLAS or a framework
 // would) and wraps its raw handle with StreamFromHandle.
@@ -89,6 +94,7 @@ func foreignStream() (*shmem.Stream, error) {
 	if h == 0 {
 		return nil, fmt.Errorf("cuStreamCreate returned a NULL stream")
 	}
+	foreignLive = st
 	return shmem.StreamFromHandle(h), nil
 }
 
@@ -102,6 +108,10 @@ func eachStream(fn func(k streamKind, s *shmem.Stream) error) error {
 		if s != nil {
 			_ = s.Destroy()
 		}
+		if derr := foreignLive.Destroy(); err == nil {
+			err = derr // the zero Stream's Destroy is a no-op
+		}
+		foreignLive = cuda.Stream{}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k.name, err)
 		}
