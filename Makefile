@@ -2,7 +2,8 @@
 # (scripts/deps.sh is idempotent and fast when everything is present).
 #
 #   make demo      CPU Jacobi under mpirun with 4 PEs, verified against a 1-PE reference
-#   make test      vet, unit tests with -race, allocator fuzzing, multi-PE integration suite
+#   make test      vet, unit tests with -race, allocator fuzzing, multi-PE integration suite, and
+#                  every check below but gpu (scripts/test.sh: the nvcc compiles beside the Go ones)
 #   make bench     goshmem-perf and the OpenSHMEM peer in one run; ratio table + plot
 #   make lint      go vet, gofmt check, staticcheck (pinned) in every module of the tree
 #   make gpu       fatbins (sm_90 SASS + compute_90 PTX) and Go binaries for the GPU machine, in bin/
@@ -25,7 +26,9 @@ GO       ?= go
 # objects after a header edit. A define derived from the headers' content
 # makes every header change rebuild them.
 HDR_HASH := $(shell cat $$(find include -name '*.h' | sort) 2>/dev/null | sha1sum | cut -c1-12)
-export CGO_CFLAGS := $(if $(CGO_CFLAGS),$(CGO_CFLAGS),-O2 -g) -DGOSHMEM_HDR_$(HDR_HASH)
+# (A make run by make inherits the define: it is replaced, not repeated.)
+CGO_CFLAGS_BASE := $(filter-out -DGOSHMEM_HDR_%,$(CGO_CFLAGS))
+export CGO_CFLAGS := $(if $(CGO_CFLAGS_BASE),$(CGO_CFLAGS_BASE),-O2 -g) -DGOSHMEM_HDR_$(HDR_HASH)
 BIN      := bin
 # Open MPI's launcher by its own name: Debian's mpirun alternative may point to MPICH's.
 MPIRUN   ?= $(shell command -v mpirun.openmpi || echo mpirun) --oversubscribe
@@ -62,7 +65,15 @@ demo: deps
 	$(MPIRUN) -np $(DEMO_NP) $(BIN)/jacobi-cpu
 	@echo "demo: OK: the $(DEMO_NP)-PE result matches the 1-PE reference element by element (jacobi-cpu exits 1 on any mismatch)"
 
-test: deps lint modcheck hdrcheck ibgdacheck fatbins gpulib-check unit fuzz integration
+# The checks of lint modcheck hdrcheck ibgdacheck fatbins gpulib-check unit
+# fuzz integration, run by scripts/test.sh: CUDA's nvcc installs in the
+# background (deps.sh --cuda) while lint hdrcheck-host ibgdacheck-host
+# gpulib-check fuzz run; then modcheck unit integration, which look at the
+# installed packages; the nvcc compiles (test-nvcc, one core each) run in
+# the background at the lowest priority once nvcc is there, so that they
+# take the cores the Go checks leave idle. Any failing check fails the run.
+test: deps
+	@MAKE="$(MAKE)" bash scripts/test.sh
 # deps installs MPICH, so its tests must run, not skip.
 test: export GOSHMEM_REQUIRE_MPICH := 1
 test: export GOSHMEM_REQUIRE_RDMA_CORE_DEV := 1
@@ -104,20 +115,25 @@ modcheck: deps
 	cd scripts/modcheck && $(GO) run . -root ../.. -mods $(MODCHECK_MODS)
 	bash scripts/buildcheck.sh
 
+# More go test flags for unit, fuzz and integration. make test passes
+# -vet=off (scripts/test.sh): its lint has run go vet on every package
+# already, and go vet's checks include the ones go test runs.
+GOTEST_FLAGS ?=
+
 unit:
-	$(GO) test -race -count=1 -timeout 10m $(UNIT_PKGS)
-	@for m in $(TEST_MODULES); do echo "cd $$m && $(GO) test -race -count=1 -timeout 10m ./..."; \
-	  (cd $$m && $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; done
+	$(GO) test $(GOTEST_FLAGS) -race -count=1 -timeout 10m $(UNIT_PKGS)
+	@for m in $(TEST_MODULES); do echo "cd $$m && $(GO) test $(GOTEST_FLAGS) -race -count=1 -timeout 10m ./..."; \
+	  (cd $$m && $(GO) test $(GOTEST_FLAGS) -race -count=1 -timeout 10m ./...) || exit 1; done
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzAllocator -fuzztime $(FUZZ_ALLOC) ./internal/symmetric/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeWQE -fuzztime $(FUZZ_WQE) ./internal/ibgda/
-	$(GO) test -run '^$$' -fuzz FuzzParseCQE -fuzztime $(FUZZ_CQE) ./internal/ibgda/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20000x ./internal/bootstrap/tcp/
-	$(GO) test -run '^$$' -fuzz '^FuzzUniqueIDText$$' -fuzztime 20000x ./internal/bootstrap/tcp/
+	$(GO) test $(GOTEST_FLAGS) -run '^$$' -fuzz FuzzAllocator -fuzztime $(FUZZ_ALLOC) ./internal/symmetric/
+	$(GO) test $(GOTEST_FLAGS) -run '^$$' -fuzz FuzzDecodeWQE -fuzztime $(FUZZ_WQE) ./internal/ibgda/
+	$(GO) test $(GOTEST_FLAGS) -run '^$$' -fuzz FuzzParseCQE -fuzztime $(FUZZ_CQE) ./internal/ibgda/
+	$(GO) test $(GOTEST_FLAGS) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 20000x ./internal/bootstrap/tcp/
+	$(GO) test $(GOTEST_FLAGS) -run '^$$' -fuzz '^FuzzUniqueIDText$$' -fuzztime 20000x ./internal/bootstrap/tcp/
 
 integration:
-	$(GO) test -count=1 -timeout 15m ./tests/...
+	$(GO) test $(GOTEST_FLAGS) -count=1 -timeout 15m ./tests/...
 
 # Device API: host-mode tests (gcc C11 + g++ C++17), then nvcc fatbin/cuobjdump
 # checks (installed by scripts/deps.sh --cuda; a missing nvcc is a loud skip,
@@ -125,6 +141,13 @@ integration:
 hdrcheck:
 	@bash scripts/deps.sh --cuda
 	bash tests/hdr/run.sh
+# Its parts, for make test: the host-mode checks, and each group of nvcc
+# checks (tests/hdr/run.sh) as a job of its own.
+hdrcheck-host:
+	bash tests/hdr/run.sh host
+HDR_NVCC_JOBS := hdrcheck-nvcc-coll90 hdrcheck-nvcc-lib80 hdrcheck-nvcc-coll80 hdrcheck-nvcc-kernels hdrcheck-nvcc-regs
+$(HDR_NVCC_JOBS): hdrcheck-nvcc-%:
+	@bash tests/hdr/run.sh nvcc $*
 
 # Everything the GPU machine runs (tests/gpu/run.sh, bench/gpu/run.sh,
 # bench/jacobi/run.sh): kernels built here with CUDA 11.8, Go binaries built
@@ -224,14 +247,34 @@ $(G)/ibgda_perf_none.fatbin:
 
 # IBGDA: goshmem's mlx5 WQE encoders byte-compared with rdma-core's own
 # mlx5dv.h builders, and the IBGDA kernels compiled in every ordering mode.
-ibgdacheck: deps
+ibgdacheck: ibgdacheck-host
+	@if command -v nvcc >/dev/null; then $(MAKE) --no-print-directory $(IBGDA_NVCC_JOBS) || exit 1; \
+	  echo "ibgdacheck: IBGDA kernels compiled (GPU, SYS, NONE ordering)"; \
+	else echo "ibgdacheck: WARNING: nvcc not found: IBGDA kernels NOT compiled"; fi
+ibgdacheck-host: deps
 	@mkdir -p $(BIN)/ibgda
 	gcc -std=c11 -Wall -Wextra -Werror -O2 -Iinclude tests/ibgda/wqe_vs_rdma_core.c -libverbs -lmlx5 -o $(BIN)/ibgda/wqe_vs_rdma_core
 	$(BIN)/ibgda/wqe_vs_rdma_core
-	@if command -v nvcc >/dev/null; then for m in GPU SYS NONE; do \
-	  $(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$$m tests/ibgda/ibgda_kernels.cu -o $(BIN)/ibgda/ibgda_$$m.fatbin || exit 1; done; \
-	  echo "ibgdacheck: IBGDA kernels compiled (GPU, SYS, NONE ordering)"; \
-	else echo "ibgdacheck: WARNING: nvcc not found: IBGDA kernels NOT compiled"; fi
+IBGDA_NVCC_JOBS := ibgdacheck-nvcc-GPU ibgdacheck-nvcc-SYS ibgdacheck-nvcc-NONE
+$(IBGDA_NVCC_JOBS): ibgdacheck-nvcc-%:
+	@mkdir -p $(BIN)/ibgda
+	$(NVCC_FATBIN) -DGOSHMEM_IBGDA_ORDER_$* tests/ibgda/ibgda_kernels.cu -o $(BIN)/ibgda/ibgda_$*.fatbin
+
+# make test's background half: every nvcc compile of hdrcheck, ibgdacheck
+# and fatbins as jobs of one make -j, each job's output in one piece, all
+# of them run when one fails (-k); skipped loudly without nvcc (a failure
+# with GOSHMEM_REQUIRE_NVCC=1), as those targets are. The longest jobs
+# first (TEST_NVCC_LONG, a few minutes each), so that the last ones are short.
+TEST_NVCC_LONG := $(G)/devtest.fatbin hdrcheck-nvcc-lib80 hdrcheck-nvcc-coll90 $(G)/devtest_remote.fatbin \
+	hdrcheck-nvcc-coll80 $(G)/devtest_sm80.fatbin hdrcheck-nvcc-kernels
+TEST_NVCC_JOBS := $(TEST_NVCC_LONG) $(filter-out $(TEST_NVCC_LONG),$(HDR_NVCC_JOBS) $(IBGDA_NVCC_JOBS) $(FATBINS))
+test-nvcc:
+	@bash scripts/deps.sh --cuda
+	@if ! command -v nvcc >/dev/null; then echo "test-nvcc: WARNING: nvcc not found: hdrcheck's nvcc checks, the IBGDA kernels and fatbins NOT compiled"; \
+	  [ "$${GOSHMEM_REQUIRE_NVCC:-0}" != 1 ] || exit 1; exit 0; fi; \
+	$(MAKE) --no-print-directory -k -j$$(nproc) -Otarget $(TEST_NVCC_JOBS) && \
+	echo "test-nvcc: hdrcheck's nvcc checks passed, IBGDA kernels compiled (GPU, SYS, NONE ordering), all fatbins compiled"
+.PHONY: test-nvcc hdrcheck-host ibgdacheck-host $(HDR_NVCC_JOBS) $(IBGDA_NVCC_JOBS)
 
 # On the GPU machine, after `make hdrcheck` built bin/hdr (carry bin/hdr).
 hdrcheck-gpu:
