@@ -90,8 +90,8 @@ func (c *Ctx) use(op string, pe *int, dk dataKind) (*runtime, *Ctx, error) {
 	return r, r.dflt, nil
 }
 
-// useSlow is use's other cases, apart so that use inlines: a context, no
-// runtime, a counted call, or a PE that is shut.
+// useSlow is use's other cases, apart from its one-load common case: a
+// context, no runtime, a counted call, or a PE that is shut.
 func (c *Ctx) useSlow(op string, pe *int, dk dataKind) (*runtime, *Ctx, error) {
 	r, err := enterData(op, dk)
 	if err != nil {

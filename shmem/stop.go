@@ -72,8 +72,8 @@ func enterData(op string, dk dataKind) (*runtime, error) {
 	return r, nil
 }
 
-// enterDataSlow is enterData's other cases, apart so that enterData
-// inlines: no runtime, a counted call, or a PE that is shut.
+// enterDataSlow is enterData's other cases, apart from its one-load
+// common case: no runtime, a counted call, or a PE that is shut.
 func enterDataSlow(op string, r *runtime, dk dataKind) (*runtime, error) {
 	if r == nil {
 		return nil, notInitialized(op)

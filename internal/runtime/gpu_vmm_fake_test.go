@@ -111,7 +111,7 @@ func gpuVMMGrow(t *testing.T, n int) {
 }
 
 // gpuVMMGrowStep: GOSHMEM_DEVICE_HEAP_CHUNK is the least a growth
-// maps. With 16M (3 MiB rounds up to the fake's 2 MiB granularity: 4M)
+// maps. With 3M (rounded up to the fake's 2 MiB granularity: 4M)
 // a need just past the mapped size maps a whole step, the next
 // allocations fit without growing, a need larger than a step maps the
 // need, and a step past the reservation maps up to it. The default
