@@ -259,11 +259,13 @@ func newRuntime(boot bootstrap.Bootstrap, settings env.Settings, cfg config, loc
 		nextTID: firstTeamID,
 	}
 	r.native = [...]bool{dataHost: c.NativeHostCalls(), dataDev: c.NativeCalls(), dataQuiet: c.NativeQuiet()}
+	var gate uint32
 	for dk, n := range r.native {
 		if n {
-			r.gate.Store(r.gate.Load() | 1<<dk)
+			gate |= 1 << dk
 		}
 	}
+	r.gate.Store(gate)
 	r.policy.Halt = &r.halt
 	r.collWait = r.policy
 	if _, _, _, ofiOn := c.OFIStats(); r.crowded && !ofiOn {

@@ -16,8 +16,8 @@ import (
 // mapped heap, for reference, and the mean AllocDevice of a series that
 // keeps growing the heap (alloc_series: a growth maps at least
 // GOSHMEM_DEVICE_HEAP_CHUNK, so the calls after it fit). Sizes from
-// -alloc-minsize (2 MiB) to -alloc-maxsize. Each sample is PE 0's host clock around one call,
-// after a barrier.
+// -alloc-minsize (2 MiB) to -alloc-maxsize. Each sample is PE 0's host
+// clock around one call, after a barrier.
 //
 // Whether a call grew the heap is read from DeviceInfo's HeapBytes (the
 // same on every PE) before and after it. The calls that do not grow are
@@ -154,23 +154,21 @@ func (d *dev) allocSize(ctx *cuda.Context, size int) error {
 	}
 	if d.me == 0 {
 		c, g, f, sr := Summarize(cu), Summarize(grow), Summarize(fit), Summarize(series)
-		ratio := 0.0
-		if c.Median > 0 {
-			ratio = g.Median / c.Median
+		ratio := func(s Summary) float64 { // s against cuMemAlloc
+			if c.Median > 0 {
+				return s.Median / c.Median
+			}
+			return 0
 		}
 		d.emit(Row{Name: "cumemalloc", Size: int64(size), Iters: int64(len(cu)), MedianUS: c.Median / 1000, P99US: c.P99 / 1000,
 			Scope: "-", NPEs: d.npes, Timing: "host clock per cuMemAlloc, every PE at once after a barrier (no zeroing); the block written and read back, then freed"})
 		d.emit(Row{Name: "alloc_grow", Size: int64(size), Iters: int64(len(grow)), MedianUS: g.Median / 1000, P99US: g.P99 / 1000,
-			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("host clock per AllocDevice that grew the heap (a new chunk mapped on every PE, zeroed, closing barrier), after a barrier; %.2fx cuMemAlloc of this size (target <= 2x)", ratio)})
+			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("host clock per AllocDevice that grew the heap (a new chunk mapped on every PE, zeroed, closing barrier), after a barrier; %.2fx cuMemAlloc of this size (target <= 2x)", ratio(g))})
 		d.emit(Row{Name: "alloc_fit", Size: int64(size), Iters: int64(len(fit)), MedianUS: f.Median / 1000, P99US: f.P99 / 1000,
 			Scope: "-", NPEs: d.npes, Timing: "host clock per AllocDevice into a freed block of the mapped heap (zeroed, closing barrier), after a barrier"})
-		sratio := 0.0
-		if c.Median > 0 {
-			sratio = sr.Median / c.Median
-		}
 		d.emit(Row{Name: "alloc_series", Size: int64(size), Iters: int64(len(series)), MedianUS: sr.Median / 1000, P99US: sr.P99 / 1000,
 			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("median over growth periods of the mean host clock per AllocDevice of one period: the calls "+
-				"after a growth that fit in what it mapped (GOSHMEM_DEVICE_HEAP_CHUNK), then the next growth; %d calls in all; %.2fx cuMemAlloc of this size", seriesCalls, sratio)})
+				"after a growth that fit in what it mapped (GOSHMEM_DEVICE_HEAP_CHUNK), then the next growth; %d calls in all; %.2fx cuMemAlloc of this size", seriesCalls, ratio(sr))})
 	}
 	return shmem.BarrierAll()
 }

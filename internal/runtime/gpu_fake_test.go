@@ -44,21 +44,27 @@ var fakeCases = map[string]struct {
 	env []string
 	run func(t *testing.T)
 }{
-	"on-1":               {nil, func(t *testing.T) { gpuOn(t, 1) }},
-	"on-2":               {nil, func(t *testing.T) { gpuOn(t, 2) }},
-	"on-3":               {nil, func(t *testing.T) { gpuOn(t, 3) }},
-	"on-4":               {nil, func(t *testing.T) { gpuOn(t, 4) }},
-	"auto-no-device":     {[]string{"FAKECUDA_INIT=100"}, gpuAutoNoDevice},
-	"on-no-device":       {[]string{"FAKECUDA_INIT=100"}, gpuOnNoDevice},
-	"auto-one-pe-fails":  {nil, func(t *testing.T) { gpuOnePEFails(t, "auto") }},
-	"on-one-pe-fails":    {nil, func(t *testing.T) { gpuOnePEFails(t, "on") }},
-	"on-heap-refused":    {[]string{"FAKECUDA_VMM=0"}, gpuHeapRefused},
-	"vmm-heap-refused":   {nil, gpuVMMHeapRefused},
-	"vmm-grow-2":         {nil, func(t *testing.T) { gpuVMMGrow(t, 2) }},
-	"vmm-grow-3":         {nil, func(t *testing.T) { gpuVMMGrow(t, 3) }},
-	"vmm-off":            {[]string{"FAKECUDA_VMM=0"}, gpuVMMOff},
-	"vmm-grow-step":      {nil, func(t *testing.T) { gpuVMMGrowStep(t, "3M") }},
-	"vmm-grow-step-dflt": {nil, func(t *testing.T) { gpuVMMGrowStep(t, "") }},
+	"on-1":              {nil, func(t *testing.T) { gpuOn(t, 1) }},
+	"on-2":              {nil, func(t *testing.T) { gpuOn(t, 2) }},
+	"on-3":              {nil, func(t *testing.T) { gpuOn(t, 3) }},
+	"on-4":              {nil, func(t *testing.T) { gpuOn(t, 4) }},
+	"auto-no-device":    {[]string{"FAKECUDA_INIT=100"}, gpuAutoNoDevice},
+	"on-no-device":      {[]string{"FAKECUDA_INIT=100"}, gpuOnNoDevice},
+	"auto-one-pe-fails": {nil, func(t *testing.T) { gpuOnePEFails(t, "auto") }},
+	"on-one-pe-fails":   {nil, func(t *testing.T) { gpuOnePEFails(t, "on") }},
+	"on-heap-refused":   {[]string{"FAKECUDA_VMM=0"}, gpuHeapRefused},
+	"vmm-heap-refused":  {nil, gpuVMMHeapRefused},
+	"vmm-grow-2":        {nil, func(t *testing.T) { gpuVMMGrow(t, 2) }},
+	"vmm-grow-3":        {nil, func(t *testing.T) { gpuVMMGrow(t, 3) }},
+	"vmm-off":           {[]string{"FAKECUDA_VMM=0"}, gpuVMMOff},
+	// 3M rounds up to the fake's 2 MiB granularity: at least 4 MiB a
+	// growth; the default (512M) is past the 64M limit: one growth maps it all
+	"vmm-grow-step": {nil, func(t *testing.T) {
+		gpuVMMGrowStep(t, "3M", func(mapped, need uint64) uint64 { return fakeRoundUp(max(need, mapped+4<<20)) })
+	}},
+	"vmm-grow-step-dflt": {nil, func(t *testing.T) {
+		gpuVMMGrowStep(t, "", func(_, _ uint64) uint64 { return fakeMapped(64 << 20) })
+	}},
 	"vmm-proxy-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "proxy") }},
 	"vmm-ibgda-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
 	"register-proxy":     {nil, func(t *testing.T) { registerRemote(t, "proxy") }},

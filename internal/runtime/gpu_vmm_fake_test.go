@@ -110,59 +110,45 @@ func gpuVMMGrow(t *testing.T, n int) {
 	}
 }
 
-// gpuVMMGrowStep: GOSHMEM_DEVICE_HEAP_CHUNK is the least a growth
-// maps. With 3M (rounded up to the fake's 2 MiB granularity: 4M)
-// a need just past the mapped size maps a whole step, the next
-// allocations fit without growing, a need larger than a step maps the
-// need, and a step past the reservation maps up to it. The default
-// (512M) is past the 64M maximum, so one growth maps it all.
-func gpuVMMGrowStep(t *testing.T, chunk string) {
-	for _, tc := range []struct {
-		chunk string
-		want  func(mapped, need uint64) uint64 // the size after Grow(need)
-	}{
-		{"3M", func(mapped, need uint64) uint64 { return roundUp2M(max(need, mapped+4<<20)) }},
-		{"", func(_, _ uint64) uint64 { return fakeMapped(64 << 20) }},
-	} {
-		if tc.chunk != chunk {
-			continue
+// gpuVMMGrowStep: GOSHMEM_DEVICE_HEAP_CHUNK (chunk; "" for the default)
+// is the least a growth maps, so a growth to need from mapped maps
+// want(mapped, need), at most the limit. The needs: just past the mapped
+// size, the same again (fits: no growth), 9 MiB past it, the limit.
+func gpuVMMGrowStep(t *testing.T, chunk string, want func(mapped, need uint64) uint64) {
+	env := map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M"}
+	if chunk != "" {
+		env["GOSHMEM_DEVICE_HEAP_CHUNK"] = chunk
+	}
+	got := fakeJob(t, 2, env, nil, func(r *Runtime) error {
+		g := r.GPU
+		for _, need := range []uint64{g.Size() + 8, g.Size() + 8, g.Size() + 9<<20, g.Limit()} {
+			if need <= g.Size() {
+				continue // already mapped: Grow is a no-op
+			}
+			w := min(want(g.Size(), need), g.Limit())
+			if err := g.Grow(need, bootExchange(r)); err != nil {
+				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
+			}
+			if g.Size() != w {
+				return fmt.Errorf("PE %d: after Grow(%d): size %d, want %d", r.Me, need, g.Size(), w)
+			}
+			if hs, err := stateHeapSize(r); err != nil || hs != w {
+				return fmt.Errorf("PE %d: device state heap_size %d (%v), want %d", r.Me, hs, err, w)
+			}
 		}
-		t.Run("chunk="+tc.chunk, func(t *testing.T) {
-			env := map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M"}
-			if tc.chunk != "" {
-				env["GOSHMEM_DEVICE_HEAP_CHUNK"] = tc.chunk
-			}
-			got := fakeJob(t, 2, env, nil, func(r *Runtime) error {
-				g := r.GPU
-				for _, need := range []uint64{g.Size() + 8, g.Size() + 8, g.Size() + 9<<20, g.Limit()} {
-					if need <= g.Size() {
-						continue // already mapped: Grow is a no-op
-					}
-					want := min(tc.want(g.Size(), need), g.Limit())
-					if err := g.Grow(need, bootExchange(r)); err != nil {
-						return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
-					}
-					if g.Size() != want {
-						return fmt.Errorf("PE %d: after Grow(%d): size %d, want %d", r.Me, need, g.Size(), want)
-					}
-					if hs, err := stateHeapSize(r); err != nil || hs != want {
-						return fmt.Errorf("PE %d: device state heap_size %d (%v), want %d", r.Me, hs, err, want)
-					}
-				}
-				if g.Size() != g.Limit() {
-					return fmt.Errorf("PE %d: size %d after growing to the limit %d", r.Me, g.Size(), g.Limit())
-				}
-				return nil
-			})
-			for i, p := range got {
-				require.NoError(t, p.err, "PE %d: New", i)
-				require.NoError(t, p.work, "PE %d", i)
-			}
-		})
+		if g.Size() != g.Limit() {
+			return fmt.Errorf("PE %d: size %d after growing to the limit %d", r.Me, g.Size(), g.Limit())
+		}
+		return nil
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
 	}
 }
 
-func roundUp2M(n uint64) uint64 { return (n + 2<<20 - 1) &^ (2<<20 - 1) }
+// fakeRoundUp rounds n up to the fake driver's granularity.
+func fakeRoundUp(n uint64) uint64 { return (n + fakeGran - 1) &^ (fakeGran - 1) }
 
 // A device without VMM (FAKECUDA_VMM=0): the legacy heap, fixed at
 // GOSHMEM_DEVICE_HEAP_SIZE, which GOSHMEM_INFO says.
