@@ -353,6 +353,7 @@ typedef CUresult (*PFN_cuStreamCreateWithPriority)(CUstream *phStream, unsigned 
 typedef CUresult (*PFN_cuStreamSynchronize)(CUstream hStream);
 typedef CUresult (*PFN_cuStreamDestroy_v2)(CUstream hStream);
 typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
+typedef CUresult (*PFN_cuMemsetD8Async)(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
 typedef CUresult (*PFN_cuMemcpyDtoDAsync_v2)(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream);
 /* Ref: cuda.h cuStreamWriteValue64_v2 (CUDA 11.7+; CU_STREAM_WRITE_VALUE_DEFAULT = 0: the
  * write is ordered after all prior work of the stream, with a memory barrier before it). */

@@ -146,6 +146,7 @@ func TestCallsWithoutDriver(t *testing.T) {
 				"StreamCreate":      func() error { _, err := c.StreamCreate(0); return err },
 				"StreamSynchronize": Stream{ctx: c}.Synchronize,
 				"StreamDestroy":     Stream{ctx: c}.Destroy,
+				"MemsetD8Async":     func() error { return Stream{ctx: c}.MemsetD8Async(1, 0, 1) },
 				"EventCreate":       func() error { _, err := c.EventCreate(0); return err },
 				"EventRecord":       func() error { return Event{ctx: c}.Record(Stream{}) },
 				"EventSynchronize":  Event{ctx: c}.Synchronize,

@@ -70,6 +70,7 @@
 	X(cuEventDestroy_v2, "cuEventDestroy_v2", NULL) \
 	X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", NULL) \
 	X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2", NULL) \
+	X(cuMemsetD8Async, "cuMemsetD8Async", NULL) \
 	X(cuStreamWriteValue64_v2, "cuStreamWriteValue64_v2", "cuStreamWriteValue64") \
 	X(cuStreamBatchMemOp_v2, "cuStreamBatchMemOp_v2", "cuStreamBatchMemOp")
 
@@ -513,6 +514,12 @@ int goshmemi_cuMemcpyDtoDAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, 
 {
 	SETCTX(ctx);
 	return cu.cuMemcpyDtoDAsync_v2(dst, src, n, s);
+}
+
+int goshmemi_cuMemsetD8Async(CUcontext ctx, CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+	SETCTX(ctx);
+	return cu.cuMemsetD8Async(p, v, n, s);
 }
 
 int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, uint64_t v, unsigned int flags)

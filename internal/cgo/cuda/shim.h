@@ -116,6 +116,7 @@ int goshmemi_cuEventSynchronize(CUcontext ctx, CUevent e);
 int goshmemi_cuEventElapsedTime(CUcontext ctx, float *ms, CUevent a, CUevent b);
 int goshmemi_cuEventDestroy(CUcontext ctx, CUevent e);
 int goshmemi_cuMemcpyHtoDAsync(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n, CUstream s);
+int goshmemi_cuMemsetD8Async(CUcontext ctx, CUdeviceptr p, unsigned char v, size_t n, CUstream s);
 int goshmemi_cuMemcpyDtoDAsync(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 int goshmemi_cuStreamWriteValue64(CUcontext ctx, CUstream s, CUdeviceptr addr, uint64_t v, unsigned int flags);
 /* n (1..GOSHMEMI_MAX_BATCH_WRITES) 8-byte stream writes in one cuStreamBatchMemOp_v2 call. */

@@ -169,6 +169,22 @@ func (s Stream) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n int) error 
 	return check(C.goshmemi_cuMemcpyHtoDAsync(h, C.CUdeviceptr(dst), src, C.size_t(n), s.h), "cuMemcpyHtoDAsync_v2")
 }
 
+// MemsetD8Async queues setting n bytes at p to v on the stream
+// (cuMemsetD8Async); Synchronize waits for it.
+func (s Stream) MemsetD8Async(p DevicePtr, v byte, n int) error {
+	if s.ctx == nil {
+		return errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuMemsetD8Async: the zero Stream has no context")
+	}
+	h, err := s.ctx.live("cuMemsetD8Async")
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return badSize("cuMemsetD8Async", "n", n)
+	}
+	return check(C.goshmemi_cuMemsetD8Async(h, C.CUdeviceptr(p), C.uchar(v), C.size_t(n), s.h), "cuMemsetD8Async")
+}
+
 // MemcpyDtoDAsync queues a copy of n bytes between device addresses (local,
 // peer-mapped or mapped host memory) on the stream (cuMemcpyDtoDAsync_v2).
 func (s Stream) MemcpyDtoDAsync(dst, src DevicePtr, n int) error {

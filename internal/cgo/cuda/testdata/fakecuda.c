@@ -684,6 +684,7 @@ struct fake_memhandle {
 	int magic;
 	int fd;
 	size_t n;
+	int created; /* by cuMemCreate (counts against FAKECUDA_VMM_MEM), not imported */
 };
 #define FAKE_MEMHANDLE_MAGIC 0x564d4d48
 
@@ -691,6 +692,26 @@ static int fake_vmm(void)
 {
 	const char *e = getenv("FAKECUDA_VMM");
 	return !(e && strcmp(e, "0") == 0);
+}
+
+/* FAKECUDA_VMM_MEM=bytes bounds the memory that cuMemCreate's live handles
+ * of this process hold (a GPU that is full): past it cuMemCreate fails with
+ * CUDA_ERROR_OUT_OF_MEMORY. vmm_mem_take(n) takes n bytes (n < 0 gives
+ * them back) and reports whether they fit. */
+static pthread_mutex_t vmm_mem_mu = PTHREAD_MUTEX_INITIALIZER;
+static long long vmm_mem_used;
+static int vmm_mem_take(long long n)
+{
+	const char *e = getenv("FAKECUDA_VMM_MEM");
+	long long cap = e && *e ? atoll(e) : -1;
+	int ok = 1;
+	pthread_mutex_lock(&vmm_mem_mu);
+	if (n > 0 && cap >= 0 && vmm_mem_used + n > cap)
+		ok = 0;
+	else
+		vmm_mem_used += n;
+	pthread_mutex_unlock(&vmm_mem_mu);
+	return ok;
 }
 
 static int vmm_prop_ok(const CUmemAllocationProp *p)
@@ -750,7 +771,7 @@ static CUresult new_memhandle(CUmemGenericAllocationHandle *h, int fd, size_t n)
 		close(fd);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	m->magic = FAKE_MEMHANDLE_MAGIC, m->fd = fd, m->n = n;
+	m->magic = FAKE_MEMHANDLE_MAGIC, m->fd = fd, m->n = n, m->created = 0;
 	*h = (CUmemGenericAllocationHandle)(uintptr_t)m;
 	live_add(L_VMMHANDLE, 1);
 	return CUDA_SUCCESS;
@@ -771,14 +792,36 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUm
 		return CUDA_ERROR_INVALID_VALUE;
 	if (n > ((size_t)1 << 40))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
-	if (fd < 0)
+	if (!vmm_mem_take(n))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (ftruncate(fd, (off_t)n) != 0) {
-		close(fd);
+	fd = memfd_create("fakecuda-vmm", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)n) != 0) {
+		if (fd >= 0)
+			close(fd);
+		vmm_mem_take(-(long long)n);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	return new_memhandle(h, fd, n);
+	/* New physical memory holds whatever was there before: its first and
+	 * last bytes are not zero, so a caller that hands it out unzeroed is
+	 * caught. */
+	{
+		unsigned char junk[64];
+		memset(junk, 0xa5, sizeof junk);
+		if (pwrite(fd, junk, sizeof junk, 0) != (ssize_t)sizeof junk ||
+		    pwrite(fd, junk, sizeof junk, (off_t)n - (off_t)sizeof junk) != (ssize_t)sizeof junk) {
+			close(fd);
+			vmm_mem_take(-(long long)n);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	{
+		CUresult r = new_memhandle(h, fd, n);
+		if (r != CUDA_SUCCESS)
+			vmm_mem_take(-(long long)n);
+		else
+			memhandle(*h)->created = 1;
+		return r;
+	}
 }
 
 EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
@@ -788,6 +831,8 @@ EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
 	if (!(m = memhandle(h)))
 		return CUDA_ERROR_INVALID_VALUE;
 	close(m->fd);
+	if (m->created)
+		vmm_mem_take(-(long long)m->n);
 	m->magic = 0;
 	free(m);
 	live_add(L_VMMHANDLE, -1);
@@ -1375,6 +1420,23 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUs
 	(void)st;
 	NEED_CTX();
 	memcpy((void *)(uintptr_t)d, s, n);
+	return CUDA_SUCCESS;
+}
+
+/* Whole pages of a VMM mapping (MAP_SHARED over a memfd) are zeroed by
+ * punching them out of the memfd, so that zeroing a large chunk costs the
+ * host no memory; the rest is a memset. */
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream st)
+{
+	uintptr_t a = (uintptr_t)p, lo = (a + 4095) & ~(uintptr_t)4095, hi = (a + n) & ~(uintptr_t)4095;
+	(void)st;
+	NEED_CTX();
+	if (v == 0 && hi > lo && madvise((void *)lo, hi - lo, MADV_REMOVE) == 0) {
+		memset((void *)a, 0, lo - a);
+		memset((void *)hi, 0, a + n - hi);
+		return CUDA_SUCCESS;
+	}
+	memset((void *)a, v, n);
 	return CUDA_SUCCESS;
 }
 
