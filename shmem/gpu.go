@@ -100,7 +100,7 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 			_, _ = r.galloc.Free(off)
 			return 0, err
 		}
-		if err := r.c.GPU.Zero(doff, int(bytes)); err != nil {
+		if err := r.c.GPU.ZeroBlock(doff, int(bytes)); err != nil {
 			_, _ = r.galloc.Free(off)
 			return 0, errs.Wrap(err, r.me, "AllocDevice", "clearing %d bytes", bytes)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
@@ -29,6 +30,9 @@ import (
 
 // allocMinSize is the smallest alloc row size.
 const allocMinSize = 2 << 20
+
+// cuAllocQuiet is the pause before a cuMemAlloc sample.
+const cuAllocQuiet = 20 * time.Millisecond
 
 // allocRepsFor is the number of samples of each alloc row at size: reps
 // up to 64 MiB, then at most 2 (every growth sample maps size bytes more
@@ -163,7 +167,7 @@ func (d *dev) allocSize(ctx *cuda.Context, size int) error {
 		d.emit(Row{Name: "cumemalloc", Size: int64(size), Iters: int64(len(cu)), MedianUS: c.Median / 1000, P99US: c.P99 / 1000,
 			Scope: "-", NPEs: d.npes, Timing: "host clock per cuMemAlloc, every PE at once after a barrier (no zeroing); the block written and read back, then freed"})
 		d.emit(Row{Name: "alloc_grow", Size: int64(size), Iters: int64(len(grow)), MedianUS: g.Median / 1000, P99US: g.P99 / 1000,
-			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("host clock per AllocDevice that grew the heap (a new chunk mapped on every PE, zeroed, closing barrier), after a barrier; %.2fx cuMemAlloc of this size (target <= 2x)", ratio(g))})
+			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("host clock per AllocDevice that grew the heap (adopting the chunk prepared in the background, or mapping one on every PE; clearing what was used before; closing barrier), after %v and a barrier; %.2fx cuMemAlloc of this size (target <= 2x)", d.o.allocSettle, ratio(g))})
 		d.emit(Row{Name: "alloc_fit", Size: int64(size), Iters: int64(len(fit)), MedianUS: f.Median / 1000, P99US: f.P99 / 1000,
 			Scope: "-", NPEs: d.npes, Timing: "host clock per AllocDevice into a freed block of the mapped heap (zeroed, closing barrier), after a barrier"})
 		d.emit(Row{Name: "alloc_series", Size: int64(size), Iters: int64(len(series)), MedianUS: sr.Median / 1000, P99US: sr.P99 / 1000,
@@ -174,8 +178,11 @@ func (d *dev) allocSize(ctx *cuda.Context, size int) error {
 }
 
 // cuAllocSample times one cuMemAlloc of size on every PE at once and
-// checks the memory takes a write.
+// checks the memory takes a write. It first waits long enough for a
+// growth that AllocDevice prepares in the background (driver calls on
+// every PE) to finish, so that it does not slow the cuMemAlloc.
 func (d *dev) cuAllocSample(ctx *cuda.Context, size int) (int64, error) {
+	time.Sleep(cuAllocQuiet)
 	if err := shmem.BarrierAll(); err != nil {
 		return 0, err
 	}
@@ -200,8 +207,9 @@ func (d *dev) cuAllocSample(ctx *cuda.Context, size int) (int64, error) {
 }
 
 // allocSample times one AllocDevice of size (collective) and reports
-// whether it grew the heap.
+// whether it grew the heap (after -alloc-settle).
 func (d *dev) allocSample(size int) (shmem.Array[byte], int64, bool, error) {
+	time.Sleep(d.o.allocSettle)
 	if err := shmem.BarrierAll(); err != nil {
 		return shmem.Array[byte]{}, 0, false, err
 	}

@@ -53,6 +53,7 @@ type deviceOpts struct {
 	// alloc and register rows (devalloc.go, devregister.go)
 	mem                           bool
 	allocMin, allocMax, allocReps int
+	allocSettle                   time.Duration
 	regMin, regMax                int
 }
 
@@ -91,6 +92,7 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	fs.BoolVar(&o.mem, "mem", false, "also run the alloc and register rows (on when -only names them)")
 	fs.IntVar(&o.allocMin, "alloc-minsize", allocMinSize, "smallest size of the alloc rows (at least 2 MiB; sizes double from it). The heap never shrinks and each size grows it several times: at 4 PEs or more on one GPU, one size per job keeps the rows within its memory")
 	fs.IntVar(&o.allocMax, "alloc-maxsize", 1<<30, "largest size of the alloc rows (at least -alloc-minsize)")
+	fs.DurationVar(&o.allocSettle, "alloc-settle", 0, "pause before every AllocDevice sample of the alloc rows, so that a growth prepared in the background after the last one has finished (a program that allocates now and then); 0: back to back")
 	fs.IntVar(&o.allocReps, "alloc-reps", 5, "samples per alloc row and size up to 64 MiB (2 above: each growth sample maps that much more memory on every PE)")
 	fs.IntVar(&o.regMin, "reg-minsize", 8<<10, "smallest size of the register rows")
 	fs.IntVar(&o.regMax, "reg-maxsize", 64<<20, "largest size of the register rows")

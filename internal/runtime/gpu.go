@@ -13,6 +13,7 @@ import (
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/errs"
 	"github.com/goshmem/goshmem/internal/gpulib"
+	"github.com/goshmem/goshmem/internal/logx"
 	"github.com/goshmem/goshmem/internal/symmetric"
 	cudatr "github.com/goshmem/goshmem/internal/transport/cuda"
 )
@@ -70,21 +71,27 @@ func (b *gpuBackend) Setup() ([]byte, error) {
 	}
 	t.CollLL = r.gpuState.collLL
 	t.SetGrowStep(r.Settings.Size("GOSHMEM_DEVICE_HEAP_CHUNK"))
+	t.Warn = func(msg string) {
+		r.Log.Warn(fmt.Sprintf("goshmem: warning: PE %d: %s\n", r.Me, msg), msg, logx.PE(r.Me))
+	}
 	b.t, r.gpuCaller = t, t
 	return rec, nil
 }
 
 // deviceHeapMax is GOSHMEM_DEVICE_HEAP_MAX in bytes, 0 for auto (the
-// GPU's memory).
+// GPU's memory), cudatr.HeapMaxFixed for fixed.
 func (r *Runtime) deviceHeapMax() (uint64, error) {
 	v := r.Settings.String("GOSHMEM_DEVICE_HEAP_MAX")
-	if v == "auto" {
+	switch v {
+	case "auto":
 		return 0, nil
+	case "fixed":
+		return cudatr.HeapMaxFixed, nil
 	}
 	n, err := env.ParseSize(v)
-	if err != nil || n == 0 {
-		return 0, errs.Hint(errs.ErrInvalidArgument, "e.g. GOSHMEM_DEVICE_HEAP_MAX=64G, or auto", r.Me, "Init",
-			"GOSHMEM_DEVICE_HEAP_MAX=%q; must be auto or a size in bytes (suffix K, M, G, T), at least 1", v)
+	if err != nil || n == 0 || n == cudatr.HeapMaxFixed {
+		return 0, errs.Hint(errs.ErrInvalidArgument, "e.g. GOSHMEM_DEVICE_HEAP_MAX=64G, auto or fixed", r.Me, "Init",
+			"GOSHMEM_DEVICE_HEAP_MAX=%q; must be auto, fixed or a size in bytes (suffix K, M, G, T), at least 1", v)
 	}
 	return n, nil
 }

@@ -65,6 +65,10 @@ var fakeCases = map[string]struct {
 	"vmm-grow-step-dflt": {nil, func(t *testing.T) {
 		gpuVMMGrowStep(t, "", func(_, _ uint64) uint64 { return fakeMapped(64 << 20) })
 	}},
+	"vmm-ahead-2":        {nil, func(t *testing.T) { gpuVMMAhead(t, 2) }},
+	"vmm-ahead-3":        {nil, func(t *testing.T) { gpuVMMAhead(t, 3) }},
+	"vmm-ahead-tight":    {[]string{fmt.Sprintf("FAKECUDA_VMM_MEM=%d", 2*fakeMapped(4<<20)+4<<20+2<<20)}, gpuVMMAheadTight},
+	"vmm-fixed":          {nil, gpuVMMFixed},
 	"vmm-proxy-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "proxy") }},
 	"vmm-ibgda-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
 	"register-proxy":     {nil, func(t *testing.T) { registerRemote(t, "proxy") }},
@@ -244,7 +248,7 @@ func heapTraffic(r *Runtime) error {
 	}
 	doff := r.GPUControlBytes() + off
 	g := r.GPU
-	if err := g.Zero(doff, 256); err != nil {
+	if err := g.ZeroBlock(doff, 256); err != nil {
 		return err
 	}
 	if err := r.Boot.Barrier(); err != nil {
@@ -600,7 +604,7 @@ func nicRegions(r *Runtime) error {
 		return err
 	}
 	doff := r.GPUControlBytes() + off
-	if err := r.GPU.Zero(doff, 64); err != nil {
+	if err := r.GPU.ZeroBlock(doff, 64); err != nil {
 		return err
 	}
 	if err := r.Boot.Barrier(); err != nil {

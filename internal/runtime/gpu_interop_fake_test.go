@@ -110,7 +110,7 @@ func registerRemote(t *testing.T, transport string) {
 		}
 		doff := g.Size() - 128<<10 // the heap's last 128 KiB: the runtime allocated nothing there
 		heap := uint64(g.Base()) + doff
-		if err := g.Zero(doff, 128<<10); err != nil {
+		if err := g.ZeroBlock(doff, 128<<10); err != nil {
 			return err
 		}
 		if err := g.Put(nil, r.Me, doff+64<<10, patterned(r.Me, 2, getN)); err != nil {
@@ -321,7 +321,7 @@ func vmmRemoteGrow(t *testing.T, transport string) {
 			// the block's last 64 KiB lie in the new chunk
 			at := end - 64<<10
 			base := uint64(g.Base())
-			if err := g.Zero(at, 64<<10); err != nil {
+			if err := g.ZeroBlock(at, 64<<10); err != nil {
 				return err
 			}
 			if err := g.Put(nil, r.Me, at, patterned(r.Me, 3+round, 8192)); err != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/binary"
 	stderrors "errors"
 	"fmt"
@@ -182,6 +183,156 @@ func gpuVMMHeapRefused(t *testing.T) {
 	for i, p := range bad {
 		require.Error(t, p.err, "PE %d", i)
 		assert.True(t, stderrors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", i, p.err)
-		assert.Contains(t, p.err.Error(), `GOSHMEM_DEVICE_HEAP_MAX="lots"; must be auto or a size in bytes`)
+		assert.Contains(t, p.err.Error(), `GOSHMEM_DEVICE_HEAP_MAX="lots"; must be auto, fixed or a size in bytes`)
+	}
+}
+
+// The next growth prepared ahead (CHUNK 4M, 4M mapped, 64M reserved): a
+// block that leaves less than a step starts the preparation without
+// growing; the growth that follows adopts the prepared chunk (zeroed on
+// every PE, the fake's junk at its ends gone; a put into the next PE's
+// adopted chunk arrives); a need past the prepared chunk adopts it and
+// maps the rest by need; blocks in fresh memory skip clearing but come out
+// zero, and a block in a chunk mapped by need is cleared of the fake's
+// junk. Close drops what is prepared and not adopted (the case's leak check).
+func gpuVMMAhead(t *testing.T, n int) {
+	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
+		g := r.GPU
+		ex := bootExchange(r)
+		next := (r.Me + 1) % r.NPEs
+		zeroAt := func(pe int, off uint64, what string) error {
+			b := make([]byte, 64)
+			if err := g.Get(nil, b, pe, off); err != nil {
+				return err
+			}
+			if !bytes.Equal(b, make([]byte, 64)) {
+				return fmt.Errorf("PE %d: %s: PE %d's bytes [%d, %d) are %x, want zero", r.Me, what, pe, off, off+64, b)
+			}
+			return nil
+		}
+		mapped := g.Size()
+		if err := g.Grow(mapped-1, ex); err != nil || g.Size() != mapped {
+			return fmt.Errorf("PE %d: Grow(%d) within the heap: %v, size %d (was %d)", r.Me, mapped-1, err, g.Size(), mapped)
+		}
+		if gr, ad := g.Growths(); gr != 0 || ad != 0 {
+			return fmt.Errorf("PE %d: %d growths, %d adopted before any need past the heap", r.Me, gr, ad)
+		}
+		// adopt: exactly the prepared step
+		if err := g.Grow(mapped+8, ex); err != nil {
+			return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, mapped+8, err)
+		}
+		if gr, ad := g.Growths(); gr != 1 || ad != 1 || g.Size() != mapped+4<<20 {
+			return fmt.Errorf("PE %d: after Grow(%d): %d growths, %d adopted, size %d (want 1, 1, %d)", r.Me, mapped+8, gr, ad, g.Size(), mapped+4<<20)
+		}
+		if hs, err := stateHeapSize(r); err != nil || hs != g.Size() {
+			return fmt.Errorf("PE %d: device state heap_size %d (%v), want %d", r.Me, hs, err, g.Size())
+		}
+		for _, pe := range []int{r.Me, next} {
+			if err := zeroAt(pe, mapped, "start of the adopted chunk"); err != nil {
+				return err
+			}
+			if err := zeroAt(pe, g.Size()-64, "end of the adopted chunk"); err != nil {
+				return err
+			}
+		}
+		if err := r.Boot.Barrier(); err != nil {
+			return err
+		}
+		// a fresh block: not cleared (the chunk was), zero all the same
+		if err := g.ZeroBlock(mapped, 1<<20); err != nil {
+			return err
+		}
+		if err := zeroAt(r.Me, mapped+1<<20-64, "fresh block"); err != nil {
+			return err
+		}
+		if err := g.Put(nil, next, g.Size()-8, binary.LittleEndian.AppendUint64(nil, uint64(9000+r.Me))); err != nil {
+			return err
+		}
+		if err := r.Boot.Barrier(); err != nil {
+			return err
+		}
+		b := make([]byte, 8)
+		if err := g.Get(nil, b, r.Me, g.Size()-8); err != nil {
+			return err
+		}
+		prev := (r.Me + r.NPEs - 1) % r.NPEs
+		if v := binary.LittleEndian.Uint64(b); v != uint64(9000+prev) {
+			return fmt.Errorf("PE %d: last word of the adopted chunk is %d, want %d (PE %d's put)", r.Me, v, 9000+prev, prev)
+		}
+		// past the prepared chunk: adopt it, map the rest by need
+		size := g.Size()
+		need := size + 4<<20 + 3<<20
+		if err := g.Grow(need, ex); err != nil {
+			return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
+		}
+		if gr, ad := g.Growths(); gr != 2 || ad != 2 || g.Size() != fakeRoundUp(need) {
+			return fmt.Errorf("PE %d: after Grow(%d): %d growths, %d adopted, size %d (want 2, 2, %d)", r.Me, need, gr, ad, g.Size(), fakeRoundUp(need))
+		}
+		// the chunk mapped by need holds the fake's junk at its end until a
+		// block there is cleared
+		end := g.Size()
+		if err := g.ZeroBlock(end-(1<<20), 1<<20); err != nil {
+			return err
+		}
+		if err := zeroAt(r.Me, end-64, "block in a chunk mapped by need"); err != nil {
+			return err
+		}
+		// leaves a prepared chunk for Close
+		if err := g.Grow(end-1, ex); err != nil {
+			return err
+		}
+		return r.Boot.Barrier()
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+		assert.Contains(t, p.info, "prepared in the background once the heap has less than that left", "PE %d", i)
+	}
+}
+
+// A GPU too full for every PE's prepared chunk (FAKECUDA_VMM_MEM: the
+// two heaps, one 4 MiB chunk and 2 MiB more): one PE's preparation fails,
+// so the growth drops the other's and maps only the need (2 MiB on each
+// PE); the next growth finds the GPU full and fails on every PE, the size
+// unchanged; nothing leaks.
+func gpuVMMAheadTight(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
+		g := r.GPU
+		ex := bootExchange(r)
+		mapped := g.Size()
+		for _, need := range []uint64{mapped - 1, mapped + 8} {
+			if err := g.Grow(need, ex); err != nil {
+				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
+			}
+		}
+		if gr, ad := g.Growths(); gr != 1 || ad != 0 || g.Size() != mapped+2<<20 {
+			return fmt.Errorf("PE %d: %d growths, %d adopted, size %d; want 1, 0, %d", r.Me, gr, ad, g.Size(), mapped+2<<20)
+		}
+		size := g.Size()
+		if err := g.Grow(size+8, ex); !stderrors.Is(err, errs.ErrHeapExhausted) || g.Size() != size {
+			return fmt.Errorf("PE %d: Grow(%d) on a full GPU: %v, size %d (was %d)", r.Me, size+8, err, g.Size(), size)
+		}
+		return r.Boot.Barrier()
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// GOSHMEM_DEVICE_HEAP_MAX=fixed: the legacy heap where VMM is supported,
+// which GOSHMEM_INFO says.
+func gpuVMMFixed(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "fixed"}, nil, func(r *Runtime) error {
+		g := r.GPU
+		if g.VMM() || g.Limit() != g.Size() {
+			return fmt.Errorf("PE %d: VMM %v, size %d, limit %d", r.Me, g.VMM(), g.Size(), g.Limit())
+		}
+		return heapTraffic(r)
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+		assert.Contains(t, p.info, "shared by legacy CUDA IPC (GOSHMEM_DEVICE_HEAP_MAX=fixed), fixed", "PE %d", i)
 	}
 }

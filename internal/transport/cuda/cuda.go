@@ -46,6 +46,9 @@ type Transport struct {
 	// (0: the GPU's memory); vmm the growing heap's state (vmm.go).
 	initial, heapMax uint64
 	vmm              vmmHeap
+	// fresh: [fresh, mapped length) of this PE's heap is zero and was
+	// never handed out (ZeroBlock)
+	fresh uint64
 	// Stream is the non-blocking stream the host's own work (atomic
 	// kernels) runs on, so it never waits behind a user's kernels.
 	Stream cuda.Stream
@@ -69,6 +72,10 @@ type Transport struct {
 	copyFn    *cuda.Function
 	nicStage  unsafe.Pointer
 	nicStageD cuda.DevicePtr
+
+	// Warn reports what the program should know but that fails nothing
+	// (a growth prepared ahead that could not be used); nil: silent.
+	Warn func(msg string)
 
 	// DevWhy says why this GPU was chosen (see Choice), for GOSHMEM_INFO.
 	DevWhy      string
@@ -269,6 +276,7 @@ func (t *Transport) setupLocal(dev Choice, libcuda string) error {
 	if err := t.Ctx.MemsetD8(t.own, 0, int(t.size)); err != nil {
 		return notSupported(err, "clearing the GPU heap")
 	}
+	t.fresh = t.control
 	if t.Stream, err = t.Ctx.StreamCreate(cuda.StreamNonBlocking); err != nil {
 		return notSupported(err, "creating the host stream")
 	}
@@ -639,10 +647,24 @@ func (t *Transport) Fence(_ *quiet.Queue) error { return nil }
 // Ptr implements transport.Transport: the host cannot load/store GPU memory.
 func (t *Transport) Ptr(int, uint64) unsafe.Pointer { return nil }
 
-// Zero clears [off, off+n) of this PE's heap; the bytes are zero when it
-// returns.
-func (t *Transport) Zero(off uint64, n int) error {
-	return t.Ctx.MemsetD8(t.own+cuda.DevicePtr(off), 0, n) // waits for completion (see MemsetD8)
+// ZeroBlock makes [off, off+n) of this PE's heap, a block being handed
+// out, zero: it clears the part that may have been used before and skips
+// what was never handed out since it was cleared (the heap at Init, a
+// prepared chunk). The bytes are zero when it returns. The caller
+// serializes it with Grow.
+func (t *Transport) ZeroBlock(off uint64, n int) error {
+	end := off + uint64(n)
+	z := end // [off, z) is cleared
+	if t.fresh < end {
+		z = max(off, t.fresh)
+	}
+	if z > off {
+		if err := t.Ctx.MemsetD8(t.own+cuda.DevicePtr(off), 0, int(z-off)); err != nil { // waits for completion (see MemsetD8)
+			return err
+		}
+	}
+	t.fresh = max(t.fresh, end)
+	return nil
 }
 
 // Close unmaps peers and frees everything (safe on a partly opened one).

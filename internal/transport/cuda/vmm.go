@@ -29,9 +29,12 @@ import (
 // of a growth record per PE (new chunk's pid, fd, offset and size) is the
 // only communication, plus what the remote GPU transports' growth hooks
 // exchange (OnGrow: the proxy's and IBGDA's registrations must cover the
-// new chunk before kernels may address it). Without VMM (no driver
-// support, or a device without POSIX file descriptor handles) the heap is
-// one cuMemAlloc shared with legacy CUDA IPC and never grows.
+// new chunk before kernels may address it). Once the heap has less than
+// a step left, the next step is prepared in the background on every PE
+// (ahead.go), so that the growth that needs it only exchanges one record
+// and adopts it. Without VMM (no driver support, or a device without
+// POSIX file descriptor handles) or with GOSHMEM_DEVICE_HEAP_MAX=fixed
+// the heap is one cuMemAlloc shared with legacy CUDA IPC and never grows.
 
 // Heap modes in a Setup record (byte recMode).
 const (
@@ -44,6 +47,7 @@ const (
 	recFD       = recHandle + 8
 	recMapped   = recHandle + 16
 	recReserved = recHandle + 24
+	recBox      = recHandle + 32 // address of the aheadBox (ahead.go) in that process
 )
 
 // growLen is the length of a growth record: status, pid, fd, chunk offset,
@@ -55,6 +59,9 @@ const (
 	growNone   = 0 // this PE's mapping already covers the need
 	growChunk  = 1 // a new chunk, to be mapped by the peers
 	growFailed = 2
+	// adopting prepared chunks (ahead.go)
+	growAhead       = 3
+	growAheadFailed = 4
 )
 
 // chunk is physical memory mapped at off in a heap or a peer's view.
@@ -74,7 +81,23 @@ type vmmHeap struct {
 	limit    uint64    // the smallest reservation of any PE: the heap's maximum
 	step     uint64    // the least a growth maps (GOSHMEM_DEVICE_HEAP_CHUNK)
 	hooks    []GrowHook
+	// the next growth prepared ahead (ahead.go): this PE's box, each
+	// PE's pid and box address (0: no view here), the last generation
+	// started, the one in flight or waiting, and whether preparing was
+	// turned off (a preparation failed)
+	box     *aheadBox
+	pids    []int
+	boxes   []uint64
+	gen     uint64
+	next    *ahead
+	noAhead bool
+	// growths that succeeded, and those that adopted a prepared chunk
+	grown, adopted uint64
 }
+
+// Growths reports how many growths of the heap succeeded here, and how
+// many of them adopted a chunk prepared ahead (for tests and tools).
+func (t *Transport) Growths() (grown, adopted uint64) { return t.vmm.grown, t.vmm.adopted }
 
 // SetGrowStep sets the least each growth maps here (before the first
 // Grow): a growth maps max(need, mapped+step), rounded up to the
@@ -122,21 +145,30 @@ func (t *Transport) LimitSetting() string {
 // HeapMode says how the heap is allocated and shared, for GOSHMEM_INFO.
 func (t *Transport) HeapMode() string {
 	if t.vmm.on {
-		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK) in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
-			t.size, t.Limit(), roundUp(t.vmm.step, t.vmm.gran), t.vmm.gran, t.control, t.maxTeams)
+		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left, in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
+			t.size, t.Limit(), t.aheadStep(), t.vmm.gran, t.control, t.maxTeams)
 	}
-	return fmt.Sprintf("cuMemAlloc of %d bytes shared by legacy CUDA IPC (no CUDA VMM with POSIX file descriptors here), fixed; the first %d bytes hold %d team slots",
-		t.size, t.control, t.maxTeams)
+	why := "no CUDA VMM with POSIX file descriptors here"
+	if t.heapMax == HeapMaxFixed {
+		why = "GOSHMEM_DEVICE_HEAP_MAX=fixed"
+	}
+	return fmt.Sprintf("cuMemAlloc of %d bytes shared by legacy CUDA IPC (%s), fixed; the first %d bytes hold %d team slots",
+		t.size, why, t.control, t.maxTeams)
 }
 
 func roundUp(n, g uint64) uint64 { return (n + g - 1) / g * g }
+
+// HeapMaxFixed as Setup's heapMax asks for the fixed heap (one cuMemAlloc
+// shared by legacy CUDA IPC) even where VMM is supported
+// (GOSHMEM_DEVICE_HEAP_MAX=fixed).
+const HeapMaxFixed = ^uint64(0)
 
 // allocHeap reserves and maps the heap (VMM) or allocates it (legacy) and
 // clears it: the control area and GOSHMEM_DEVICE_HEAP_SIZE mapped, the
 // control area and heapMax reserved (heapMax 0: the device's memory, the
 // control area included). Errors match ErrNotSupported.
 func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) error) error {
-	if !t.Ctx.VMMSupported() {
+	if heapMax == HeapMaxFixed || !t.Ctx.VMMSupported() {
 		var err error
 		if t.own, err = t.Ctx.MemAlloc(int(t.size)); err != nil {
 			return errors.WithHint(notSupported(err, fmt.Sprintf("GPU heap of %d bytes (GOSHMEM_DEVICE_HEAP_SIZE and a %d-byte control area) on GPU %d",
@@ -167,7 +199,8 @@ func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) e
 			"lower GOSHMEM_DEVICE_HEAP_SIZE or raise GOSHMEM_DEVICE_HEAP_MAX")
 	}
 	t.vmm = vmmHeap{on: true, gran: g,
-		reserved: make([]uint64, t.npes), mapped: make([]uint64, t.npes), chunks: make([][]chunk, t.npes)}
+		reserved: make([]uint64, t.npes), mapped: make([]uint64, t.npes), chunks: make([][]chunk, t.npes),
+		box: new(aheadBox), pids: make([]int, t.npes), boxes: make([]uint64, t.npes)}
 	if t.own, err = t.Ctx.MemAddressReserve(res, g); err != nil {
 		return errors.WithHint(notSupported(err, fmt.Sprintf("reserving %d bytes of address space for the GPU heap on GPU %d", res, t.Dev)),
 			"lower GOSHMEM_DEVICE_HEAP_MAX")
@@ -223,6 +256,7 @@ func (t *Transport) vmmRecord(rec []byte) {
 	le.PutUint64(rec[recFD:], uint64(t.vmm.chunks[t.me][0].fd))
 	le.PutUint64(rec[recMapped:], t.vmm.mapped[t.me])
 	le.PutUint64(rec[recReserved:], t.vmm.reserved[t.me])
+	le.PutUint64(rec[recBox:], uint64(uintptr(unsafe.Pointer(t.vmm.box))))
 }
 
 // peerFD is a copy of descriptor fd of process pid, for this process.
@@ -243,8 +277,9 @@ func peerFD(pid, fd int) (int, error) {
 }
 
 // fdHint is what a user can do when pidfd_getfd fails.
-const fdHint = "the node's PEs share GPU heap chunks with pidfd_getfd(2) (Linux >= 5.6), which needs ptrace access " +
-	"between them: run them as the same user, without kernel.yama.ptrace_scope >= 2, and allow pidfd_getfd in seccomp profiles"
+const fdHint = "the node's PEs share GPU heap chunks with pidfd_getfd(2) (Linux >= 5.6) and process_vm_readv(2), which need ptrace access " +
+	"between them: run them as the same user, without kernel.yama.ptrace_scope >= 2, and allow both in seccomp profiles; " +
+	"or set GOSHMEM_DEVICE_HEAP_MAX=fixed for a heap of GOSHMEM_DEVICE_HEAP_SIZE shared by legacy CUDA IPC"
 
 // mapPeerChunk maps PE pe's chunk [off, off+size), exported as fd by
 // process pid, into pe's view here.
@@ -253,28 +288,43 @@ func (t *Transport) mapPeerChunk(pe, pid, fd int, off, size uint64) error {
 		return errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) does not extend its mapped %d bytes within its %d reserved",
 			pe, off, off+size, t.vmm.mapped[pe], t.vmm.reserved[pe])
 	}
-	mine, err := peerFD(pid, fd)
+	c, err := t.importChunk(pe, pid, fd, off, size)
 	if err != nil {
-		return errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "GPU heap", "taking the descriptor of PE %d's GPU heap chunk", pe), fdHint)
-	}
-	h, err := t.Ctx.MemImportFD(mine)
-	_ = unix.Close(mine)
-	if err != nil {
-		return errs.Wrap(err, t.me, "GPU heap", "importing PE %d's GPU heap chunk", pe)
-	}
-	c := chunk{off: off, size: size, h: h, fd: -1}
-	base := t.peers[pe] + cuda.DevicePtr(off)
-	if err := t.Ctx.MemMap(base, size, h); err != nil {
-		_ = t.Ctx.MemRelease(h)
-		return errs.Wrap(err, t.me, "GPU heap", "mapping PE %d's GPU heap chunk", pe)
-	}
-	if err := t.Ctx.MemSetAccess(base, size); err != nil {
-		_ = t.dropChunk(t.peers[pe], c)
-		return errs.Wrap(err, t.me, "GPU heap", "access to PE %d's GPU heap chunk", pe)
+		return err
 	}
 	t.vmm.chunks[pe] = append(t.vmm.chunks[pe], c)
 	t.vmm.mapped[pe] = off + size
 	return nil
+}
+
+// importChunk maps PE pe's chunk [off, off+size), exported as fd by
+// process pid, at off in pe's view here, and returns it (the VMM state
+// is the caller's to update).
+func (t *Transport) importChunk(pe, pid, fd int, off, size uint64) (chunk, error) {
+	c := chunk{off: off, size: size, fd: -1}
+	if off+size > t.vmm.reserved[pe] {
+		return c, errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) is past its %d bytes reserved",
+			pe, off, off+size, t.vmm.reserved[pe])
+	}
+	mine, err := peerFD(pid, fd)
+	if err != nil {
+		return c, errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "GPU heap", "taking the descriptor of PE %d's GPU heap chunk", pe), fdHint)
+	}
+	c.h, err = t.Ctx.MemImportFD(mine)
+	_ = unix.Close(mine)
+	if err != nil {
+		return c, errs.Wrap(err, t.me, "GPU heap", "importing PE %d's GPU heap chunk", pe)
+	}
+	base := t.peers[pe] + cuda.DevicePtr(off)
+	if err := t.Ctx.MemMap(base, size, c.h); err != nil {
+		_ = t.Ctx.MemRelease(c.h)
+		return c, errs.Wrap(err, t.me, "GPU heap", "mapping PE %d's GPU heap chunk", pe)
+	}
+	if err := t.Ctx.MemSetAccess(base, size); err != nil {
+		_ = t.dropChunk(t.peers[pe], c)
+		return c, errs.Wrap(err, t.me, "GPU heap", "access to PE %d's GPU heap chunk", pe)
+	}
+	return c, nil
 }
 
 // connectVMM maps peer pe's heap from its Setup record r: a view of its
@@ -291,6 +341,7 @@ func (t *Transport) connectVMM(pe int, r []byte) error {
 		return errs.Wrap(err, t.me, "Init", "reserving a view of PE %d's GPU heap (%d bytes)", pe, res)
 	}
 	t.peers[pe], t.vmm.reserved[pe] = p, res
+	t.vmm.pids[pe], t.vmm.boxes[pe] = int(le.Uint64(r[recPID:])), le.Uint64(r[recBox:])
 	return t.mapPeerChunk(pe, int(le.Uint64(r[recPID:])), int(le.Uint64(r[recFD:])), 0, le.Uint64(r[recMapped:]))
 }
 
@@ -323,15 +374,50 @@ func (t *Transport) agree(recs [][]byte) {
 
 // Grow makes at least need bytes of the heap usable on every PE. It is
 // collective over the job (every PE calls it with the same need: the
-// allocator state is symmetric) and a no-op, without communication, when
-// the heap is already that large. The caller serializes it with the
-// other heap operations (AllocDevice holds the world team). exchange gathers one record from every
-// PE (the same length everywhere), in PE order. On error no PE's usable
-// size changes.
+// allocator state is symmetric) and, when the heap is already that large,
+// makes no communication (it may start preparing the next growth in the
+// background: ahead.go). The caller serializes it with the other heap
+// operations (AllocDevice holds the world team). exchange gathers one
+// record from every PE (the same length everywhere), in PE order. On
+// error no PE's usable size changes.
 func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) error {
 	if need <= t.size {
+		t.maybePrepare(need)
 		return nil
 	}
+	adopted := false
+	if a := t.vmm.next; a != nil && need <= t.Limit() {
+		t.vmm.next = nil
+		var err error
+		if adopted, err = t.adoptAhead(a, exchange); err != nil {
+			return err
+		}
+		if adopted {
+			t.vmm.adopted++
+		}
+		if adopted && need <= t.mappedEverywhere() {
+			if err := t.publishSize(exchange); err != nil {
+				return err
+			}
+			t.vmm.grown++
+			t.maybePrepare(need)
+			return nil
+		}
+	}
+	if err := t.growChunk(need, adopted, exchange); err != nil {
+		return err
+	}
+	t.vmm.grown++
+	t.maybePrepare(need)
+	return nil
+}
+
+// growChunk is a growth by need: every PE creates, maps and exports a
+// chunk, the records are exchanged, and each PE maps its node peers'.
+// It maps at least the step, but only what the need lacks after an
+// adoption (the adopted chunk was the step) or once a preparation failed
+// (the GPU could not hold another step).
+func (t *Transport) growChunk(need uint64, adopted bool, exchange func([]byte) ([][]byte, error)) error {
 	var rec [growLen]byte
 	le := binary.LittleEndian
 	var c chunk
@@ -347,7 +433,11 @@ func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) e
 	case mine < need:
 		// at least the step: fewer growths, each of which costs every PE
 		// of the node driver calls for its chunk and each peer's
-		size := min(roundUp(max(need, mine+min(t.vmm.step, t.vmm.reserved[t.me])), t.vmm.gran), t.vmm.reserved[t.me]) - mine
+		end := max(need, mine+min(t.vmm.step, t.vmm.reserved[t.me]))
+		if adopted || t.vmm.noAhead {
+			end = need
+		}
+		size := min(roundUp(end, t.vmm.gran), t.vmm.reserved[t.me]) - mine
 		if c, lerr = t.newChunk(mine, size); lerr == nil {
 			le.PutUint64(rec[0:], growChunk)
 			le.PutUint64(rec[8:], uint64(os.Getpid()))
@@ -388,8 +478,9 @@ func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) e
 	if c.size > 0 {
 		t.vmm.chunks[t.me] = append(t.vmm.chunks[t.me], c)
 		t.vmm.mapped[t.me] = c.off + c.size
+		// a new chunk's memory is not zeroed: nothing past it is fresh
+		t.fresh = max(t.fresh, t.vmm.mapped[t.me])
 	}
-	size := t.vmm.mapped[t.me]
 	for pe, r := range all {
 		if pe != t.me && le.Uint64(r[0:]) == growChunk && t.vmm.reserved[pe] != 0 {
 			if err := t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:])); err != nil {
@@ -399,8 +490,25 @@ func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) e
 		if pe != t.me {
 			t.vmm.mapped[pe] = max(t.vmm.mapped[pe], le.Uint64(r[40:]))
 		}
-		size = min(size, t.vmm.mapped[pe])
 	}
+	return t.publishSize(exchange)
+}
+
+// mappedEverywhere is the smallest mapped length of any PE.
+func (t *Transport) mappedEverywhere() uint64 {
+	size := t.vmm.mapped[t.me]
+	for _, m := range t.vmm.mapped {
+		size = min(size, m)
+	}
+	return size
+}
+
+// publishSize makes the smallest mapped length of any PE the usable size:
+// the growth hooks cover it, then the device state learns it. (After an
+// adoption that does not cover the need, the growth by need that follows
+// publishes both at once.)
+func (t *Transport) publishSize(exchange func([]byte) ([][]byte, error)) error {
+	size := t.mappedEverywhere()
 	for _, h := range t.vmm.hooks {
 		if err := h(size, exchange); err != nil {
 			return err
@@ -433,6 +541,10 @@ func (t *Transport) setHeapSize(n uint64) error {
 // closeVMM unmaps and releases every chunk here, closes the exported
 // descriptors and frees the reservations (own and views).
 func (t *Transport) closeVMM() error {
+	if a := t.vmm.next; a != nil {
+		t.vmm.next = nil
+		t.dropAhead(a)
+	}
 	var errList []error
 	for pe := range t.vmm.chunks {
 		base := t.own

@@ -1,0 +1,293 @@
+package cudatr
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/errs"
+)
+
+// The next growth, prepared ahead (CUDA VMM). A growth's cost is in the
+// driver: creating, mapping and exporting this PE's chunk, then importing
+// and mapping every node peer's. So once an AllocDevice leaves the heap
+// less than one step (GOSHMEM_DEVICE_HEAP_CHUNK) past the block it
+// returned, every PE starts a goroutine that does that work for the next
+// step of the heap, beyond its usable size where no kernel addresses it:
+// it creates the chunk, maps it behind the mapped heap, zeroes it on its
+// own stream, exports it and publishes the descriptor in its box, then
+// waits for each node peer's box (read with process_vm_readv(2), the same
+// ptrace access that pidfd_getfd needs) and maps that peer's chunk into
+// the peer's view. The growth that needs it waits for that goroutine,
+// exchanges one record (whether every PE's preparation succeeded), and
+// adopts the chunks: the usable size grows, the growth hooks run, and the
+// device state learns the size. If any PE's preparation failed, every PE
+// drops its prepared chunks, grows by need as before, and prepares no
+// more. The decision to prepare depends only on the allocator's symmetric
+// state, so every PE prepares the same generation at the same call.
+//
+// The memory mapped ahead is at most one step per PE beyond the usable
+// heap. Because the prepared chunk is zeroed and never handed out before
+// it is adopted, blocks placed in it need no zeroing (ZeroBlock).
+
+// aheadWait bounds a growth's wait for the preparation it adopts. The
+// goroutine waits for a peer's box without a bound (the peer may reach
+// the call that starts its preparation much later; a peer that exits
+// ends the wait), but once every PE is in the growth, every peer has
+// started, and publishes within its own driver calls' time: a box still
+// missing then ends the wait, and the growth falls back.
+const aheadWait = 60 * time.Second
+
+// box statuses
+const (
+	boxOK     = 1
+	boxFailed = 2
+)
+
+// aheadBox is what this PE publishes of its prepared chunk. A peer reads
+// all of it at once with process_vm_readv; the fields are written before
+// gen, and stay until the generation is adopted, which needs every peer.
+type aheadBox struct {
+	gen  atomic.Uint64 // the generation published (0: none yet)
+	stat atomic.Uint64 // boxOK or boxFailed
+	off  atomic.Uint64
+	size atomic.Uint64 // 0: nothing to add here (reservation full)
+	fd   atomic.Uint64
+}
+
+// boxImage is aheadBox as read from another process.
+type boxImage struct{ gen, stat, off, size, fd uint64 }
+
+// ahead is one generation's preparation: the goroutine's result, read
+// after done is closed.
+type ahead struct {
+	gen       uint64
+	off, size uint64
+	done      chan struct{}
+	stop      chan struct{}
+	stopped   bool // stop is closed (by the caller's goroutine)
+	own       chunk
+	ownOK     bool
+	peers     [][]chunk // per PE: the chunk mapped into its view here
+	ends      []uint64  // per PE: its mapped length after adoption (0: unchanged)
+	err       error     // nil: own chunk and every node peer's mapped
+}
+
+// aheadStep is the size of a prepared chunk: the step, at least one
+// granule.
+func (t *Transport) aheadStep() uint64 { return roundUp(max(t.vmm.step, t.vmm.gran), t.vmm.gran) }
+
+// maybePrepare starts preparing the next growth when the block ending at
+// need leaves less than one step of the usable heap, none is in flight
+// or waiting, preparation was not turned off, and the heap can still
+// grow. Every PE makes the same decision (need and the usable size are
+// symmetric).
+func (t *Transport) maybePrepare(need uint64) {
+	v := &t.vmm
+	if !v.on || v.noAhead || v.next != nil || need+t.aheadStep() <= t.size || t.size+v.gran > t.Limit() {
+		return
+	}
+	v.gen++
+	off, lim := v.mapped[t.me], min(v.reserved[t.me], t.Limit())
+	size := min(t.aheadStep(), lim-min(off, lim))
+	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}),
+		peers: make([][]chunk, t.npes), ends: make([]uint64, t.npes)}
+	mapped := append([]uint64(nil), v.mapped...)
+	v.next = a
+	go t.prepare(a, mapped)
+}
+
+// prepare is the preparing goroutine (see the top of the file). mapped
+// is every PE's mapped length when it started.
+func (t *Transport) prepare(a *ahead, mapped []uint64) {
+	defer close(a.done)
+	v := &t.vmm
+	var c chunk
+	if a.size > 0 {
+		var err error
+		if c, err = t.newChunk(a.off, a.size); err == nil {
+			if err = t.zeroRange(t.own+cuda.DevicePtr(a.off), a.size); err != nil {
+				_ = t.dropChunk(t.own, c)
+			}
+		}
+		if err != nil {
+			a.err = errs.Wrap(err, t.me, "AllocDevice", "preparing %d bytes of the GPU heap at offset %d ahead of need", a.size, a.off)
+			v.box.stat.Store(boxFailed)
+			v.box.gen.Store(a.gen)
+			return
+		}
+		a.own, a.ownOK = c, true
+		a.ends[t.me] = a.off + a.size
+	}
+	v.box.off.Store(c.off)
+	v.box.size.Store(c.size)
+	v.box.fd.Store(uint64(c.fd))
+	v.box.stat.Store(boxOK)
+	v.box.gen.Store(a.gen)
+	for pe := range t.npes {
+		if pe == t.me || v.reserved[pe] == 0 || v.boxes[pe] == 0 {
+			continue
+		}
+		b, err := t.readBox(a, pe)
+		if err == nil && b.stat != boxOK {
+			err = errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not prepare its next GPU heap chunk", pe)
+		}
+		if err == nil && b.size > 0 && b.off != mapped[pe] {
+			err = errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared its GPU heap chunk at offset %d, but it maps %d bytes", pe, b.off, mapped[pe])
+		}
+		if err == nil && b.size > 0 {
+			var c chunk
+			if c, err = t.importChunk(pe, v.pids[pe], int(b.fd), b.off, b.size); err == nil {
+				a.peers[pe] = append(a.peers[pe], c)
+			}
+		}
+		if err != nil {
+			if a.err == nil {
+				a.err = err
+			}
+			return
+		}
+	}
+}
+
+// readBox waits for PE pe's box to publish a's generation and returns
+// it (read twice: the second read follows the first's sight of gen, so
+// its fields are the final ones). It ends early when pe's process is
+// gone or a.stop closes.
+func (t *Transport) readBox(a *ahead, pe int) (boxImage, error) {
+	nap := 20 * time.Microsecond
+	for seen := false; ; {
+		var b boxImage
+		local := []unix.Iovec{{Base: (*byte)(unsafe.Pointer(&b)), Len: uint64(unsafe.Sizeof(b))}}
+		remote := []unix.RemoteIovec{{Base: uintptr(t.vmm.boxes[pe]), Len: int(unsafe.Sizeof(b))}}
+		n, err := unix.ProcessVMReadv(t.vmm.pids[pe], local, remote, 0)
+		if err != nil || n != int(unsafe.Sizeof(b)) {
+			if err == nil {
+				err = fmt.Errorf("short read of %d bytes", n)
+			}
+			return b, errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "AllocDevice",
+				"reading PE %d's prepared GPU heap chunk (process_vm_readv, pid %d)", pe, t.vmm.pids[pe])
+		}
+		if b.gen == a.gen && seen {
+			return b, nil
+		}
+		if b.gen == a.gen {
+			seen = true
+			continue
+		}
+		if b.gen > a.gen {
+			return b, errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared GPU heap generation %d, this PE %d", pe, b.gen, a.gen)
+		}
+		select {
+		case <-a.stop:
+			return b, errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d had not prepared its next GPU heap chunk (generation %d) when this PE stopped waiting", pe, a.gen)
+		case <-time.After(nap):
+		}
+		nap = min(2*nap, time.Millisecond)
+	}
+}
+
+// zeroRange clears [p, p+n) on a stream of its own: the legacy stream's
+// memset would wait for the program's kernels on blocking streams.
+func (t *Transport) zeroRange(p cuda.DevicePtr, n uint64) error {
+	s, err := t.Ctx.StreamCreate(cuda.StreamNonBlocking)
+	if err != nil {
+		return err
+	}
+	err = s.MemsetD8Async(p, 0, int(n))
+	if err == nil {
+		err = s.Synchronize()
+	}
+	if derr := s.Destroy(); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// waitAhead waits for a's goroutine, at most aheadWait before stopping it.
+func waitAhead(a *ahead) {
+	select {
+	case <-a.done:
+	case <-time.After(aheadWait):
+		stopAhead(a)
+	}
+}
+
+// stopAhead stops a's goroutine and waits for it.
+func stopAhead(a *ahead) {
+	if !a.stopped {
+		a.stopped = true
+		close(a.stop)
+	}
+	<-a.done
+}
+
+// dropAhead stops a's goroutine and unmaps and releases what it prepared.
+func (t *Transport) dropAhead(a *ahead) {
+	stopAhead(a)
+	for pe, cs := range a.peers {
+		for _, c := range cs {
+			_ = t.dropChunk(t.peers[pe], c)
+		}
+	}
+	if a.ownOK {
+		_ = t.dropChunk(t.own, a.own)
+	}
+}
+
+// adoptAhead exchanges whether every PE's preparation of a succeeded and,
+// if so, makes its chunks part of the mapped heap here (the usable size
+// is set by the caller); if not, drops them and turns preparation off.
+// Returns whether it adopted.
+func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)) (bool, error) {
+	waitAhead(a)
+	var rec [growLen]byte
+	st := uint64(growAhead)
+	if a.err != nil {
+		st = growAheadFailed
+	}
+	le := binary.LittleEndian
+	le.PutUint64(rec[0:], st)
+	le.PutUint64(rec[40:], max(a.ends[t.me], t.vmm.mapped[t.me]))
+	all, err := exchange(rec[:])
+	if err != nil {
+		t.dropAhead(a)
+		return false, err
+	}
+	for pe, r := range all {
+		if len(r) != growLen || le.Uint64(r[0:]) != growAhead {
+			if t.Warn != nil {
+				why := a.err
+				if why == nil {
+					why = fmt.Errorf("PE %d could not", pe)
+				}
+				t.Warn(fmt.Sprintf("the GPU heap's next chunk was not prepared ahead (%v); it grows by need from now on", why))
+			}
+			t.dropAhead(a)
+			t.vmm.noAhead = true
+			return false, nil
+		}
+	}
+	v := &t.vmm
+	if a.ownOK {
+		v.chunks[t.me] = append(v.chunks[t.me], a.own)
+		v.mapped[t.me] = a.own.off + a.own.size
+	}
+	for pe, cs := range a.peers {
+		for _, c := range cs {
+			v.chunks[pe] = append(v.chunks[pe], c)
+			v.mapped[pe] = c.off + c.size
+		}
+	}
+	for pe, r := range all {
+		if pe != t.me {
+			v.mapped[pe] = max(v.mapped[pe], le.Uint64(r[40:]))
+		}
+	}
+	return true, nil
+}
