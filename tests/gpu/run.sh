@@ -84,6 +84,10 @@ step() {
     [ -z "$line" ] && line="(no summary line)"
     local verdict=PASS
     [ "$rc" != 0 ] && { verdict="FAIL (rc $rc)"; fails=$((fails + 1)); }
+    # a growth prepared ahead must be adopted on this machine: its fallback
+    # (a warning) fails the step
+    [ "$verdict" = PASS ] && grep -q 'not prepared ahead' "$tmp" &&
+        { verdict="FAIL (the growth prepared ahead fell back: $(grep -m1 -o 'not prepared ahead.*' "$tmp" | cut -c1-120))"; fails=$((fails + 1)); }
     row "$name" "$*" "$verdict" "$secs" "$line"
     last_out=$tmp
 }

@@ -46,6 +46,10 @@ step() {
     if [ "$rc" != 0 ]; then
         verdict="FAIL (rc $rc$([ "$rc" = 124 ] && echo ', timeout'))"
         fails=$((fails + 1))
+    elif grep -q 'not prepared ahead' "$f"; then
+        # a growth prepared ahead must be adopted on the GPU machine
+        verdict="FAIL (the growth prepared ahead fell back: $(grep -m1 -o 'not prepared ahead.*' "$f" | cut -c1-120))"
+        fails=$((fails + 1))
     fi
     rows+=("| $name | \`$*\` | $verdict | $(($(date +%s) - t0)) | $line |")
     say "   -> $verdict in $(($(date +%s) - t0)) s: $line"
