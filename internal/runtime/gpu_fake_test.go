@@ -65,31 +65,32 @@ var fakeCases = map[string]struct {
 	"vmm-grow-step-dflt": {nil, func(t *testing.T) {
 		gpuVMMGrowStep(t, "", func(_, _ uint64) uint64 { return fakeMapped(64 << 20) })
 	}},
-	"vmm-ahead-2":        {nil, func(t *testing.T) { gpuVMMAhead(t, 2) }},
-	"vmm-ahead-3":        {nil, func(t *testing.T) { gpuVMMAhead(t, 3) }},
-	"vmm-ahead-tight":    {[]string{fmt.Sprintf("FAKECUDA_VMM_MEM=%d", 2*fakeMapped(4<<20)+4<<20+2<<20)}, gpuVMMAheadTight},
-	"vmm-fixed":          {nil, gpuVMMFixed},
-	"vmm-proxy-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "proxy") }},
-	"vmm-ibgda-grow":     {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
-	"register-proxy":     {nil, func(t *testing.T) { registerRemote(t, "proxy") }},
-	"register-ibgda":     {nil, func(t *testing.T) { registerRemote(t, "ibgda") }},
-	"on-heap-control":    {[]string{"FAKECUDA_VMM=0"}, gpuHeapControl},
-	"grid-settings":      {nil, gpuGridSettings},
-	"proxy-2":            {nil, func(t *testing.T) { gpuProxy(t, 2) }},
-	"proxy-2-lazy":       {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
-	"proxy-3":            {nil, func(t *testing.T) { gpuProxy(t, 3) }},
-	"ibgda-soft-1":       {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
-	"ibgda-soft-2":       {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
-	"ibgda-soft-2-cpu":   {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
-	"lib-trap":           {nil, gpuLibTrap},
-	"lib-load-busy-8":    {[]string{"FAKECUDA_DEVICES=1", "FAKECUDA_BUSY_LOAD=fail"}, func(t *testing.T) { gpuLibLoadBusy(t, 8) }},
-	"launch-block-limit": {nil, gpuLaunchBlockLimit},
-	"lib-file":           {nil, gpuLibFile},
-	"lib-missing":        {nil, gpuLibMissing},
-	"team-table":         {nil, gpuTeamTable},
-	"team-handle-range":  {nil, gpuTeamHandleRange},
-	"launch-overlap":     {nil, func(t *testing.T) { gpuLaunchOverlap(t, "1", true) }},
-	"launch-overlap-off": {nil, func(t *testing.T) { gpuLaunchOverlap(t, "0", false) }},
+	"vmm-ahead-2":         {nil, func(t *testing.T) { gpuVMMAhead(t, 2) }},
+	"vmm-ahead-3":         {nil, func(t *testing.T) { gpuVMMAhead(t, 3) }},
+	"vmm-ahead-tight":     {[]string{fmt.Sprintf("FAKECUDA_VMM_MEM=%d", 2*fakeMapped(4<<20)+4<<20+2<<20)}, gpuVMMAheadTight},
+	"vmm-fixed":           {nil, gpuVMMFixed},
+	"vmm-proxy-grow":      {nil, func(t *testing.T) { vmmRemoteGrow(t, "proxy") }},
+	"vmm-ibgda-grow":      {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
+	"register-proxy":      {nil, func(t *testing.T) { registerRemote(t, "proxy") }},
+	"register-ibgda":      {nil, func(t *testing.T) { registerRemote(t, "ibgda") }},
+	"on-heap-control":     {[]string{"FAKECUDA_VMM=0"}, gpuHeapControl},
+	"grid-settings":       {nil, gpuGridSettings},
+	"proxy-2":             {nil, func(t *testing.T) { gpuProxy(t, 2) }},
+	"proxy-2-lazy":        {[]string{"CUDA_MODULE_LOADING=LAZY"}, gpuProxyLazy},
+	"proxy-3":             {nil, func(t *testing.T) { gpuProxy(t, 3) }},
+	"ibgda-soft-1":        {nil, func(t *testing.T) { gpuSoftNIC(t, 1, "gpu") }},
+	"ibgda-soft-2":        {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
+	"ibgda-soft-2-cpu":    {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
+	"lib-trap":            {nil, gpuLibTrap},
+	"lib-load-busy-8":     {[]string{"FAKECUDA_DEVICES=1", "FAKECUDA_BUSY_LOAD=fail"}, func(t *testing.T) { gpuLibLoadBusy(t, 8) }},
+	"launch-block-limit":  {nil, gpuLaunchBlockLimit},
+	"lib-file":            {nil, gpuLibFile},
+	"lib-missing":         {nil, gpuLibMissing},
+	"team-table":          {nil, gpuTeamTable},
+	"stream-sync-capture": {[]string{"FAKECUDA_CAPTURING=1"}, gpuStreamSyncCapture},
+	"team-handle-range":   {nil, gpuTeamHandleRange},
+	"launch-overlap":      {nil, func(t *testing.T) { gpuLaunchOverlap(t, "1", true) }},
+	"launch-overlap-off":  {nil, func(t *testing.T) { gpuLaunchOverlap(t, "0", false) }},
 	"launch-overlap-refused": {[]string{"FAKECUDA_LAUNCH_EX=unsupported"}, func(t *testing.T) {
 		gpuLaunchOverlap(t, "1", false)
 	}},
@@ -928,6 +929,31 @@ func gpuTeamTable(t *testing.T) {
 		}
 		_, err = r.GAlloc.Free(off)
 		return err
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d Init", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// gpuStreamSyncCapture: on a stream being captured into a CUDA graph
+// (FAKECUDA_CAPTURING=1), the on-stream sync declines the memory
+// operations path (their epochs would be frozen into the graph, and a
+// replay would not wait): the caller launches the sync kernel, which
+// syncs the team.
+func gpuStreamSyncCapture(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_GPU_STREAM_SYNC": "memops"}, nil, func(r *Runtime) error {
+		for range 3 {
+			ok, err := r.StreamSync(nil, 0, 0, 1, 2, r.Me, "SyncAllOnStream")
+			if ok || err != nil {
+				return fmt.Errorf("PE %d: on-stream sync while capturing: took the memops path %v, %v", r.Me, ok, err)
+			}
+			world := [gpulib.NArgs]uint64{0}
+			if err := r.LibLaunch(nil, gpulib.Barrier, &world, "SyncAllOnStream"); err != nil {
+				return err
+			}
+		}
+		return r.SyncStream(nil, "Stream.Synchronize")
 	})
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d Init", i)

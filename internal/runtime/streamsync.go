@@ -43,7 +43,9 @@ type streamSync struct {
 // It reports false without queueing anything when this path does not
 // apply, and the caller then launches the barrier or sync kernel:
 // GOSHMEM_GPU_STREAM_SYNC=kernel, or auto (the default) and a team of more
-// than streamSyncAutoMax members, or a GPU remote transport is configured
+// than streamSyncAutoMax members, or the stream is being captured into a
+// CUDA graph (every member must capture the same calls, as it must make
+// them), or a GPU remote transport is configured
 // (a barrier must then complete the proxy's or the NIC's outstanding
 // operations, which only a kernel's quiet does). The choice follows from
 // symmetric settings, so every member makes the same one. Without a remote
@@ -67,6 +69,12 @@ func (r *Runtime) StreamSync(s *Stream, slot, start, stride, size, me int, op st
 	}
 	if size == 1 {
 		return true, nil
+	}
+	// Captured into a CUDA graph, the operations would keep this call's
+	// epoch: a replay's waits would find their words already past it and
+	// not wait. The kernel counts its epochs on the GPU, so replays sync.
+	if capturing, err := s.s.Capturing(); err != nil || capturing {
+		return false, nil
 	}
 	st := &g.streamSync
 	st.mu.Lock()

@@ -351,6 +351,9 @@ typedef CUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *numBloc
 typedef CUresult (*PFN_cuStreamCreate)(CUstream *phStream, unsigned int Flags);
 typedef CUresult (*PFN_cuStreamCreateWithPriority)(CUstream *phStream, unsigned int flags, int priority);
 typedef CUresult (*PFN_cuStreamSynchronize)(CUstream hStream);
+/* captureStatus: CUstreamCaptureStatus, an enum (int): 0 none, 1 active,
+ * 2 invalidated. Ref: cuda.h (CUDA 10.0+), cuStreamIsCapturing. */
+typedef CUresult (*PFN_cuStreamIsCapturing)(CUstream hStream, int *captureStatus);
 typedef CUresult (*PFN_cuStreamDestroy_v2)(CUstream hStream);
 typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
 typedef CUresult (*PFN_cuMemsetD8Async)(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);

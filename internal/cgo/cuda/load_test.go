@@ -147,6 +147,7 @@ func TestCallsWithoutDriver(t *testing.T) {
 				"StreamSynchronize": Stream{ctx: c}.Synchronize,
 				"StreamDestroy":     Stream{ctx: c}.Destroy,
 				"MemsetD8Async":     func() error { return Stream{ctx: c}.MemsetD8Async(1, 0, 1) },
+				"StreamCapturing":   func() error { _, err := Stream{ctx: c}.Capturing(); return err },
 				"EventCreate":       func() error { _, err := c.EventCreate(0); return err },
 				"EventRecord":       func() error { return Event{ctx: c}.Record(Stream{}) },
 				"EventSynchronize":  Event{ctx: c}.Synchronize,

@@ -62,6 +62,7 @@
 	X(cuStreamCreate, "cuStreamCreate", NULL) \
 	X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", NULL) \
 	X(cuStreamSynchronize, "cuStreamSynchronize", NULL) \
+	X(cuStreamIsCapturing, "cuStreamIsCapturing", NULL) \
 	X(cuStreamDestroy_v2, "cuStreamDestroy_v2", NULL) \
 	X(cuEventCreate, "cuEventCreate", NULL) \
 	X(cuEventRecord, "cuEventRecord", NULL) \
@@ -459,6 +460,12 @@ int goshmemi_cuStreamCreateWithPriority(CUcontext ctx, CUstream *s, unsigned int
 {
 	SETCTX(ctx);
 	return cu.cuStreamCreateWithPriority(s, flags, priority);
+}
+
+int goshmemi_cuStreamIsCapturing(CUcontext ctx, CUstream s, int *status)
+{
+	SETCTX(ctx);
+	return cu.cuStreamIsCapturing(s, status);
 }
 
 int goshmemi_cuStreamSynchronize(CUcontext ctx, CUstream s)

@@ -109,6 +109,7 @@ int goshmemi_cuFuncGetAttribute(CUcontext ctx, int *v, int attr, CUfunction f);
 int goshmemi_cuStreamCreate(CUcontext ctx, CUstream *s, unsigned int flags);
 int goshmemi_cuStreamCreateWithPriority(CUcontext ctx, CUstream *s, unsigned int flags, int priority);
 int goshmemi_cuStreamSynchronize(CUcontext ctx, CUstream s);
+int goshmemi_cuStreamIsCapturing(CUcontext ctx, CUstream s, int *status);
 int goshmemi_cuStreamDestroy(CUcontext ctx, CUstream s);
 int goshmemi_cuEventCreate(CUcontext ctx, CUevent *e, unsigned int flags);
 int goshmemi_cuEventRecord(CUcontext ctx, CUevent e, CUstream s);

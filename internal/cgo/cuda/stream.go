@@ -73,6 +73,24 @@ func (s Stream) Synchronize() error {
 	return check(C.goshmemi_cuStreamSynchronize(h, s.h), "cuStreamSynchronize")
 }
 
+// Capturing reports whether work queued on the stream is being captured
+// into a CUDA graph (cuStreamIsCapturing: active, or a capture that was
+// invalidated and not yet ended), instead of running.
+func (s Stream) Capturing() (bool, error) {
+	if s.ctx == nil {
+		return false, errors.Wrapf(errs.ErrInvalidArgument, "cuda: cuStreamIsCapturing: the zero Stream has no context")
+	}
+	h, err := s.ctx.live("cuStreamIsCapturing")
+	if err != nil {
+		return false, err
+	}
+	var st C.int
+	if err := check(C.goshmemi_cuStreamIsCapturing(h, s.h, &st), "cuStreamIsCapturing"); err != nil {
+		return false, err
+	}
+	return st != 0, nil
+}
+
 // Destroy destroys the stream once its work is done (cuStreamDestroy_v2).
 // Destroying the zero Stream is a no-op.
 func (s Stream) Destroy() error {

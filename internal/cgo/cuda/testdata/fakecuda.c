@@ -1362,6 +1362,20 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 	return sync_cur();
 }
 
+/* The fake captures nothing: a stream reports an active capture only
+ * under FAKECUDA_CAPTURING=1 (to test what callers do then), and work
+ * queued on it still runs. */
+EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status)
+{
+	const char *e = getenv("FAKECUDA_CAPTURING");
+	(void)s;
+	NEED_CTX();
+	if (!status)
+		return CUDA_ERROR_INVALID_VALUE;
+	*status = e && strcmp(e, "1") == 0;
+	return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
 	NEED_CTX();
