@@ -31,9 +31,6 @@ import (
 // allocMinSize is the smallest alloc row size.
 const allocMinSize = 2 << 20
 
-// cuAllocQuiet is the pause before a cuMemAlloc sample.
-const cuAllocQuiet = 20 * time.Millisecond
-
 // allocRepsFor is the number of samples of each alloc row at size: reps
 // up to 64 MiB, then at most 2 (every growth sample maps size bytes more
 // on every PE, and the PEs may share one GPU).
@@ -72,23 +69,37 @@ func (d *dev) allocRows() error {
 	} else if err := ctx.MemFree(p); err != nil {
 		return err
 	}
+	// every size's cuMemAlloc samples first, back to back: before the
+	// first AllocDevice, so that no growth prepared in the background
+	// runs beside them
+	cu := map[int][]int64{}
+	for size := d.o.allocMin; size <= d.o.allocMax; size *= 2 {
+		for range allocRepsFor(d.o.allocReps, size) {
+			t, err := d.cuAllocSample(ctx, size)
+			if err != nil {
+				return fmt.Errorf("cuMemAlloc of %d bytes: %w", size, err)
+			}
+			cu[size] = append(cu[size], t)
+		}
+	}
 	if a, err := shmem.AllocDevice[byte](allocMinSize); err != nil {
 		return err
 	} else if err := a.Free(); err != nil {
 		return err
 	}
 	for size := d.o.allocMin; size <= d.o.allocMax; size *= 2 {
-		if err := d.allocSize(ctx, size); err != nil {
+		if err := d.allocSize(size, cu[size]); err != nil {
 			return fmt.Errorf("%d bytes: %w", size, err)
 		}
 	}
 	return nil
 }
 
-// allocSize takes and emits the three rows of one size.
-func (d *dev) allocSize(ctx *cuda.Context, size int) error {
+// allocSize takes the AllocDevice rows of one size and emits them with
+// its cuMemAlloc samples cu.
+func (d *dev) allocSize(size int, cu []int64) error {
 	reps := allocRepsFor(d.o.allocReps, size)
-	var grow, fit, cu []int64
+	var grow, fit []int64
 	var keep []shmem.Array[byte]
 	defer func() {
 		for _, a := range keep {
@@ -111,13 +122,6 @@ func (d *dev) allocSize(ctx *cuda.Context, size int) error {
 	for tries := 0; len(grow) <= reps; tries++ {
 		if tries == limit {
 			return fmt.Errorf("%d AllocDevice calls, %d of them grew the heap (mapped at first: %d bytes): want %d", tries, len(grow), h, reps+1)
-		}
-		if len(cu) < reps {
-			t, err := d.cuAllocSample(ctx, size)
-			if err != nil {
-				return err
-			}
-			cu = append(cu, t)
 		}
 		a, t, grew, err := d.allocSample(size)
 		if err != nil {
@@ -165,7 +169,7 @@ func (d *dev) allocSize(ctx *cuda.Context, size int) error {
 			return 0
 		}
 		d.emit(Row{Name: "cumemalloc", Size: int64(size), Iters: int64(len(cu)), MedianUS: c.Median / 1000, P99US: c.P99 / 1000,
-			Scope: "-", NPEs: d.npes, Timing: "host clock per cuMemAlloc, every PE at once after a barrier (no zeroing); the block written and read back, then freed"})
+			Scope: "-", NPEs: d.npes, Timing: "host clock per cuMemAlloc, every PE at once after a barrier (no zeroing), before the job's first AllocDevice; the block written and read back, then freed"})
 		d.emit(Row{Name: "alloc_grow", Size: int64(size), Iters: int64(len(grow)), MedianUS: g.Median / 1000, P99US: g.P99 / 1000,
 			Scope: "-", NPEs: d.npes, Timing: fmt.Sprintf("host clock per AllocDevice that grew the heap (adopting the chunk prepared in the background, or mapping one on every PE; clearing what was used before; closing barrier), after %v and a barrier; %.2fx cuMemAlloc of this size (target <= 2x)", d.o.allocSettle, ratio(g))})
 		d.emit(Row{Name: "alloc_fit", Size: int64(size), Iters: int64(len(fit)), MedianUS: f.Median / 1000, P99US: f.P99 / 1000,
@@ -178,11 +182,8 @@ func (d *dev) allocSize(ctx *cuda.Context, size int) error {
 }
 
 // cuAllocSample times one cuMemAlloc of size on every PE at once and
-// checks the memory takes a write. It first waits long enough for a
-// growth that AllocDevice prepares in the background (driver calls on
-// every PE) to finish, so that it does not slow the cuMemAlloc.
+// checks the memory takes a write.
 func (d *dev) cuAllocSample(ctx *cuda.Context, size int) (int64, error) {
-	time.Sleep(cuAllocQuiet)
 	if err := shmem.BarrierAll(); err != nil {
 		return 0, err
 	}

@@ -43,6 +43,10 @@ import (
 // missing then ends the wait, and the growth falls back.
 const aheadWait = 60 * time.Second
 
+// aheadNap is the longest pause between two reads of a peer's box: the
+// wait is a few milliseconds at most, and a growth may be waiting on it.
+const aheadNap = 50 * time.Microsecond
+
 // box statuses
 const (
 	boxOK     = 1
@@ -188,7 +192,7 @@ func (t *Transport) readBox(a *ahead, pe int) (boxImage, error) {
 			return b, errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d had not prepared its next GPU heap chunk (generation %d) when this PE stopped waiting", pe, a.gen)
 		case <-time.After(nap):
 		}
-		nap = min(2*nap, time.Millisecond)
+		nap = min(2*nap, aheadNap)
 	}
 }
 

@@ -173,9 +173,14 @@ func run(t test) {
 		fmt.Printf("devtest: PE %d: exiting after a timeout in %s\n", me, t.name)
 		os.Exit(3)
 	}
-	// agree
-	flags, _ := shmem.Alloc[int32](1)
-	all, _ := shmem.Alloc[int32](1)
+	// agree (a test that left the PEs out of step fails these collectives:
+	// then the run cannot go on)
+	flags, ferr := shmem.Alloc[int32](1)
+	all, aerr := shmem.Alloc[int32](1)
+	if ferr != nil || aerr != nil {
+		fmt.Printf("devtest: PE %d: exiting after %s: the PEs no longer agree (%v)\n", me, t.name, errors.Join(ferr, aerr))
+		os.Exit(2)
+	}
 	if err != nil {
 		flags.Local()[0] = 1
 	}
