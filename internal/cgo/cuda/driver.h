@@ -279,6 +279,13 @@ _Static_assert(sizeof(CUmemAllocationProp) == 32 && offsetof(CUmemAllocationProp
 		       offsetof(CUmemAllocationProp, allocFlags) == 24, "CUmemAllocationProp");
 _Static_assert(sizeof(CUmemAccessDesc) == 12 && offsetof(CUmemAccessDesc, flags) == 8, "CUmemAccessDesc");
 
+/* Ref: cuda.h (CUDA 10.0+), enum CUstreamCaptureStatus_enum (cuStreamIsCapturing). */
+typedef enum CUstreamCaptureStatus_enum {
+	CU_STREAM_CAPTURE_STATUS_NONE = 0,
+	CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+	CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
+
 /* ---- function pointer typedefs ------------------------------------------ */
 /* One per driver entry point, named PFN_<symbol> after the exported symbol
  * that shim.c resolves first. Signatures: the driver API reference page of
@@ -351,9 +358,7 @@ typedef CUresult (*PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *numBloc
 typedef CUresult (*PFN_cuStreamCreate)(CUstream *phStream, unsigned int Flags);
 typedef CUresult (*PFN_cuStreamCreateWithPriority)(CUstream *phStream, unsigned int flags, int priority);
 typedef CUresult (*PFN_cuStreamSynchronize)(CUstream hStream);
-/* captureStatus: CUstreamCaptureStatus, an enum (int): 0 none, 1 active,
- * 2 invalidated. Ref: cuda.h (CUDA 10.0+), cuStreamIsCapturing. */
-typedef CUresult (*PFN_cuStreamIsCapturing)(CUstream hStream, int *captureStatus);
+typedef CUresult (*PFN_cuStreamIsCapturing)(CUstream hStream, CUstreamCaptureStatus *captureStatus);
 typedef CUresult (*PFN_cuStreamDestroy_v2)(CUstream hStream);
 typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream);
 typedef CUresult (*PFN_cuMemsetD8Async)(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);

@@ -464,8 +464,12 @@ int goshmemi_cuStreamCreateWithPriority(CUcontext ctx, CUstream *s, unsigned int
 
 int goshmemi_cuStreamIsCapturing(CUcontext ctx, CUstream s, int *status)
 {
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	int r;
 	SETCTX(ctx);
-	return cu.cuStreamIsCapturing(s, status);
+	r = cu.cuStreamIsCapturing(s, &st);
+	*status = (int)st;
+	return r;
 }
 
 int goshmemi_cuStreamSynchronize(CUcontext ctx, CUstream s)

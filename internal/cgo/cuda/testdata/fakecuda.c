@@ -1365,14 +1365,14 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 /* The fake captures nothing: a stream reports an active capture only
  * under FAKECUDA_CAPTURING=1 (to test what callers do then), and work
  * queued on it still runs. */
-EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status)
+EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *status)
 {
 	const char *e = getenv("FAKECUDA_CAPTURING");
 	(void)s;
 	NEED_CTX();
 	if (!status)
 		return CUDA_ERROR_INVALID_VALUE;
-	*status = e && strcmp(e, "1") == 0;
+	*status = e && strcmp(e, "1") == 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
 }
 
