@@ -78,7 +78,6 @@ type ahead struct {
 	own       chunk
 	ownOK     bool
 	peers     [][]chunk // per PE: the chunk mapped into its view here
-	ends      []uint64  // per PE: its mapped length after adoption (0: unchanged)
 	err       error     // nil: own chunk and every node peer's mapped
 }
 
@@ -100,7 +99,7 @@ func (t *Transport) maybePrepare(need uint64) {
 	off, lim := v.mapped[t.me], min(v.reserved[t.me], t.Limit())
 	size := min(t.aheadStep(), lim-min(off, lim))
 	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}),
-		peers: make([][]chunk, t.npes), ends: make([]uint64, t.npes)}
+		peers: make([][]chunk, t.npes)}
 	mapped := append([]uint64(nil), v.mapped...)
 	v.next = a
 	go t.prepare(a, mapped)
@@ -126,7 +125,6 @@ func (t *Transport) prepare(a *ahead, mapped []uint64) {
 			return
 		}
 		a.own, a.ownOK = c, true
-		a.ends[t.me] = a.off + a.size
 	}
 	v.box.off.Store(c.off)
 	v.box.size.Store(c.size)
@@ -257,7 +255,11 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 	}
 	le := binary.LittleEndian
 	le.PutUint64(rec[0:], st)
-	le.PutUint64(rec[40:], max(a.ends[t.me], t.vmm.mapped[t.me]))
+	end := t.vmm.mapped[t.me] // this PE's mapped length once adopted
+	if a.ownOK {
+		end = a.own.off + a.own.size
+	}
+	le.PutUint64(rec[40:], end)
 	all, err := exchange(rec[:])
 	if err != nil {
 		t.dropAhead(a)
@@ -282,14 +284,11 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 		v.chunks[t.me] = append(v.chunks[t.me], a.own)
 		v.mapped[t.me] = a.own.off + a.own.size
 	}
-	for pe, cs := range a.peers {
-		for _, c := range cs {
-			v.chunks[pe] = append(v.chunks[pe], c)
-			v.mapped[pe] = c.off + c.size
-		}
-	}
+	// each peer's mapped length from its record (a node peer's also ends
+	// the chunk mapped into its view here)
 	for pe, r := range all {
 		if pe != t.me {
+			v.chunks[pe] = append(v.chunks[pe], a.peers[pe]...)
 			v.mapped[pe] = max(v.mapped[pe], le.Uint64(r[40:]))
 		}
 	}
