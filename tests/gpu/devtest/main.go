@@ -177,9 +177,8 @@ func run(t test) {
 	// then the run cannot go on)
 	flags, ferr := shmem.Alloc[int32](1)
 	all, aerr := shmem.Alloc[int32](1)
-	if ferr != nil || aerr != nil {
-		fmt.Printf("devtest: PE %d: exiting after %s: the PEs no longer agree (%v)\n", me, t.name, errors.Join(ferr, aerr))
-		os.Exit(2)
+	if err := errors.Join(ferr, aerr); err != nil {
+		check(fmt.Errorf("after %s the PEs no longer agree: %w", t.name, err))
 	}
 	if err != nil {
 		flags.Local()[0] = 1
