@@ -94,7 +94,7 @@ func AllocDevice[T Elem](n int) (Array[T], error) {
 		doff := r.c.GPUControlBytes() + off
 		// A heap that grows maps what the block needs first, on every PE
 		// at once (each PE's allocator made the same choice).
-		if err := r.c.GPU.Grow(doff+bytes, func(rec []byte) ([][]byte, error) {
+		if err := r.c.GPU.Grow(doff+bytes, bytes, func(rec []byte) ([][]byte, error) {
 			return r.world.ExchangeAs(r, collectives.KindAllocDevice, rec)
 		}); err != nil {
 			_, _ = r.galloc.Free(off)

@@ -292,7 +292,7 @@ func vmmRemoteGrow(t *testing.T, transport string) {
 		}
 		for round, more := range []uint64{3 << 20, 5 << 20} {
 			end := g.Size() + more
-			if err := g.Grow(end, bootExchange(r)); err != nil {
+			if err := g.Grow(end, 0, bootExchange(r)); err != nil {
 				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, end, err)
 			}
 			size := g.Size()

@@ -61,7 +61,7 @@ func gpuVMMGrow(t *testing.T, n int) {
 				return err
 			}
 			end := r.GPUControlBytes() + off + block
-			if err := g.Grow(end, bootExchange(r)); err != nil {
+			if err := g.Grow(end, 0, bootExchange(r)); err != nil {
 				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, end, err)
 			}
 			want := (end + 2<<20 - 1) &^ (2<<20 - 1)
@@ -96,7 +96,7 @@ func gpuVMMGrow(t *testing.T, n int) {
 		// A need the allocator never asks for (past the limit): refused on
 		// every PE, the size unchanged.
 		size := g.Size()
-		err := g.Grow(g.Limit()+1, bootExchange(r))
+		err := g.Grow(g.Limit()+1, 0, bootExchange(r))
 		if !stderrors.Is(err, errs.ErrHeapExhausted) || !assert.ObjectsAreEqual([]string{"raise GOSHMEM_DEVICE_HEAP_MAX"}, errors.GetAllHints(err)) || g.Size() != size {
 			return fmt.Errorf("PE %d: Grow past the limit: %v (hints %q), size %d (was %d)", r.Me, err, errors.GetAllHints(err), g.Size(), size)
 		}
@@ -127,7 +127,7 @@ func gpuVMMGrowStep(t *testing.T, chunk string, want func(mapped, need uint64) u
 				continue // already mapped: Grow is a no-op
 			}
 			w := min(want(g.Size(), need), g.Limit())
-			if err := g.Grow(need, bootExchange(r)); err != nil {
+			if err := g.Grow(need, 0, bootExchange(r)); err != nil {
 				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
 			}
 			if g.Size() != w {
@@ -211,14 +211,14 @@ func gpuVMMAhead(t *testing.T, n int) {
 			return nil
 		}
 		mapped := g.Size()
-		if err := g.Grow(mapped-1, ex); err != nil || g.Size() != mapped {
+		if err := g.Grow(mapped-1, 0, ex); err != nil || g.Size() != mapped {
 			return fmt.Errorf("PE %d: Grow(%d) within the heap: %v, size %d (was %d)", r.Me, mapped-1, err, g.Size(), mapped)
 		}
 		if gr, ad := g.Growths(); gr != 0 || ad != 0 {
 			return fmt.Errorf("PE %d: %d growths, %d adopted before any need past the heap", r.Me, gr, ad)
 		}
 		// adopt: exactly the prepared step
-		if err := g.Grow(mapped+8, ex); err != nil {
+		if err := g.Grow(mapped+8, 0, ex); err != nil {
 			return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, mapped+8, err)
 		}
 		if gr, ad := g.Growths(); gr != 1 || ad != 1 || g.Size() != mapped+4<<20 {
@@ -262,7 +262,7 @@ func gpuVMMAhead(t *testing.T, n int) {
 		// past the prepared chunk: adopt it, map the rest by need
 		size := g.Size()
 		need := size + 4<<20 + 3<<20
-		if err := g.Grow(need, ex); err != nil {
+		if err := g.Grow(need, 0, ex); err != nil {
 			return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
 		}
 		if gr, ad := g.Growths(); gr != 2 || ad != 2 || g.Size() != fakeRoundUp(need) {
@@ -278,7 +278,7 @@ func gpuVMMAhead(t *testing.T, n int) {
 			return err
 		}
 		// leaves a prepared chunk for Close
-		if err := g.Grow(end-1, ex); err != nil {
+		if err := g.Grow(end-1, 0, ex); err != nil {
 			return err
 		}
 		return r.Boot.Barrier()
@@ -286,7 +286,72 @@ func gpuVMMAhead(t *testing.T, n int) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d: New", i)
 		require.NoError(t, p.work, "PE %d", i)
-		assert.Contains(t, p.info, "prepared in the background once the heap has less than that left", "PE %d", i)
+		assert.Contains(t, p.info, "prepared in the background once the heap has less than that left (or less than the largest block so far, up to 4 times as much)", "PE %d", i)
+	}
+}
+
+// The preparation is sized by the largest block (CHUNK 4M, 3 PEs): an
+// 8 MiB block past the heap grows by need, and the growth for the next
+// 8 MiB block adopts an 8 MiB prepared chunk, zeroed on every PE; after a
+// 40 MiB block the preparation is 4 steps (16 MiB), not 40.
+func gpuVMMAheadBlock(t *testing.T) {
+	got := fakeJob(t, 3, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "128M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
+		g := r.GPU
+		ex := bootExchange(r)
+		grow := func(block uint64, wantGrown, wantAdopted uint64, wantSize uint64) error {
+			need := g.Size() + block
+			if err := g.Grow(need, block, ex); err != nil {
+				return fmt.Errorf("PE %d: Grow(%d, %d): %w", r.Me, need, block, err)
+			}
+			if gr, ad := g.Growths(); gr != wantGrown || ad != wantAdopted || g.Size() != wantSize {
+				return fmt.Errorf("PE %d: after Grow(%d, %d): %d growths, %d adopted, size %d (want %d, %d, %d)",
+					r.Me, need, block, gr, ad, g.Size(), wantGrown, wantAdopted, wantSize)
+			}
+			return nil
+		}
+		// a prepared chunk is zeroed; one mapped by need holds the fake's
+		// junk at its end
+		endZero := func() error {
+			for pe := range r.NPEs {
+				b := make([]byte, 64)
+				if err := g.Get(nil, b, pe, g.Size()-64); err != nil {
+					return err
+				}
+				if !bytes.Equal(b, make([]byte, 64)) {
+					return fmt.Errorf("PE %d: the heap's last bytes on PE %d are %x, want zero (a prepared chunk)", r.Me, pe, b)
+				}
+			}
+			return nil
+		}
+		mapped := g.Size()
+		if err := grow(8<<20, 1, 0, fakeRoundUp(mapped+8<<20)); err != nil {
+			return err
+		}
+		size := g.Size()
+		if err := grow(8<<20, 2, 1, size+8<<20); err != nil {
+			return err
+		}
+		if err := endZero(); err != nil {
+			return err
+		}
+		// 40 MiB: adopts the 8 MiB prepared, maps the rest by need; the
+		// next preparation is 16 MiB (a 16 MiB block adopts it exactly)
+		size = g.Size()
+		if err := grow(40<<20, 3, 2, size+40<<20); err != nil {
+			return err
+		}
+		size = g.Size()
+		if err := grow(16<<20, 4, 3, size+16<<20); err != nil {
+			return err
+		}
+		if err := endZero(); err != nil {
+			return err
+		}
+		return r.Boot.Barrier()
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
 	}
 }
 
@@ -301,7 +366,7 @@ func gpuVMMAheadTight(t *testing.T) {
 		ex := bootExchange(r)
 		mapped := g.Size()
 		for _, need := range []uint64{mapped - 1, mapped + 8} {
-			if err := g.Grow(need, ex); err != nil {
+			if err := g.Grow(need, 0, ex); err != nil {
 				return fmt.Errorf("PE %d: Grow(%d): %w", r.Me, need, err)
 			}
 		}
@@ -309,7 +374,7 @@ func gpuVMMAheadTight(t *testing.T) {
 			return fmt.Errorf("PE %d: %d growths, %d adopted, size %d; want 1, 0, %d", r.Me, gr, ad, g.Size(), mapped+2<<20)
 		}
 		size := g.Size()
-		if err := g.Grow(size+8, ex); !stderrors.Is(err, errs.ErrHeapExhausted) || g.Size() != size {
+		if err := g.Grow(size+8, 0, ex); !stderrors.Is(err, errs.ErrHeapExhausted) || g.Size() != size {
 			return fmt.Errorf("PE %d: Grow(%d) on a full GPU: %v, size %d (was %d)", r.Me, size+8, err, g.Size(), size)
 		}
 		return r.Boot.Barrier()

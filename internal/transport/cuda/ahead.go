@@ -3,6 +3,7 @@ package cudatr
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -16,14 +17,16 @@ import (
 // The next growth, prepared ahead (CUDA VMM). A growth's cost is in the
 // driver: creating, mapping and exporting this PE's chunk, then importing
 // and mapping every node peer's. So once an AllocDevice leaves the heap
-// less than one step (GOSHMEM_DEVICE_HEAP_CHUNK) past the block it
-// returned, every PE starts a goroutine that does that work for the next
-// step of the heap, beyond its usable size where no kernel addresses it:
-// it creates the chunk, maps it behind the mapped heap, zeroes it on its
-// own stream, exports it and publishes the descriptor in its box, then
-// waits for each node peer's box (read with process_vm_readv(2), the same
-// ptrace access that pidfd_getfd needs) and maps that peer's chunk into
-// the peer's view. The growth that needs it waits for that goroutine,
+// less than one preparation's size past the block it returned (the step,
+// GOSHMEM_DEVICE_HEAP_CHUNK, or the largest block so far up to
+// aheadMaxSteps steps), every PE starts a goroutine that does that work
+// for the next part of the heap, beyond its usable size where no kernel
+// addresses it: it creates the chunk, maps it behind the mapped heap,
+// exports it and publishes the descriptor in its box, starts zeroing it
+// on a stream of its own, and meanwhile maps every node peer's chunk into
+// that peer's view, all peers at once, each as soon as the peer's box
+// (read with process_vm_readv(2), the same ptrace access that pidfd_getfd
+// needs) names it. The growth that needs it waits for that goroutine,
 // exchanges one record (whether every PE's preparation succeeded), and
 // adopts the chunks: the usable size grows, the growth hooks run, and the
 // device state learns the size. If any PE's preparation failed, every PE
@@ -31,9 +34,9 @@ import (
 // more. The decision to prepare depends only on the allocator's symmetric
 // state, so every PE prepares the same generation at the same call.
 //
-// The memory mapped ahead is at most one step per PE beyond the usable
-// heap. Because the prepared chunk is zeroed and never handed out before
-// it is adopted, blocks placed in it need no zeroing (ZeroBlock).
+// The memory mapped ahead is at most one preparation per PE beyond the
+// usable heap. Because the prepared chunk is zeroed and never handed out
+// before it is adopted, blocks placed in it need no zeroing (ZeroBlock).
 
 // aheadWait bounds a growth's wait for the preparation it adopts. The
 // goroutine waits for a peer's box without a bound (the peer may reach
@@ -74,16 +77,27 @@ type ahead struct {
 	off, size uint64
 	done      chan struct{}
 	stop      chan struct{}
-	stopped   bool // stop is closed (by the caller's goroutine)
+	fail      chan struct{} // closed when mapping a peer's chunk failed
+	stopped   bool          // stop is closed (by the caller's goroutine)
 	own       chunk
 	ownOK     bool
 	peers     [][]chunk // per PE: the chunk mapped into its view here
 	err       error     // nil: own chunk and every node peer's mapped
 }
 
-// aheadStep is the size of a prepared chunk: the step, at least one
-// granule.
-func (t *Transport) aheadStep() uint64 { return roundUp(max(t.vmm.step, t.vmm.gran), t.vmm.gran) }
+// aheadMaxSteps bounds a preparation sized by the largest block: a
+// program's one large allocation (a model's weights) should not make
+// every PE hold as much again ahead of need.
+const aheadMaxSteps = 4
+
+// aheadSize is the size of the next prepared chunk: the step, or the
+// largest block allocated so far where that is larger (a program
+// that allocates blocks of that size finds the next one prepared), up to
+// aheadMaxSteps steps; at least one granule.
+func (t *Transport) aheadSize() uint64 {
+	n := max(t.vmm.step, min(t.vmm.largest, aheadMaxSteps*t.vmm.step), t.vmm.gran)
+	return roundUp(n, t.vmm.gran)
+}
 
 // maybePrepare starts preparing the next growth when the block ending at
 // need leaves less than one step of the usable heap, none is in flight
@@ -92,13 +106,13 @@ func (t *Transport) aheadStep() uint64 { return roundUp(max(t.vmm.step, t.vmm.gr
 // symmetric).
 func (t *Transport) maybePrepare(need uint64) {
 	v := &t.vmm
-	if !v.on || v.noAhead || v.next != nil || need+t.aheadStep() <= t.size || t.size+v.gran > t.Limit() {
+	if !v.on || v.noAhead || v.next != nil || need+t.aheadSize() <= t.size || t.size+v.gran > t.Limit() {
 		return
 	}
 	v.gen++
 	off, lim := v.mapped[t.me], min(v.reserved[t.me], t.Limit())
-	size := min(t.aheadStep(), lim-min(off, lim))
-	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}),
+	size := min(t.aheadSize(), lim-min(off, lim))
+	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}), fail: make(chan struct{}),
 		peers: make([][]chunk, t.npes)}
 	mapped := append([]uint64(nil), v.mapped...)
 	v.next = a
@@ -106,17 +120,19 @@ func (t *Transport) maybePrepare(need uint64) {
 }
 
 // prepare is the preparing goroutine (see the top of the file). mapped
-// is every PE's mapped length when it started.
+// is every PE's mapped length when it started. The chunk is published as
+// soon as it is exported and cleared while the peers map it; the node
+// peers' chunks are mapped in parallel, each as soon as its box appears.
 func (t *Transport) prepare(a *ahead, mapped []uint64) {
 	defer close(a.done)
 	v := &t.vmm
 	var c chunk
+	var zs cuda.Stream // clearing the chunk, when a.size > 0
 	if a.size > 0 {
 		var err error
 		if c, err = t.newChunk(a.off, a.size); err == nil {
-			if err = t.zeroRange(t.own+cuda.DevicePtr(a.off), a.size); err != nil {
-				_ = t.dropChunk(t.own, c)
-			}
+			a.own, a.ownOK = c, true // dropAhead releases it from here on
+			zs, err = t.startZero(t.own+cuda.DevicePtr(a.off), a.size)
 		}
 		if err != nil {
 			a.err = errs.Wrap(err, t.me, "AllocDevice", "preparing %d bytes of the GPU heap at offset %d ahead of need", a.size, a.off)
@@ -124,37 +140,63 @@ func (t *Transport) prepare(a *ahead, mapped []uint64) {
 			v.box.gen.Store(a.gen)
 			return
 		}
-		a.own, a.ownOK = c, true
 	}
 	v.box.off.Store(c.off)
 	v.box.size.Store(c.size)
 	v.box.fd.Store(uint64(c.fd))
 	v.box.stat.Store(boxOK)
 	v.box.gen.Store(a.gen)
+	// one goroutine per node peer: a peer that publishes late delays only
+	// its own mapping, and the driver calls of different peers' chunks may
+	// overlap; the first failure ends the others' waits
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error // the first failure in time (the others may only be its echo)
 	for pe := range t.npes {
 		if pe == t.me || v.reserved[pe] == 0 || v.boxes[pe] == 0 {
 			continue
 		}
-		b, err := t.readBox(a, pe)
-		if err == nil && b.stat != boxOK {
-			err = errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not prepare its next GPU heap chunk", pe)
-		}
-		if err == nil && b.size > 0 && b.off != mapped[pe] {
-			err = errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared its GPU heap chunk at offset %d, but it maps %d bytes", pe, b.off, mapped[pe])
-		}
-		if err == nil && b.size > 0 {
-			var c chunk
-			if c, err = t.importChunk(pe, v.pids[pe], int(b.fd), b.off, b.size); err == nil {
-				a.peers[pe] = append(a.peers[pe], c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := t.preparePeer(a, pe, mapped[pe]); err != nil {
+				once.Do(func() { first = err; close(a.fail) })
 			}
-		}
-		if err != nil {
-			if a.err == nil {
-				a.err = err
-			}
+		}()
+	}
+	wg.Wait()
+	if a.size > 0 {
+		if err := finishZero(zs); err != nil {
+			a.err = errs.Wrap(err, t.me, "AllocDevice", "clearing the %d bytes of the GPU heap prepared at offset %d", a.size, a.off)
 			return
 		}
 	}
+	a.err = first
+}
+
+// preparePeer waits for PE pe's box to publish a's generation and maps
+// the chunk it names into pe's view here (a.peers[pe]). mapped is pe's
+// mapped length when the preparation started.
+func (t *Transport) preparePeer(a *ahead, pe int, mapped uint64) error {
+	b, err := t.readBox(a, pe)
+	if err != nil {
+		return err
+	}
+	if b.stat != boxOK {
+		return errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not prepare its next GPU heap chunk", pe)
+	}
+	if b.size == 0 {
+		return nil
+	}
+	if b.off != mapped {
+		return errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared its GPU heap chunk at offset %d, but it maps %d bytes", pe, b.off, mapped)
+	}
+	c, err := t.importChunk(pe, t.vmm.pids[pe], int(b.fd), b.off, b.size)
+	if err != nil {
+		return err
+	}
+	a.peers[pe] = append(a.peers[pe], c)
+	return nil
 }
 
 // readBox waits for PE pe's box to publish a's generation and returns
@@ -188,23 +230,32 @@ func (t *Transport) readBox(a *ahead, pe int) (boxImage, error) {
 		select {
 		case <-a.stop:
 			return b, errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d had not prepared its next GPU heap chunk (generation %d) when this PE stopped waiting", pe, a.gen)
+		case <-a.fail:
+			return b, errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d's GPU heap chunk (generation %d) no longer awaited: mapping another peer's failed", pe, a.gen)
 		case <-time.After(nap):
 		}
 		nap = min(2*nap, aheadNap)
 	}
 }
 
-// zeroRange clears [p, p+n) on a stream of its own: the legacy stream's
-// memset would wait for the program's kernels on blocking streams.
-func (t *Transport) zeroRange(p cuda.DevicePtr, n uint64) error {
+// startZero starts clearing [p, p+n) on a stream of its own (the legacy
+// stream's memset would wait for the program's kernels on blocking
+// streams) and returns the stream for finishZero.
+func (t *Transport) startZero(p cuda.DevicePtr, n uint64) (cuda.Stream, error) {
 	s, err := t.Ctx.StreamCreate(cuda.StreamNonBlocking)
 	if err != nil {
-		return err
+		return s, err
 	}
-	err = s.MemsetD8Async(p, 0, int(n))
-	if err == nil {
-		err = s.Synchronize()
+	if err := s.MemsetD8Async(p, 0, int(n)); err != nil {
+		_ = s.Destroy()
+		return cuda.Stream{}, err
 	}
+	return s, nil
+}
+
+// finishZero waits for startZero's clearing and destroys its stream.
+func finishZero(s cuda.Stream) error {
+	err := s.Synchronize()
 	if derr := s.Destroy(); err == nil {
 		err = derr
 	}

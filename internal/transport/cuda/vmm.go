@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"sync"
 	"unsafe"
 
 	errors "github.com/goshmem/goshmem/internal/xerrors"
@@ -80,6 +81,7 @@ type vmmHeap struct {
 	chunks   [][]chunk // chunks mapped here, per PE (views of peers; own)
 	limit    uint64    // the smallest reservation of any PE: the heap's maximum
 	step     uint64    // the least a growth maps (GOSHMEM_DEVICE_HEAP_CHUNK)
+	largest  uint64    // the largest block a Grow was asked for
 	hooks    []GrowHook
 	// the next growth prepared ahead (ahead.go): this PE's box, each
 	// PE's pid and box address (0: no view here), the last generation
@@ -145,8 +147,8 @@ func (t *Transport) LimitSetting() string {
 // HeapMode says how the heap is allocated and shared, for GOSHMEM_INFO.
 func (t *Transport) HeapMode() string {
 	if t.vmm.on {
-		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left, in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
-			t.size, t.Limit(), t.aheadStep(), t.vmm.gran, t.control, t.maxTeams)
+		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left (or less than the largest block so far, up to 4 times as much), in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
+			t.size, t.Limit(), roundUp(max(t.vmm.step, t.vmm.gran), t.vmm.gran), t.vmm.gran, t.control, t.maxTeams)
 	}
 	why := "no CUDA VMM with POSIX file descriptors here"
 	if t.heapMax == HeapMaxFixed {
@@ -372,15 +374,18 @@ func (t *Transport) agree(recs [][]byte) {
 	}
 }
 
-// Grow makes at least need bytes of the heap usable on every PE. It is
-// collective over the job (every PE calls it with the same need: the
-// allocator state is symmetric) and, when the heap is already that large,
+// Grow makes at least need bytes of the heap usable on every PE, for a
+// block of block bytes ending there (it sizes the preparation of the next
+// growth: ahead.go; 0 for none). It is collective over the job (every PE
+// calls it with the same need and block: the allocator state is
+// symmetric) and, when the heap is already that large,
 // makes no communication (it may start preparing the next growth in the
 // background: ahead.go). The caller serializes it with the other heap
 // operations (AllocDevice holds the world team). exchange gathers one
 // record from every PE (the same length everywhere), in PE order. On
 // error no PE's usable size changes.
-func (t *Transport) Grow(need uint64, exchange func([]byte) ([][]byte, error)) error {
+func (t *Transport) Grow(need, block uint64, exchange func([]byte) ([][]byte, error)) error {
+	t.vmm.largest = max(t.vmm.largest, block)
 	if need <= t.size {
 		t.maybePrepare(need)
 		return nil
@@ -481,12 +486,26 @@ func (t *Transport) growChunk(need uint64, adopted bool, exchange func([]byte) (
 		// a new chunk's memory is not zeroed: nothing past it is fresh
 		t.fresh = max(t.fresh, t.vmm.mapped[t.me])
 	}
+	// the node peers' new chunks, mapped at once (each goroutine updates
+	// only its PE's entries)
+	perr := make([]error, len(all))
+	var wg sync.WaitGroup
 	for pe, r := range all {
 		if pe != t.me && le.Uint64(r[0:]) == growChunk && t.vmm.reserved[pe] != 0 {
-			if err := t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:])); err != nil {
-				return err
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				perr[pe] = t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:]))
+			}()
 		}
+	}
+	wg.Wait()
+	for _, err := range perr {
+		if err != nil {
+			return err
+		}
+	}
+	for pe, r := range all {
 		if pe != t.me {
 			t.vmm.mapped[pe] = max(t.vmm.mapped[pe], le.Uint64(r[40:]))
 		}
