@@ -3,7 +3,6 @@ package cudatr
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -24,9 +23,9 @@ import (
 // addresses it: it creates the chunk, maps it behind the mapped heap,
 // exports it and publishes the descriptor in its box, starts zeroing it
 // on a stream of its own, and meanwhile maps every node peer's chunk into
-// that peer's view, all peers at once, each as soon as the peer's box
-// (read with process_vm_readv(2), the same ptrace access that pidfd_getfd
-// needs) names it. The growth that needs it waits for that goroutine,
+// that peer's view, in the order the peers' boxes (read with
+// process_vm_readv(2), the same ptrace access that pidfd_getfd needs) name
+// them. The growth that needs it waits for that goroutine,
 // exchanges one record (whether every PE's preparation succeeded), and
 // adopts the chunks: the usable size grows, the growth hooks run, and the
 // device state learns the size. If any PE's preparation failed, every PE
@@ -77,8 +76,7 @@ type ahead struct {
 	off, size uint64
 	done      chan struct{}
 	stop      chan struct{}
-	fail      chan struct{} // closed when mapping a peer's chunk failed
-	stopped   bool          // stop is closed (by the caller's goroutine)
+	stopped   bool // stop is closed (by the caller's goroutine)
 	own       chunk
 	ownOK     bool
 	peers     [][]chunk // per PE: the chunk mapped into its view here
@@ -112,7 +110,7 @@ func (t *Transport) maybePrepare(need uint64) {
 	v.gen++
 	off, lim := v.mapped[t.me], min(v.reserved[t.me], t.Limit())
 	size := min(t.aheadSize(), lim-min(off, lim))
-	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}), fail: make(chan struct{}),
+	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}),
 		peers: make([][]chunk, t.npes)}
 	mapped := append([]uint64(nil), v.mapped...)
 	v.next = a
@@ -121,8 +119,7 @@ func (t *Transport) maybePrepare(need uint64) {
 
 // prepare is the preparing goroutine (see the top of the file). mapped
 // is every PE's mapped length when it started. The chunk is published as
-// soon as it is exported and cleared while the peers map it; the node
-// peers' chunks are mapped in parallel, each as soon as its box appears.
+// soon as it is exported, and cleared while the peers map it.
 func (t *Transport) prepare(a *ahead, mapped []uint64) {
 	defer close(a.done)
 	v := &t.vmm
@@ -146,42 +143,65 @@ func (t *Transport) prepare(a *ahead, mapped []uint64) {
 	v.box.fd.Store(uint64(c.fd))
 	v.box.stat.Store(boxOK)
 	v.box.gen.Store(a.gen)
-	// one goroutine per node peer: a peer that publishes late delays only
-	// its own mapping, and the driver calls of different peers' chunks may
-	// overlap; the first failure ends the others' waits
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error // the first failure in time (the others may only be its echo)
-	for pe := range t.npes {
-		if pe == t.me || v.reserved[pe] == 0 || v.boxes[pe] == 0 {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := t.preparePeer(a, pe, mapped[pe]); err != nil {
-				once.Do(func() { first = err; close(a.fail) })
-			}
-		}()
-	}
-	wg.Wait()
+	// the node peers' chunks, each mapped as soon as its box names it (one
+	// at a time: the driver does not run these calls side by side)
+	err := t.mapPeersAhead(a, mapped)
 	if a.size > 0 {
-		if err := finishZero(zs); err != nil {
-			a.err = errs.Wrap(err, t.me, "AllocDevice", "clearing the %d bytes of the GPU heap prepared at offset %d", a.size, a.off)
-			return
+		if zerr := finishZero(zs); zerr != nil && err == nil {
+			err = errs.Wrap(zerr, t.me, "AllocDevice", "clearing the %d bytes of the GPU heap prepared at offset %d", a.size, a.off)
 		}
 	}
-	a.err = first
+	a.err = err
 }
 
-// preparePeer waits for PE pe's box to publish a's generation and maps
-// the chunk it names into pe's view here (a.peers[pe]). mapped is pe's
-// mapped length when the preparation started.
-func (t *Transport) preparePeer(a *ahead, pe int, mapped uint64) error {
-	b, err := t.readBox(a, pe)
-	if err != nil {
-		return err
+// mapPeersAhead maps every node peer's chunk of a's generation into that
+// peer's view here (a.peers), in the order the peers publish them, and
+// returns the first failure. mapped is every PE's mapped length when the
+// preparation started. It ends early when a peer's process is gone or
+// a.stop closes.
+func (t *Transport) mapPeersAhead(a *ahead, mapped []uint64) error {
+	v := &t.vmm
+	var left []int
+	for pe := range t.npes {
+		if pe != t.me && v.reserved[pe] != 0 && v.boxes[pe] != 0 {
+			left = append(left, pe)
+		}
 	}
+	nap := 20 * time.Microsecond
+	for len(left) > 0 {
+		waiting := left[:0]
+		for _, pe := range left {
+			b, ok, err := t.readBox(a, pe)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				waiting = append(waiting, pe)
+				continue
+			}
+			if err := t.mapPeerAhead(a, pe, mapped[pe], b); err != nil {
+				return err
+			}
+			nap = 20 * time.Microsecond
+		}
+		left = waiting
+		if len(left) == 0 {
+			break
+		}
+		select {
+		case <-a.stop:
+			return errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d had not prepared its next GPU heap chunk (generation %d) when this PE stopped waiting", left[0], a.gen)
+		case <-time.After(nap):
+		}
+		nap = min(2*nap, aheadNap)
+	}
+	return nil
+}
+
+// mapPeerAhead maps the chunk that PE pe's box b names into pe's view
+// here (a.peers[pe]). mapped is pe's mapped length when the preparation
+// started.
+func (t *Transport) mapPeerAhead(a *ahead, pe int, mapped uint64, b boxImage) error {
 	if b.stat != boxOK {
 		return errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not prepare its next GPU heap chunk", pe)
 	}
@@ -199,13 +219,12 @@ func (t *Transport) preparePeer(a *ahead, pe int, mapped uint64) error {
 	return nil
 }
 
-// readBox waits for PE pe's box to publish a's generation and returns
-// it (read twice: the second read follows the first's sight of gen, so
-// its fields are the final ones). It ends early when pe's process is
-// gone or a.stop closes.
-func (t *Transport) readBox(a *ahead, pe int) (boxImage, error) {
-	nap := 20 * time.Microsecond
-	for seen := false; ; {
+// readBox reads PE pe's box and reports whether it has published a's
+// generation. The box is read again after gen is seen, so the fields
+// returned are the final ones. An error: pe's process is gone (or does
+// not allow the read), or it is past a's generation.
+func (t *Transport) readBox(a *ahead, pe int) (boxImage, bool, error) {
+	for seen := false; ; seen = true {
 		var b boxImage
 		local := []unix.Iovec{{Base: (*byte)(unsafe.Pointer(&b)), Len: uint64(unsafe.Sizeof(b))}}
 		remote := []unix.RemoteIovec{{Base: uintptr(t.vmm.boxes[pe]), Len: int(unsafe.Sizeof(b))}}
@@ -214,27 +233,17 @@ func (t *Transport) readBox(a *ahead, pe int) (boxImage, error) {
 			if err == nil {
 				err = fmt.Errorf("short read of %d bytes", n)
 			}
-			return b, errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "AllocDevice",
+			return b, false, errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "AllocDevice",
 				"reading PE %d's prepared GPU heap chunk (process_vm_readv, pid %d)", pe, t.vmm.pids[pe])
 		}
-		if b.gen == a.gen && seen {
-			return b, nil
+		switch {
+		case b.gen > a.gen:
+			return b, false, errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared GPU heap generation %d, this PE %d", pe, b.gen, a.gen)
+		case b.gen < a.gen:
+			return b, false, nil
+		case seen:
+			return b, true, nil
 		}
-		if b.gen == a.gen {
-			seen = true
-			continue
-		}
-		if b.gen > a.gen {
-			return b, errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared GPU heap generation %d, this PE %d", pe, b.gen, a.gen)
-		}
-		select {
-		case <-a.stop:
-			return b, errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d had not prepared its next GPU heap chunk (generation %d) when this PE stopped waiting", pe, a.gen)
-		case <-a.fail:
-			return b, errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d's GPU heap chunk (generation %d) no longer awaited: mapping another peer's failed", pe, a.gen)
-		case <-time.After(nap):
-		}
-		nap = min(2*nap, aheadNap)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"sync"
 	"unsafe"
 
 	errors "github.com/goshmem/goshmem/internal/xerrors"
@@ -486,26 +485,12 @@ func (t *Transport) growChunk(need uint64, adopted bool, exchange func([]byte) (
 		// a new chunk's memory is not zeroed: nothing past it is fresh
 		t.fresh = max(t.fresh, t.vmm.mapped[t.me])
 	}
-	// the node peers' new chunks, mapped at once (each goroutine updates
-	// only its PE's entries)
-	perr := make([]error, len(all))
-	var wg sync.WaitGroup
 	for pe, r := range all {
 		if pe != t.me && le.Uint64(r[0:]) == growChunk && t.vmm.reserved[pe] != 0 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				perr[pe] = t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:]))
-			}()
+			if err := t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:])); err != nil {
+				return err
+			}
 		}
-	}
-	wg.Wait()
-	for _, err := range perr {
-		if err != nil {
-			return err
-		}
-	}
-	for pe, r := range all {
 		if pe != t.me {
 			t.vmm.mapped[pe] = max(t.vmm.mapped[pe], le.Uint64(r[40:]))
 		}
