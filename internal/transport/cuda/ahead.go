@@ -98,10 +98,10 @@ func (t *Transport) aheadSize() uint64 {
 }
 
 // maybePrepare starts preparing the next growth when the block ending at
-// need leaves less than one step of the usable heap, none is in flight
-// or waiting, preparation was not turned off, and the heap can still
-// grow. Every PE makes the same decision (need and the usable size are
-// symmetric).
+// need leaves less than one preparation (aheadSize) of the usable heap,
+// none is in flight or waiting, preparation was not turned off, and the
+// heap can still grow. Every PE makes the same decision (need, the
+// largest block and the usable size are symmetric).
 func (t *Transport) maybePrepare(need uint64) {
 	v := &t.vmm
 	if !v.on || v.noAhead || v.next != nil || need+t.aheadSize() <= t.size || t.size+v.gran > t.Limit() {
@@ -184,8 +184,7 @@ func (t *Transport) mapPeersAhead(a *ahead, mapped []uint64) error {
 			}
 			nap = 20 * time.Microsecond
 		}
-		left = waiting
-		if len(left) == 0 {
+		if left = waiting; len(left) == 0 {
 			break
 		}
 		select {
