@@ -76,11 +76,10 @@ type ahead struct {
 	off, size uint64
 	done      chan struct{}
 	stop      chan struct{}
-	stopped   bool // stop is closed (by the caller's goroutine)
-	own       chunk
-	ownOK     bool
-	peers     [][]chunk // per PE: the chunk mapped into its view here
-	err       error     // nil: own chunk and every node peer's mapped
+	stopped   bool    // stop is closed (by the caller's goroutine)
+	own       chunk   // this PE's chunk (size 0: none)
+	peers     []chunk // per PE: the chunk mapped into its view here (size 0: none)
+	err       error   // nil: own chunk and every node peer's mapped
 }
 
 // aheadMaxSteps bounds a preparation sized by the largest block: a
@@ -104,14 +103,18 @@ func (t *Transport) aheadSize() uint64 {
 // largest block and the usable size are symmetric).
 func (t *Transport) maybePrepare(need uint64) {
 	v := &t.vmm
-	if !v.on || v.noAhead || v.next != nil || need+t.aheadSize() <= t.size || t.size+v.gran > t.Limit() {
+	if !v.on || v.noAhead || v.next != nil || t.size+v.gran > t.Limit() {
+		return
+	}
+	prep := t.aheadSize()
+	if need+prep <= t.size {
 		return
 	}
 	v.gen++
 	off, lim := v.mapped[t.me], min(v.reserved[t.me], t.Limit())
-	size := min(t.aheadSize(), lim-min(off, lim))
+	size := min(prep, lim-min(off, lim))
 	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}),
-		peers: make([][]chunk, t.npes)}
+		peers: make([]chunk, t.npes)}
 	mapped := append([]uint64(nil), v.mapped...)
 	v.next = a
 	go t.prepare(a, mapped)
@@ -128,7 +131,7 @@ func (t *Transport) prepare(a *ahead, mapped []uint64) {
 	if a.size > 0 {
 		var err error
 		if c, err = t.newChunk(a.off, a.size); err == nil {
-			a.own, a.ownOK = c, true // dropAhead releases it from here on
+			a.own = c // dropAhead releases it from here on
 			zs, err = t.startZero(t.own+cuda.DevicePtr(a.off), a.size)
 		}
 		if err != nil {
@@ -214,7 +217,7 @@ func (t *Transport) mapPeerAhead(a *ahead, pe int, mapped uint64, b boxImage) er
 	if err != nil {
 		return err
 	}
-	a.peers[pe] = append(a.peers[pe], c)
+	a.peers[pe] = c
 	return nil
 }
 
@@ -291,12 +294,12 @@ func stopAhead(a *ahead) {
 // dropAhead stops a's goroutine and unmaps and releases what it prepared.
 func (t *Transport) dropAhead(a *ahead) {
 	stopAhead(a)
-	for pe, cs := range a.peers {
-		for _, c := range cs {
+	for pe, c := range a.peers {
+		if c.size > 0 {
 			_ = t.dropChunk(t.peers[pe], c)
 		}
 	}
-	if a.ownOK {
+	if a.own.size > 0 {
 		_ = t.dropChunk(t.own, a.own)
 	}
 }
@@ -315,7 +318,7 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 	le := binary.LittleEndian
 	le.PutUint64(rec[0:], st)
 	end := t.vmm.mapped[t.me] // this PE's mapped length once adopted
-	if a.ownOK {
+	if a.own.size > 0 {
 		end = a.own.off + a.own.size
 	}
 	le.PutUint64(rec[40:], end)
@@ -339,7 +342,7 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 		}
 	}
 	v := &t.vmm
-	if a.ownOK {
+	if a.own.size > 0 {
 		v.chunks[t.me] = append(v.chunks[t.me], a.own)
 		v.mapped[t.me] = a.own.off + a.own.size
 	}
@@ -347,7 +350,9 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 	// the chunk mapped into its view here)
 	for pe, r := range all {
 		if pe != t.me {
-			v.chunks[pe] = append(v.chunks[pe], a.peers[pe]...)
+			if c := a.peers[pe]; c.size > 0 {
+				v.chunks[pe] = append(v.chunks[pe], c)
+			}
 			v.mapped[pe] = max(v.mapped[pe], le.Uint64(r[40:]))
 		}
 	}
