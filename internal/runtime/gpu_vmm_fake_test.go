@@ -6,6 +6,7 @@ import (
 	stderrors "errors"
 	"fmt"
 	"testing"
+	"time"
 	"unsafe"
 
 	errors "github.com/goshmem/goshmem/internal/xerrors"
@@ -51,6 +52,7 @@ func stateHeapSize(r *Runtime) (uint64, error) {
 func gpuVMMGrow(t *testing.T, n int) {
 	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "2M"}, nil, func(r *Runtime) error {
 		g := r.GPU
+		g.SetBurst(false) // the sizes checked below must not depend on the preparation's pace
 		if !g.VMM() || g.Size() != fakeMapped(4<<20) || g.Limit() != fakeMapped(64<<20) || r.GAlloc.Total() != fakeMapped(64<<20)-fakeControl {
 			return fmt.Errorf("PE %d: VMM %v, size %d, limit %d, allocator %d", r.Me, g.VMM(), g.Size(), g.Limit(), r.GAlloc.Total())
 		}
@@ -122,6 +124,7 @@ func gpuVMMGrowStep(t *testing.T, chunk string, want func(mapped, need uint64) u
 	}
 	got := fakeJob(t, 2, env, nil, func(r *Runtime) error {
 		g := r.GPU
+		g.SetBurst(false) // the sizes checked below must not depend on the preparation's pace
 		for _, need := range []uint64{g.Size() + 8, g.Size() + 8, g.Size() + 9<<20, g.Limit()} {
 			if need <= g.Size() {
 				continue // already mapped: Grow is a no-op
@@ -198,6 +201,7 @@ func gpuVMMHeapRefused(t *testing.T) {
 func gpuVMMAhead(t *testing.T, n int) {
 	got := fakeJob(t, n, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
 		g := r.GPU
+		g.SetBurst(false) // the sizes checked below must not depend on the preparation's pace
 		ex := bootExchange(r)
 		next := (r.Me + 1) % r.NPEs
 		zeroAt := func(pe int, off uint64, what string) error {
@@ -286,7 +290,7 @@ func gpuVMMAhead(t *testing.T, n int) {
 	for i, p := range got {
 		require.NoError(t, p.err, "PE %d: New", i)
 		require.NoError(t, p.work, "PE %d", i)
-		assert.Contains(t, p.info, "prepared in the background once the heap has less than that left (or less than the largest block so far, up to 4 times as much)", "PE %d", i)
+		assert.Contains(t, p.info, "prepared in the background once the heap has less than that left (or less than the largest block so far, doubled while allocations outrun it, up to 4 times as much)", "PE %d", i)
 	}
 }
 
@@ -297,6 +301,7 @@ func gpuVMMAhead(t *testing.T, n int) {
 func gpuVMMAheadBlock(t *testing.T) {
 	got := fakeJob(t, 3, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "128M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
 		g := r.GPU
+		g.SetBurst(false) // the sizes checked below must not depend on the preparation's pace
 		ex := bootExchange(r)
 		grow := func(block uint64, wantGrown, wantAdopted uint64, wantSize uint64) error {
 			need := g.Size() + block
@@ -355,6 +360,47 @@ func gpuVMMAheadBlock(t *testing.T) {
 	}
 }
 
+// Allocations that outrun the preparation double it (CHUNK 4M, 2 PEs, a
+// driver whose cuMemCreate takes FAKECUDA_VMM_DELAY_MS=200): growths
+// back to back each wait for their preparation, which doubles from 4 to
+// 8 to 16 MiB and stays at 4 steps; a growth whose preparation had
+// finished long before (slack at least its time) adopts it and halves
+// the next one, and the next growth back to back, which waits for that
+// 8 MiB, doubles it back.
+func gpuVMMAheadBurst(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "128M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
+		g := r.GPU
+		ex := bootExchange(r)
+		for i, step := range []uint64{4 << 20, 8 << 20, 16 << 20, 16 << 20, 16 << 20, 8 << 20, 16 << 20} {
+			if i == 4 {
+				// the 16 MiB preparation finishes during the pause
+				if err := r.Boot.Barrier(); err != nil {
+					return err
+				}
+				time.Sleep(time.Second)
+			}
+			size := g.Size()
+			// a block that ends near the end of the heap starts the
+			// preparation if none is in flight
+			if err := g.Grow(size-1, 8, ex); err != nil {
+				return err
+			}
+			if err := g.Grow(size+8, 8, ex); err != nil {
+				return fmt.Errorf("PE %d: growth %d: %w", r.Me, i+1, err)
+			}
+			if gr, ad := g.Growths(); gr != uint64(i+1) || ad != uint64(i+1) || g.Size() != size+step {
+				return fmt.Errorf("PE %d: growth %d: %d growths, %d adopted, %d bytes more (want %d, %d, %d)",
+					r.Me, i+1, gr, ad, g.Size()-size, i+1, i+1, step)
+			}
+		}
+		return r.Boot.Barrier()
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
 // A GPU too full for every PE's prepared chunk (FAKECUDA_VMM_MEM: the
 // two heaps, one 4 MiB chunk and 2 MiB more): one PE's preparation fails,
 // so the growth drops the other's and maps only the need (2 MiB on each
@@ -363,6 +409,7 @@ func gpuVMMAheadBlock(t *testing.T) {
 func gpuVMMAheadTight(t *testing.T) {
 	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}, nil, func(r *Runtime) error {
 		g := r.GPU
+		g.SetBurst(false) // the sizes checked below must not depend on the preparation's pace
 		ex := bootExchange(r)
 		mapped := g.Size()
 		for _, need := range []uint64{mapped - 1, mapped + 8} {

@@ -37,7 +37,7 @@ func TestGPUHeapGrowth(t *testing.T) {
 		// the 4 MiB heap (6 MiB mapped in 2 MiB chunks) and the 64 MiB
 		// maximum (66 MiB reserved).
 		{"vmm", nil, []int{2, 3}, []string{"grow", "grow again", "past the maximum", "Finalize"},
-			"GPU heap: CUDA VMM, growing from 6291456 bytes mapped up to 69206016 reserved, at least 2097152 bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left (or less than the largest block so far, up to 4 times as much), in chunks of 2097152-byte granularity, shared by file descriptors; the first 1249280 bytes hold 34 team slots"},
+			"GPU heap: CUDA VMM, growing from 6291456 bytes mapped up to 69206016 reserved, at least 2097152 bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left (or less than the largest block so far, doubled while allocations outrun it, up to 4 times as much), in chunks of 2097152-byte granularity, shared by file descriptors; the first 1249280 bytes hold 34 team slots"},
 		{"legacy", []string{"FAKECUDA_VMM=0"}, []int{2}, []string{"fixed heap", "Finalize"},
 			"GPU heap: cuMemAlloc of 5443584 bytes shared by legacy CUDA IPC"},
 	} {

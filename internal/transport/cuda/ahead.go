@@ -80,6 +80,9 @@ type ahead struct {
 	own       chunk   // this PE's chunk (size 0: none)
 	peers     []chunk // per PE: the chunk mapped into its view here (size 0: none)
 	err       error   // nil: own chunk and every node peer's mapped
+	// when the goroutine started, and its time from then to done
+	start time.Time
+	took  time.Duration
 }
 
 // aheadMaxSteps bounds a preparation sized by the largest block: a
@@ -90,10 +93,43 @@ const aheadMaxSteps = 4
 // aheadSize is the size of the next prepared chunk: the step, or the
 // largest block allocated so far where that is larger (a program
 // that allocates blocks of that size finds the next one prepared), up to
-// aheadMaxSteps steps; at least one granule.
+// aheadMaxSteps steps; doubled burst times while allocations outrun the
+// preparation (burstAfter), again up to aheadMaxSteps steps; at least one
+// granule.
 func (t *Transport) aheadSize() uint64 {
-	n := max(t.vmm.step, min(t.vmm.largest, aheadMaxSteps*t.vmm.step), t.vmm.gran)
-	return roundUp(n, t.vmm.gran)
+	v := &t.vmm
+	top := aheadMaxSteps * v.step
+	n := max(v.step, min(v.largest, top))
+	n = max(n, min(n<<v.burst, top), v.gran)
+	return roundUp(n, v.gran)
+}
+
+// burstAfter sets the next preparations' doubling from every PE's
+// adoption record (symmetric, so every PE decides alike). A growth
+// that had to wait for its preparation on any PE means the allocations
+// outran it: the next preparation doubles (fewer growths, each one's
+// fixed driver cost spread over more memory), up to aheadMaxSteps
+// steps. Once every PE's preparation had finished at least as long
+// before the growth as it took, half of it would have been ready too
+// (the allocations come at half the pace or less), and it halves again.
+func (t *Transport) burstAfter(all [][]byte) {
+	v := &t.vmm
+	if v.noBurst {
+		return
+	}
+	le := binary.LittleEndian
+	waited, idle := false, true
+	for _, r := range all {
+		took, slack := int64(le.Uint64(r[8:])), int64(le.Uint64(r[16:]))
+		waited = waited || slack < 0
+		idle = idle && slack >= took
+	}
+	switch {
+	case waited && t.aheadSize() < roundUp(max(aheadMaxSteps*v.step, v.gran), v.gran):
+		v.burst++
+	case idle && v.burst > 0:
+		v.burst--
+	}
 }
 
 // maybePrepare starts preparing the next growth when the block ending at
@@ -117,6 +153,7 @@ func (t *Transport) maybePrepare(need uint64) {
 		peers: make([]chunk, t.npes)}
 	mapped := append([]uint64(nil), v.mapped...)
 	v.next = a
+	a.start = time.Now()
 	go t.prepare(a, mapped)
 }
 
@@ -124,7 +161,10 @@ func (t *Transport) maybePrepare(need uint64) {
 // is every PE's mapped length when it started. The chunk is published as
 // soon as it is exported, and cleared while the peers map it.
 func (t *Transport) prepare(a *ahead, mapped []uint64) {
-	defer close(a.done)
+	defer func() {
+		a.took = time.Since(a.start)
+		close(a.done)
+	}()
 	v := &t.vmm
 	var c chunk
 	var zs cuda.Stream // clearing the chunk, when a.size > 0
@@ -309,6 +349,14 @@ func (t *Transport) dropAhead(a *ahead) {
 // is set by the caller); if not, drops them and turns preparation off.
 // Returns whether it adopted.
 func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)) (bool, error) {
+	// how long before this growth the preparation finished (negative:
+	// the growth waits for it), and how long it took (burstAfter)
+	slack := int64(-1)
+	select {
+	case <-a.done:
+		slack = int64(time.Since(a.start) - a.took)
+	default:
+	}
 	waitAhead(a)
 	var rec [growLen]byte
 	st := uint64(growAhead)
@@ -317,6 +365,8 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 	}
 	le := binary.LittleEndian
 	le.PutUint64(rec[0:], st)
+	le.PutUint64(rec[8:], uint64(a.took))
+	le.PutUint64(rec[16:], uint64(slack))
 	end := t.vmm.mapped[t.me] // this PE's mapped length once adopted
 	if a.own.size > 0 {
 		end = a.own.off + a.own.size
@@ -341,6 +391,7 @@ func (t *Transport) adoptAhead(a *ahead, exchange func([]byte) ([][]byte, error)
 			return false, nil
 		}
 	}
+	t.burstAfter(all)
 	v := &t.vmm
 	if a.own.size > 0 {
 		v.chunks[t.me] = append(v.chunks[t.me], a.own)

@@ -51,7 +51,8 @@ const (
 )
 
 // growLen is the length of a growth record: status, pid, fd, chunk offset,
-// chunk size, mapped length after the growth.
+// chunk size, mapped length after the growth (an adoption's record: status,
+// the preparation's time and slack in ns (burstAfter), mapped length).
 const growLen = 48
 
 // Growth record statuses.
@@ -81,6 +82,8 @@ type vmmHeap struct {
 	limit    uint64    // the smallest reservation of any PE: the heap's maximum
 	step     uint64    // the least a growth maps (GOSHMEM_DEVICE_HEAP_CHUNK)
 	largest  uint64    // the largest block a Grow was asked for
+	burst    uint      // the preparation is doubled this many times (ahead.go)
+	noBurst  bool      // SetBurst(false)
 	hooks    []GrowHook
 	// the next growth prepared ahead (ahead.go): this PE's box, each
 	// PE's pid and box address (0: no view here), the last generation
@@ -95,6 +98,12 @@ type vmmHeap struct {
 	// growths that succeeded, and those that adopted a prepared chunk
 	grown, adopted uint64
 }
+
+// SetBurst turns the doubling of the preparation (burstAfter) on (the
+// default) or off, on every PE alike before the first growth: off, the
+// growths' sizes do not depend on how fast the preparation runs (tests
+// that check sizes).
+func (t *Transport) SetBurst(on bool) { t.vmm.noBurst = !on }
 
 // Growths reports how many growths of the heap succeeded here, and how
 // many of them adopted a chunk prepared ahead (for tests and tools).
@@ -146,7 +155,7 @@ func (t *Transport) LimitSetting() string {
 // HeapMode says how the heap is allocated and shared, for GOSHMEM_INFO.
 func (t *Transport) HeapMode() string {
 	if t.vmm.on {
-		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left (or less than the largest block so far, up to 4 times as much), in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
+		return fmt.Sprintf("CUDA VMM, growing from %d bytes mapped up to %d reserved, at least %d bytes at a time (GOSHMEM_DEVICE_HEAP_CHUNK), prepared in the background once the heap has less than that left (or less than the largest block so far, doubled while allocations outrun it, up to 4 times as much), in chunks of %d-byte granularity, shared by file descriptors; the first %d bytes hold %d team slots",
 			t.size, t.Limit(), roundUp(max(t.vmm.step, t.vmm.gran), t.vmm.gran), t.vmm.gran, t.control, t.maxTeams)
 	}
 	why := "no CUDA VMM with POSIX file descriptors here"

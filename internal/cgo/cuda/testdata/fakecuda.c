@@ -49,6 +49,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -57,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -783,6 +785,19 @@ static struct fake_memhandle *memhandle(CUmemGenericAllocationHandle h)
 	return m && m->magic == FAKE_MEMHANDLE_MAGIC ? m : NULL;
 }
 
+/* FAKECUDA_VMM_DELAY_MS=ms makes every cuMemCreate take that long (a
+ * driver slower than the program's allocations). */
+static void vmm_delay(void)
+{
+	const char *e = getenv("FAKECUDA_VMM_DELAY_MS");
+	long ms = e && *e ? atol(e) : 0;
+	if (ms > 0) {
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
+}
+
 EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p, unsigned long long flags)
 {
 	int fd;
@@ -790,6 +805,7 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUm
 	if (!h || !n || n % FAKE_VMM_GRAN || !vmm_prop_ok(p) || flags ||
 	    p->requestedHandleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
 		return CUDA_ERROR_INVALID_VALUE;
+	vmm_delay();
 	if (n > ((size_t)1 << 40))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!vmm_mem_take(n))
