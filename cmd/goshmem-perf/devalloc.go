@@ -31,14 +31,14 @@ import (
 // allocMinSize is the smallest alloc row size.
 const allocMinSize = 2 << 20
 
-// allocRepsFor is the number of samples of each alloc row at size: reps
-// up to 64 MiB, then at most 2 (every growth sample maps size bytes more
-// on every PE, and the PEs may share one GPU).
+// allocGrowBudget bounds what the growth samples of one row map on
+// every PE (the PEs may share one GPU): reps+1 growths of size bytes.
+const allocGrowBudget = 8 << 30
+
+// allocRepsFor is the number of samples of each alloc row at size: reps,
+// but no more than allocGrowBudget allows (at least 1).
 func allocRepsFor(reps, size int) int {
-	if size <= 64<<20 {
-		return max(reps, 1)
-	}
-	return max(min(reps, 2), 1)
+	return max(min(reps, allocGrowBudget/size-1), 1)
 }
 
 // primaryCtx retains this PE's GPU's primary context, the one goshmem

@@ -93,7 +93,7 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 	fs.IntVar(&o.allocMin, "alloc-minsize", allocMinSize, "smallest size of the alloc rows (at least 2 MiB; sizes double from it). The heap never shrinks and each size grows it several times: at 4 PEs or more on one GPU, one size per job keeps the rows within its memory")
 	fs.IntVar(&o.allocMax, "alloc-maxsize", 1<<30, "largest size of the alloc rows (at least -alloc-minsize)")
 	fs.DurationVar(&o.allocSettle, "alloc-settle", 0, "pause before every AllocDevice sample of the alloc rows, so that a growth prepared in the background after the last one has finished (a program that allocates now and then); 0: back to back")
-	fs.IntVar(&o.allocReps, "alloc-reps", 5, "samples per alloc row and size up to 64 MiB (2 above: each growth sample maps that much more memory on every PE)")
+	fs.IntVar(&o.allocReps, "alloc-reps", 5, "samples per alloc row and size (fewer where the growth samples would map over 8 GiB on every PE: each maps that much more)")
 	fs.IntVar(&o.regMin, "reg-minsize", 8<<10, "smallest size of the register rows")
 	fs.IntVar(&o.regMax, "reg-maxsize", 64<<20, "largest size of the register rows")
 	fs.Usage = func() {

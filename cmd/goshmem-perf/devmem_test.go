@@ -54,8 +54,11 @@ func TestDeviceUsageListsMemRows(t *testing.T) {
 func TestAllocRepsFor(t *testing.T) {
 	assert.Equal(t, 5, allocRepsFor(5, 2<<20))
 	assert.Equal(t, 5, allocRepsFor(5, 64<<20))
-	assert.Equal(t, 2, allocRepsFor(5, 128<<20))
-	assert.Equal(t, 2, allocRepsFor(5, 1<<30))
+	assert.Equal(t, 5, allocRepsFor(5, 128<<20))
+	assert.Equal(t, 5, allocRepsFor(5, 1<<30))
+	assert.Equal(t, 7, allocRepsFor(9, 1<<30)) // 8 growths: 8 GiB
+	assert.Equal(t, 3, allocRepsFor(5, 2<<30))
+	assert.Equal(t, 1, allocRepsFor(5, 4<<30))
 	assert.Equal(t, 1, allocRepsFor(1, 1<<30))
 	assert.Equal(t, 1, allocRepsFor(0, 2<<20))
 }
