@@ -69,6 +69,7 @@ var fakeCases = map[string]struct {
 	"vmm-ahead-3":         {nil, func(t *testing.T) { gpuVMMAhead(t, 3) }},
 	"vmm-ahead-block-3":   {nil, gpuVMMAheadBlock},
 	"vmm-ahead-burst-2":   {[]string{"FAKECUDA_VMM_DELAY_MS=200"}, gpuVMMAheadBurst},
+	"vmm-fd-table":        {nil, gpuVMMDescriptorTable},
 	"vmm-ahead-tight":     {[]string{fmt.Sprintf("FAKECUDA_VMM_MEM=%d", 2*fakeMapped(4<<20)+4<<20+2<<20)}, gpuVMMAheadTight},
 	"vmm-fixed":           {nil, gpuVMMFixed},
 	"vmm-proxy-grow":      {nil, func(t *testing.T) { vmmRemoteGrow(t, "proxy") }},

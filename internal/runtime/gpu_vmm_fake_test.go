@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	stderrors "errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,6 +15,7 @@ import (
 	errors "github.com/goshmem/goshmem/internal/xerrors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/errs"
 )
@@ -392,6 +396,45 @@ func gpuVMMAheadBurst(t *testing.T) {
 				return fmt.Errorf("PE %d: growth %d: %d growths, %d adopted, %d bytes more (want %d, %d, %d)",
 					r.Me, i+1, gr, ad, g.Size()-size, i+1, i+1, step)
 			}
+		}
+		return r.Boot.Barrier()
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// The descriptor table is grown at Init for the chunks the heap can grow
+// by (MAX 2G, CHUNK 2M: 1020 chunks, plus 64), so that no growth waits
+// for the kernel to grow it (an RCU grace period in a multi-threaded
+// process): /proc/self/status's FDSize holds that many more than are
+// open, within RLIMIT_NOFILE.
+func gpuVMMDescriptorTable(t *testing.T) {
+	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "2G", "GOSHMEM_DEVICE_HEAP_CHUNK": "2M"}, nil, func(r *Runtime) error {
+		st, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return err
+		}
+		var size int
+		for _, l := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(l, "FDSize:"); ok {
+				size, err = strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					return err
+				}
+			}
+		}
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return err
+		}
+		var lim unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			return err
+		}
+		if want := min(uint64(len(fds))+1020, lim.Cur); uint64(size) < want {
+			return fmt.Errorf("PE %d: descriptor table of %d with %d open, want at least %d", r.Me, size, len(fds), want)
 		}
 		return r.Boot.Barrier()
 	})

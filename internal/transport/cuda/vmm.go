@@ -112,8 +112,17 @@ func (t *Transport) Growths() (grown, adopted uint64) { return t.vmm.grown, t.vm
 // SetGrowStep sets the least each growth maps here (before the first
 // Grow): a growth maps max(need, mapped+step), rounded up to the
 // granularity and within the reservation (a step of at most the
-// granularity maps only what is needed).
-func (t *Transport) SetGrowStep(step uint64) { t.vmm.step = step }
+// granularity maps only what is needed). With VMM it also makes room in
+// the descriptor table for the chunks the heap can grow by (reserveFDs).
+func (t *Transport) SetGrowStep(step uint64) {
+	v := &t.vmm
+	v.step = step
+	if v.on {
+		res := v.reserved[t.me] // the heap's limit is not agreed yet
+		chunks := (res - min(t.size, res)) / max(step, v.gran)
+		reserveFDs(v.chunks[t.me][0].fd, int(min(chunks, fdChunksMax))+fdSpare)
+	}
+}
 
 // GrowHook makes a remote GPU transport cover a grown heap: the GPU proxy
 // accepts requests up to the new size, IBGDA registers the new chunks with
@@ -225,6 +234,39 @@ func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) e
 	t.vmm.mapped[t.me] = size
 	t.size = size
 	return nil
+}
+
+// Descriptor table room made at Init (reserveFDs): one per chunk the heap
+// can still grow by at the step, up to fdChunksMax, and fdSpare more (a
+// growth's descriptors taken from peers, the program's).
+const (
+	fdChunksMax = 4096
+	fdSpare     = 64
+)
+
+// reserveFDs grows this process's descriptor table now to hold n more
+// descriptors than are open. Each chunk this PE exports holds a
+// descriptor while it lives, and in a multi-threaded process Linux waits
+// out an RCU grace period whenever the table grows (a growth's peer
+// mapping stalled 10-40 ms on every PE at once, once per job); the table
+// never shrinks, so growths then never pay for it. fd is any open
+// descriptor. Best effort: within RLIMIT_NOFILE, and a failure leaves the
+// table as is.
+func reserveFDs(fd, n int) {
+	lo, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(lo)
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	if hi := min(uint64(lo+n), lim.Cur-1); hi > uint64(lo) {
+		if d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, int(hi)); err == nil {
+			_ = unix.Close(d)
+		}
+	}
 }
 
 // newChunk creates, maps and exports size bytes at off of this PE's heap.
