@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // The GPU heap that grows (CUDA VMM) on the fake driver, PEs as goroutines
@@ -412,18 +412,13 @@ func gpuVMMAheadBurst(t *testing.T) {
 // open, within RLIMIT_NOFILE.
 func gpuVMMDescriptorTable(t *testing.T) {
 	got := fakeJob(t, 2, map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "2G", "GOSHMEM_DEVICE_HEAP_CHUNK": "2M"}, nil, func(r *Runtime) error {
-		st, err := os.ReadFile("/proc/self/status")
+		v, err := testutil.SelfStatus("FDSize")
 		if err != nil {
 			return err
 		}
-		var size int
-		for _, l := range strings.Split(string(st), "\n") {
-			if v, ok := strings.CutPrefix(l, "FDSize:"); ok {
-				size, err = strconv.Atoi(strings.TrimSpace(v))
-				if err != nil {
-					return err
-				}
-			}
+		size, err := strconv.Atoi(v)
+		if err != nil {
+			return err
 		}
 		fds, err := os.ReadDir("/proc/self/fd")
 		if err != nil {

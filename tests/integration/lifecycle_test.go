@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/testutil"
 )
 
 // initReport is one PE's Init outcome as spmd -mode init-report printed it.
@@ -281,17 +283,12 @@ exit $rc`
 // hasCapSysAdmin reports whether CAP_SYS_ADMIN is in this process's
 // effective set.
 func hasCapSysAdmin() bool {
-	b, err := os.ReadFile("/proc/self/status")
+	v, err := testutil.SelfStatus("CapEff")
 	if err != nil {
 		return false
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && caps&(1<<21) != 0
-		}
-	}
-	return false
+	caps, err := strconv.ParseUint(v, 16, 64)
+	return err == nil && caps&(1<<21) != 0
 }
 
 var shmCheckRE = regexp.MustCompile(`(?m)^shm-check: entries: \[(.*)\]\nshm-check: used (\d+)$`)
