@@ -98,10 +98,15 @@ const aheadMaxSteps = 4
 // granule.
 func (t *Transport) aheadSize() uint64 {
 	v := &t.vmm
-	top := aheadMaxSteps * v.step
+	top := t.aheadTop()
 	n := max(v.step, min(v.largest, top))
-	n = max(n, min(n<<v.burst, top), v.gran)
-	return roundUp(n, v.gran)
+	return roundUp(max(n, min(n<<v.burst, top), v.gran), v.gran)
+}
+
+// aheadTop is the largest preparation: aheadMaxSteps steps, at least one
+// granule.
+func (t *Transport) aheadTop() uint64 {
+	return roundUp(max(aheadMaxSteps*t.vmm.step, t.vmm.gran), t.vmm.gran)
 }
 
 // burstAfter sets the next preparations' doubling from every PE's
@@ -125,7 +130,7 @@ func (t *Transport) burstAfter(all [][]byte) {
 		idle = idle && slack >= took
 	}
 	switch {
-	case waited && t.aheadSize() < roundUp(max(aheadMaxSteps*v.step, v.gran), v.gran):
+	case waited && t.aheadSize() < t.aheadTop():
 		v.burst++
 	case idle && v.burst > 0:
 		v.burst--
@@ -150,10 +155,9 @@ func (t *Transport) maybePrepare(need uint64) {
 	off, lim := v.mapped[t.me], min(v.reserved[t.me], t.Limit())
 	size := min(prep, lim-min(off, lim))
 	a := &ahead{gen: v.gen, off: off, size: size, done: make(chan struct{}), stop: make(chan struct{}),
-		peers: make([]chunk, t.npes)}
+		peers: make([]chunk, t.npes), start: time.Now()}
 	mapped := append([]uint64(nil), v.mapped...)
 	v.next = a
-	a.start = time.Now()
 	go t.prepare(a, mapped)
 }
 

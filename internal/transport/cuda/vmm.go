@@ -247,9 +247,9 @@ const (
 // reserveFDs grows this process's descriptor table now to hold n more
 // descriptors than are open. Each chunk this PE exports holds a
 // descriptor while it lives, and in a multi-threaded process Linux waits
-// out an RCU grace period whenever the table grows (a growth's peer
-// mapping stalled 10-43 ms on every PE at once, once per job); the table
-// never shrinks, so growths then never pay for it. fd is any open
+// out an RCU grace period whenever the table grows (inside a growth, the
+// peers' mapping stalls on every PE at once); the table never shrinks,
+// so growths then never pay for it. fd is any open
 // descriptor. Best effort: within RLIMIT_NOFILE, and a failure leaves the
 // table as is.
 func reserveFDs(fd, n int) {
