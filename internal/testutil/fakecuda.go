@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,38 +26,91 @@ import (
 // It skips when there is no C compiler $CC (gcc by default; cgo needs one
 // anyway), no C++ compiler $CXX, or no gpulib/lib.cu (a copy of the
 // module without the repository's nested modules).
+//
+// After ShareFakeCUDA(dir) (a TestMain's), the libraries are built once,
+// into dir, and every later call returns the same path (or skips or fails
+// as the first did): the C++ build takes seconds, and the library is only
+// read.
 func FakeCUDA(t testing.TB) string {
 	t.Helper()
+	fakeShared.mu.Lock()
+	if fakeShared.dir == "" {
+		fakeShared.mu.Unlock()
+		lib, skip, err := buildFakeCUDA(t.TempDir())
+		return fakeResult(t, lib, skip, err)
+	}
+	defer fakeShared.mu.Unlock()
+	if !fakeShared.built {
+		fakeShared.lib, fakeShared.skip, fakeShared.err = buildFakeCUDA(fakeShared.dir)
+		fakeShared.built = true
+	}
+	return fakeResult(t, fakeShared.lib, fakeShared.skip, fakeShared.err)
+}
+
+// fakeShared is ShareFakeCUDA's directory and the one build's outcome.
+var fakeShared struct {
+	mu    sync.Mutex
+	dir   string
+	built bool
+	lib   string
+	skip  string
+	err   error
+}
+
+// ShareFakeCUDA makes FakeCUDA build into dir once for the whole test
+// binary. The caller (TestMain) creates dir and removes it after m.Run.
+func ShareFakeCUDA(dir string) {
+	fakeShared.mu.Lock()
+	defer fakeShared.mu.Unlock()
+	fakeShared.dir, fakeShared.built = dir, false
+}
+
+func fakeResult(t testing.TB, lib, skip string, err error) string {
+	t.Helper()
+	if skip != "" {
+		t.Skip(skip)
+	}
+	require.NoError(t, err)
+	return lib
+}
+
+// buildFakeCUDA builds the two libraries into dir: the fake's path, or why
+// the test must skip, or the build's failure (with the compiler's output).
+func buildFakeCUDA(dir string) (lib, skip string, err error) {
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "gcc"
 	}
 	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler %q to build the fake libcuda: %v", cc, err)
+		return "", fmt.Sprintf("no C compiler %q to build the fake libcuda: %v", cc, err), nil
 	}
 	_, self, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(self), "..", "cgo", "cuda")
-	lib := filepath.Join(t.TempDir(), "libfakecuda.so")
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Werror", "-I", dir,
-		"-o", lib, filepath.Join(dir, "testdata", "fakecuda.c"), "-ldl").CombinedOutput()
-	require.NoError(t, err, "building the fake libcuda: %s", out)
+	cdir := filepath.Join(filepath.Dir(self), "..", "cgo", "cuda")
+	lib = filepath.Join(dir, "libfakecuda.so")
+	out, err := exec.Command(cc, "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Werror", "-I", cdir,
+		"-o", lib, filepath.Join(cdir, "testdata", "fakecuda.c"), "-ldl").CombinedOutput()
+	if err != nil {
+		return "", "", fmt.Errorf("building the fake libcuda: %w: %s", err, out)
+	}
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "g++"
 	}
 	if _, err := exec.LookPath(cxx); err != nil {
-		t.Skipf("no C++ compiler %q to build the kernel library for the fake libcuda: %v", cxx, err)
+		return "", fmt.Sprintf("no C++ compiler %q to build the kernel library for the fake libcuda: %v", cxx, err), nil
 	}
 	root := filepath.Join(filepath.Dir(self), "..", "..")
 	src := filepath.Join(root, "gpulib", "lib.cu")
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("no kernel library source to build for the fake libcuda: %v", err)
+		return "", fmt.Sprintf("no kernel library source to build for the fake libcuda: %v", err), nil
 	}
 	out, err = exec.Command(cxx, "-std=c++17", "-x", "c++", "-shared", "-fPIC", "-pthread", "-O1", "-Wall", "-Wextra", "-Werror",
 		"-I", filepath.Join(root, "include"), "-I", filepath.Join(root, "internal", "gpulib"),
-		"-o", filepath.Join(filepath.Dir(lib), "libfakecuda_kernels.so"), src).CombinedOutput()
-	require.NoError(t, err, "building the kernel library for the fake libcuda: %s", out)
-	return lib
+		"-o", filepath.Join(dir, "libfakecuda_kernels.so"), src).CombinedOutput()
+	if err != nil {
+		return "", "", fmt.Errorf("building the kernel library for the fake libcuda: %w: %s", err, out)
+	}
+	return lib, "", nil
 }
 
 // FakeLibImage is a kernel library image for the fake driver: the fatbin

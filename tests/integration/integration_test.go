@@ -49,6 +49,13 @@ func TestMain(m *testing.M) {
 	// Built even without Open MPI: the MPICH, no-MPI and tcp tests run it too.
 	spmdBin = filepath.Join(dir, "spmd")
 	uidpeBin = filepath.Join(dir, "uidpe")
+	// The fake CUDA driver of the gpu tests: built once, on first use.
+	fake := filepath.Join(dir, "fakecuda")
+	if err := os.Mkdir(fake, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testutil.ShareFakeCUDA(fake)
 	// go test puts the GOROOT/bin that built this test first in PATH.
 	cmd := exec.Command("go", "build", "-o", dir, "./spmd", "./uidpe")
 	if out, err := cmd.CombinedOutput(); err != nil {
