@@ -26,14 +26,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	// The fake CUDA driver of the gpu tests: built once, on first use.
-	fake, err := os.MkdirTemp("", "goshmem-fakecuda-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testutil.ShareFakeCUDA(fake)
+	removeFake := testutil.ShareFakeCUDA()
 	code := m.Run()
-	_ = os.RemoveAll(fake)
+	removeFake()
 	// Leak check: after Finalize nothing of this process refers to
 	// /dev/shm (no heap region's descriptor or mapping is left).
 	if leaked := testutil.ShmLeaks("/dev/shm"); len(leaked) > 0 {

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -11,13 +10,8 @@ import (
 // TestMain builds the fake CUDA driver of the gpu tests once, on first
 // use, for all of them (testutil.ShareFakeCUDA).
 func TestMain(m *testing.M) {
-	fake, err := os.MkdirTemp("", "goshmem-fakecuda-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testutil.ShareFakeCUDA(fake)
+	removeFake := testutil.ShareFakeCUDA()
 	code := m.Run()
-	_ = os.RemoveAll(fake)
+	removeFake()
 	os.Exit(code)
 }

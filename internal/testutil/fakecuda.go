@@ -27,42 +27,56 @@ import (
 // anyway), no C++ compiler $CXX, or no gpulib/lib.cu (a copy of the
 // module without the repository's nested modules).
 //
-// After ShareFakeCUDA(dir) (a TestMain's), the libraries are built once,
-// into dir, and every later call returns the same path (or skips or fails
-// as the first did): the C++ build takes seconds, and the library is only
-// read.
+// After ShareFakeCUDA (a TestMain's), the libraries are built once, into
+// a temporary directory made then, and every later call returns the same
+// path (or skips or fails as the first did): the C++ build takes seconds,
+// and the library is only read.
 func FakeCUDA(t testing.TB) string {
 	t.Helper()
 	fakeShared.mu.Lock()
-	if fakeShared.dir == "" {
+	if !fakeShared.on {
 		fakeShared.mu.Unlock()
 		lib, skip, err := buildFakeCUDA(t.TempDir())
 		return fakeResult(t, lib, skip, err)
 	}
 	defer fakeShared.mu.Unlock()
 	if !fakeShared.built {
-		fakeShared.lib, fakeShared.skip, fakeShared.err = buildFakeCUDA(fakeShared.dir)
 		fakeShared.built = true
+		fakeShared.dir, fakeShared.err = os.MkdirTemp("", "goshmem-fakecuda-")
+		if fakeShared.err == nil {
+			fakeShared.lib, fakeShared.skip, fakeShared.err = buildFakeCUDA(fakeShared.dir)
+		}
 	}
 	return fakeResult(t, fakeShared.lib, fakeShared.skip, fakeShared.err)
 }
 
-// fakeShared is ShareFakeCUDA's directory and the one build's outcome.
+// fakeShared is ShareFakeCUDA's state: whether it is on, and the one
+// build's directory and outcome.
 var fakeShared struct {
 	mu    sync.Mutex
-	dir   string
+	on    bool
 	built bool
+	dir   string
 	lib   string
 	skip  string
 	err   error
 }
 
-// ShareFakeCUDA makes FakeCUDA build into dir once for the whole test
-// binary. The caller (TestMain) creates dir and removes it after m.Run.
-func ShareFakeCUDA(dir string) {
+// ShareFakeCUDA makes FakeCUDA build once for the whole test binary, into
+// a temporary directory made on first use (a child process that never
+// builds makes none). The caller (TestMain) calls the returned function
+// after m.Run: it removes that directory.
+func ShareFakeCUDA() (remove func()) {
 	fakeShared.mu.Lock()
 	defer fakeShared.mu.Unlock()
-	fakeShared.dir, fakeShared.built = dir, false
+	fakeShared.on = true
+	return func() {
+		fakeShared.mu.Lock()
+		defer fakeShared.mu.Unlock()
+		if fakeShared.dir != "" {
+			_ = os.RemoveAll(fakeShared.dir)
+		}
+	}
 }
 
 func fakeResult(t testing.TB, lib, skip string, err error) string {

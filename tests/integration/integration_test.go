@@ -50,18 +50,14 @@ func TestMain(m *testing.M) {
 	spmdBin = filepath.Join(dir, "spmd")
 	uidpeBin = filepath.Join(dir, "uidpe")
 	// The fake CUDA driver of the gpu tests: built once, on first use.
-	fake := filepath.Join(dir, "fakecuda")
-	if err := os.Mkdir(fake, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testutil.ShareFakeCUDA(fake)
+	removeFake := testutil.ShareFakeCUDA()
 	// go test puts the GOROOT/bin that built this test first in PATH.
 	cmd := exec.Command("go", "build", "-o", dir, "./spmd", "./uidpe")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		buildErr = fmt.Errorf("go build ./spmd ./uidpe: %v\n%s", err, out)
 	}
 	code := m.Run()
+	removeFake()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
