@@ -136,6 +136,14 @@ nvcc_kernels() {
     fatbin_checks "$out/kernels_gpuscope.fatbin"
     check "tests/hdr/gpu/smoke.cu for sm_80" $NVCC $GENCODE80 -fatbin tests/hdr/gpu/smoke.cu -o "$out/smoke_sm80.fatbin"
     sm80_check "$out/smoke_sm80.fatbin"
+    # the point-to-point API (puts, gets, AMOs, signals, waits) for sm_80, with
+    # and without the remote backends: what the device suite's kernels use
+    # (make fatbins builds those for sm_80 too, bin/gpu/devtest_sm80.fatbin)
+    check "tests/hdr/kernels.cu for sm_80" $NVCC $GENCODE80 -fatbin tests/hdr/kernels.cu -o "$out/kernels_sm80.fatbin"
+    sm80_check "$out/kernels_sm80.fatbin"
+    check "tests/hdr/kernels.cu for sm_80 with -DGOSHMEM_REMOTE_TRANSPORTS" $NVCC $GENCODE80 -DGOSHMEM_REMOTE_TRANSPORTS \
+        -fatbin tests/hdr/kernels.cu -o "$out/kernels_remote_sm80.fatbin"
+    sm80_check "$out/kernels_remote_sm80.fatbin"
 
     # the ordering instructions the design names, in the PTX
     # (kernels.fatbin's compute_90 PTX: the same compile as nvcc -arch=sm_90 -ptx)
