@@ -269,7 +269,7 @@ $(IBGDA_NVCC_JOBS): ibgdacheck-nvcc-%:
 # of them run when one fails (-k); skipped loudly without nvcc (a failure
 # with GOSHMEM_REQUIRE_NVCC=1), as those targets are. The longest jobs
 # first (TEST_NVCC_LONG, a few minutes each), so that the last ones are short.
-# devtest.cu for sm_80 (about 3 CPU-minutes) is left to make fatbins: the
+# devtest.cu for sm_80, one of the longest, is left to make fatbins: the
 # header's point-to-point API is compiled for sm_80 by hdrcheck's kernels group.
 TEST_NVCC_LONG := $(G)/devtest.fatbin hdrcheck-nvcc-lib80 hdrcheck-nvcc-coll90 $(G)/devtest_remote.fatbin \
 	hdrcheck-nvcc-coll80 hdrcheck-nvcc-kernels
