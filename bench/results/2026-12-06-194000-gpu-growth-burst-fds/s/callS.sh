@@ -24,18 +24,18 @@ alloc() { # binary np size outfile [extra perf flags]
 # SHORT=1 (a call with little device time left): 2 MiB back to back only, d3 b b d3 at 2 PEs, then 4
 if [ "${SHORT:-0}" = 1 ]; then
   for np in 2 4; do for who in perf-d3 perf-b perf-b perf-d3; do alloc $who $np 2097152 b2b-$who-np$np -alloc-reps 12; done; done
-fi
-for pass in 1 2 3; do
-  [ "${SHORT:-0}" = 1 ] && break
-  if [ $pass = 2 ]; then order="perf-b perf-d3"; else order="perf-d3 perf-b"; fi
-  for np in 2 4; do
-    for who in $order; do
-      alloc $who $np 2097152 b2b-$who-np$np -alloc-reps 12
-      alloc $who $np 536870912 b2b-$who-np$np
-      alloc $who $np 536870912 settle-$who-np$np -alloc-settle 5ms
+else
+  for pass in 1 2 3; do
+    if [ $pass = 2 ]; then order="perf-b perf-d3"; else order="perf-d3 perf-b"; fi
+    for np in 2 4; do
+      for who in $order; do
+        alloc $who $np 2097152 b2b-$who-np$np -alloc-reps 12
+        alloc $who $np 536870912 b2b-$who-np$np
+        alloc $who $np 536870912 settle-$who-np$np -alloc-settle 5ms
+      done
     done
   done
-done
+fi
 mps_stop >>$O/machine.txt 2>&1
 step end
 cat $O/steps.txt
