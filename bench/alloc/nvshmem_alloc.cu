@@ -8,10 +8,9 @@
  * -grow-factor times the median call. PE 0 prints one line per size:
  * medians and p99 in microseconds, the mean per call, and the growing calls.
  *
- * Build on the GPU machine against NVSHMEM 3 from the Python environment, and run:
- * bench/results/2026-12-06-172700-gpu-growth-overlap/l/callL.sh (nvcc -rdc=true with
- * -lnvshmem_host -lnvshmem_device and MPI; under MPS with several PEs on one GPU, NCCL and
- * NVLink multicast off).
+ * Build and run it on the GPU machine with bench/alloc/rows.sh (alloc_nvshmem_build,
+ * alloc_nvshmem): nvcc -rdc=true against NVSHMEM 3 from the Python environment and MPI,
+ * several PEs on one GPU under MPS, NCCL and NVLink multicast off.
  */
 #include <cuda_runtime.h>
 #include <mpi.h>
