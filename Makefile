@@ -163,6 +163,7 @@ gpu: fatbins
 	cd tests/gpu && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/devtest ./devtest
 	cd cmd/goshmem-perf && $(GO) build -ldflags='-s -w' -o $(abspath $(BIN))/goshmem-perf .
 	$(GO) build -ldflags='-s -w' -o $(BIN)/jacobi-gpu ./examples/jacobi-gpu
+	$(GO) build -ldflags='-s -w' -o $(BIN)/spmd ./tests/integration/spmd
 
 # Every kernel of the project to an sm_90 + compute_90 fatbin (make test
 # compiles each but devtest_sm80, in test-nvcc: the kernels must compile even

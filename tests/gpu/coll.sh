@@ -14,7 +14,8 @@
 #      CUDA VMM) (and the device collectives once more at 2 PEs with
 #      GOSHMEM_GPU_COLL_LL=off: the flag round for every small size; the stream
 #      calls at 2 PEs with GOSHMEM_GPU_STREAM_SYNC=kernel and at 3 PEs with
-#      =memops) and over
+#      =memops; both families once more at the most PEs with 1,024 teams
+#      alive, on the team in the last slot) and over
 #      the CPU proxy (GOSHMEM_GPU_TRANSPORT=proxy, the
 #      -DGOSHMEM_REMOTE_TRANSPORTS kernels);
 #   3. the benchmark rows, 2 PEs under MPS: goshmem-perf device -only
@@ -172,6 +173,14 @@ step "3 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_STREAM_SYNC=memops: stream call
 # the small collectives' flag round (no LL packets) at 2 PEs
 step "2 PEs, 1 GPU, MPS, load/store, GOSHMEM_GPU_COLL_LL=off: device collectives" 80 env GOSHMEM_GPU_COLL_LL=off \
     $MPIRUN -x GOSHMEM_GPU_COLL_LL -np 2 $DT -part devcoll -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-large "$LARGE"
+# 1,024 teams alive at once: the collectives on the team in device slot 1023 (every PE in reverse
+# order; the last row of the device's team table), at the most PEs
+np=$(printf '%s\n' $NPS | sort -rn | head -1)
+for p in devcoll stream; do
+    step "${np} PEs, 1 GPU, MPS, load/store, 1,024 teams alive, on the last: $([ $p = devcoll ] && echo device collectives || echo stream calls)" \
+        $((np > 4 ? 140 : 80)) $MPIRUN -np "$np" $DT -part $p -fatbin "" -coll bin/gpu/devcoll.fatbin -coll-teams world,many \
+        -coll-large "$([ $p = stream ] && echo "$SLARGE" || echo "$LARGE")"
+done
 if [ "${SKIP_PROXY:-0}" != 1 ]; then
     for np in $PNPS; do
         for p in devcoll stream; do

@@ -10,7 +10,10 @@
 #      non-zero within FAULT_LIMIT seconds), then with MPS (many rounds) and
 #      4 PEs with MPS, 2 and 4 PEs with MPS on a GPU heap of 32 MiB that
 #      grows (-heap-grow), 2 PEs with MPS over the CPU proxy
-#      (GOSHMEM_GPU_TRANSPORT=proxy); 2 PEs on two GPUs when nvidia-smi lists >= 2
+#      (GOSHMEM_GPU_TRANSPORT=proxy), which GPU a PE uses (bin/spmd -mode
+#      gpu-device, when carried: the local rank, GOSHMEM_DEVICE, WithDevice,
+#      a context current on the thread calling Init, an ordinal out of range
+#      on every PE or on one); 2 PEs on two GPUs when nvidia-smi lists >= 2
 #      (load/store, then proxy)
 #      (GPU = node-local rank);
 #   3. benchmarks: tests/gpu/bench.sh OUTDIR when it exists (hook);
@@ -18,7 +21,7 @@
 #      output) and summary.md (date, GPUs, driver, commands, pass/fail
 #      counts, timings) for bench/results/.
 #
-# Run on the device machine: carry bin/devtest bin/gpu/devtest.fatbin
+# Run on the device machine: carry bin/devtest bin/spmd bin/gpu/devtest.fatbin
 # bin/gpu/compat.fatbin and run `bash tests/gpu/run.sh`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -90,6 +93,41 @@ step() {
         { verdict="FAIL (the growth prepared ahead fell back: $(grep -m1 -o 'not prepared ahead.*' "$tmp" | cut -c1-120))"; fails=$((fails + 1)); }
     row "$name" "$*" "$verdict" "$secs" "$line"
     last_out=$tmp
+}
+
+# devrule NAME WANT WHY CMD...: one job of bin/spmd -mode gpu-device with GOSHMEM_INFO=1. WANT
+# is the device every PE must report, with its GPU heap checks passed, and WHY what GOSHMEM_INFO
+# must say chose it on every PE (on one GPU every rule gives device 0); or WANT is "fail": Init
+# fails on every PE with ErrInvalidArgument, naming the valid range of devices.
+devrule() {
+    local name=$1 want=$2 rule=$3
+    shift 3
+    echo
+    echo "== $name: $*"
+    local tmp t0 rc pe why=""
+    tmp=$(mktemp)
+    t0=$(date +%s%N)
+    timeout 60 env GOSHMEM_INFO=1 "$@" 2>&1 | tee "$tmp"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" = 0 ] || why="$why rc $rc;"
+    grep -q FAIL "$tmp" && why="$why $(grep -m1 FAIL "$tmp" | cut -c1-120);"
+    for pe in 0 1; do
+        if [ "$want" = fail ]; then
+            grep -q "gpu-device: rank $pe: Init failed (ErrInvalidArgument=true):" "$tmp" ||
+                why="$why rank $pe: Init did not fail with ErrInvalidArgument;"
+        else
+            grep -q "gpu-device: PE $pe: device $want\$" "$tmp" || why="$why PE $pe did not report device $want;"
+            grep -q "gpu-device: PE $pe: GPU heap: ok" "$tmp" || why="$why PE $pe: GPU heap checks not ok;"
+            grep -q "info: PE $pe: GPU $want (.*) chosen by $rule" "$tmp" || why="$why PE $pe: GOSHMEM_INFO does not say chosen by $rule;"
+        fi
+    done
+    if [ "$want" = fail ] && ! grep -q "valid range \[0, $ngpu)" "$tmp"; then
+        why="$why no error names the valid range [0, $ngpu);"
+    fi
+    local verdict=PASS
+    [ -n "$why" ] && { verdict="FAIL:$why"; fails=$((fails + 1)); }
+    row "$name" "$*" "$verdict" "$(secs_since "$t0")" \
+        "$(grep -m1 -o 'gpu-device: rank 0: Init failed.*\|PE 0: GPU [0-9]* (.*) chosen by [^;]*' "$tmp" | cut -c1-160)"
 }
 
 DT="bin/devtest -fatbin bin/gpu/devtest.fatbin -compat bin/gpu/compat.fatbin -watchdog ${WATCHDOG:-30s}"
@@ -170,6 +208,28 @@ if mps_start; then
         env GOSHMEM_GPU_TRANSPORT=ibgda GOSHMEM_IBGDA_NIC=soft GOSHMEM_IBGDA_DOORBELL=cpu GOSHMEM_INFO=1 GOSHMEM_TIMEOUT=$RTIMEOUT \
         $MPIRUN -x GOSHMEM_GPU_TRANSPORT -x GOSHMEM_IBGDA_NIC -x GOSHMEM_IBGDA_DOORBELL -x GOSHMEM_INFO -x GOSHMEM_TIMEOUT \
         -np 2 $DTR -rounds "${ROUNDS_IBGDA_CPU:-10}"
+    # which GPU a PE uses (issue 39), on the real driver: bin/spmd -mode gpu-device, the program of
+    # tests/integration's TestGPUDevice (fake driver). Each PE prints its device and checks host
+    # RMA and an atomic on the GPU heap.
+    SPMD="bin/spmd -mode gpu-device -heap 16777216 -guard 20s"
+    if [ -x bin/spmd ]; then
+        export GOSHMEM_GPU_LIB=${GOSHMEM_GPU_LIB:-gpulib/lib.fatbin} GOSHMEM_DEVICE= SPMD_WITH_DEVICE= SPMD_CURRENT_DEVICE= SPMD_RANK_ENV=
+        DX="-x GOSHMEM_GPU_LIB -x GOSHMEM_DEVICE -x SPMD_WITH_DEVICE -x SPMD_CURRENT_DEVICE -x SPMD_RANK_ENV"
+        DX="$DX -x GOSHMEM_INFO"
+        devrule "2 PEs: the device is the local rank modulo the GPUs" 0 "local rank" $MPIRUN $DX -np 2 $SPMD
+        devrule "2 PEs: GOSHMEM_DEVICE=0" 0 GOSHMEM_DEVICE env GOSHMEM_DEVICE=0 $MPIRUN $DX -np 2 $SPMD
+        devrule "2 PEs: shmem.WithDevice(0) over GOSHMEM_DEVICE=$ngpu" 0 WithDevice \
+            env GOSHMEM_DEVICE=$ngpu SPMD_WITH_DEVICE=0 $MPIRUN $DX -np 2 $SPMD
+        devrule "2 PEs: the device of a context current on the thread calling Init (kept current)" 0 \
+            "the calling thread's current CUDA context" env SPMD_CURRENT_DEVICE=0 $MPIRUN $DX -np 2 $SPMD
+        devrule "2 PEs: GOSHMEM_DEVICE=$ngpu, out of range: Init fails on every PE" fail - \
+            env GOSHMEM_DEVICE=$ngpu $MPIRUN $DX -np 2 $SPMD
+        devrule "2 PEs: GOSHMEM_DEVICE=$ngpu on PE 1 only: Init fails on every PE" fail - \
+            env SPMD_RANK_ENV="1:GOSHMEM_DEVICE=$ngpu" $MPIRUN $DX -np 2 $SPMD
+        unset GOSHMEM_DEVICE SPMD_WITH_DEVICE SPMD_CURRENT_DEVICE SPMD_RANK_ENV
+    else
+        row "which GPU a PE uses (WithDevice, GOSHMEM_DEVICE, a current context)" "$SPMD" "NOT RUN (no bin/spmd: make gpu builds it)" 0 ""
+    fi
     # informational: the same fault under MPS (a fatal fault is reported to every client of the server)
     echo
     echo "== fault under MPS (informational)"

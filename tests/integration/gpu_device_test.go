@@ -15,8 +15,9 @@ import (
 // The GPU each PE chooses, at 2 PEs on a fake driver with 4 devices:
 // local rank by default; GOSHMEM_DEVICE; shmem.WithDevice over it; the
 // device of a context the program made current on the thread calling Init
-// (kept current, not replaced); and an ordinal out of range, which fails
-// Init on every PE naming the setting and the valid range.
+// (kept current, not replaced); and an ordinal out of range, on every PE
+// or on PE 1 alone, which fails Init on every PE naming the setting and
+// the valid range. tests/gpu/run.sh runs the same program on a real GPU.
 func TestGPUDevice(t *testing.T) {
 	needMPI(t)
 	lib := testutil.FakeCUDA(t)
@@ -31,6 +32,7 @@ func TestGPUDevice(t *testing.T) {
 		{"current", []string{"SPMD_CURRENT_DEVICE=2"}, [2]int{2, 2}},
 		{"current-option", []string{"SPMD_CURRENT_DEVICE=3", "SPMD_WITH_DEVICE=1"}, [2]int{1, 1}},
 		{"out-of-range", []string{"GOSHMEM_DEVICE=4"}, [2]int{-1, -1}},
+		{"out-of-range-one-pe", []string{"SPMD_RANK_ENV=1:GOSHMEM_DEVICE=4"}, [2]int{-1, -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leaks := filepath.Join(t.TempDir(), "live")

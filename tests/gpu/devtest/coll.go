@@ -23,7 +23,7 @@ import (
 var (
 	collFatbin  = flag.String("coll", "", "device collective kernels (tests/gpu/kernels/devcoll.cu), and run the collective and stream tests: fatbins or glob patterns, comma-separated; a NAME.fatbin that does not exist stands for its parts NAME_<k>.fatbin (make gpucoll: bin/gpu/devcoll.fatbin is bin/gpu/devcoll_0.fatbin, devcoll_1.fatbin, ...); each kernel is looked up in all of them. The tests need every PE's kernels running at once (MPS on one GPU); empty: skip them")
 	collLarge   = flag.Int("coll-large", 40001, "the large n of the collective cases (elements; keep it small over the proxy)")
-	collTeams   = flag.String("coll-teams", "world,shared,halves", "teams of the collective tests: world, shared (TeamShared), halves (even/odd PEs, split), dup (split of every PE)")
+	collTeams   = flag.String("coll-teams", "world,shared,halves", "teams of the collective tests: world, shared (TeamShared), halves (even/odd PEs, split), dup (split of every PE), many (every PE in reverse order, the team in device slot 1023: 1,024 teams alive at once, needs GOSHMEM_MAX_TEAMS >= 1024)")
 	collThreads = flag.Int("coll-threads", 256, "threads of the collective kernels' one block")
 )
 
@@ -271,8 +271,14 @@ func makeTeams() ([]collTeam, error) {
 					ct.t = odd
 				}
 			}
+		case "many":
+			t, err := manyTeams()
+			if err != nil {
+				return nil, err
+			}
+			ct.t = t
 		default:
-			return nil, fmt.Errorf("-coll-teams: unknown team %q (world, shared, halves, dup)", name)
+			return nil, fmt.Errorf("-coll-teams: unknown team %q (world, shared, halves, dup, many)", name)
 		}
 		ct.id = ct.t.DeviceID()
 		if ct.id < 0 {
@@ -281,6 +287,35 @@ func makeTeams() ([]collTeam, error) {
 		list = append(list, ct)
 	}
 	return list, nil
+}
+
+// manySlot is the device slot of -coll-teams many's team: the 1,024th,
+// the last row of a table of 1,024 live teams (issue 39: at least 1,024
+// live teams, on the host and in the device's team table).
+const manySlot = 1023
+
+// manyTeams splits the world in reverse order (this PE is npes-1-me in
+// each) until a team lands in device slot manySlot, and returns that one.
+// The others stay alive: with world, shared and the rest of -coll-teams,
+// 1,024 teams are alive while the tests run on the last. Every PE splits
+// the same number of times (the slots are given out alike on every PE);
+// a PE that sees another slot order fails the test, not the job.
+func manyTeams() (shmem.Team, error) {
+	for i := 1; ; i++ {
+		t, err := shmem.TeamSplitStrided(shmem.TeamWorld, npes-1, -1, npes)
+		if err != nil {
+			return shmem.Team{}, fmt.Errorf("many: split %d of the world in reverse order: %w", i, err)
+		}
+		switch id := t.DeviceID(); {
+		case id == manySlot:
+			if got, want := t.MyPE(), npes-1-me; got != want {
+				return shmem.Team{}, fmt.Errorf("many: team in slot %d: MyPE = %d on PE %d, want %d", id, got, me, want)
+			}
+			return t, nil
+		case id < 0 || id > manySlot || i > manySlot:
+			return shmem.Team{}, fmt.Errorf("many: split %d got device slot %d on PE %d, want at most %d", i, id, me, manySlot)
+		}
+	}
 }
 
 var opNames = []string{"sum", "prod", "min", "max", "and", "or", "xor"}

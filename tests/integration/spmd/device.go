@@ -31,7 +31,11 @@ func gpuDevice() int {
 	if v := os.Getenv("SPMD_CURRENT_DEVICE"); v != "" {
 		d, _ := strconv.Atoi(v)
 		var err error
-		if err = cuda.LoadLibrary(os.Getenv("GOSHMEM_LIBCUDA")); err == nil {
+		lib := os.Getenv("GOSHMEM_LIBCUDA") // the fake driver in CI; goshmem loads the same
+		if lib == "" {
+			lib = "libcuda.so.1" // GOSHMEM_LIBCUDA's default: the real driver
+		}
+		if err = cuda.LoadLibrary(lib); err == nil {
 			if before, err = cuda.Device(d).RetainPrimary(); err == nil {
 				err = before.SetCurrent()
 			}

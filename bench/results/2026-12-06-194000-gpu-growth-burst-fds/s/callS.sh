@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # device call S: does b44bbea (the descriptor table grown at Init) change the growing call's median
 # back to back? Its build ("b", the head) against 6284686 ("d3": call O's new, d3cfac2 with the alloc
-# rows' sample budget), alternating, three passes (the files stay unpacked under $OUT/s, so that a cut
-# call still brings back what it finished), 2 MiB (12 growths a row) and 512 MiB back to back
+# rows' sample budget), alternating, three passes, 2 MiB (12 growths a row) and 512 MiB back to back
 # and 512 MiB settled, 2 and 4 PEs on one GPU under MPS, through bench/alloc/rows.sh. Kernels by
 # nvcc 11.8 (k118.tar.xz), the library from the tree. Run from the repository root, bin/o carried.
 set -u
@@ -32,3 +31,5 @@ fi
 alloc_end
 cat $OUT/s/steps.txt
 python3 bench/alloc/summary.py $OUT/s
+# One file back: the device tool returns a few files a call (a cut call still returns the unpacked ones).
+(cd $OUT && tar czf resS.tgz s && rm -rf s)
