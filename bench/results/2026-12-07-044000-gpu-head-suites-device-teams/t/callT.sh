@@ -6,11 +6,14 @@
 #   PART=run (T1): call S first (bench/results/2026-12-06-194000-gpu-growth-burst-fds/s/callS.sh,
 #     with bin/o), then tests/gpu/run.sh;
 #   PART=coll (T2): SKIP_BENCH=1 tests/gpu/coll.sh (the suites; no benchmark rows).
-# Run from the repository root with bin/t carried (carry.tar.xz: bin/devtest, bin/spmd and the
-# bin/gpu kernels of `make gpucoll` and `make fatbins`).
+# Run from the repository root with bin/t1 and bin/o carried (PART=run), or bin/t2 (PART=coll): the
+# tree and the carry must stay under 64 MiB. carry.tar.xz: t1 holds bin/devtest, bin/spmd and the
+# point-to-point kernels (devtest, compat, and their _remote builds); t2 bin/devtest and the
+# collective ones (devcoll_<k>, devcoll_remote_<k>, perf_coll), from `make fatbins` and `make gpucoll`.
 set -u
 mkdir -p $OUT/t
-xz -dc bin/t/carry.tar.xz | tar -C bin -xf -
+case ${PART:-run} in run) c=t1 ;; *) c=t2 ;; esac
+xz -dc bin/$c/carry.tar.xz | tar -C bin -xf -
 case ${PART:-run} in
 run)
   bash bench/results/2026-12-06-194000-gpu-growth-burst-fds/s/callS.sh >$OUT/t/callS.out 2>&1
