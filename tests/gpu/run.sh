@@ -95,19 +95,23 @@ step() {
     last_out=$tmp
 }
 
-# devrule NAME WANT WHY CMD...: one job of bin/spmd -mode gpu-device with GOSHMEM_INFO=1. WANT
-# is the device every PE must report, with its GPU heap checks passed, and WHY what GOSHMEM_INFO
-# must say chose it on every PE (on one GPU every rule gives device 0); or WANT is "fail": Init
-# fails on every PE with ErrInvalidArgument, naming the valid range of devices.
+# devrule NAME WANT WHY [VAR=VALUE...]: one job of bin/spmd -mode gpu-device at 2 PEs with
+# GOSHMEM_INFO=1, the variables of the device choice empty but for the VAR=VALUEs given. WANT is
+# the device every PE must report, with its GPU heap checks passed, and WHY what GOSHMEM_INFO must
+# say chose it on every PE (on one GPU every rule gives device 0); or WANT is "fail": Init fails
+# on every PE with ErrInvalidArgument, naming the valid range of devices.
+SPMD="bin/spmd -mode gpu-device -heap 16777216 -guard 20s"
 devrule() {
     local name=$1 want=$2 rule=$3
     shift 3
+    local cmd="env GOSHMEM_INFO=1 GOSHMEM_GPU_LIB=${GOSHMEM_GPU_LIB:-gpulib/lib.fatbin} GOSHMEM_DEVICE= SPMD_WITH_DEVICE="
+    cmd="$cmd SPMD_CURRENT_DEVICE= SPMD_RANK_ENV= $* $MPIRUN -np 2 $SPMD"
     echo
-    echo "== $name: $*"
+    echo "== $name: $cmd"
     local tmp t0 rc pe why=""
     tmp=$(mktemp)
     t0=$(date +%s%N)
-    timeout 60 env GOSHMEM_INFO=1 "$@" 2>&1 | tee "$tmp"
+    timeout 60 $cmd 2>&1 | tee "$tmp"
     rc=${PIPESTATUS[0]}
     [ "$rc" = 0 ] || why="$why rc $rc;"
     grep -q FAIL "$tmp" && why="$why $(grep -m1 FAIL "$tmp" | cut -c1-120);"
@@ -126,7 +130,7 @@ devrule() {
     fi
     local verdict=PASS
     [ -n "$why" ] && { verdict="FAIL:$why"; fails=$((fails + 1)); }
-    row "$name" "$*" "$verdict" "$(secs_since "$t0")" \
+    row "$name" "$cmd" "$verdict" "$(secs_since "$t0")" \
         "$(grep -m1 -o 'gpu-device: rank 0: Init failed.*\|PE 0: GPU [0-9]* (.*) chosen by [^;]*' "$tmp" | cut -c1-160)"
 }
 
@@ -211,22 +215,14 @@ if mps_start; then
     # which GPU a PE uses (issue 39), on the real driver: bin/spmd -mode gpu-device, the program of
     # tests/integration's TestGPUDevice (fake driver). Each PE prints its device and checks host
     # RMA and an atomic on the GPU heap.
-    SPMD="bin/spmd -mode gpu-device -heap 16777216 -guard 20s"
     if [ -x bin/spmd ]; then
-        export GOSHMEM_GPU_LIB=${GOSHMEM_GPU_LIB:-gpulib/lib.fatbin} GOSHMEM_DEVICE= SPMD_WITH_DEVICE= SPMD_CURRENT_DEVICE= SPMD_RANK_ENV=
-        DX="-x GOSHMEM_GPU_LIB -x GOSHMEM_DEVICE -x SPMD_WITH_DEVICE -x SPMD_CURRENT_DEVICE -x SPMD_RANK_ENV"
-        DX="$DX -x GOSHMEM_INFO"
-        devrule "2 PEs: the device is the local rank modulo the GPUs" 0 "local rank" $MPIRUN $DX -np 2 $SPMD
-        devrule "2 PEs: GOSHMEM_DEVICE=0" 0 GOSHMEM_DEVICE env GOSHMEM_DEVICE=0 $MPIRUN $DX -np 2 $SPMD
-        devrule "2 PEs: shmem.WithDevice(0) over GOSHMEM_DEVICE=$ngpu" 0 WithDevice \
-            env GOSHMEM_DEVICE=$ngpu SPMD_WITH_DEVICE=0 $MPIRUN $DX -np 2 $SPMD
+        devrule "2 PEs: the device is the local rank modulo the GPUs" 0 "local rank"
+        devrule "2 PEs: GOSHMEM_DEVICE=0" 0 GOSHMEM_DEVICE GOSHMEM_DEVICE=0
+        devrule "2 PEs: shmem.WithDevice(0) over GOSHMEM_DEVICE=$ngpu" 0 WithDevice GOSHMEM_DEVICE=$ngpu SPMD_WITH_DEVICE=0
         devrule "2 PEs: the device of a context current on the thread calling Init (kept current)" 0 \
-            "the calling thread's current CUDA context" env SPMD_CURRENT_DEVICE=0 $MPIRUN $DX -np 2 $SPMD
-        devrule "2 PEs: GOSHMEM_DEVICE=$ngpu, out of range: Init fails on every PE" fail - \
-            env GOSHMEM_DEVICE=$ngpu $MPIRUN $DX -np 2 $SPMD
-        devrule "2 PEs: GOSHMEM_DEVICE=$ngpu on PE 1 only: Init fails on every PE" fail - \
-            env SPMD_RANK_ENV="1:GOSHMEM_DEVICE=$ngpu" $MPIRUN $DX -np 2 $SPMD
-        unset GOSHMEM_DEVICE SPMD_WITH_DEVICE SPMD_CURRENT_DEVICE SPMD_RANK_ENV
+            "the calling thread's current CUDA context" SPMD_CURRENT_DEVICE=0
+        devrule "2 PEs: GOSHMEM_DEVICE=$ngpu, out of range: Init fails on every PE" fail - GOSHMEM_DEVICE=$ngpu
+        devrule "2 PEs: GOSHMEM_DEVICE=$ngpu on PE 1 only: Init fails on every PE" fail - SPMD_RANK_ENV=1:GOSHMEM_DEVICE=$ngpu
     else
         row "which GPU a PE uses (WithDevice, GOSHMEM_DEVICE, a current context)" "$SPMD" "NOT RUN (no bin/spmd: make gpu builds it)" 0 ""
     fi
