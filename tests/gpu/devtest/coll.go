@@ -297,9 +297,9 @@ const manySlot = 1023
 // manyTeams splits the world in reverse order (this PE is npes-1-me in
 // each) until a team lands in device slot manySlot, and returns that one.
 // The others stay alive: with world, shared and the rest of -coll-teams,
-// 1,024 teams are alive while the tests run on the last. Every PE splits
-// the same number of times (the slots are given out alike on every PE);
-// a PE that sees another slot order fails the test, not the job.
+// 1,024 teams are alive while the tests run on the last. A split's slot
+// is the same on every member (kernels name the team by it), so every PE
+// stops after the same split.
 func manyTeams() (shmem.Team, error) {
 	for i := 1; ; i++ {
 		t, err := shmem.TeamSplitStrided(shmem.TeamWorld, npes-1, -1, npes)
