@@ -135,6 +135,21 @@ func mpiexec(t *testing.T, timeout time.Duration, np int, scenario string, env .
 	return run(t, timeout, env, testutil.MPICHExec(t), "-n", fmt.Sprint(np), probe(t), scenario)
 }
 
+// stderrFiles is what the probes wrote to their files in dir
+// (PROBE_STDERR_DIR), one after another.
+func stderrFiles(t *testing.T, dir string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.err"))
+	require.NoError(t, err)
+	var out strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		out.Write(b)
+	}
+	return out.String()
+}
+
 // linesOf returns the lines that PE pe printed, without the "PE n: " prefix.
 func linesOf(out string, pe int) []string {
 	prefix := fmt.Sprintf("PE %d: ", pe)
@@ -258,7 +273,9 @@ func TestMPIFault(t *testing.T) {
 // barrier: our message names the PE, OpenMPI names the rank, and mpirun
 // exits with the abort code.
 func TestMPIAbort(t *testing.T) {
-	res := mpirun(t, 15*time.Second, 4, "abort")
+	dir := t.TempDir()
+	res := mpirun(t, 15*time.Second, 4, "abort", "PROBE_STDERR_DIR="+dir)
+	res.out += stderrFiles(t, dir)
 	assert.Equal(t, 3, res.code, res.out)
 	assert.Contains(t, res.out, "goshmem: PE 2: boom\n")
 	// OpenMPI's own MPI_ABORT help text names the rank too, but its

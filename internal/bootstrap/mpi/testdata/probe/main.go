@@ -7,11 +7,19 @@
 //	finalize  Finalize twice, then a Barrier
 //	panic     rank 2 panics after a Barrier while the others wait in a second one
 //	abort     rank 2 calls Abort(3, "boom") after a Barrier while the others wait
+//
+// With PROBE_STDERR_DIR set, each process writes its standard error (its
+// own lines, goshmem's and the MPI library's) to a file of its own in that
+// folder instead of the launcher's pipe: a launcher that ends the job at
+// an abort may exit before it has forwarded what the aborting rank wrote.
 package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/bootstrap"
 	"github.com/goshmem/goshmem/internal/bootstrap/local"
@@ -22,6 +30,16 @@ func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: probe info|mismatch|finalize|panic|abort")
 		os.Exit(2)
+	}
+	if dir := os.Getenv("PROBE_STDERR_DIR"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d.err", os.Getpid())))
+		if err == nil {
+			err = unix.Dup2(int(f.Fd()), 2)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "probe: PROBE_STDERR_DIR:", err)
+			os.Exit(2)
+		}
 	}
 	var b bootstrap.Bootstrap
 	launcher := mpiboot.UnderLauncher()
