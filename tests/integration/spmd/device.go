@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -30,12 +31,13 @@ func gpuDevice() int {
 	var before *cuda.Context
 	if v := os.Getenv("SPMD_CURRENT_DEVICE"); v != "" {
 		d, _ := strconv.Atoi(v)
-		var err error
-		lib := os.Getenv("GOSHMEM_LIBCUDA") // the fake driver in CI; goshmem loads the same
-		if lib == "" {
-			lib = "libcuda.so.1" // GOSHMEM_LIBCUDA's default: the real driver
+		// the driver goshmem will load (GOSHMEM_LIBCUDA: the fake one in
+		// CI, else its default), so that both share one loaded library
+		settings, err := env.Read(nil)
+		if err == nil {
+			err = cuda.LoadLibrary(settings.String("GOSHMEM_LIBCUDA"))
 		}
-		if err = cuda.LoadLibrary(lib); err == nil {
+		if err == nil {
 			if before, err = cuda.Device(d).RetainPrimary(); err == nil {
 				err = before.SetCurrent()
 			}
