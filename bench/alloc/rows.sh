@@ -6,8 +6,9 @@
 #                                    one job of `PERF device -only '^alloc$'` at SIZE bytes and NP PEs,
 #                                    its JSON rows appended to DIR/NAME.jsonl (stderr to DIR/NAME.log);
 #                                    FLAGs go to goshmem-perf (-alloc-settle 5ms, -alloc-reps 12)
-#   alloc_nvshmem_build              builds bench/alloc/nvshmem_alloc.cu (NVSHMEM 3 from the Python
-#                                    environment, nvcc -rdc) into $ALLOC_BUILD/nvshmem_alloc
+#   alloc_nvshmem_build              builds bench/alloc/nvshmem_alloc.cu into $ALLOC_BUILD/nvshmem_alloc
+#                                    with bench/gpu/nvshmem_build.sh (NVSHMEM 3 from the Python
+#                                    environment, NVSHMEM_HOME) and waits for it
 #   alloc_nvshmem NP SIZE            one job of it (cudaMalloc, then nvshmem_malloc back to back up to
 #                                    4 GiB a PE), appended to DIR/nvshmem-npNP.txt
 #   alloc_end                        stops the MPS daemon
@@ -59,19 +60,13 @@ alloc_row() {
 }
 
 alloc_nvshmem_build() {
-    local nv d inc="" libs="" rc
-    nv=$(python3 -c 'import nvidia.nvshmem, os; print(os.path.dirname(nvidia.nvshmem.__file__))' 2>/dev/null)
-    nv=${nv:-${NVSHMEM_HOME:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nvshmem}}
+    local rc
+    . bench/gpu/nvshmem_build.sh
     mkdir -p "$ALLOC_BUILD"
-    ln -sf "$(ls "$nv"/lib/libnvshmem_host.so* | head -1)" "$ALLOC_BUILD/libnvshmem_host.so"
-    for d in $(mpicxx --showme:incdirs); do inc="$inc -I$d"; done
-    for d in $(mpicxx --showme:libdirs); do libs="$libs -L$d -Xlinker -rpath=$d"; done
-    nvcc -std=c++17 -O2 -rdc=true -gencode arch=compute_90,code=sm_90 -I"$nv/include" $inc \
-        bench/alloc/nvshmem_alloc.cu -o "$ALLOC_BUILD/nvshmem_alloc" -L"$ALLOC_BUILD" -L"$nv/lib" \
-        -Xlinker -rpath="$nv/lib" -lnvshmem_host -lnvshmem_device $libs -lmpi >"$alloc_dir/nvshmem-build.log" 2>&1
+    nvshmem_build "$alloc_dir/nvshmem-build.log" bench/alloc/nvshmem_alloc.cu "$ALLOC_BUILD/nvshmem_alloc"
+    wait "$build_pid"
     rc=$?
     alloc_step "nvshmem_alloc build: rc $rc"
-    export LD_LIBRARY_PATH="$nv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # One GPU shared under MPS: no NVLink multicast, no NCCL, no remote transport.
     export NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DISABLE_NCCL=1 NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1 \
         NVSHMEM_REMOTE_TRANSPORT=none NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo
