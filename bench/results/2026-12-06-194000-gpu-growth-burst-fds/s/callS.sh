@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # device call S: does b44bbea (the descriptor table grown at Init) change the growing call's median
 # back to back? Its build ("b", the head) against 6284686 ("d3": call O's new, d3cfac2 with the alloc
-# rows' sample budget), alternating, three passes, 2 MiB (12 growths a row) and 512 MiB back to back
+# rows' sample budget), alternating, three passes, 2 MiB (-alloc-reps 12: 13 growths a row) and 512 MiB back to back
 # and 512 MiB settled, 2 and 4 PEs on one GPU under MPS, through bench/alloc/rows.sh. Kernels by
 # nvcc 11.8 (k118.tar.xz), the library from the tree. Run from the repository root, bin/o carried.
 set -u
