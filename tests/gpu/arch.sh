@@ -13,8 +13,9 @@
 #      bin/devtest -part p2p at 2, 4 and 8 PEs and over the proxy at 2 PEs,
 #      -part p2p -heap-grow (a 32 MiB heap that grows) at 8, 4 and 2 PEs,
 #      then, once the collective kernels exist, -part devcoll and -part stream
-#      at 8, 4 and 2 PEs, and -part stream -heap-grow at 8 (in that order: a
-#      step the budget no longer allows is listed as NOT RUN);
+#      at 8, 4 and 2 PEs, -part stream -heap-grow at 8, and both families
+#      with 1,024 teams alive on the last of them (-coll-teams world,many) at 8
+#      (in that order: a step the budget no longer allows is listed as NOT RUN);
 #   3. OUTDIR/regs.txt: registers and spills of every built kernel
 #      (cuobjdump -res-usage). The kernels that carry __launch_bounds__(1024)
 #      (bench/gpu/perf.cu's, and perf_coll's _block kernels from
@@ -122,6 +123,12 @@ if [ -z "$missing" ]; then
         env GOSHMEM_DEVICE_HEAP_SIZE=32M GOSHMEM_DEVICE_HEAP_MAX=4G GOSHMEM_DEVICE_HEAP_CHUNK=2M GOSHMEM_INFO=1 \
         $MPIRUN -x GOSHMEM_DEVICE_HEAP_SIZE -x GOSHMEM_DEVICE_HEAP_MAX -x GOSHMEM_DEVICE_HEAP_CHUNK -x GOSHMEM_INFO -np "$np" \
         $DT -part stream -heap-grow -fatbin "" -coll $G/devcoll.fatbin -coll-large "$SLARGE"
+    # 1,024 teams alive at once, the collectives on the team in the device table's last slot
+    for p in devcoll stream; do
+        step "${np} PEs, 1 GPU, MPS, 1,024 teams alive, on the last, $nvccv kernels: $([ $p = devcoll ] && echo device collectives || echo stream calls)" \
+            $((np > 4 ? 140 : 80)) $MPIRUN -np "$np" $DT -part $p -fatbin "" -coll $G/devcoll.fatbin -coll-teams world,many \
+            -coll-large "$([ $p = stream ] && echo "$SLARGE" || echo "$LARGE")"
+    done
 else
     rows+=("| device collectives and stream calls | | NOT RUN (missing: $(echo $missing)) | 0 | |")
     fails=$((fails + 1))

@@ -104,7 +104,9 @@ fi
 # rules, make -j: one nvcc per part of devcoll.cu, at once)
 NPARTS=$(sed -n 's/^#define DEVCOLL_NPARTS \([0-9]*\).*/\1/p' tests/gpu/kernels/devcoll.cu)
 KFILES="$(for s in devcoll devcoll_remote; do for k in $(seq 0 $((NPARTS - 1))); do echo bin/gpu/${s}_$k.fatbin; done; done)"
-KFILES="$KFILES bin/gpu/perf_coll.fatbin"
+# the benchmark's binary and kernels only when its rows run
+BFILES=""
+[ "${SKIP_BENCH:-0}" != 1 ] && BFILES="bin/goshmem-perf" && KFILES="$KFILES bin/gpu/perf_coll.fatbin"
 kmissing=$(for f in $KFILES; do [ -s "$f" ] || echo "$f"; done)
 if [ -n "$kmissing" ]; then
     say "building with the local nvcc: $(echo $kmissing)"
@@ -113,7 +115,7 @@ if [ -n "$kmissing" ]; then
     say "kernels built in $(($(date +%s) - T0)) s"
 fi
 missing=""
-for f in bin/devtest bin/goshmem-perf $KFILES; do
+for f in bin/devtest $BFILES $KFILES; do
     [ -s "$f" ] || missing="$missing $f"
 done
 [ -n "$missing" ] && say "MISSING (build them on the dev machine with make gpu and carry bin/):$missing"

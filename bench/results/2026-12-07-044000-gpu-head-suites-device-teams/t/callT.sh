@@ -8,7 +8,7 @@
 # without the proxy steps, run.sh with fewer rounds and without the IBGDA steps.
 # Run from the repository root with bin/t carried: carry.tar.xz holds bin/devtest, bin/spmd and
 # the kernels of `make fatbins` and `make gpucoll` the suites use (devtest, compat and their
-# _remote builds; devcoll_<k>, devcoll_remote_<k>, perf_coll).
+# _remote builds; devcoll_<k>, devcoll_remote_<k>; not perf_coll, which only benchmarks use).
 set -u
 T0=$(date +%s)
 mkdir -p $OUT/t
