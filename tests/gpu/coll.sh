@@ -48,7 +48,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export GOSHMEM_GPU=on NVSHMEM_DISABLE_NVLS=1 NCCL_NVLS_ENABLE=0
 log=$out/coll.log
 : >"$log"
+# what each suite step leaves for the benchmark rows after it (none to leave with SKIP_BENCH=1)
 RESERVE_DEFAULT=150
+[ "${SKIP_BENCH:-0}" = 1 ] && RESERVE_DEFAULT=10
 . tests/gpu/steps.sh
 
 # ---- 0. what is here ----
