@@ -25,8 +25,9 @@
 # Needs what `make -j$(nproc) gpucoll` (or `make gpu`) built here and was carried:
 # bin/devtest, bin/goshmem-perf, bin/gpu/{perf,perf_coll}.fatbin and the parts of
 # tests/gpu/kernels/devcoll.cu, bin/gpu/devcoll_<k>.fatbin and devcoll_remote_<k>.fatbin
-# (carry just these: the carry limit is 64 MiB). A missing part or perf_coll.fatbin
-# is built on the GPU machine with its nvcc before the suite (make -j: the parts at once).
+# (carry just these: the carry limit is 64 MiB; with SKIP_BENCH=1 the suite needs neither
+# goshmem-perf nor the perf kernels). A missing part or perf_coll.fatbin is built on the GPU
+# machine with its nvcc before the suite (make -j: the parts at once).
 # On a machine with 2+ GPUs the two suites also run with 2 PEs on 2 GPUs.
 # Knobs: BUDGET (s, default 510), NPS ("2 4 8"), PNPS (the proxy steps' PEs, default NPS), SKIP_PROXY=1, SKIP_BENCH=1, SKIP_2GPU=1, COLL_THREADS (1024),
 # WATCHDOG (devtest's per-test limit, default 30s; over the proxy PWATCHDOG, 45s), LARGE (the large n of
