@@ -87,6 +87,11 @@ func (d *dev) allocRows() error {
 	} else if err := a.Free(); err != nil {
 		return err
 	}
+	// first, while the mapped heap is still small: the heap's first
+	// growths come within a few blocks
+	if err := d.prepRows(); err != nil {
+		return err
+	}
 	for size := d.o.allocMin; size <= d.o.allocMax; size *= 2 {
 		if err := d.allocSize(size, cu[size]); err != nil {
 			return fmt.Errorf("%d bytes: %w", size, err)

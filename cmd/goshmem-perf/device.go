@@ -100,7 +100,7 @@ func parseDeviceFlags(args []string, stderr io.Writer) (deviceOpts, error) {
 		fmt.Fprintf(stderr, "usage: mpirun --bind-to none -np 2 goshmem-perf device [flags]   (MPS on when both PEs share one GPU)\n"+
 			"Rows: put_lat get_lat (thread, warp, block) p_lat g_lat pingpong_p pingpong_putsignal barrier (thread, block) put_bw launch launch_sync\n"+
 			"  coll: reduce_sum_float reduce_sum_int64 broadcast fcollect alltoall reducescatter_sum_float (thread, warp, block); onstream: barrier_on_stream sum_reduce_on_stream broadcast_on_stream fcollect_on_stream alltoall_on_stream host_reduce_gpu\n"+
-			"  alloc: alloc_grow alloc_fit alloc_series cumemalloc; register: put_on_stream_reg put_on_stream_heap memcpy_dtod|memcpy_peer (with -mem or -only)\n")
+			"  alloc: alloc_grow alloc_fit alloc_series cumemalloc stream_settled stream_in_prep; register: put_on_stream_reg put_on_stream_heap memcpy_dtod|memcpy_peer (with -mem or -only)\n")
 		fs.PrintDefaults()
 	}
 	re, err := parseFlags(fs, args, only)

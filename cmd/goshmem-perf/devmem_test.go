@@ -42,11 +42,11 @@ func TestDeviceUsageListsMemRows(t *testing.T) {
 	var b bytes.Buffer
 	_, err := parseDeviceFlags([]string{"-h"}, &b)
 	require.True(t, errors.Is(err, flag.ErrHelp), "%v", err)
-	for _, s := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer",
+	for _, s := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "stream_settled", "stream_in_prep", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer",
 		"-mem", "-alloc-minsize", "-alloc-maxsize", "-alloc-reps", "-reg-minsize", "-reg-maxsize"} {
 		assert.Contains(t, b.String(), s)
 	}
-	for _, n := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer"} {
+	for _, n := range []string{"alloc_grow", "alloc_fit", "alloc_series", "cumemalloc", "stream_settled", "stream_in_prep", "put_on_stream_reg", "put_on_stream_heap", "memcpy_dtod", "memcpy_peer"} {
 		assert.NotEmpty(t, descriptions[n], "description of %s", n)
 	}
 }

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/goshmem/goshmem/shmem"
 )
@@ -157,4 +160,106 @@ func (d *dev) streamSweep(s *shmem.Stream, name, what string, call func(n int) e
 		}
 	}
 	return top, nil
+}
+
+// prepIters is the stream barriers each prep row times one by one: about
+// 10 ms at 10 us each, longer than a preparation.
+const prepIters = 1000
+
+// prepRows: what a growth prepared in the background costs the program's
+// kernels meanwhile. stream_settled times prepIters BarrierAllOnStream,
+// each followed by Stream.Synchronize, after a 100 ms pause (no
+// preparation runs); stream_in_prep the same right after an AllocDevice
+// that grew the heap, which starts the next preparation (its driver calls
+// and its memset run beside the barriers). The Timing text gives the
+// largest call and the calls' time beyond the settled median, summed: how
+// long the preparation held the program's kernels back. A heap that does
+// not grow (legacy IPC) has no such rows.
+func (d *dev) prepRows() error {
+	s, err := shmem.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	times := func() ([]int64, error) {
+		t := make([]int64, prepIters)
+		for i := range t {
+			t0 := nanotime()
+			if err := shmem.BarrierAllOnStream(s); err != nil {
+				return nil, err
+			}
+			if err := s.Synchronize(); err != nil {
+				return nil, err
+			}
+			t[i] = nanotime() - t0
+		}
+		return t, shmem.BarrierAll()
+	}
+	if _, err := times(); err != nil { // warm-up
+		return err
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := shmem.BarrierAll(); err != nil {
+		return err
+	}
+	settled, err := times()
+	if err != nil {
+		return err
+	}
+	// blocks of the smallest row size until one grows the heap
+	var keep []shmem.Array[byte]
+	defer func() {
+		for _, a := range keep {
+			_ = a.Free()
+		}
+	}()
+	for grew := false; !grew; {
+		if len(keep) == 1<<12 {
+			if d.me == 0 {
+				fmt.Fprintf(os.Stderr, "# no stream_in_prep row: %d AllocDevice calls of %d bytes did not grow the heap\n", len(keep), allocMinSize)
+			}
+			return shmem.BarrierAll()
+		}
+		before, err := heapMapped()
+		if err != nil {
+			return err
+		}
+		a, err := shmem.AllocDevice[byte](allocMinSize)
+		if errors.Is(err, shmem.ErrHeapExhausted) {
+			if d.me == 0 {
+				fmt.Fprintln(os.Stderr, "# no stream_in_prep row: the GPU heap does not grow (GOSHMEM_INFO=1 says which heap is used)")
+			}
+			return shmem.BarrierAll()
+		} else if err != nil {
+			return err
+		}
+		keep = append(keep, a)
+		after, err := heapMapped()
+		if err != nil {
+			return err
+		}
+		grew = after > before
+	}
+	in, err := times()
+	if err != nil {
+		return err
+	}
+	base := Summarize(append([]int64(nil), settled...)).Median
+	for _, r := range []struct {
+		name string
+		t    []int64
+		when string
+	}{{"stream_settled", settled, "after a 100 ms pause (no preparation runs)"},
+		{"stream_in_prep", in, "right after an AllocDevice that grew the heap and started the next preparation"}} {
+		var over, top float64
+		for _, v := range r.t {
+			over += max(float64(v)-base, 0)
+			top = max(top, float64(v))
+		}
+		sm := Summarize(r.t)
+		d.emit(Row{Name: r.name, Iters: int64(len(r.t)), MedianUS: sm.Median / 1000, P99US: sm.P99 / 1000, Scope: "-", NPEs: d.npes,
+			Timing: fmt.Sprintf("host clock per BarrierAllOnStream + Stream.Synchronize, %d in a row, %s; largest %.1f us; beyond the settled median %.1f us in all",
+				len(r.t), r.when, top/1000, over/1000)})
+	}
+	return nil
 }

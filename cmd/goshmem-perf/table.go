@@ -38,6 +38,8 @@ var descriptions = map[string]string{
 	"alloc_fit":            "device mode: AllocDevice inside the mapped GPU heap, PE 0's time",
 	"alloc_series":         "device mode: mean AllocDevice of a series that keeps growing the GPU heap (a growth, then the calls that fit in what it mapped), PE 0's time",
 	"cumemalloc":           "device mode: cuMemAlloc of the same size, every PE at once, PE 0's time",
+	"stream_settled":       "device mode: BarrierAllOnStream + Stream.Synchronize, one by one, while no GPU heap preparation runs",
+	"stream_in_prep":       "device mode: BarrierAllOnStream + Stream.Synchronize, one by one, while the GPU heap's next growth is prepared in the background",
 	"put_on_stream_reg":    "device mode: PutOnStream PE 0 -> PE 1 from a RegisterDevice'd cuMemAlloc, per call",
 	"put_on_stream_heap":   "device mode: PutOnStream PE 0 -> PE 1 from an AllocDevice array, per call",
 	"memcpy_dtod":          "device mode: cuMemcpyDtoD of the registered buffer on this GPU, per call",
