@@ -78,8 +78,8 @@
 // more, collectively over the parent; WithTeamConfig records a TeamConfig
 // that Config reads back. Team.Destroy is collective over the team and
 // destroys the team's contexts; TeamInvalid.Destroy does nothing. A PE
-// holds at most 64 teams at once (the predefined three take two slots,
-// TeamSplit2D two more).
+// holds at most GOSHMEM_MAX_TEAMS teams at once (default 1,088 slots; the
+// predefined three take two, TeamSplit2D two more).
 //
 // NewTeamCtx makes a context on a team: every PE number passed to a ...Ctx
 // call on it is a number in that team (ErrPEOutOfRange outside it), turned

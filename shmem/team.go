@@ -134,14 +134,29 @@ func (t Team) Destroy() error {
 	e := r.teams[t.id]
 	r.teamsMu.RUnlock()
 	qerr := r.quietTeamCtxs(e)
-	if err := ct.Destroy(r, r.world); err != nil {
+	var uerr error
+	if err := ct.DestroyAnd(r, r.world, func(slot int) { uerr = r.unpublishTeam(ct, slot) }); err != nil {
 		return joinErrors(qerr, err)
 	}
 	r.teamsMu.Lock()
 	delete(r.teams, t.id)
 	r.teamsMu.Unlock()
 	r.closeTeamCtxs(e)
-	return qerr
+	return joinErrors(qerr, uerr)
+}
+
+// unpublishTeam marks a destroyed team's row of the device team table
+// unused again (the team's Destroy calls it before its slot is free on
+// this PE): a kernel that still names the team's device id then traps
+// instead of syncing the destroyed team's members on a slot the next team
+// may own.
+func (r *runtime) unpublishTeam(ct *collectives.Team, slot int) error {
+	if r.c.GPU == nil || !ct.Strided() {
+		return nil
+	}
+	r.devTeamMu.Lock()
+	defer r.devTeamMu.Unlock()
+	return r.c.ClearDeviceTeam(slot)
 }
 
 func (r *runtime) teamOf(t Team) *collectives.Team {

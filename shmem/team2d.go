@@ -103,8 +103,8 @@ func (t Team) name() string {
 // teams. On any error no team is made on any member and both handles are
 // TeamInvalid. TeamSplit2D(TeamInvalid, ...) fails with ErrInvalidArgument
 // without communicating. The split costs one exchange over parent (all
-// rows share one team slot, all columns another) and takes two of the 64
-// team slots per PE.
+// rows share one team slot, all columns another) and takes two of the
+// GOSHMEM_MAX_TEAMS team slots per PE.
 func TeamSplit2D(parent Team, xrange int, opts ...TeamOption) (x, y Team, err error) {
 	const op = "TeamSplit2D"
 	r, err := enter(op)

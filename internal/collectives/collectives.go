@@ -648,18 +648,24 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 // split with ErrNotSymmetric on every parent member.
 func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint64) (*Team, error) {
 	me := c.MyPE()
-	if size < 1 || start < 0 || start >= parent.Size {
-		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
-			"start %d, size %d: start must be in [0, %d) and size >= 1", start, size, parent.Size)
-	}
-	if last, ok := splitLast(start, stride, size, parent.Size); !ok {
-		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
-			"start %d + (size %d - 1) * stride %d = %v is outside the parent team's indices [0, %d)",
-			start, size, stride, last, parent.Size)
-	}
-	if size > 1 && stride == 0 {
-		return nil, errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
-			"stride 0 with size %d would repeat a PE; use stride != 0 or size 1", size)
+	// The arguments are checked after the exchange (a PE with bad ones
+	// still takes part), as in Split2D: a PE that left on a local check
+	// while the others wait in the exchange would leave parent out of step.
+	valid := func() error {
+		if size < 1 || start < 0 || start >= parent.Size {
+			return errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
+				"start %d, size %d: start must be in [0, %d) and size >= 1", start, size, parent.Size)
+		}
+		if last, ok := splitLast(start, stride, size, parent.Size); !ok {
+			return errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
+				"start %d + (size %d - 1) * stride %d = %v is outside the parent team's indices [0, %d)",
+				start, size, stride, last, parent.Size)
+		}
+		if size > 1 && stride == 0 {
+			return errs.New(errs.ErrInvalidArgument, me, "TeamSplitStrided",
+				"stride 0 with size %d would repeat a PE; use stride != 0 or size 1", size)
+		}
+		return nil
 	}
 	// Agree on a slot free on every parent member (a conservative
 	// intersection: members of the new team are among them). Also check
@@ -690,7 +696,7 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 					parent.PE(head), want, parent.PE(i), got)
 			}
 		}
-		return nil
+		return valid()
 	})
 	if err != nil {
 		return nil, err
@@ -707,7 +713,14 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 // by this PE in that same sync, so none can still be in flight). A team out
 // of step keeps its slot (a member may still signal into it) and Destroy
 // returns the out-of-step error. The world team's slot is never released.
-func (t *Team) Destroy(c Comm, world *Team) error {
+func (t *Team) Destroy(c Comm, world *Team) error { return t.DestroyAnd(c, world, nil) }
+
+// DestroyAnd is Destroy that calls unpublish(slot) (when not nil) once the
+// last sync succeeded and before the slot is released on this PE: what the
+// caller keeps per slot elsewhere (the device team table's row) is undone
+// before a concurrent split on this PE can take the slot and publish its
+// own team there.
+func (t *Team) DestroyAnd(c Comm, world *Team, unpublish func(slot int)) error {
 	if t.slot == 0 {
 		return nil
 	}
@@ -719,6 +732,9 @@ func (t *Team) Destroy(c Comm, world *Team) error {
 	}
 	for k := 0; k < MaxRounds; k++ {
 		putU64(c.Local(t.psyncOff(k), 8), 0)
+	}
+	if unpublish != nil {
+		unpublish(t.slot)
 	}
 	world.slots.release(t.slot)
 	t.slot = -1

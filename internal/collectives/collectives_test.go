@@ -879,3 +879,33 @@ func TestSyncDirectLate(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitBadArgsOnePE: one PE passes arguments that are invalid on their
+// own (size 0, a start outside the parent), the others valid ones. The
+// split's arguments differ across PEs, so every parent member must fail
+// alike (ErrNotSymmetric or ErrInvalidArgument) with no slot taken, and the
+// parent must stay usable: the bad PE may not leave on a local check while
+// the others wait in the split's exchange.
+func TestSplitBadArgsOnePE(t *testing.T) {
+	for _, bad := range []struct{ start, stride, size int }{{0, 1, 0}, {7, 1, 1}, {0, 0, 2}} {
+		t.Run(fmt.Sprint(bad), func(t *testing.T) {
+			const n = 3
+			spmd(t, n, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+				free0 := freeSlots(world)
+				start, stride, size := 0, 1, n
+				if c.me == 1 {
+					start, stride, size = bad.start, bad.stride, bad.size
+				}
+				tm, err := Split(c, world, world, start, stride, size)
+				assert.Nil(t, tm, "PE %d", c.me)
+				assert.Error(t, err, "PE %d: a split whose arguments differ across PEs", c.me)
+				if err != nil {
+					assert.Contains(t, err.Error(), fmt.Sprintf("PE %d: TeamSplitStrided", c.me))
+				}
+				assert.Equal(t, free0, freeSlots(world), "PE %d: no slot taken by a failed split", c.me)
+				assert.Nil(t, world.broken, "PE %d: the parent stays in step", c.me)
+				return world.Barrier(c)
+			})
+		})
+	}
+}

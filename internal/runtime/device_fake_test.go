@@ -238,7 +238,9 @@ func deviceOutOfRange(t *testing.T) {
 	}{
 		{map[string]string{"GOSHMEM_DEVICE": "3"}, -1, "PE 0: Init: GOSHMEM_DEVICE=3: no such GPU; this node has 3, valid range [0, 3)"},
 		{nil, 7, "PE 0: Init: WithDevice=7: no such GPU; this node has 3, valid range [0, 3)"},
-		{nil, -2, "PE 0: Init: WithDevice(-2): a device ordinal is at least 0"},
+		// a negative ordinal names the valid range too
+		{nil, -2, "PE 0: Init: WithDevice=-2: no such GPU; this node has 3, valid range [0, 3)"},
+		{map[string]string{"GOSHMEM_DEVICE": "-1"}, -1, "PE 0: Init: GOSHMEM_DEVICE=-1: no such GPU; this node has 3, valid range [0, 3)"},
 		{map[string]string{"GOSHMEM_DEVICE": "one"}, -1, `PE 0: Init: GOSHMEM_DEVICE="one"; must be a device ordinal, at least 0`},
 	} {
 		got := deviceJob(t, 1, func(int) map[string]string { return c.settings }, func(int) int { return c.option }, nil)
@@ -253,6 +255,16 @@ func deviceOutOfRange(t *testing.T) {
 	}, nil, nil)
 	require.Error(t, got[0].err)
 	assert.True(t, errors.Is(got[0].err, errs.ErrInvalidArgument), "%v", got[0].err)
+	// A bad ordinal on one PE fails Init on every PE, naming that PE, its
+	// value and the valid range.
+	got = deviceJob(t, 2, func(pe int) map[string]string {
+		return map[string]string{"GOSHMEM_DEVICE": fmt.Sprint([]int{0, -5}[pe])}
+	}, nil, nil)
+	for me, p := range got {
+		require.Error(t, p.err, "PE %d", me)
+		assert.True(t, errors.Is(p.err, errs.ErrInvalidArgument), "PE %d: %v", me, p.err)
+		assert.Contains(t, p.err.Error(), "PE 1: Init: GOSHMEM_DEVICE=-5: no such GPU; this node has 3, valid range [0, 3)", "PE %d", me)
+	}
 }
 
 // A context current on the thread calling Init decides the GPU, and the

@@ -102,15 +102,14 @@ func (r *Runtime) deviceHeapMax() (uint64, error) {
 func (r *Runtime) deviceChoice(localRank int) (cudatr.Choice, error) {
 	c := cudatr.Choice{Ordinal: -1, LocalRank: localRank}
 	if r.device != nil {
+		// A negative ordinal is refused where the device count is known
+		// (cudatr.Setup), so the error names the valid range.
 		c.Ordinal, c.Source = *r.device, "WithDevice"
-		if c.Ordinal < 0 {
-			return c, errs.New(errs.ErrInvalidArgument, r.Me, "Init", "WithDevice(%d): a device ordinal is at least 0", c.Ordinal)
-		}
 		return c, nil
 	}
 	if v := r.Settings.String("GOSHMEM_DEVICE"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
+		if err != nil {
 			return c, errs.Hint(errs.ErrInvalidArgument, "set GOSHMEM_DEVICE to a device ordinal (0, 1, ...) or unset it", r.Me, "Init",
 				"GOSHMEM_DEVICE=%q; must be a device ordinal, at least 0", v)
 		}

@@ -849,6 +849,20 @@ func (r *Runtime) SetDeviceTeam(slot, start, stride, size, myIndex int) error {
 	return nil
 }
 
+// ClearDeviceTeam marks row slot of the device team table unused again
+// (a destroyed team's; kernels naming it then trap) and restarts the
+// slot's on-stream sync epochs; nothing without a GPU heap.
+func (r *Runtime) ClearDeviceTeam(slot int) error {
+	if r.GPU == nil {
+		return nil
+	}
+	if err := r.GPU.SetTeam(slot, cudatr.InitialTeam(slot, r.NPEs, r.Me)); err != nil {
+		return errs.Wrap(err, r.Me, "Team.Destroy", "team slot %d", slot)
+	}
+	r.resetStreamSync(slot)
+	return nil
+}
+
 // GPUControlBytes is the front of every PE's GPU heap that the runtime
 // keeps (the device team slots, cudatr.ControlBytes of GOSHMEM_MAX_TEAMS;
 // 0 without a GPU heap): GAlloc's offsets start there.

@@ -24,9 +24,11 @@
 // the driver function: a cgo call runs start to finish on one OS thread, so
 // nothing can migrate in between. cuCtxSetCurrent on the already-current
 // context is a thread-local store, so this costs nanoseconds, and the launch
-// path (Function.Launch) stays one cgo call with no goroutine hop. The
-// context stays current on that thread afterwards, which is harmless because
-// every call sets its own.
+// path (Function.Launch) stays one cgo call with no goroutine hop. Where
+// another context was current on that thread (another library's), the same
+// cgo call makes it current again before it returns, so that library's
+// next call on its thread finds its own; a thread with none keeps this
+// package's, which is harmless because every call sets its own.
 //
 // Code that needs a context current across several calls that are not this
 // package's (cgo into another CUDA library, say) uses Context.Do, which runs

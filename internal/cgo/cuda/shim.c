@@ -186,16 +186,40 @@ int goshmemi_cu_load(const char *lib, char *err, size_t errlen)
  * this is the second line of defence against a NULL call). */
 #define CALL(f, ...) (cu.f ? (int)cu.f(__VA_ARGS__) : GOSHMEMI_NOT_LOADED)
 
-/* SETCTX(ctx): make ctx current on this thread first (see shim.h). */
-#define SETCTX(ctx)                                                      \
-	do {                                                             \
-		if (!cu.cuCtxSetCurrent)                                 \
-			return GOSHMEMI_NOT_LOADED;                      \
-		if (ctx) {                                               \
-			int r_ = (int)cu.cuCtxSetCurrent(ctx);           \
-			if (r_ != CUDA_SUCCESS)                          \
-				return r_ | GOSHMEMI_SETCTX_FAILED;      \
-		}                                                        \
+/* Another context current on the calling thread before a wrapper made its
+ * own current; put back when the wrapper returns (SETCTX). */
+struct goshmemi_prevctx {
+	CUcontext ctx;
+	int restore;
+};
+
+static void goshmemi_putback(struct goshmemi_prevctx *p)
+{
+	if (p->restore)
+		cu.cuCtxSetCurrent(p->ctx);
+}
+
+/* SETCTX(ctx): make ctx current on this thread for the rest of the wrapper,
+ * and another context that was current before it current again when the
+ * wrapper returns (see shim.h). A statement at the top of a wrapper's body:
+ * it declares the variable whose cleanup restores. */
+#define SETCTX(ctx)                                                               \
+	struct goshmemi_prevctx prev_ __attribute__((cleanup(goshmemi_putback))) = {0}; \
+	do {                                                                      \
+		if (!cu.cuCtxSetCurrent)                                          \
+			return GOSHMEMI_NOT_LOADED;                               \
+		if (ctx) {                                                        \
+			CUcontext cur_ = NULL;                                    \
+			int got_ = cu.cuCtxGetCurrent &&                          \
+				   cu.cuCtxGetCurrent(&cur_) == CUDA_SUCCESS;     \
+			if (!got_ || cur_ != (ctx)) {                             \
+				int r_ = (int)cu.cuCtxSetCurrent(ctx);            \
+				if (r_ != CUDA_SUCCESS)                           \
+					return r_ | GOSHMEMI_SETCTX_FAILED;       \
+				prev_.ctx = cur_;                                 \
+				prev_.restore = got_ && cur_;                     \
+			}                                                         \
+		}                                                                 \
 	} while (0)
 
 int goshmemi_cuInit(unsigned int flags) { return CALL(cuInit, flags); }
@@ -579,12 +603,12 @@ int goshmemi_cuStreamMemOps(CUcontext ctx, CUstream s, unsigned int n, const gos
 
 int goshmemi_vmm_loaded(void) { return vmm.all; }
 
-#define VMM(ctx)                                         \
-	do {                                             \
-		if (!vmm.all)                            \
-			return GOSHMEMI_NOT_LOADED;      \
-		SETCTX(ctx);                             \
-	} while (0)
+/* VMM(ctx): SETCTX after checking the VMM calls resolved (a statement at
+ * the top of a wrapper's body, as SETCTX). */
+#define VMM(ctx)                                 \
+	if (!vmm.all)                            \
+		return GOSHMEMI_NOT_LOADED;      \
+	SETCTX(ctx)
 
 /* The properties of every allocation of the GPU heap: pinned device memory
  * on dev that exports as a POSIX file descriptor. */

@@ -5,9 +5,13 @@
  * Wrappers that take a CUcontext first make it current on the calling
  * thread (cuCtxSetCurrent) and then make the driver call, inside one cgo
  * call: a cgo call runs start to finish on one OS thread, so no goroutine
- * migration can come between the two. If cuCtxSetCurrent fails the wrapper
- * returns its CUresult with GOSHMEMI_SETCTX_FAILED or-ed in, so Go can name
- * the right call. A NULL context skips the cuCtxSetCurrent.
+ * migration can come between the two. When another context was current
+ * (another library's, on a thread that library uses too) they make it
+ * current again on return, so goshmem never replaces it; a thread with
+ * none keeps goshmem's, which makes the next call's cuCtxSetCurrent a
+ * no-op. If cuCtxSetCurrent fails the wrapper returns its CUresult with
+ * GOSHMEMI_SETCTX_FAILED or-ed in, so Go can name the right call. A NULL
+ * context skips both.
  */
 #ifndef GOSHMEMI_CUDA_SHIM_H
 #define GOSHMEMI_CUDA_SHIM_H

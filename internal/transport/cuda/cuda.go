@@ -94,7 +94,8 @@ const (
 )
 
 // Choice says which GPU a PE uses, in this order: Ordinal when it is set
-// (>= 0); else the device of the context current on the calling thread
+// (Source not empty; an ordinal outside [0, device count) is an error);
+// else the device of the context current on the calling thread
 // (another library made it current), which is then used as it is; else
 // LocalRank modulo the device count.
 type Choice struct {
@@ -292,8 +293,8 @@ func (t *Transport) pick(dev Choice, n int) error {
 		return errs.Mark(errs.Wrap(err, t.me, "Init", "the calling thread's CUDA context"), errs.ErrNotSupported)
 	}
 	t.callerSaved = true
-	if dev.Ordinal >= 0 {
-		if dev.Ordinal >= n {
+	if dev.Source != "" { // asked for: WithDevice or GOSHMEM_DEVICE
+		if dev.Ordinal < 0 || dev.Ordinal >= n {
 			return errs.Hint(errs.ErrInvalidArgument, fmt.Sprintf("choose a device in [0, %d)", n), t.me, "Init",
 				"%s=%d: no such GPU; this node has %d, valid range [0, %d)", dev.Source, dev.Ordinal, n, n)
 		}
