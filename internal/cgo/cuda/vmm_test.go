@@ -49,6 +49,17 @@ func TestFakeVMM(t *testing.T) {
 	require.NoError(t, ctx.MemcpyDtoH(unsafe.Pointer(&got), b+DevicePtr(3*g-8), 8))
 	assert.Equal(t, v, got, "the imported chunk is the exported one's memory")
 
+	// as CUDA: no mapping over a mapped range or outside a reservation,
+	// no unmapping or access change of a range that is not whole mappings
+	h3, err := ctx.MemCreate(2 * g)
+	require.NoError(t, err)
+	assert.Error(t, ctx.MemMap(a+DevicePtr(2*g), 2*g, h3), "a mapping over a mapped range")
+	assert.Error(t, ctx.MemMap(a+DevicePtr(res-g), 2*g, h3), "a mapping past the reservation")
+	assert.Error(t, ctx.MemUnmap(a+DevicePtr(g), g), "part of a mapping")
+	assert.Error(t, ctx.MemUnmap(a+DevicePtr(3*g), 2*g), "an unmapped range")
+	assert.Error(t, ctx.MemSetAccess(a+DevicePtr(3*g), g), "access to an unmapped range")
+	require.NoError(t, ctx.MemRelease(h3))
+
 	_, err = ctx.MemCreate(g + 1)
 	assert.Error(t, err, "a size that is not a multiple of the granularity")
 	_, err = ctx.MemImportFD(-1)

@@ -26,8 +26,10 @@ import (
 //
 // Growth happens inside the collective AllocDevice that needs it: every PE
 // has the same allocator state and so grows at the same call; one exchange
-// of a growth record per PE (new chunk's pid, fd, offset and size) is the
-// only communication, plus what the remote GPU transports' growth hooks
+// of a growth record per PE (new chunk's pid, fd, offset and size) and one
+// of whether each PE mapped its node peers' new chunks (a PE that could
+// not fails the growth everywhere: agreeMapped) are the only
+// communication, plus what the remote GPU transports' growth hooks
 // exchange (OnGrow: the proxy's and IBGDA's registrations must cover the
 // new chunk before kernels may address it). Once the heap has less than
 // a step left, the next step is prepared in the background on every PE
@@ -330,7 +332,8 @@ func peerFD(pid, fd int) (int, error) {
 
 // fdHint is what a user can do when pidfd_getfd fails.
 const fdHint = "the node's PEs share GPU heap chunks with pidfd_getfd(2) (Linux >= 5.6) and process_vm_readv(2), which need ptrace access " +
-	"between them: run them as the same user, without kernel.yama.ptrace_scope >= 2, and allow both in seccomp profiles; " +
+	"between them (PTRACE_MODE_ATTACH, which Yama restricts from kernel.yama.ptrace_scope 1, the default of Ubuntu, to a PE's own descendants): " +
+	"run them as the same user, with kernel.yama.ptrace_scope 0 (or CAP_SYS_PTRACE), and allow both in seccomp profiles; " +
 	"or set GOSHMEM_DEVICE_HEAP_MAX=fixed for a heap of GOSHMEM_DEVICE_HEAP_SIZE shared by legacy CUDA IPC"
 
 // mapPeerChunk maps PE pe's chunk [off, off+size), exported as fd by
@@ -530,23 +533,84 @@ func (t *Transport) growChunk(need uint64, adopted bool, exchange func([]byte) (
 			return errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not grow its GPU heap to %d bytes", pe, need)
 		}
 	}
+	// Map the node peers' new chunks, then agree that every PE did before
+	// any of it counts: a PE that could not map a peer's chunk (its
+	// descriptor refused, the driver out of memory) fails the growth on
+	// every PE, which all unmap what it mapped. Committed on one PE only,
+	// the usable sizes would differ and the PEs would disagree on the
+	// exchanges of the next growths.
+	var got []chunk // got[i] is mapped in the view of PE gotPE[i]
+	var gotPE []int
+	var merr error
+	for pe, r := range all {
+		if pe != t.me && le.Uint64(r[0:]) == growChunk && t.vmm.reserved[pe] != 0 {
+			off, size := le.Uint64(r[24:]), le.Uint64(r[32:])
+			if off != t.vmm.mapped[pe] || size == 0 {
+				merr = errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d's new GPU heap chunk [%d, %d) does not extend its mapped %d bytes",
+					pe, off, off+size, t.vmm.mapped[pe])
+				break
+			}
+			pc, err := t.importChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), off, size)
+			if err != nil {
+				merr = err
+				break
+			}
+			got, gotPE = append(got, pc), append(gotPE, pe)
+		}
+	}
+	if err := t.agreeMapped(need, merr, exchange); err != nil {
+		for i, pc := range got {
+			_ = t.dropChunk(t.peers[gotPE[i]], pc)
+		}
+		undo()
+		return err
+	}
 	if c.size > 0 {
 		t.vmm.chunks[t.me] = append(t.vmm.chunks[t.me], c)
 		t.vmm.mapped[t.me] = c.off + c.size
 		// a new chunk's memory is not zeroed: nothing past it is fresh
 		t.fresh = max(t.fresh, t.vmm.mapped[t.me])
 	}
+	for i, pc := range got {
+		t.vmm.chunks[gotPE[i]] = append(t.vmm.chunks[gotPE[i]], pc)
+	}
 	for pe, r := range all {
-		if pe != t.me && le.Uint64(r[0:]) == growChunk && t.vmm.reserved[pe] != 0 {
-			if err := t.mapPeerChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), le.Uint64(r[24:]), le.Uint64(r[32:])); err != nil {
-				return err
-			}
-		}
 		if pe != t.me {
 			t.vmm.mapped[pe] = max(t.vmm.mapped[pe], le.Uint64(r[40:]))
 		}
 	}
 	return t.publishSize(exchange)
+}
+
+// agreeMapped exchanges whether this PE mapped its node peers' new chunks
+// of a growth to need (merr: why not) and returns an error on every PE
+// when any PE did not: this PE's own, else one naming the PE that failed,
+// with its error's sentinel.
+func (t *Transport) agreeMapped(need uint64, merr error, exchange func([]byte) ([][]byte, error)) error {
+	var rec [growLen]byte
+	le := binary.LittleEndian
+	le.PutUint64(rec[0:], growChunk)
+	if merr != nil {
+		le.PutUint64(rec[0:], growFailed)
+		le.PutUint64(rec[8:], uint64(errs.Code(merr)))
+	}
+	all, err := exchange(rec[:])
+	if merr != nil {
+		return merr
+	}
+	if err != nil {
+		return err
+	}
+	for pe, r := range all {
+		if len(r) != growLen || le.Uint64(r[0:]) != growChunk {
+			var code byte
+			if len(r) == growLen {
+				code = byte(le.Uint64(r[8:]))
+			}
+			return errs.New(errs.Sentinel(code), t.me, "AllocDevice", "PE %d could not map its node peers' new GPU heap chunks (growing the heap to %d bytes); its error says why", pe, need)
+		}
+	}
+	return nil
 }
 
 // mappedEverywhere is the smallest mapped length of any PE.

@@ -401,6 +401,8 @@ struct devmap {
 	CUcontext ctx; /* current when it was made: cuPointerGetAttribute's CONTEXT */
 	struct devmap *next;
 };
+/* fd of a VMM mapping's entry (vmmmap_add) */
+#define VMMMAP_FD (-2)
 static struct devmap *devmaps;
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -421,7 +423,7 @@ static struct devmap *devmap_find(uintptr_t p, int owned, int take, struct devma
 	struct devmap **pp, *d = NULL;
 	pthread_mutex_lock(&dev_mu);
 	for (pp = &devmaps; *pp; pp = &(*pp)->next)
-		if ((*pp)->p == p && ((*pp)->fd >= 0) == owned) {
+		if ((*pp)->p == p && (*pp)->fd != VMMMAP_FD && ((*pp)->fd >= 0) == owned) {
 			d = *pp;
 			*copy = *d;
 			if (take)
@@ -574,6 +576,35 @@ EXPORT CUresult cuMemGetHandleForAddressRange(void *h, CUdeviceptr p, size_t n, 
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* A VMM mapping (cuMemMap) is known to cuPointerGetAttribute as the real
+ * driver knows it: device memory without a context (the device ordinal is
+ * the caller's), its range the mapping. Entries have fd VMMMAP_FD, so
+ * devmap_find (allocations, IPC mappings) never takes one. */
+static void vmmmap_add(uintptr_t p, size_t n)
+{
+	struct devmap *d = malloc(sizeof *d);
+	d->p = p, d->n = n, d->fd = VMMMAP_FD, d->ctx = NULL;
+	pthread_mutex_lock(&dev_mu);
+	d->next = devmaps;
+	devmaps = d;
+	pthread_mutex_unlock(&dev_mu);
+}
+
+static void vmmmap_remove(uintptr_t p, size_t n)
+{
+	struct devmap **pp = &devmaps, *d;
+	pthread_mutex_lock(&dev_mu);
+	while ((d = *pp) != NULL) {
+		if (d->fd == VMMMAP_FD && d->p >= p && d->p - p < n) {
+			*pp = d->next;
+			free(d);
+		} else {
+			pp = &d->next;
+		}
+	}
+	pthread_mutex_unlock(&dev_mu);
+}
+
 /* The device allocation or IPC mapping that holds p (anywhere inside it). */
 static int devmap_holding(uintptr_t p, struct devmap *copy)
 {
@@ -690,6 +721,81 @@ struct fake_memhandle {
 };
 #define FAKE_MEMHANDLE_MAGIC 0x564d4d48
 
+/* The reservations and the mappings in them, as the driver tracks them:
+ * cuMemMap refuses a range outside one reservation or over a mapped one,
+ * cuMemUnmap a range that is not whole mappings end to end, and
+ * cuMemSetAccess a range that is not mapped (as CUDA does; an mmap
+ * MAP_FIXED alone would replace a mapping silently). */
+struct vmm_range {
+	uintptr_t p;
+	size_t n;
+	int res; /* a reservation, else a mapping */
+	struct vmm_range *next;
+};
+static struct vmm_range *vmm_ranges;
+static pthread_mutex_t vmm_ranges_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void vmm_range_add(uintptr_t p, size_t n, int res)
+{
+	struct vmm_range *r = malloc(sizeof *r);
+	if (!r)
+		abort();
+	r->p = p, r->n = n, r->res = res;
+	pthread_mutex_lock(&vmm_ranges_mu);
+	r->next = vmm_ranges, vmm_ranges = r;
+	pthread_mutex_unlock(&vmm_ranges_mu);
+}
+
+/* Whether [p, p+n) lies in one reservation and overlaps no mapping.
+ * Caller holds vmm_ranges_mu. */
+static int vmm_can_map(uintptr_t p, size_t n)
+{
+	struct vmm_range *r;
+	int in = 0;
+	for (r = vmm_ranges; r; r = r->next) {
+		if (r->res && p >= r->p && p + n <= r->p + r->n)
+			in = 1;
+		if (!r->res && p < r->p + r->n && r->p < p + n)
+			return 0;
+	}
+	return in;
+}
+
+/* The bytes of [p, p+n) that mappings cover, and whether each mapping that
+ * overlaps it lies inside it. Caller holds vmm_ranges_mu. */
+static size_t vmm_mapped(uintptr_t p, size_t n, int *whole)
+{
+	struct vmm_range *r;
+	size_t got = 0;
+	*whole = 1;
+	for (r = vmm_ranges; r; r = r->next)
+		if (!r->res && p < r->p + r->n && r->p < p + n) {
+			if (r->p < p || r->p + r->n > p + n)
+				*whole = 0;
+			else
+				got += r->n;
+		}
+	return got;
+}
+
+/* Removes the mappings inside [p, p+n) (reservations: the one at p of n
+ * bytes) and returns how many. */
+static int vmm_range_remove(uintptr_t p, size_t n, int res)
+{
+	struct vmm_range **pp = &vmm_ranges, *r;
+	int k = 0;
+	while ((r = *pp) != NULL) {
+		if (r->res == res && (res ? r->p == p && r->n == n : r->p >= p && r->p + r->n <= p + n)) {
+			*pp = r->next;
+			free(r);
+			k++;
+		} else {
+			pp = &r->next;
+		}
+	}
+	return k;
+}
+
 static int fake_vmm(void)
 {
 	const char *e = getenv("FAKECUDA_VMM");
@@ -752,6 +858,7 @@ EXPORT CUresult cuMemAddressReserve(CUdeviceptr *p, size_t n, size_t align, CUde
 			munmap((void *)(a + n), b + align - a);
 		*p = (CUdeviceptr)a;
 	}
+	vmm_range_add((uintptr_t)*p, n, 1);
 	live_add(L_VMMRES, 1);
 	return CUDA_SUCCESS;
 }
@@ -761,6 +868,12 @@ EXPORT CUresult cuMemAddressFree(CUdeviceptr p, size_t n)
 	NEED_CTX();
 	if (!p || !n || n % FAKE_VMM_GRAN)
 		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&vmm_ranges_mu);
+	if (!vmm_range_remove((uintptr_t)p, n, 1)) {
+		pthread_mutex_unlock(&vmm_ranges_mu);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&vmm_ranges_mu);
 	munmap((void *)(uintptr_t)p, n);
 	live_add(L_VMMRES, -1);
 	return CUDA_SUCCESS;
@@ -861,8 +974,18 @@ EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGenericAlloca
 	NEED_CTX();
 	if (!(m = memhandle(h)) || !p || p % FAKE_VMM_GRAN || off || flags || n != m->n)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, m->fd, 0) == MAP_FAILED)
+	pthread_mutex_lock(&vmm_ranges_mu);
+	if (!vmm_can_map((uintptr_t)p, n)) {
+		pthread_mutex_unlock(&vmm_ranges_mu);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_SHARED | MAP_FIXED, m->fd, 0) == MAP_FAILED) {
+		pthread_mutex_unlock(&vmm_ranges_mu);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&vmm_ranges_mu);
+	vmm_range_add((uintptr_t)p, n, 0);
+	vmmmap_add((uintptr_t)p, n);
 	live_add(L_VMMMAP, 1);
 	return CUDA_SUCCESS;
 }
@@ -870,11 +993,22 @@ EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGenericAlloca
 EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t n)
 {
 	NEED_CTX();
+	int whole, k;
 	if (!p || !n || p % FAKE_VMM_GRAN || n % FAKE_VMM_GRAN)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+	pthread_mutex_lock(&vmm_ranges_mu);
+	if (vmm_mapped((uintptr_t)p, n, &whole) != n || !whole) {
+		pthread_mutex_unlock(&vmm_ranges_mu);
 		return CUDA_ERROR_INVALID_VALUE;
-	live_add(L_VMMMAP, -1);
+	}
+	if (mmap((void *)(uintptr_t)p, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		pthread_mutex_unlock(&vmm_ranges_mu);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	k = vmm_range_remove((uintptr_t)p, n, 0);
+	pthread_mutex_unlock(&vmm_ranges_mu);
+	vmmmap_remove((uintptr_t)p, n);
+	live_add(L_VMMMAP, -k);
 	return CUDA_SUCCESS;
 }
 
@@ -884,6 +1018,15 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr p, size_t n, const CUmemAccessDesc *d
 	if (!p || !n || !d || count != 1 || d->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
 	    d->location.id < 0 || d->location.id >= ndev || d->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
 		return CUDA_ERROR_INVALID_VALUE;
+	{
+		int whole;
+		size_t got;
+		pthread_mutex_lock(&vmm_ranges_mu);
+		got = vmm_mapped((uintptr_t)p, n, &whole);
+		pthread_mutex_unlock(&vmm_ranges_mu);
+		if (got != n || !whole)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
 	if (mprotect((void *)(uintptr_t)p, n, PROT_READ | PROT_WRITE) != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
