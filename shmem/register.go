@@ -26,20 +26,26 @@ import (
 // G. Local has no slice for it, as for any GPU array.
 //
 // RegisterDevice is local to this PE, not collective (Ref: NVSHMEM
-// nvshmemx_buffer_register). Free unregisters the array and leaves the
+// nvshmemx_buffer_register, which C and C++ code linked into the program
+// can call: include/goshmem/nvshmem_host.h). Free unregisters the array and leaves the
 // memory to its owner, who must not free it before; no call using the
 // array may be queued or running then. RegisterDevice(ptr, 0) checks ptr
 // and returns the zero Array.
 //
 // Errors: ptr 0 or not aligned to T, n < 0, a range that is not device
 // memory of this PE's GPU context, runs past its allocation, or overlaps
-// the symmetric GPU heap or a buffer registered before →
+// a symmetric GPU heap mapped here (this PE's, including room it may grow
+// into, or a node peer's) or a buffer registered before →
 // ErrInvalidArgument; no GPU → ErrNotSupported with the reason; the GPU
 // proxy's or IBGDA's table of registered buffers full (255 and 256
 // buffers), or a ConnectX that cannot register GPU memory (neither
 // dma-buf nor nvidia-peermem) → ErrNotSupported saying which.
 func RegisterDevice[T Elem](ptr uintptr, n int) (Array[T], error) {
-	const op = "RegisterDevice"
+	return registerDevice[T](ptr, n, "RegisterDevice")
+}
+
+// registerDevice is RegisterDevice whose errors name op.
+func registerDevice[T Elem](ptr uintptr, n int, op string) (Array[T], error) {
 	r, err := enter(op)
 	if err != nil {
 		return Array[T]{}, err

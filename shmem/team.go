@@ -358,11 +358,17 @@ func collArgs[T Elem](r *runtime, op string, dst, src Array[T], dstN, srcN int) 
 	if dstN < 0 || srcN < 0 {
 		return errs.New(errs.ErrInvalidArgument, r.me, op, "n must be >= 0")
 	}
-	for _, x := range []struct {
+	args := []struct {
 		a    Array[T]
 		n    int
 		name string
-	}{{dst, dstN, "dst"}, {src, srcN, "src"}} {
+	}{{dst, dstN, "dst"}, {src, srcN, "src"}}
+	for _, x := range args { // a registered buffer is no collective's argument
+		if x.a.b != nil && x.a.b.reg != 0 && !x.a.b.freed.Load() && x.a.b.gen == r.gen {
+			return notSymmetric(r, op, x.name)
+		}
+	}
+	for _, x := range args {
 		if x.a.b == nil || x.a.b.freed.Load() || x.a.b.gen != r.gen {
 			return badArray(r, x.a, op+" ("+x.name+")")
 		}

@@ -1,4 +1,5 @@
-/* goshmem device API: NVSHMEM's host API, declared only (no definitions).
+/* goshmem device API: NVSHMEM's host API, declared (defined: only the
+ * buffer registration, below).
  *
  * A goshmem program's host side is Go (package shmem): Init, Alloc,
  * LaunchCollective, the *OnStream calls. An NVSHMEM .cu file ported by
@@ -11,15 +12,15 @@
  * shmem.AllocDevice, nvshmemx_collective_launch -> shmem.LaunchCollective,
  * nvshmemx_barrier_all_on_stream -> shmem.BarrierAllOnStream, ...
  *
- * Buffer registration is one of them: nvshmemx_buffer_register(addr,
- * length) is shmem.RegisterDevice[byte](uintptr(addr), length) (or the
- * element type of the data), local to the PE like NVSHMEM's, and
- * nvshmemx_buffer_unregister is Free of the Array it returned. The
- * program's Go side registers the buffer that its CUDA side allocated,
- * passing the address across cgo; kernels then use that address as the
- * local side of their puts and gets. goshmem ships no C host library:
- * its host runtime is the Go package, and a C entry point would need a
- * second runtime in the process.
+ * Buffer registration is the exception: nvshmemx_buffer_register,
+ * nvshmemx_buffer_unregister and nvshmemx_buffer_unregister_all are
+ * defined by every goshmem program (package shmem exports them through
+ * cgo), so C and C++ host code linked into the Go program calls them as
+ * NVSHMEM's, local to the PE; they are declared for C as well (below).
+ * In Go the same is shmem.RegisterDevice and Free of the Array it returns.
+ * Kernels then use the registered address as the local side of their
+ * puts and gets. goshmem ships no other C host function: its host runtime
+ * is the Go package.
  *
  * The NVSHMEM calls that are host *and* device functions in NVSHMEM
  * (nvshmem_my_pe, nvshmem_barrier_all, nvshmem_ptr, the typed RMA, the
@@ -30,11 +31,35 @@
  * device_host_transport/nvshmem_constants.h); the structs keep only the
  * members ported code touches.
  *
- * CUDA C++ only; define GOSHMEM_NVSHMEM_NO_HOST_DECLS to leave them out.
- * Included by nvshmem_compat.h.
+ * CUDA C++ only, except the buffer registration (C and C++); define
+ * GOSHMEM_NVSHMEM_NO_HOST_DECLS to leave all of them out. Included by
+ * nvshmem_compat.h; C host code includes it alone.
  */
 #ifndef GOSHMEM_NVSHMEM_HOST_H
 #define GOSHMEM_NVSHMEM_HOST_H
+
+#if !defined(GOSHMEM_NVSHMEM_NO_HOST_DECLS)
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Buffer registration, defined by every goshmem program (Go package shmem,
+ * nvshmem_cgo.go) for the C and C++ code linked into it (cgo, or a library
+ * that cgo links): nvshmemx_buffer_register(addr, length) is
+ * shmem.RegisterDevice[byte](addr, length), nvshmemx_buffer_unregister(addr)
+ * is Free of that array (addr: the address registered), and
+ * nvshmemx_buffer_unregister_all frees every buffer registered this way.
+ * They return 0 or an nvshmemx_status value (below, for CUDA C++:
+ * 1 invalid value, 2 out of memory, 3 not supported, 7 internal: no live
+ * Init, a driver failure) and log the reason (stderr, or
+ * shmem.WithLogger's). Call them after shmem.Init, on any thread. */
+int nvshmemx_buffer_register(void *addr, size_t length);
+int nvshmemx_buffer_unregister(void *addr);
+void nvshmemx_buffer_unregister_all(void);
+#ifdef __cplusplus
+}
+#endif
+#endif /* !GOSHMEM_NVSHMEM_NO_HOST_DECLS */
 
 #if defined(__CUDACC__) && defined(__cplusplus) && !defined(GOSHMEM_NVSHMEM_NO_HOST_DECLS)
 #include <cuda.h> /* CUmodule */
@@ -102,10 +127,8 @@ void *nvshmem_malloc(size_t size);
 void *nvshmem_calloc(size_t count, size_t size);
 void *nvshmem_align(size_t alignment, size_t size);
 void nvshmem_free(void *ptr);
-/* In Go: shmem.RegisterDevice and Array.Free (see above). */
-int nvshmemx_buffer_register(void *addr, size_t length);
-int nvshmemx_buffer_unregister(void *addr);
-void nvshmemx_buffer_unregister_all(void);
+/* nvshmemx_buffer_register, _unregister and _unregister_all: above, for C
+ * too. In Go: shmem.RegisterDevice and Array.Free. */
 void *nvshmemx_buffer_register_symmetric(void *buf_ptr, size_t size, int flags);
 int nvshmemx_buffer_unregister_symmetric(void *mmap_ptr, size_t size);
 

@@ -76,6 +76,8 @@ var fakeCases = map[string]struct {
 	"vmm-ibgda-grow":      {nil, func(t *testing.T) { vmmRemoteGrow(t, "ibgda") }},
 	"register-proxy":      {nil, func(t *testing.T) { registerRemote(t, "proxy") }},
 	"register-ibgda":      {nil, func(t *testing.T) { registerRemote(t, "ibgda") }},
+	"register-peer-heap":  {nil, registerPeerHeap},
+	"register-heap-ahead": {nil, registerHeapAhead},
 	"on-heap-control":     {[]string{"FAKECUDA_VMM=0"}, gpuHeapControl},
 	"grid-settings":       {nil, gpuGridSettings},
 	"proxy-2":             {nil, func(t *testing.T) { gpuProxy(t, 2) }},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -372,6 +373,104 @@ func vmmRemoteGrow(t *testing.T, transport string) {
 			if err := r.Boot.Barrier(); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// registerPeerHeap: two PEs on one GPU (one context) with the fixed heap
+// (legacy CUDA IPC): a peer's heap is mapped here, device memory of this
+// PE's context as the driver sees it, but symmetric memory: RegisterDevice
+// refuses a range in it, as in this PE's own heap, with
+// ErrInvalidArgument naming the PE whose heap it overlaps, and nothing is
+// left registered.
+func registerPeerHeap(t *testing.T) {
+	env := map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE": "0", "GOSHMEM_DEVICE_HEAP_MAX": "fixed"}
+	got := fakeJob(t, 2, env, nil, func(r *Runtime) error {
+		g := r.GPU
+		other := 1 - r.Me
+		var bad []string
+		for _, tc := range []struct {
+			name string
+			pe   int
+		}{{"own heap", r.Me}, {"peer's heap", other}} {
+			base := uint64(g.PeerAddr(tc.pe))
+			if base == 0 {
+				return fmt.Errorf("PE %d: PE %d's heap is not mapped here", r.Me, tc.pe)
+			}
+			addr := base + g.Size() - 8192
+			err := r.RegisterDevice(addr, 4096, "RegisterDevice")
+			if !stderrors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(err), "heap") {
+				bad = append(bad, fmt.Sprintf("%s: RegisterDevice(%#x, 4096) = %v, want ErrInvalidArgument naming the heap", tc.name, addr, err))
+			}
+			if _, ok := r.RegisteredDevice(addr); ok {
+				bad = append(bad, fmt.Sprintf("%s: %#x left registered", tc.name, addr))
+				_ = r.UnregisterDevice(addr, "Free")
+			}
+		}
+		if err := r.Boot.Barrier(); err != nil {
+			return err
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("PE %d: %v", r.Me, bad)
+		}
+		return nil
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}
+
+// registerHeapAhead: with CUDA VMM, a growth prepared ahead of need maps
+// a chunk behind the usable heap (g.Size()), device memory of this PE's
+// device as the driver sees it, that the next growth adopts into the
+// symmetric heap. RegisterDevice refuses a range in it, as in the usable
+// heap: registered, it would alias the blocks AllocDevice places there.
+func registerHeapAhead(t *testing.T) {
+	env := map[string]string{"GOSHMEM_GPU": "on", "GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "4M"}
+	got := fakeJob(t, 1, env, nil, func(r *Runtime) error {
+		g := r.GPU
+		if !g.VMM() {
+			return fmt.Errorf("PE %d: no VMM heap", r.Me)
+		}
+		g.SetBurst(false)
+		mapped := g.Size()
+		// a need near the end of the heap starts the preparation
+		if err := g.Grow(mapped-1, 0, bootExchange(r)); err != nil || g.Size() != mapped {
+			return fmt.Errorf("PE %d: Grow(%d) within the heap: %v, size %d (was %d)", r.Me, mapped-1, err, g.Size(), mapped)
+		}
+		ahead := uint64(g.Base()) + mapped + 4096
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := g.Ctx.AllocationOf(cuda.DevicePtr(ahead)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("PE %d: no chunk prepared behind the heap at %#x", r.Me, ahead)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		var bad []string
+		for _, tc := range []struct {
+			name string
+			addr uint64
+		}{{"usable heap", uint64(g.Base()) + mapped - 8192}, {"chunk prepared ahead", ahead}} {
+			err := r.RegisterDevice(tc.addr, 4096, "RegisterDevice")
+			if !stderrors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(err), "heap") {
+				bad = append(bad, fmt.Sprintf("%s: RegisterDevice(%#x, 4096) = %v, want ErrInvalidArgument naming the heap", tc.name, tc.addr, err))
+			}
+			if _, ok := r.RegisteredDevice(tc.addr); ok {
+				bad = append(bad, fmt.Sprintf("%s: %#x left registered", tc.name, tc.addr))
+				_ = r.UnregisterDevice(tc.addr, "Free")
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("PE %d: %v", r.Me, bad)
 		}
 		return nil
 	})

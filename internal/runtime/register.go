@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"sync"
 
 	errors "github.com/goshmem/goshmem/internal/xerrors"
@@ -59,10 +60,19 @@ func (r *Runtime) RegisterDevice(addr, bytes uint64, op string) error {
 	if end < addr {
 		return errs.New(errs.ErrInvalidArgument, r.Me, op, "range [%#x, +%d bytes) wraps around the address space", addr, bytes)
 	}
-	base := uint64(g.Base())
-	if addr < base+g.Size() && base < end {
-		return errs.Hint(errs.ErrInvalidArgument, registerHint, r.Me, op,
-			"range [%#x, %#x) overlaps the symmetric GPU heap [%#x, %#x)", addr, end, base, base+g.Size())
+	// every heap mapped here is symmetric memory: this PE's (with CUDA VMM
+	// its whole reservation, where chunks are mapped ahead of need) and
+	// each node peer's view (device memory of this context to the driver)
+	for pe := 0; pe < r.NPEs; pe++ {
+		b, n := g.HeapView(pe)
+		if base := uint64(b); n != 0 && addr < base+n && base < end {
+			whose := "this PE's symmetric GPU heap"
+			if pe != r.Me {
+				whose = fmt.Sprintf("the symmetric GPU heap of PE %d, mapped here", pe)
+			}
+			return errs.Hint(errs.ErrInvalidArgument, registerHint, r.Me, op,
+				"range [%#x, %#x) overlaps %s [%#x, %#x)", addr, end, whose, base, base+n)
+		}
 	}
 	a, err := g.Ctx.AllocationOf(cuda.DevicePtr(addr))
 	if err != nil {

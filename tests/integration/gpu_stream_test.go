@@ -26,7 +26,7 @@ import (
 func TestGPUStream(t *testing.T) {
 	needMPI(t)
 	lib := testutil.FakeCUDA(t)
-	steps := []string{"PutOnStream", "GetOnStream", "PutSignalOnStream", "RegisterDevice", "StreamFromHandle", "ReduceOnStream",
+	steps := []string{"PutOnStream", "GetOnStream", "PutSignalOnStream", "RegisterDevice", "nvshmemx_buffer_register", "StreamFromHandle", "ReduceOnStream",
 		"ReduceScatterOnStream", "BroadcastOnStream", "FCollectOnStream", "AllToAllOnStream", "team on stream",
 		"barriers on stream", "host collectives on GPU arrays", "errors", "Finalize"}
 	for _, tc := range []struct {

@@ -49,6 +49,7 @@ var streamSteps = []struct {
 	{"GetOnStream", stGet},
 	{"PutSignalOnStream", stPutSignal},
 	{"RegisterDevice", stRegister},
+	{"nvshmemx_buffer_register", stRegisterC},
 	{"StreamFromHandle", stHandle},
 	{"ReduceOnStream", stReduce},
 	{"ReduceScatterOnStream", stReduceScatter},
