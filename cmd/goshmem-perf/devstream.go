@@ -162,31 +162,48 @@ func (d *dev) streamSweep(s *shmem.Stream, name, what string, call func(n int) e
 	return top, nil
 }
 
-// prepIters is the stream barriers each prep row times one by one: about
-// 10 ms at 10 us each, longer than a preparation.
-const prepIters = 1000
+// prepWindows and prepBurst: each prep row times prepWindows bursts of
+// prepBurst stream calls queued back to back and one Synchronize (as a
+// program queues its kernels): about 10 ms, longer than a preparation.
+const prepWindows, prepBurst = 200, 16
 
 // prepRows: what a growth prepared in the background costs the program's
-// kernels meanwhile. stream_settled times prepIters BarrierAllOnStream,
-// each followed by Stream.Synchronize, after a 100 ms pause (no
-// preparation runs); stream_in_prep the same right after an AllocDevice
-// that grew the heap, which starts the next preparation (its driver calls
-// and its memset run beside the barriers). The Timing text gives the
-// largest call and the calls' time beyond the settled median, summed: how
-// long the preparation held the program's kernels back. A heap that does
-// not grow (legacy IPC) has no such rows.
+// kernels meanwhile. stream_settled times prepWindows bursts of prepBurst
+// ReduceOnStream of 16 bytes (float32 sum, world: a kernel each; an
+// on-stream barrier of 2 PEs is stream memory operations, which no kernel
+// holds back), each burst followed by Stream.Synchronize, after a 100 ms
+// pause (no preparation runs); stream_in_prep the same right after an
+// AllocDevice that grew the heap, which starts the next preparation (its
+// driver calls and its memset run beside the reductions). A row's time is
+// per call; the Timing text gives the largest burst and the bursts' time
+// beyond the settled median, summed: how long the preparation held the
+// program's kernels back. A heap that does not grow (legacy IPC) has no
+// stream_in_prep row.
 func (d *dev) prepRows() error {
 	s, err := shmem.NewStream()
 	if err != nil {
 		return err
 	}
 	defer s.Destroy()
-	times := func() ([]int64, error) {
-		t := make([]int64, prepIters)
+	const ne = 4 // 16 bytes of float32
+	src, err := shmem.AllocDevice[float32](ne)
+	if err != nil {
+		return err
+	}
+	defer src.Free()
+	dst, err := shmem.AllocDevice[float32](ne)
+	if err != nil {
+		return err
+	}
+	defer dst.Free()
+	times := func() ([]int64, error) { // per burst
+		t := make([]int64, prepWindows)
 		for i := range t {
 			t0 := nanotime()
-			if err := shmem.BarrierAllOnStream(s); err != nil {
-				return nil, err
+			for range prepBurst {
+				if err := shmem.ReduceOnStream(s, shmem.TeamWorld, shmem.OpSum, dst, src, ne); err != nil {
+					return nil, err
+				}
 			}
 			if err := s.Synchronize(); err != nil {
 				return nil, err
@@ -257,9 +274,9 @@ func (d *dev) prepRows() error {
 			top = max(top, float64(v))
 		}
 		sm := Summarize(r.t)
-		d.emit(Row{Name: r.name, Iters: int64(len(r.t)), MedianUS: sm.Median / 1000, P99US: sm.P99 / 1000, Scope: "-", NPEs: d.npes,
-			Timing: fmt.Sprintf("host clock per BarrierAllOnStream + Stream.Synchronize, %d in a row, %s; largest %.1f us; beyond the settled median %.1f us in all",
-				len(r.t), r.when, top/1000, over/1000)})
+		d.emit(Row{Name: r.name, Size: 16, Iters: int64(len(r.t) * prepBurst), MedianUS: sm.Median / 1000 / prepBurst, P99US: sm.P99 / 1000 / prepBurst, Scope: "-", NPEs: d.npes,
+			Timing: fmt.Sprintf("host clock per ReduceOnStream(float32, 16 B, OpSum, world), in %d bursts of %d + Stream.Synchronize, %s; largest burst %.1f us; beyond the settled median burst %.1f us in all",
+				len(r.t), prepBurst, r.when, top/1000, over/1000)})
 	}
 	return nil
 }
