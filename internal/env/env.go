@@ -261,7 +261,10 @@ func ParseBool(v string) (bool, error) {
 // (powers of 1024), e.g. 512M.
 func ParseSize(v string) (uint64, error) {
 	v = strings.TrimSpace(strings.ToUpper(v))
-	v = strings.TrimSuffix(strings.TrimSuffix(v, "B"), "I")
+	v = strings.TrimSuffix(v, "B")
+	// "i" only after a unit (KiB, MiB): "5i" and "5iB" are not sizes
+	unitI := strings.HasSuffix(v, "I")
+	v = strings.TrimSuffix(v, "I")
 	mult := uint64(1)
 	if n := len(v); n > 0 {
 		switch v[n-1] {
@@ -279,7 +282,7 @@ func ParseSize(v string) (uint64, error) {
 		}
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || n == 0 {
+	if err != nil || n == 0 || (unitI && mult == 1) {
 		return 0, errors.Newf("not a positive size (want e.g. 1048576, 512M, 2G)")
 	}
 	if n > (1<<63)/mult {
