@@ -211,10 +211,7 @@ func TeamSplitStrided(parent Team, start, stride, size int, opts ...TeamOption) 
 		return TeamInvalid, err
 	}
 	defer r.leave()
-	cfg, err := teamConfig(r, "TeamSplitStrided", opts)
-	if err != nil {
-		return TeamInvalid, err
-	}
+	cfg := teamConfig(opts)
 	pt, err := r.lockTeam(parent, "TeamSplitStrided")
 	if err != nil {
 		return TeamInvalid, err

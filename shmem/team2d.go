@@ -35,24 +35,25 @@ type teamOptions struct{ cfg TeamConfig }
 
 // WithTeamConfig makes the new team with configuration c (for TeamSplit2D:
 // both the x and the y team). Every member of one new team must pass the
-// same configuration; parent PEs outside the team may pass another.
+// same configuration; parent PEs outside the team may pass another. A
+// negative NumContexts on any parent member fails the split on every one
+// with ErrInvalidArgument naming that PE.
 func WithTeamConfig(c TeamConfig) TeamOption {
 	return func(o *teamOptions) { o.cfg = c }
 }
 
-// teamConfig applies a split's options. A bad configuration fails before
-// the split communicates (like the split's own arguments).
-func teamConfig(r *runtime, op string, opts []TeamOption) (TeamConfig, error) {
+// teamConfig applies a split's options. A bad configuration (a negative
+// NumContexts) is checked in the split's exchange, like the split's own
+// arguments, so that it fails the split on every parent member instead of
+// leaving the others waiting.
+func teamConfig(opts []TeamOption) TeamConfig {
 	var o teamOptions
 	for _, f := range opts {
 		if f != nil {
 			f(&o)
 		}
 	}
-	if o.cfg.NumContexts < 0 {
-		return TeamConfig{}, errs.New(errs.ErrInvalidArgument, r.me, op, "TeamConfig.NumContexts = %d; must be >= 0", o.cfg.NumContexts)
-	}
-	return o.cfg, nil
+	return o.cfg
 }
 
 // Config returns the configuration t was made with (Ref: OpenSHMEM 1.6
@@ -115,10 +116,7 @@ func TeamSplit2D(parent Team, xrange int, opts ...TeamOption) (x, y Team, err er
 	if parent == TeamInvalid {
 		return TeamInvalid, TeamInvalid, errs.New(errs.ErrInvalidArgument, r.me, op, "the parent is TeamInvalid: no teams are made")
 	}
-	cfg, err := teamConfig(r, op, opts)
-	if err != nil {
-		return TeamInvalid, TeamInvalid, err
-	}
+	cfg := teamConfig(opts)
 	pt, err := r.lockTeam(parent, op)
 	if err != nil {
 		return TeamInvalid, TeamInvalid, err

@@ -642,10 +642,12 @@ func Split(c Comm, world, parent *Team, start, stride, size int) (*Team, error) 
 	return SplitConfig(c, world, parent, start, stride, size, 0)
 }
 
-// SplitConfig is Split with the new team's configuration cfg (an opaque
-// value of the caller's): every member of the new team must pass the same
-// cfg; parent PEs outside it may pass anything. A difference fails the
-// split with ErrNotSymmetric on every parent member.
+// SplitConfig is Split with the new team's configuration cfg (a value of
+// the caller's, at least 0 as an int64): every member of the new team must
+// pass the same cfg; parent PEs outside it may pass another. A difference
+// fails the split with ErrNotSymmetric on every parent member, a negative
+// cfg on any parent member with ErrInvalidArgument on every one (checked
+// after the exchange, like the arguments).
 func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint64) (*Team, error) {
 	me := c.MyPE()
 	// The arguments are checked after the exchange (a PE with bad ones
@@ -684,6 +686,11 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 					"PE %d passed (start %d, stride %d, size %d), this PE passed (%d, %d, %d)",
 					parent.PE(i), int64(getU64(b[0:])), int64(getU64(b[8:])), int64(getU64(b[16:])), start, stride, size)
 			}
+		}
+		if err := badConfig(me, "TeamSplitStrided", parent, all, 24); err != nil {
+			return err
+		}
+		for i, b := range all {
 			if memberOf(i, start, stride, size) < 0 {
 				continue
 			}
@@ -703,6 +710,19 @@ func SplitConfig(c Comm, world, parent *Team, start, stride, size int, cfg uint6
 	}
 	// The slot's psync words are zero: fresh, or zeroed by Destroy.
 	return parent.sub(start, stride, size, slots[0], me), nil
+}
+
+// badConfig checks the configuration words at offset off of every parent
+// member's split record: a negative one (as int64) fails the split on
+// every member, naming the PE that passed it.
+func badConfig(me int, op string, parent *Team, all [][]byte, off int) error {
+	for i, b := range all {
+		if v := int64(getU64(b[off:])); v < 0 {
+			return errs.New(errs.ErrInvalidArgument, me, op,
+				"PE %d passed TeamConfig.NumContexts = %d; must be >= 0", parent.PE(i), v)
+		}
+	}
+	return nil
 }
 
 // Destroy releases the team's psync slot on this PE and zeroes its words,

@@ -909,3 +909,37 @@ func TestSplitBadArgsOnePE(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitBadConfigOnePE: one PE, outside the new team, passes a
+// negative configuration. Every parent member must fail alike
+// (ErrInvalidArgument naming that PE) with no slot taken, and the parent
+// must stay usable; Split2D the same with a bad y configuration.
+func TestSplitBadConfigOnePE(t *testing.T) {
+	const n = 3
+	neg := uint64(1<<64 - 2) // int64 -2
+	spmd(t, n, func(c *fakeComm, world *Team, _ bootstrap.Bootstrap) error {
+		free0 := freeSlots(world)
+		cfg := uint64(0)
+		if c.me == 2 {
+			cfg = neg
+		}
+		tm, err := SplitConfig(c, world, world, 0, 1, 2, cfg) // PE 2 is not in the team
+		assert.Nil(t, tm, "PE %d", c.me)
+		if assert.ErrorIs(t, err, errs.ErrInvalidArgument, "PE %d", c.me) {
+			assert.Contains(t, err.Error(), "PE 2 passed TeamConfig.NumContexts = -2")
+		}
+		ycfg := uint64(0)
+		if c.me == 1 {
+			ycfg = neg
+		}
+		x, y, err := Split2D(c, world, world, 2, 0, ycfg)
+		assert.Nil(t, x, "PE %d", c.me)
+		assert.Nil(t, y, "PE %d", c.me)
+		if assert.ErrorIs(t, err, errs.ErrInvalidArgument, "PE %d", c.me) {
+			assert.Contains(t, err.Error(), "PE 1 passed TeamConfig.NumContexts = -2")
+		}
+		assert.Equal(t, free0, freeSlots(world), "PE %d: no slot taken by a failed split", c.me)
+		assert.Nil(t, world.broken, "PE %d: the parent stays in step", c.me)
+		return world.Barrier(c)
+	})
+}

@@ -116,8 +116,9 @@ func Predefined(c Comm, world *Team, pes []int) (*Team, error) {
 // ErrNotSymmetric; xrange < 1 is ErrInvalidArgument on every member. The
 // check runs after the exchange (a PE with a bad xrange still takes part),
 // so PEs that disagree all fail instead of some waiting. xcfg and ycfg
-// are the new teams' configurations (opaque, as in SplitConfig): members
-// of one new team must pass the same. All rows share one psync slot and
+// are the new teams' configurations (as in SplitConfig: at least 0, else
+// ErrInvalidArgument on every member): members of one new team must pass
+// the same. All rows share one psync slot and
 // all columns another (rows are disjoint, so are columns): the split costs
 // one exchange over parent, whatever the number of teams. On any failure
 // no team is made on any member.
@@ -139,6 +140,12 @@ func Split2D(c Comm, world, parent *Team, xrange int, xcfg, ycfg uint64) (x, y *
 		}
 		if xrange < 1 {
 			return errs.New(errs.ErrInvalidArgument, me, op, "xrange = %d; must be >= 1", xrange)
+		}
+		if err := badConfig(me, op, parent, all, 8); err != nil {
+			return err
+		}
+		if err := badConfig(me, op, parent, all, 16); err != nil {
+			return err
 		}
 		for i, b := range all {
 			if hx := i / xr * xr; getU64(b[8:]) != getU64(all[hx][8:]) {
