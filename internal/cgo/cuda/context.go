@@ -77,8 +77,7 @@ func CurrentContext() (*Context, error) {
 	if err := check(C.goshmemi_cuCtxGetDevice(cur, &d), "cuCtxGetDevice"); err != nil {
 		// A context destroyed while current (an earlier Init's, after its
 		// Finalize) stays the thread's current handle: it is no context.
-		var ce *Error
-		if errors.As(err, &ce) && (ce.Code == CodeInvalidContext || ce.Code == codeContextIsDestroyed) {
+		if destroyed(err) {
 			return nil, nil
 		}
 		return nil, err
@@ -109,23 +108,46 @@ func (c *Context) Borrowed() bool { return c.borrowed }
 type ThreadContext struct{ h C.CUcontext }
 
 // SaveThreadContext records the calling OS thread's current context (none
-// is recorded as nil). Only meaningful on a locked goroutine.
+// is recorded as nil, and so is a destroyed one still current there, as in
+// CurrentContext). Only meaningful on a locked goroutine.
 func SaveThreadContext() (ThreadContext, error) {
 	if err := ready("cuCtxGetCurrent"); err != nil {
 		return ThreadContext{}, err
 	}
 	var cur C.CUcontext
-	err := check(C.goshmemi_cuCtxGetCurrent(&cur), "cuCtxGetCurrent")
-	return ThreadContext{h: cur}, err
+	if err := check(C.goshmemi_cuCtxGetCurrent(&cur), "cuCtxGetCurrent"); err != nil || cur == nil {
+		return ThreadContext{}, err
+	}
+	var d C.CUdevice
+	if err := check(C.goshmemi_cuCtxGetDevice(cur, &d), "cuCtxGetDevice"); err != nil {
+		if destroyed(err) {
+			return ThreadContext{}, nil
+		}
+		return ThreadContext{}, err
+	}
+	return ThreadContext{h: cur}, nil
 }
 
 // Restore makes the recorded context current on the calling OS thread
-// again (cuCtxSetCurrent; nil when none was current).
+// again (cuCtxSetCurrent; nil when none was current). A recorded context
+// destroyed since (its owner released it) is no context: the thread is
+// left with none.
 func (tc ThreadContext) Restore() error {
 	if err := ready("cuCtxSetCurrent"); err != nil {
 		return err
 	}
-	return check(C.goshmemi_cuCtxSetCurrent(tc.h), "cuCtxSetCurrent")
+	err := check(C.goshmemi_cuCtxSetCurrent(tc.h), "cuCtxSetCurrent")
+	if err != nil && tc.h != nil && destroyed(err) {
+		return check(C.goshmemi_cuCtxSetCurrent(nil), "cuCtxSetCurrent")
+	}
+	return err
+}
+
+// destroyed reports whether err says a context handle names no live
+// context (CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED).
+func destroyed(err error) bool {
+	var ce *Error
+	return errors.As(err, &ce) && (ce.Code == CodeInvalidContext || ce.Code == codeContextIsDestroyed)
 }
 
 // Device returns the context's device.

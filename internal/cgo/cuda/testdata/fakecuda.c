@@ -359,6 +359,8 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 {
 	NEED_CTX();
+	if (cur->refs <= 0) /* released to the end while current, as the driver: destroyed */
+		return (CUresult)709; /* CUDA_ERROR_CONTEXT_IS_DESTROYED */
 	*d = cur->dev;
 	return CUDA_SUCCESS;
 }
