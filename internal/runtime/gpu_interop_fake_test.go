@@ -479,3 +479,87 @@ func registerHeapAhead(t *testing.T) {
 		require.NoError(t, p.work, "PE %d", i)
 	}
 }
+
+// vmmIBGDAGrowOnePEFails: IBGDA's growth hook fails on PE 1 only, after
+// the keys were exchanged (its device state cannot be read or written: a
+// released context). The GrowHook contract: every PE fails the
+// growth and keeps its heap size; once PE 1 is well again, the same growth
+// succeeds on every PE, with keys that cover the new chunk (a put into it
+// arrives).
+func vmmIBGDAGrowOnePEFails(t *testing.T) {
+	env := map[string]string{"GOSHMEM_DEVICE_HEAP_MAX": "64M", "GOSHMEM_DEVICE_HEAP_CHUNK": "2M"}
+	for k, v := range remoteEnv["ibgda"] {
+		env[k] = v
+	}
+	got := fakeJob(t, 2, env, nil, func(r *Runtime) error {
+		g, m := r.GPU, r.ibgdaMem()
+		next, prev := (r.Me+1)%r.NPEs, (r.Me+r.NPEs-1)%r.NPEs
+		size0 := g.Size()
+		end := size0 + 3<<20
+		ctx := m.ctx
+		if r.Me == 1 {
+			// a released context: the hook's copies fail with ErrReleased
+			dead, err := g.Dev.RetainPrimary()
+			if err != nil {
+				return err
+			}
+			if err := dead.Release(); err != nil {
+				return err
+			}
+			m.ctx = dead
+		}
+		gerr := g.Grow(end, 0, bootExchange(r))
+		m.ctx = ctx
+		var bad []string
+		if gerr == nil {
+			bad = append(bad, fmt.Sprintf("PE %d: Grow(%d) succeeded while PE 1's IBGDA hook failed", r.Me, end))
+		}
+		if g.Size() != size0 {
+			bad = append(bad, fmt.Sprintf("PE %d: heap of %d bytes after a failed growth, was %d", r.Me, g.Size(), size0))
+		}
+		if err := r.Boot.Barrier(); err != nil {
+			return err
+		}
+		if len(bad) > 0 {
+			return stderrors.New(strings.Join(bad, "; "))
+		}
+		if err := g.Grow(end, 0, bootExchange(r)); err != nil {
+			return fmt.Errorf("PE %d: Grow(%d) once every PE is well: %w", r.Me, end, err)
+		}
+		if hs, err := stateWord(r, ibgda.StateOffHeapSize, 8); err != nil || hs != g.Size() {
+			return fmt.Errorf("PE %d: IBGDA heap_size %d (%v), heap %d", r.Me, hs, err, g.Size())
+		}
+		at := end - 64<<10 // in the new chunk
+		base := uint64(g.Base())
+		if err := g.ZeroBlock(at, 64<<10); err != nil {
+			return err
+		}
+		if err := g.Put(nil, r.Me, at, patterned(r.Me, 7, 4096)); err != nil {
+			return err
+		}
+		if err := r.Boot.Barrier(); err != nil {
+			return err
+		}
+		if err := r.LibLaunch(nil, gpulib.Put, &[gpulib.NArgs]uint64{base + at + 16<<10, base + at, 4096, uint64(next)}, "PutOnStream"); err != nil {
+			return err
+		}
+		if err := r.SyncStream(nil, "Stream.Synchronize"); err != nil {
+			return err
+		}
+		if err := r.Boot.Barrier(); err != nil {
+			return err
+		}
+		mine := make([]byte, 4096)
+		if err := g.Get(nil, mine, r.Me, at+16<<10); err != nil {
+			return err
+		}
+		if !bytes.Equal(mine, patterned(prev, 7, 4096)) {
+			return fmt.Errorf("PE %d: the put from PE %d into the new chunk did not arrive", r.Me, prev)
+		}
+		return r.Boot.Barrier()
+	})
+	for i, p := range got {
+		require.NoError(t, p.err, "PE %d: New", i)
+		require.NoError(t, p.work, "PE %d", i)
+	}
+}

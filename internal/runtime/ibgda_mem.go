@@ -154,9 +154,46 @@ func (m *ibgdaMem) grow(size uint64, exchange func([]byte) ([][]byte, error)) er
 		}
 		return errors.Join(lerr, err)
 	}
+	// the device state, then every PE's outcome of it: a PE that could not
+	// update its state fails the growth on every PE (the GrowHook's
+	// contract), so that every PE's AllocDevice fails and its heap keeps
+	// its size
+	wrote, werr := m.setKeys(k, all, size)
+	var st [8]byte
+	if werr == nil {
+		st[0] = 1
+	}
+	outs, xerr := exchange(st[:])
+	if werr == nil && xerr == nil {
+		for pe, got := range outs {
+			if len(got) != len(st) || got[0] != 1 {
+				xerr = errs.New(nil, r.Me, "AllocDevice",
+					"PE %d could not update its IBGDA device state for the grown GPU heap (%d bytes) (its own error says why)", pe, size)
+				break
+			}
+		}
+	}
+	if werr != nil || xerr != nil {
+		if !wrote {
+			return errors.Join(werr, xerr, k.release())
+		}
+		// the device may hold the new keys already: keep them registered
+		m.grown = append(m.grown, k.release)
+		return errors.Join(werr, xerr)
+	}
+	m.grown = append(m.grown, k.release)
+	m.size = size
+	return nil
+}
+
+// setKeys writes the grown heap's keys k (all: every PE's published
+// record) and size to the device state: the rkey table, the lkey, the
+// heap size, in that order. wrote: whether anything was written.
+func (m *ibgdaMem) setKeys(k heapKeys, all [][]byte, size uint64) (wrote bool, err error) {
+	r := m.r
 	rkeys := make([]byte, 4*r.NPEs)
 	if err := m.read(m.rkeyTab, rkeys); err != nil {
-		return errors.Join(errs.Wrap(err, r.Me, "AllocDevice", "the IBGDA rkey table"), k.release())
+		return false, errs.Wrap(err, r.Me, "AllocDevice", "the IBGDA rkey table")
 	}
 	for _, pe := range m.remote {
 		binary.LittleEndian.PutUint32(rkeys[4*pe:], k.rkey(pe, binary.LittleEndian.Uint32(all[pe][4:])))
@@ -173,13 +210,9 @@ func (m *ibgdaMem) grow(size uint64, exchange func([]byte) ([][]byte, error)) er
 		err = m.write(m.state+ibgda.StateOffHeapSize, binary.LittleEndian.AppendUint64(nil, size))
 	}
 	if err != nil {
-		// the device may hold the new keys already: keep them registered
-		m.grown = append(m.grown, k.release)
-		return errs.Wrap(err, r.Me, "AllocDevice", "the IBGDA device state of the grown GPU heap")
+		return true, errs.Wrap(err, r.Me, "AllocDevice", "the IBGDA device state of the grown GPU heap")
 	}
-	m.grown = append(m.grown, k.release)
-	m.size = size
-	return nil
+	return true, nil
 }
 
 // close deregisters every registered buffer and grown-heap key (before
