@@ -1,6 +1,8 @@
 package shmem
 
 import (
+	"math"
+
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/elem"
 	"github.com/goshmem/goshmem/internal/errs"
@@ -496,8 +498,8 @@ func reduceOnStream[T Elem](s *Stream, t Team, op Op, dst, src Array[T], n int, 
 	if err != nil {
 		return err
 	}
-	if n < 0 {
-		return errs.New(errs.ErrInvalidArgument, r.me, name, "n = %d; must be >= 0", n)
+	if err := blocksFit(r, name, n, size); err != nil {
+		return err
 	}
 	srcN, sc := n, uint64(0)
 	if scatter {
@@ -557,8 +559,12 @@ func (r *runtime) gridPath(t Team, size, bytes int, mover bool) bool {
 // between two team syncs on the stream (StreamSync's memory operations,
 // else Sync kernels).
 func (r *runtime) gridOnStream(cs *core.Stream, t Team, id int, k gpulib.Kernel, args *[gpulib.NArgs]uint64, bytes int, op string) error {
+	ct, err := r.team(t, op)
+	if err != nil {
+		return err
+	}
 	blocks := r.c.LibBlocks(k, bytes)
-	if r.c.GridFused(blocks) {
+	if r.c.GridFusedTeam(k, bytes, ct.Start, ct.Stride, ct.Size) {
 		if k == gpulib.MovePart {
 			return r.c.LibLaunchGrid(cs, gpulib.MoveFused, args, blocks, op)
 		}
@@ -648,8 +654,8 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 	if err != nil {
 		return err
 	}
-	if n < 0 {
-		return errs.New(errs.ErrInvalidArgument, r.me, op, "n = %d; must be >= 0", n)
+	if err := blocksFit(r, op, n, size); err != nil {
+		return err
 	}
 	srcN := n
 	if k == gpulib.AllToAll {
@@ -672,6 +678,20 @@ func moveOnStream[T Elem](s *Stream, t Team, dst, src Array[T], n int, k gpulib.
 			uint64(nb), what}, nb*size, op)
 	}
 	return r.c.LibLaunchColl(cs, k, &[gpulib.NArgs]uint64{uint64(id), r.devLocal(doff), r.devLocal(soff), uint64(nb)}, nb*size, op)
+}
+
+// blocksFit refuses a block length n < 0, or one whose size blocks (one
+// per member) overflow an int: n*size would wrap to a count the arrays
+// hold.
+func blocksFit(r *runtime, op string, n, size int) error {
+	if n < 0 {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "n = %d; must be >= 0", n)
+	}
+	if size > 1 && n > math.MaxInt/size {
+		return errs.New(errs.ErrInvalidArgument, r.me, op, "n = %d: %d blocks of n elements (one per team member) overflow an int; n must be <= %d",
+			n, size, math.MaxInt/size)
+	}
+	return nil
 }
 
 // noOverlap refuses overlapping dst and src (fcollect, alltoall).

@@ -469,6 +469,9 @@ func FCollect[T Elem](t Team, dst, src Array[T], n int) error {
 		return err
 	}
 	defer ct.Unlock()
+	if err := blocksFit(r, "FCollect", n, ct.Size); err != nil {
+		return err
+	}
 	if err := collArgs(r, "FCollect", dst, src, n*ct.Size, n); err != nil {
 		return err
 	}
@@ -497,6 +500,9 @@ func AllToAll[T Elem](t Team, dst, src Array[T], n int) error {
 		return err
 	}
 	defer ct.Unlock()
+	if err := blocksFit(r, "AllToAll", n, ct.Size); err != nil {
+		return err
+	}
 	if err := collArgs(r, "AllToAll", dst, src, n*ct.Size, n*ct.Size); err != nil {
 		return err
 	}

@@ -168,9 +168,14 @@ func (r *Runtime) GridMinBytes() int { return r.gpuState.gridMin }
 // more reduction blocks were slower; an alltoall wanted more blocks,
 // a broadcast or fcollect no more than one per 256 KiB).
 func (r *Runtime) LibBlocks(k gpulib.Kernel, bytes int) int {
+	return r.libBlocks(k, bytes, r.GPU.DeviceSharers())
+}
+
+// libBlocks is LibBlocks on a GPU shared by sharers PEs.
+func (r *Runtime) libBlocks(k gpulib.Kernel, bytes, sharers int) int {
 	sms := r.sms()
 	per := max(r.gpuState.gridBlock, 1)
-	n := min(r.sharedSMs(), (bytes+per-1)/per)
+	n := min(max(1, sms/sharers), (bytes+per-1)/per)
 	if k == gpulib.MovePart {
 		n = max(n, min(2*sms, (bytes+moverGrain-1)/moverGrain))
 	}
@@ -184,6 +189,28 @@ func (r *Runtime) LibBlocks(k gpulib.Kernel, bytes int) int {
 // first block, which waits for the other members' kernels).
 func (r *Runtime) GridFused(blocks int) bool {
 	return r.gpuState.gridFused && blocks <= r.sharedSMs()
+}
+
+// GridFusedTeam reports whether every member of the team whose members
+// are start + i*stride (i < size) runs library grid kernel k over bytes
+// fused: GridFused of the grid LibBlocks gives each member, counting the
+// PEs on that member's GPU (DeviceSharersOf; every member's GPU is taken to
+// have this one's SM count). Every member decides alike, so none runs the
+// fused kernel's team syncs while another syncs on its stream, which
+// would leave both waiting on different words: the members' grids may
+// differ (a member alone on its GPU gets more SMs than one that shares).
+func (r *Runtime) GridFusedTeam(k gpulib.Kernel, bytes, start, stride, size int) bool {
+	if !r.gpuState.gridFused {
+		return false
+	}
+	sms := r.sms()
+	for i := 0; i < size; i++ {
+		sh := r.GPU.DeviceSharersOf(start + i*stride)
+		if r.libBlocks(k, bytes, sh) > max(1, sms/sh) {
+			return false
+		}
+	}
+	return true
 }
 
 // smCount is the GPU's SM count (read once).

@@ -79,3 +79,23 @@ func TestGPUStream(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUStreamSharers: 3 PEs on the fake's 2 GPUs, so that PE 1 has a GPU
+// to itself and PEs 0 and 2 share the other; a large FCollectOnStream over
+// the team of PEs 0 and 1 (default settings: its syncs on the stream are
+// memory operations) must pick the same grid scheme on both members
+// (gpu-stream-sharers).
+func TestGPUStreamSharers(t *testing.T) {
+	needMPI(t)
+	lib := testutil.FakeCUDA(t)
+	leaks := filepath.Join(t.TempDir(), "live")
+	env := []string{"GOSHMEM_LIBCUDA=" + lib, "FAKECUDA_LEAKS=" + leaks, "GOSHMEM_GPU=on", "GOSHMEM_DEVICE_HEAP_SIZE=96M",
+		"FAKECUDA_DEVICES=2", "FAKECUDA_INIT=", "GOSHMEM_GPU_TRANSPORT="}
+	r := job(t, 3, 60*time.Second, env, "-mode", "gpu-stream-sharers", "-heap", "16777216", "-guard", "30s")
+	t.Logf("exit %d after %v; output:\n%s", r.code, r.wall.Round(time.Millisecond), r.out)
+	require.Equal(t, 0, r.code, "output:\n%s", r.out)
+	for pe := 0; pe < 3; pe++ {
+		assert.Contains(t, r.out, fmt.Sprintf("gpu-stream-sharers: PE %d: FCollectOnStream: ok\n", pe))
+	}
+	noLiveObjects(t, leaks, 3)
+}

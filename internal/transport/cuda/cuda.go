@@ -435,6 +435,22 @@ func (t *Transport) DeviceSharers() int {
 	return n
 }
 
+// DeviceSharersOf is DeviceSharers as PE pe counts it: the PEs mapped here
+// whose GPU is pe's (1 for a PE not mapped here). The PEs of one node map
+// the same peers, so every member of a team mapped here agrees on it.
+func (t *Transport) DeviceSharersOf(pe int) int {
+	if pe < 0 || pe >= len(t.peers) || t.peers[pe] == 0 {
+		return 1
+	}
+	n := 0
+	for q, p := range t.peers {
+		if p != 0 && t.busIDs[q] == t.busIDs[pe] {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
 // AllPeersSameDevice reports whether every reachable PE shares this GPU.
 func (t *Transport) AllPeersSameDevice() bool { return t.img.AllPeersSameDevice }
 

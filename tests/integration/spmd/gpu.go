@@ -10,10 +10,11 @@ import (
 // gpuModes are the -mode values of the GPU lifecycle tests
 // (tests/integration/gpu_fake_test.go, on the fake CUDA driver).
 var gpuModes = map[string]func() int{
-	"gpu-init":   gpuInit,
-	"gpu-stream": gpuStream,   // gpustream.go
-	"gpu-device": gpuDevice,   // device.go
-	"gpu-heap":   gpuHeapGrow, // gpuheap.go
+	"gpu-init":           gpuInit,
+	"gpu-stream":         gpuStream,        // gpustream.go
+	"gpu-stream-sharers": gpuStreamSharers, // gpustreamsharers.go
+	"gpu-device":         gpuDevice,        // device.go
+	"gpu-heap":           gpuHeapGrow,      // gpuheap.go
 }
 
 // gpuInit is -mode gpu-init: Init with the environment's GPU settings,

@@ -579,6 +579,26 @@ func stErrors(me, n int) error {
 		{"invalid team", shmem.ReduceOnStream(nil, shmem.TeamInvalid, shmem.OpSum, d, d, 1), shmem.ErrInvalidArgument},
 		{"mixed host collective", shmem.Reduce(shmem.TeamWorld, shmem.OpSum, d, h, 1), shmem.ErrInvalidArgument},
 	}
+	// n x members past the int range: n*n wraps to 0 or a small count at
+	// 4 (or 3) PEs, which the arrays hold; the call must still refuse n
+	if wrap := overflowN(n); wrap != 0 {
+		cases = append(cases,
+			struct {
+				what string
+				err  error
+				is   error
+			}{"alltoall n*npes overflows", shmem.AllToAllOnStream(nil, shmem.TeamWorld, d, d, wrap), shmem.ErrInvalidArgument},
+			struct {
+				what string
+				err  error
+				is   error
+			}{"host alltoall on GPU arrays, n*npes overflows", shmem.AllToAll(shmem.TeamWorld, d, d, wrap), shmem.ErrInvalidArgument},
+			struct {
+				what string
+				err  error
+				is   error
+			}{"host alltoall, n*npes overflows", shmem.AllToAll(shmem.TeamWorld, h, h, wrap), shmem.ErrInvalidArgument})
+	}
 	var bad []error
 	for _, c := range cases {
 		switch {
@@ -591,4 +611,17 @@ func stErrors(me, n int) error {
 		}
 	}
 	return all(append(bad, shmem.BarrierAll(), d.Free(), h.Free(), sig.Free())...)
+}
+
+// overflowN is the smallest n > 0 whose product with npes wraps past the
+// int range to a count in [0, npes) (0 when none does: npes of 1 or 2).
+func overflowN(npes int) int {
+	if npes < 3 {
+		return 0
+	}
+	n := uint64(math.MaxUint64)/uint64(npes) + 1 // n*npes = 2^64 + (small)
+	if n > math.MaxInt64 {
+		return 0
+	}
+	return int(n)
 }
