@@ -173,11 +173,10 @@ func (r *Runtime) LibBlocks(k gpulib.Kernel, bytes int) int {
 
 // libBlocks is LibBlocks on a GPU shared by sharers PEs.
 func (r *Runtime) libBlocks(k gpulib.Kernel, bytes, sharers int) int {
-	sms := r.sms()
 	per := max(r.gpuState.gridBlock, 1)
-	n := min(max(1, sms/sharers), (bytes+per-1)/per)
+	n := min(r.smShare(sharers), (bytes+per-1)/per)
 	if k == gpulib.MovePart {
-		n = max(n, min(2*sms, (bytes+moverGrain-1)/moverGrain))
+		n = max(n, min(2*r.sms(), (bytes+moverGrain-1)/moverGrain))
 	}
 	return max(1, n)
 }
@@ -187,8 +186,11 @@ func (r *Runtime) libBlocks(k gpulib.Kernel, bytes, sharers int) int {
 // and at most one block per SM shared among the PEs on this GPU, so every
 // member's grid is resident at once (a fused kernel's blocks wait for its
 // first block, which waits for the other members' kernels).
-func (r *Runtime) GridFused(blocks int) bool {
-	return r.gpuState.gridFused && blocks <= r.sharedSMs()
+func (r *Runtime) GridFused(blocks int) bool { return r.gridFits(blocks, r.GPU.DeviceSharers()) }
+
+// gridFits is GridFused on a GPU shared by sharers PEs.
+func (r *Runtime) gridFits(blocks, sharers int) bool {
+	return r.gpuState.gridFused && blocks <= r.smShare(sharers)
 }
 
 // GridFusedTeam reports whether every member of the team whose members
@@ -203,10 +205,9 @@ func (r *Runtime) GridFusedTeam(k gpulib.Kernel, bytes, start, stride, size int)
 	if !r.gpuState.gridFused {
 		return false
 	}
-	sms := r.sms()
 	for i := 0; i < size; i++ {
 		sh := r.GPU.DeviceSharersOf(start + i*stride)
-		if r.libBlocks(k, bytes, sh) > max(1, sms/sh) {
+		if !r.gridFits(r.libBlocks(k, bytes, sh), sh) {
 			return false
 		}
 	}
@@ -231,8 +232,8 @@ func (r *Runtime) sms() int {
 	return 1
 }
 
-// sharedSMs is one SM per block shared among the PEs on this GPU (>= 1).
-func (r *Runtime) sharedSMs() int { return max(1, r.sms()/r.GPU.DeviceSharers()) }
+// smShare is one SM per block shared among sharers PEs on a GPU (>= 1).
+func (r *Runtime) smShare(sharers int) int { return max(1, r.sms()/sharers) }
 
 // moverGrain is the data per block of a large broadcast, fcollect or
 // alltoall grid (LibBlocks).
