@@ -138,15 +138,10 @@ func (m *ibgdaMem) grow(size uint64, exchange func([]byte) ([][]byte, error)) er
 		rec[0] = 1
 		binary.LittleEndian.PutUint32(rec[4:], k.publish)
 	}
-	all, err := exchange(rec[:])
-	if err == nil && lerr == nil {
-		for pe, got := range all {
-			if len(got) != len(rec) || got[0] != 1 {
-				err = errs.New(errs.ErrNotSupported, r.Me, "AllocDevice",
-					"PE %d could not register its grown GPU heap (%d bytes) with its IBGDA NIC (its own error says why)", pe, size)
-				break
-			}
-		}
+	all, bad, err := everyOK(exchange, rec[:])
+	if err == nil && lerr == nil && bad >= 0 {
+		err = errs.New(errs.ErrNotSupported, r.Me, "AllocDevice",
+			"PE %d could not register its grown GPU heap (%d bytes) with its IBGDA NIC (its own error says why)", bad, size)
 	}
 	if lerr != nil || err != nil {
 		if lerr == nil {
@@ -163,15 +158,10 @@ func (m *ibgdaMem) grow(size uint64, exchange func([]byte) ([][]byte, error)) er
 	if werr == nil {
 		st[0] = 1
 	}
-	outs, xerr := exchange(st[:])
-	if werr == nil && xerr == nil {
-		for pe, got := range outs {
-			if len(got) != len(st) || got[0] != 1 {
-				xerr = errs.New(nil, r.Me, "AllocDevice",
-					"PE %d could not update its IBGDA device state for the grown GPU heap (%d bytes) (its own error says why)", pe, size)
-				break
-			}
-		}
+	_, bad, xerr := everyOK(exchange, st[:])
+	if werr == nil && xerr == nil && bad >= 0 {
+		xerr = errs.New(nil, r.Me, "AllocDevice",
+			"PE %d could not update its IBGDA device state for the grown GPU heap (%d bytes) (its own error says why)", bad, size)
 	}
 	if werr != nil || xerr != nil {
 		if !wrote {
@@ -184,6 +174,22 @@ func (m *ibgdaMem) grow(size uint64, exchange func([]byte) ([][]byte, error)) er
 	m.grown = append(m.grown, k.release)
 	m.size = size
 	return nil
+}
+
+// everyOK exchanges rec, whose first byte is 1 where this PE's step
+// succeeded, and returns every PE's record and the first PE whose step
+// failed (-1: none).
+func everyOK(exchange func([]byte) ([][]byte, error), rec []byte) ([][]byte, int, error) {
+	all, err := exchange(rec)
+	if err != nil {
+		return nil, -1, err
+	}
+	for pe, got := range all {
+		if len(got) != len(rec) || got[0] != 1 {
+			return all, pe, nil
+		}
+	}
+	return all, -1, nil
 }
 
 // setKeys writes the grown heap's keys k (all: every PE's published
