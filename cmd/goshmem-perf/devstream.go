@@ -164,7 +164,7 @@ func (d *dev) streamSweep(s *shmem.Stream, name, what string, call func(n int) e
 
 // prepWindows and prepBurst: each prep row times prepWindows bursts of
 // prepBurst stream calls queued back to back and one Synchronize (as a
-// program queues its kernels): about 10 ms, longer than a preparation.
+// program queues its kernels): enough of them to span a preparation.
 const prepWindows, prepBurst = 200, 16
 
 // prepRows: what a growth prepared in the background costs the program's

@@ -17,20 +17,11 @@ import (
 // transport the job uses; as a remote side it is refused; Free leaves the
 // memory to its owner.
 func stRegister(me, n int) error {
-	g, err := shmem.DeviceInfo()
+	c, p, free, err := foreignBuffer(stN*8 + 4096)
 	if err != nil {
 		return err
 	}
-	c, err := cuda.Device(g.Device).RetainPrimary()
-	if err != nil {
-		return err
-	}
-	defer c.Release()
-	p, err := c.MemAlloc(stN*8 + 4096)
-	if err != nil {
-		return err
-	}
-	defer c.MemFree(p)
+	defer free()
 	next, prev := (me+1)%n, (me+n-1)%n
 	v := func(pe, i int) int64 { return int64(pe*100000 + i) }
 	host := make([]int64, stN)
@@ -93,4 +84,24 @@ func stRegister(me, n int) error {
 		}
 	}
 	return all(append(bad, shmem.Synchronize(), reg.Free(), shmem.BarrierAll(), dst.Free(), sig.Free())...)
+}
+
+// foreignBuffer is n bytes that goshmem did not allocate: cuMemAlloc'd in
+// this PE's GPU context (as a framework's cudaMalloc is), with the context
+// for copies; free releases both.
+func foreignBuffer(n int) (*cuda.Context, cuda.DevicePtr, func(), error) {
+	g, err := shmem.DeviceInfo()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	c, err := cuda.Device(g.Device).RetainPrimary()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	p, err := c.MemAlloc(n)
+	if err != nil {
+		_ = c.Release()
+		return nil, 0, nil, err
+	}
+	return c, p, func() { _ = c.MemFree(p); _ = c.Release() }, nil
 }

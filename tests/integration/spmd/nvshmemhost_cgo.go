@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -30,21 +29,12 @@ import (
 // nvshmemx_buffer_unregister or _unregister_all; bad input returns
 // NVSHMEMX_ERROR_INVALID_VALUE (1) and changes nothing.
 func stRegisterC(me, n int) error {
-	g, err := shmem.DeviceInfo()
-	if err != nil {
-		return err
-	}
-	c, err := cuda.Device(g.Device).RetainPrimary()
-	if err != nil {
-		return err
-	}
-	defer c.Release()
 	const half = 4096
-	p, err := c.MemAlloc(2 * half)
+	_, p, free, err := foreignBuffer(2 * half)
 	if err != nil {
 		return err
 	}
-	defer c.MemFree(p)
+	defer free()
 	q := p + half
 	heap, err := shmem.AllocDevice[byte](64)
 	if err != nil {
