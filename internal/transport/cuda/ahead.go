@@ -3,9 +3,8 @@ package cudatr
 import (
 	"encoding/binary"
 	"fmt"
-	"sync/atomic"
+	"os"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -21,11 +20,10 @@ import (
 // aheadMaxSteps steps), every PE starts a goroutine that does that work
 // for the next part of the heap, beyond its usable size where no kernel
 // addresses it: it creates the chunk, maps it behind the mapped heap,
-// exports it and publishes the descriptor in its box, starts zeroing it
-// on a stream of its own, and meanwhile maps every node peer's chunk into
-// that peer's view, in the order the peers' boxes (read with
-// process_vm_readv(2), the same ptrace access that pidfd_getfd needs) name
-// them. The growth that needs it waits for that goroutine,
+// exports it and sends the descriptor to every node peer (fdpost.go),
+// starts zeroing it on a stream of its own, and meanwhile maps every node
+// peer's chunk into that peer's view, in the order the peers' messages
+// arrive. The growth that needs it waits for that goroutine,
 // exchanges one record (whether every PE's preparation succeeded), and
 // adopts the chunks: the usable size grows, the growth hooks run, and the
 // device state learns the size. If any PE's preparation failed, every PE
@@ -38,36 +36,13 @@ import (
 // before it is adopted, blocks placed in it need no zeroing (ZeroBlock).
 
 // aheadWait bounds a growth's wait for the preparation it adopts. The
-// goroutine waits for a peer's box without a bound (the peer may reach
-// the call that starts its preparation much later; a peer that exits
-// ends the wait), but once every PE is in the growth, every peer has
-// started, and publishes within its own driver calls' time: a box still
-// missing then ends the wait, and the growth falls back.
+// goroutine waits for a peer's message without a bound (the peer may
+// reach the call that starts its preparation much later; a peer that
+// exits ends the wait), but once every PE is in the growth, every peer
+// has started, and sends within its own driver calls' time: a message
+// still missing then ends the wait, and the growth falls back. It bounds
+// Init's wait for a peer's first chunk too.
 const aheadWait = 60 * time.Second
-
-// aheadNap is the longest pause between two reads of a peer's box: the
-// wait is a few milliseconds at most, and a growth may be waiting on it.
-const aheadNap = 50 * time.Microsecond
-
-// box statuses
-const (
-	boxOK     = 1
-	boxFailed = 2
-)
-
-// aheadBox is what this PE publishes of its prepared chunk. A peer reads
-// all of it at once with process_vm_readv; the fields are written before
-// gen, and stay until the generation is adopted, which needs every peer.
-type aheadBox struct {
-	gen  atomic.Uint64 // the generation published (0: none yet)
-	stat atomic.Uint64 // boxOK or boxFailed
-	off  atomic.Uint64
-	size atomic.Uint64 // 0: nothing to add here (reservation full)
-	fd   atomic.Uint64
-}
-
-// boxImage is aheadBox as read from another process.
-type boxImage struct{ gen, stat, off, size, fd uint64 }
 
 // ahead is one generation's preparation: the goroutine's result, read
 // after done is closed.
@@ -169,9 +144,9 @@ func (t *Transport) prepare(a *ahead, mapped []uint64) {
 		a.took = time.Since(a.start)
 		close(a.done)
 	}()
-	v := &t.vmm
 	var c chunk
 	var zs cuda.Stream // clearing the chunk, when a.size > 0
+	seq := t.vmm.post.nextSeq()
 	if a.size > 0 {
 		var err error
 		if c, err = t.newChunk(a.off, a.size); err == nil {
@@ -180,45 +155,46 @@ func (t *Transport) prepare(a *ahead, mapped []uint64) {
 		}
 		if err != nil {
 			a.err = errs.Wrap(err, t.me, "AllocDevice", "preparing %d bytes of the GPU heap at offset %d ahead of need", a.size, a.off)
-			v.box.stat.Store(boxFailed)
-			v.box.gen.Store(a.gen)
+			_ = t.sendChunk(chunk{fd: -1}, seq, a.gen, postFailed)
 			return
 		}
 	}
-	v.box.off.Store(c.off)
-	v.box.size.Store(c.size)
-	v.box.fd.Store(uint64(c.fd))
-	v.box.stat.Store(boxOK)
-	v.box.gen.Store(a.gen)
-	// the node peers' chunks, each mapped as soon as its box names it (one
-	// at a time: the driver does not run these calls side by side)
+	// the peers learn of the chunk as soon as it is exported, and map it
+	// while it is cleared
+	serr := t.sendChunk(c, seq, a.gen, postChunk)
 	err := t.mapPeersAhead(a, mapped)
 	if a.size > 0 {
 		if zerr := finishZero(zs); zerr != nil && err == nil {
 			err = errs.Wrap(zerr, t.me, "AllocDevice", "clearing the %d bytes of the GPU heap prepared at offset %d", a.size, a.off)
 		}
 	}
+	if serr != nil {
+		err = serr
+	}
 	a.err = err
 }
 
 // mapPeersAhead maps every node peer's chunk of a's generation into that
-// peer's view here (a.peers), in the order the peers publish them, and
-// returns the first failure. mapped is every PE's mapped length when the
-// preparation started. It ends early when a peer's process is gone or
+// peer's view here (a.peers), in the order the peers' messages arrive,
+// and returns the first failure. mapped is every PE's mapped length when
+// the preparation started. It ends early when a peer's process is gone or
 // a.stop closes.
 func (t *Transport) mapPeersAhead(a *ahead, mapped []uint64) error {
 	v := &t.vmm
 	var left []int
 	for pe := range t.npes {
-		if pe != t.me && v.reserved[pe] != 0 && v.boxes[pe] != 0 {
+		if pe != t.me && v.reserved[pe] != 0 && v.nonces[pe] != 0 {
 			left = append(left, pe)
 		}
 	}
-	nap := 20 * time.Microsecond
+	ours := func(m *postMsg) bool { return m.gen == a.gen }
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for len(left) > 0 {
+		wake := v.post.changed() // before looking: no arrival is missed
 		waiting := left[:0]
 		for _, pe := range left {
-			b, ok, err := t.readBox(a, pe)
+			m, ok, err := v.post.take(pe, v.pids[pe], ours, 0)
 			if err != nil {
 				return err
 			}
@@ -226,10 +202,9 @@ func (t *Transport) mapPeersAhead(a *ahead, mapped []uint64) error {
 				waiting = append(waiting, pe)
 				continue
 			}
-			if err := t.mapPeerAhead(a, pe, mapped[pe], b); err != nil {
+			if err := t.mapPeerAhead(a, pe, mapped[pe], m); err != nil {
 				return err
 			}
-			nap = 20 * time.Microsecond
 		}
 		if left = waiting; len(left) == 0 {
 			break
@@ -237,60 +212,39 @@ func (t *Transport) mapPeersAhead(a *ahead, mapped []uint64) error {
 		select {
 		case <-a.stop:
 			return errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d had not prepared its next GPU heap chunk (generation %d) when this PE stopped waiting", left[0], a.gen)
-		case <-time.After(nap):
+		case <-wake:
+		case <-tick.C:
+			for _, pe := range left {
+				if v.pids[pe] != os.Getpid() && unix.Kill(v.pids[pe], 0) == unix.ESRCH {
+					return errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d (pid %d) exited before it prepared its next GPU heap chunk (generation %d)", pe, v.pids[pe], a.gen)
+				}
+			}
 		}
-		nap = min(2*nap, aheadNap)
 	}
 	return nil
 }
 
-// mapPeerAhead maps the chunk that PE pe's box b names into pe's view
-// here (a.peers[pe]). mapped is pe's mapped length when the preparation
-// started.
-func (t *Transport) mapPeerAhead(a *ahead, pe int, mapped uint64, b boxImage) error {
-	if b.stat != boxOK {
+// mapPeerAhead maps the chunk that PE pe's message m names into pe's view
+// here (a.peers[pe]); it closes m's descriptor. mapped is pe's mapped
+// length when the preparation started.
+func (t *Transport) mapPeerAhead(a *ahead, pe int, mapped uint64, m postMsg) error {
+	switch {
+	case m.stat != postChunk:
+		closeFD(m.fd)
 		return errs.New(errs.ErrHeapExhausted, t.me, "AllocDevice", "PE %d could not prepare its next GPU heap chunk", pe)
-	}
-	if b.size == 0 {
+	case m.size == 0:
+		closeFD(m.fd)
 		return nil
+	case m.off != mapped:
+		closeFD(m.fd)
+		return errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared its GPU heap chunk at offset %d, but it maps %d bytes", pe, m.off, mapped)
 	}
-	if b.off != mapped {
-		return errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared its GPU heap chunk at offset %d, but it maps %d bytes", pe, b.off, mapped)
-	}
-	c, err := t.importChunk(pe, t.vmm.pids[pe], int(b.fd), b.off, b.size)
+	c, err := t.importChunk(pe, m)
 	if err != nil {
 		return err
 	}
 	a.peers[pe] = c
 	return nil
-}
-
-// readBox reads PE pe's box and reports whether it has published a's
-// generation. The box is read again after gen is seen, so the fields
-// returned are the final ones. An error: pe's process is gone (or does
-// not allow the read), or it is past a's generation.
-func (t *Transport) readBox(a *ahead, pe int) (boxImage, bool, error) {
-	for seen := false; ; seen = true {
-		var b boxImage
-		local := []unix.Iovec{{Base: (*byte)(unsafe.Pointer(&b)), Len: uint64(unsafe.Sizeof(b))}}
-		remote := []unix.RemoteIovec{{Base: uintptr(t.vmm.boxes[pe]), Len: int(unsafe.Sizeof(b))}}
-		n, err := unix.ProcessVMReadv(t.vmm.pids[pe], local, remote, 0)
-		if err != nil || n != int(unsafe.Sizeof(b)) {
-			if err == nil {
-				err = fmt.Errorf("short read of %d bytes", n)
-			}
-			return b, false, errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "AllocDevice",
-				"reading PE %d's prepared GPU heap chunk (process_vm_readv, pid %d)", pe, t.vmm.pids[pe])
-		}
-		switch {
-		case b.gen > a.gen:
-			return b, false, errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d prepared GPU heap generation %d, this PE %d", pe, b.gen, a.gen)
-		case b.gen < a.gen:
-			return b, false, nil
-		case seen:
-			return b, true, nil
-		}
-	}
 }
 
 // startZero starts clearing [p, p+n) on a stream of its own (the legacy

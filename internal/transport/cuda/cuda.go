@@ -164,6 +164,9 @@ func (t *Transport) Connect(recs [][]byte, nodes []int) error {
 	t.peers = make([]cuda.DevicePtr, t.npes)
 	t.opened = make([]bool, t.npes)
 	t.busIDs = make([]string, t.npes)
+	if err := t.sendFirst(recs, nodes); err != nil {
+		return err
+	}
 	for pe := 0; pe < t.npes; pe++ {
 		r := recs[pe]
 		t.busIDs[pe] = string(trimZero(r[recBus:]))

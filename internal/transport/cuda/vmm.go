@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	errors "github.com/goshmem/goshmem/internal/xerrors"
@@ -19,24 +20,27 @@ import (
 // multiples of the allocation granularity. Every PE of the node reserves
 // a view of the same size for each peer and maps each of the peer's chunks
 // at the same offset there, from the chunk's file descriptor: the owner
-// exports it (cuMemExportToShareableHandle) and keeps it open while the
-// chunk lives; a peer takes a copy with pidfd_getfd(2), imports it and
-// closes its copy. A PE's heap base stays the reservation's base, so
-// kernels see one contiguous heap whose mapped length grows.
+// exports it (cuMemExportToShareableHandle), keeps it open while the
+// chunk lives and sends a copy to every node peer over a Unix socket
+// (fdpost.go); a peer imports its copy and closes it. A PE's heap base
+// stays the reservation's base, so kernels see one contiguous heap whose
+// mapped length grows.
 //
 // Growth happens inside the collective AllocDevice that needs it: every PE
-// has the same allocator state and so grows at the same call; one exchange
-// of a growth record per PE (new chunk's pid, fd, offset and size) and one
-// of whether each PE mapped its node peers' new chunks (a PE that could
-// not fails the growth everywhere: agreeMapped) are the only
-// communication, plus what the remote GPU transports' growth hooks
-// exchange (OnGrow: the proxy's and IBGDA's registrations must cover the
-// new chunk before kernels may address it). Once the heap has less than
-// a step left, the next step is prepared in the background on every PE
-// (ahead.go), so that the growth that needs it only exchanges one record
-// and adopts it. Without VMM (no driver support, or a device without
-// POSIX file descriptor handles) or with GOSHMEM_DEVICE_HEAP_MAX=fixed
-// the heap is one cuMemAlloc shared with legacy CUDA IPC and never grows.
+// has the same allocator state and so grows at the same call; each PE
+// sends its new chunk's descriptor to its node peers, then one exchange of
+// a growth record per PE (the chunk's message number, offset and size) and
+// one of whether each PE mapped its node peers' new chunks (a PE that
+// could not fails the growth everywhere: agreeMapped) are the only
+// collective communication, plus what the remote GPU transports' growth
+// hooks exchange (OnGrow: the proxy's and IBGDA's registrations must
+// cover the new chunk before kernels may address it). Once the heap has
+// less than a step left, the next step is prepared in the background on
+// every PE (ahead.go), so that the growth that needs it only exchanges one
+// record and adopts it. Without VMM (no driver support, or a device
+// without POSIX file descriptor handles) or with
+// GOSHMEM_DEVICE_HEAP_MAX=fixed the heap is one cuMemAlloc shared with
+// legacy CUDA IPC and never grows.
 
 // Heap modes in a Setup record (byte recMode).
 const (
@@ -46,15 +50,16 @@ const (
 	recMode = 1
 	// VMM fields, in the IPC handle's place.
 	recPID      = recHandle
-	recFD       = recHandle + 8
+	recSeq      = recHandle + 8 // the first chunk's message number (fdpost.go)
 	recMapped   = recHandle + 16
 	recReserved = recHandle + 24
-	recBox      = recHandle + 32 // address of the aheadBox (ahead.go) in that process
+	recNonce    = recHandle + 32 // the descriptor socket's nonce (postName)
 )
 
-// growLen is the length of a growth record: status, pid, fd, chunk offset,
-// chunk size, mapped length after the growth (an adoption's record: status,
-// the preparation's time and slack in ns (burstAfter), mapped length).
+// growLen is the length of a growth record: status, 0, the chunk's
+// message number (fdpost.go), chunk offset, chunk size, mapped length
+// after the growth (an adoption's record: status, the preparation's time
+// and slack in ns (burstAfter), mapped length).
 const growLen = 48
 
 // Growth record statuses.
@@ -87,13 +92,15 @@ type vmmHeap struct {
 	burst    uint      // the preparation is doubled this many times (ahead.go)
 	noBurst  bool      // SetBurst(false)
 	hooks    []GrowHook
-	// the next growth prepared ahead (ahead.go): this PE's box, each
-	// PE's pid and box address (0: no view here), the last generation
+	// the descriptor socket (fdpost.go), each PE's pid and socket nonce
+	// (0: no view here), and the first chunk's message number
+	post   *post
+	pids   []int
+	nonces []uint64
+	seq0   uint64
+	// the next growth prepared ahead (ahead.go): the last generation
 	// started, the one in flight or waiting, and whether preparing was
 	// turned off (a preparation failed)
-	box     *aheadBox
-	pids    []int
-	boxes   []uint64
 	gen     uint64
 	next    *ahead
 	noAhead bool
@@ -221,7 +228,11 @@ func (t *Transport) allocHeap(heapMax uint64, notSupported func(error, string) e
 	}
 	t.vmm = vmmHeap{on: true, gran: g,
 		reserved: make([]uint64, t.npes), mapped: make([]uint64, t.npes), chunks: make([][]chunk, t.npes),
-		box: new(aheadBox), pids: make([]int, t.npes), boxes: make([]uint64, t.npes)}
+		pids: make([]int, t.npes), nonces: make([]uint64, t.npes)}
+	if t.vmm.post, err = newPost(t.me); err != nil {
+		return errors.WithHint(notSupported(err, "the GPU heap's descriptor socket"), "set GOSHMEM_DEVICE_HEAP_MAX=fixed for a fixed heap shared by legacy CUDA IPC")
+	}
+	t.vmm.seq0 = t.vmm.post.nextSeq()
 	if t.own, err = t.Ctx.MemAddressReserve(res, g); err != nil {
 		return errors.WithHint(notSupported(err, fmt.Sprintf("reserving %d bytes of address space for the GPU heap on GPU %d", res, t.Dev)),
 			"lower GOSHMEM_DEVICE_HEAP_MAX")
@@ -307,83 +318,125 @@ func (t *Transport) vmmRecord(rec []byte) {
 	rec[recMode] = modeVMM
 	le := binary.LittleEndian
 	le.PutUint64(rec[recPID:], uint64(os.Getpid()))
-	le.PutUint64(rec[recFD:], uint64(t.vmm.chunks[t.me][0].fd))
+	le.PutUint64(rec[recSeq:], t.vmm.seq0)
 	le.PutUint64(rec[recMapped:], t.vmm.mapped[t.me])
 	le.PutUint64(rec[recReserved:], t.vmm.reserved[t.me])
-	le.PutUint64(rec[recBox:], uint64(uintptr(unsafe.Pointer(t.vmm.box))))
+	le.PutUint64(rec[recNonce:], t.vmm.post.nonce)
 }
 
-// peerFD is a copy of descriptor fd of process pid, for this process.
-func peerFD(pid, fd int) (int, error) {
-	if pid == os.Getpid() {
-		return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+// sendChunk sends c's descriptor, as message seq of generation gen (0:
+// not prepared ahead) with status stat, to every node peer that has a
+// view of this PE's heap (pids and nonces known), and returns the first
+// failure; it tries every peer even after one failed, so that each peer
+// still alive gets its copy.
+func (t *Transport) sendChunk(c chunk, seq, gen, stat uint64) error {
+	v := &t.vmm
+	var first error
+	for pe := range t.npes {
+		if pe == t.me || v.nonces[pe] == 0 {
+			continue
+		}
+		fd := c.fd
+		if stat != postChunk || c.size == 0 {
+			fd = -1
+		}
+		err := v.post.send(pe, v.pids[pe], v.nonces[pe], postMsg{seq: seq, gen: gen, off: c.off, size: c.size, stat: stat}, fd)
+		if err != nil && first == nil {
+			first = err
+		}
 	}
-	pfd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return -1, errors.Wrapf(err, "pidfd_open(%d)", pid)
-	}
-	defer unix.Close(pfd)
-	n, err := unix.PidfdGetfd(pfd, fd, 0)
-	if err != nil {
-		return -1, errors.Wrapf(err, "pidfd_getfd(pid %d, fd %d)", pid, fd)
-	}
-	return n, nil
+	return first
 }
 
-// fdHint is what a user can do when pidfd_getfd fails.
-const fdHint = "the node's PEs share GPU heap chunks with pidfd_getfd(2) (Linux >= 5.6) and process_vm_readv(2), which need ptrace access " +
-	"between them (PTRACE_MODE_ATTACH, which Yama restricts from kernel.yama.ptrace_scope 1, the default of Ubuntu, to a PE's own descendants): " +
-	"run them as the same user, with kernel.yama.ptrace_scope 0 (or CAP_SYS_PTRACE), and allow both in seccomp profiles; " +
+// takeChunk takes PE pe's message number seq (not prepared ahead),
+// waiting for it up to wait; with wait 0 it must have arrived (the peer
+// sent it before an exchange this PE has seen).
+func (t *Transport) takeChunk(pe int, seq uint64, wait time.Duration) (postMsg, error) {
+	m, ok, err := t.vmm.post.take(pe, t.vmm.pids[pe], func(m *postMsg) bool { return m.seq == seq && m.gen == 0 }, wait)
+	if err == nil && !ok {
+		err = errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's descriptor message %d has not arrived here, though PE %d sent it", pe, seq, pe)
+	}
+	if err == nil && (m.stat != postChunk || m.fd < 0) {
+		closeFD(m.fd)
+		err = errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's message %d holds no GPU heap chunk descriptor", pe, seq)
+	}
+	return m, err
+}
+
+// fdHint is what a user can do when a peer's descriptor does not arrive.
+const fdHint = "the node's PEs pass GPU heap chunks' file descriptors to each other over abstract Unix sockets (SCM_RIGHTS): " +
+	"run them as one user in one network namespace; " +
 	"or set GOSHMEM_DEVICE_HEAP_MAX=fixed for a heap of GOSHMEM_DEVICE_HEAP_SIZE shared by legacy CUDA IPC"
 
-// mapPeerChunk maps PE pe's chunk [off, off+size), exported as fd by
-// process pid, into pe's view here.
-func (t *Transport) mapPeerChunk(pe, pid, fd int, off, size uint64) error {
-	if off+size > t.vmm.reserved[pe] || off < t.vmm.mapped[pe] {
+// mapPeerChunk maps PE pe's chunk that m's descriptor names into pe's
+// view here, after what is mapped there; it closes m's descriptor.
+func (t *Transport) mapPeerChunk(pe int, m postMsg) error {
+	if m.off+m.size > t.vmm.reserved[pe] || m.off < t.vmm.mapped[pe] {
+		closeFD(m.fd)
 		return errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) does not extend its mapped %d bytes within its %d reserved",
-			pe, off, off+size, t.vmm.mapped[pe], t.vmm.reserved[pe])
+			pe, m.off, m.off+m.size, t.vmm.mapped[pe], t.vmm.reserved[pe])
 	}
-	c, err := t.importChunk(pe, pid, fd, off, size)
+	c, err := t.importChunk(pe, m)
 	if err != nil {
 		return err
 	}
 	t.vmm.chunks[pe] = append(t.vmm.chunks[pe], c)
-	t.vmm.mapped[pe] = off + size
+	t.vmm.mapped[pe] = m.off + m.size
 	return nil
 }
 
-// importChunk maps PE pe's chunk [off, off+size), exported as fd by
-// process pid, at off in pe's view here, and returns it (the VMM state
-// is the caller's to update).
-func (t *Transport) importChunk(pe, pid, fd int, off, size uint64) (chunk, error) {
-	c := chunk{off: off, size: size, fd: -1}
-	if off+size > t.vmm.reserved[pe] {
+// importChunk maps PE pe's chunk [m.off, m.off+m.size), whose descriptor
+// m.fd came from pe, at m.off in pe's view here, and returns it (the VMM
+// state is the caller's to update). It closes m.fd.
+func (t *Transport) importChunk(pe int, m postMsg) (chunk, error) {
+	c := chunk{off: m.off, size: m.size, fd: -1}
+	if m.fd < 0 {
+		return c, errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) came without its descriptor", pe, m.off, m.off+m.size)
+	}
+	if m.off+m.size > t.vmm.reserved[pe] {
+		closeFD(m.fd)
 		return c, errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) is past its %d bytes reserved",
-			pe, off, off+size, t.vmm.reserved[pe])
+			pe, m.off, m.off+m.size, t.vmm.reserved[pe])
 	}
-	mine, err := peerFD(pid, fd)
-	if err != nil {
-		return c, errors.WithHint(errs.Wrap(errs.Mark(err, errs.ErrNotSupported), t.me, "GPU heap", "taking the descriptor of PE %d's GPU heap chunk", pe), fdHint)
-	}
-	c.h, err = t.Ctx.MemImportFD(mine)
-	_ = unix.Close(mine)
+	var err error
+	c.h, err = t.Ctx.MemImportFD(m.fd)
+	closeFD(m.fd)
 	if err != nil {
 		return c, errs.Wrap(err, t.me, "GPU heap", "importing PE %d's GPU heap chunk", pe)
 	}
-	base := t.peers[pe] + cuda.DevicePtr(off)
-	if err := t.Ctx.MemMap(base, size, c.h); err != nil {
+	base := t.peers[pe] + cuda.DevicePtr(c.off)
+	if err := t.Ctx.MemMap(base, c.size, c.h); err != nil {
 		_ = t.Ctx.MemRelease(c.h)
 		return c, errs.Wrap(err, t.me, "GPU heap", "mapping PE %d's GPU heap chunk", pe)
 	}
-	if err := t.Ctx.MemSetAccess(base, size); err != nil {
+	if err := t.Ctx.MemSetAccess(base, c.size); err != nil {
 		_ = t.dropChunk(t.peers[pe], c)
 		return c, errs.Wrap(err, t.me, "GPU heap", "access to PE %d's GPU heap chunk", pe)
 	}
 	return c, nil
 }
 
+// sendFirst sends this PE's first chunk to every node peer whose Setup
+// record says it uses VMM (before any PE takes one: Connect).
+func (t *Transport) sendFirst(recs [][]byte, nodes []int) error {
+	if !t.vmm.on {
+		return nil
+	}
+	le := binary.LittleEndian
+	for pe, r := range recs {
+		if pe != t.me && nodes[pe] == nodes[t.me] && r[recMode] == modeVMM {
+			t.vmm.pids[pe], t.vmm.nonces[pe] = int(le.Uint64(r[recPID:])), le.Uint64(r[recNonce:])
+		}
+	}
+	if err := t.sendChunk(t.vmm.chunks[t.me][0], t.vmm.seq0, 0, postChunk); err != nil {
+		return errors.WithHint(err, fdHint)
+	}
+	return nil
+}
+
 // connectVMM maps peer pe's heap from its Setup record r: a view of its
-// reservation's size, its first chunk mapped there.
+// reservation's size, its first chunk mapped there (its descriptor sent
+// by sendFirst, on pe).
 func (t *Transport) connectVMM(pe int, r []byte) error {
 	le := binary.LittleEndian
 	if !t.vmm.on {
@@ -396,8 +449,16 @@ func (t *Transport) connectVMM(pe int, r []byte) error {
 		return errs.Wrap(err, t.me, "Init", "reserving a view of PE %d's GPU heap (%d bytes)", pe, res)
 	}
 	t.peers[pe], t.vmm.reserved[pe] = p, res
-	t.vmm.pids[pe], t.vmm.boxes[pe] = int(le.Uint64(r[recPID:])), le.Uint64(r[recBox:])
-	return t.mapPeerChunk(pe, int(le.Uint64(r[recPID:])), int(le.Uint64(r[recFD:])), 0, le.Uint64(r[recMapped:]))
+	m, err := t.takeChunk(pe, le.Uint64(r[recSeq:]), aheadWait)
+	if err != nil {
+		return errors.WithHint(err, fdHint)
+	}
+	if m.off != 0 || m.size != le.Uint64(r[recMapped:]) {
+		closeFD(m.fd)
+		return errs.New(errs.ErrInvalidArgument, t.me, "Init", "PE %d sent its first GPU heap chunk as [%d, %d); its record says [0, %d)",
+			pe, m.off, m.off+m.size, le.Uint64(r[recMapped:]))
+	}
+	return t.mapPeerChunk(pe, m)
 }
 
 // agree sets the heap's usable size and limit from every PE's Setup
@@ -497,12 +558,17 @@ func (t *Transport) growChunk(need uint64, adopted bool, exchange func([]byte) (
 		}
 		size := min(roundUp(end, t.vmm.gran), t.vmm.reserved[t.me]) - mine
 		if c, lerr = t.newChunk(mine, size); lerr == nil {
-			le.PutUint64(rec[0:], growChunk)
-			le.PutUint64(rec[8:], uint64(os.Getpid()))
-			le.PutUint64(rec[16:], uint64(c.fd))
-			le.PutUint64(rec[24:], c.off)
-			le.PutUint64(rec[32:], c.size)
-			le.PutUint64(rec[40:], c.off+c.size)
+			seq := t.vmm.post.nextSeq()
+			if lerr = t.sendChunk(c, seq, 0, postChunk); lerr == nil {
+				le.PutUint64(rec[0:], growChunk)
+				le.PutUint64(rec[16:], seq)
+				le.PutUint64(rec[24:], c.off)
+				le.PutUint64(rec[32:], c.size)
+				le.PutUint64(rec[40:], c.off+c.size)
+			} else {
+				_ = t.dropChunk(t.own, c)
+				lerr = errors.WithHint(lerr, fdHint)
+			}
 		} else {
 			lerr = errors.WithHint(errs.Wrap(errs.Mark(lerr, errs.ErrHeapExhausted), t.me, "AllocDevice",
 				"growing the GPU heap by %d bytes at offset %d", size, mine), "lower GOSHMEM_DEVICE_HEAP_MAX to what the GPU can hold")
@@ -550,7 +616,16 @@ func (t *Transport) growChunk(need uint64, adopted bool, exchange func([]byte) (
 					pe, off, off+size, t.vmm.mapped[pe])
 				break
 			}
-			pc, err := t.importChunk(pe, int(le.Uint64(r[8:])), int(le.Uint64(r[16:])), off, size)
+			m, err := t.takeChunk(pe, le.Uint64(r[16:]), 0)
+			if err == nil && (m.off != off || m.size != size) {
+				closeFD(m.fd)
+				err = errs.New(errs.ErrInvalidArgument, t.me, "AllocDevice", "PE %d sent its new GPU heap chunk as [%d, %d), its record says [%d, %d)",
+					pe, m.off, m.off+m.size, off, off+size)
+			}
+			var pc chunk
+			if err == nil {
+				pc, err = t.importChunk(pe, m)
+			}
 			if err != nil {
 				merr = err
 				break
@@ -683,5 +758,7 @@ func (t *Transport) closeVMM() error {
 		t.vmm.reserved[pe] = 0
 	}
 	t.own = 0
+	errList = append(errList, t.vmm.post.close())
+	t.vmm.post = nil
 	return errors.Join(errList...)
 }

@@ -133,8 +133,12 @@ func fakeVMMJob(t *testing.T, n int, heapSize, heapMax, step uint64) ([]*Transpo
 		require.NoError(t, err, "PE %d: Setup", pe)
 	}
 	nodes := make([]int, n)
-	for pe, tr := range ts {
-		require.NoError(t, tr.Connect(recs, nodes), "PE %d: Connect", pe)
+	// at once, as the PEs' processes do: each PE's Connect waits for its
+	// peers' first chunks, which their Connect sends
+	for pe, err := range onEvery(ts, func(_ int, tr *Transport) error { return tr.Connect(recs, nodes) }) {
+		require.NoError(t, err, "PE %d: Connect", pe)
+	}
+	for _, tr := range ts {
 		tr.SetGrowStep(step)
 		tr.SetBurst(false)
 	}
@@ -157,8 +161,8 @@ func onEvery(ts []*Transport, f func(pe int, t *Transport) error) []error {
 }
 
 // A growth by need whose new chunk one PE cannot map from a peer (its
-// descriptor cannot be taken: pidfd_getfd refused, the descriptor table
-// full) fails on every PE and changes no PE's usable size; the same
+// descriptor did not arrive, as where the PEs' sockets cannot reach each
+// other) fails on every PE and changes no PE's usable size; the same
 // growth then succeeds, and the peer's chunk is mapped in the view.
 func TestVMMGrowPeerMapFails(t *testing.T) {
 	ts, net := fakeVMMJob(t, 2, 4<<20, 64<<20, 2<<20)
@@ -166,7 +170,7 @@ func TestVMMGrowPeerMapFails(t *testing.T) {
 	need := size + 8
 	net.tamper = func(pe, k int, all [][]byte) {
 		if pe == 1 && k == 0 {
-			binary.LittleEndian.PutUint64(all[0][16:], 1<<20) // PE 0's descriptor, as PE 1 cannot take it
+			binary.LittleEndian.PutUint64(all[0][16:], 1<<20) // a message PE 0 never sent
 		}
 	}
 	errs := onEvery(ts, func(pe int, tr *Transport) error { return tr.Grow(need, 0, net.exchange(pe)) })

@@ -70,6 +70,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "spmd: %v\n", err)
 		os.Exit(2)
 	}
+	if *denyPtraceFlag {
+		if err := denyPtrace(); err != nil {
+			fmt.Fprintf(os.Stderr, "spmd: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	registerAll()
 	if *listFlag {
 		for _, c := range registry {
