@@ -301,6 +301,13 @@ func (r *runtime) fence(q *quiet.Queue) error { return r.c.Fence(q) }
 // the heap and the bootstrap. Arrays are unusable afterwards; every call
 // but Init returns ErrFinalized.
 //
+// With a GPU it first waits for the work queued on this PE's GPU that the
+// program did not synchronize (stream calls, its kernels), as Synchronize
+// does, so that no kernel addresses a heap after it is unmapped; a fault
+// in that work is Finalize's error. A kernel that never ends keeps
+// Finalize waiting, and the logger gets a warning every 10 seconds
+// naming the last kernel launched.
+//
 // Other goroutines may be inside goshmem calls: Finalize first refuses new
 // calls, ends the blocked ones (waits, quiets, barriers and other
 // collectives, locks), which return ErrFinalized, and waits until every
@@ -354,6 +361,12 @@ func Finalize() error {
 	// Finalize's own waits run; calls stay refused.
 	r.halt.Clear()
 	var errList []error
+	// The GPU work the program queued and did not synchronize may still
+	// address the heaps: it ends before any PE passes the barrier below
+	// (a peer's queued work may wait for this PE's).
+	if err := r.c.SettleGPU(); err != nil {
+		errList = append(errList, err)
+	}
 	if err := r.all.Quiet(r.policy, r.checkPeers); err != nil {
 		errList = append(errList, err)
 	}

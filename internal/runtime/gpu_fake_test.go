@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,6 +89,8 @@ var fakeCases = map[string]struct {
 	"ibgda-soft-2":                {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "gpu") }},
 	"ibgda-soft-2-cpu":            {nil, func(t *testing.T) { gpuSoftNIC(t, 2, "cpu") }},
 	"lib-trap":                    {nil, gpuLibTrap},
+	"settle-trap":                 {nil, gpuSettleTrap},
+	"settle-slow":                 {[]string{"FAKECUDA_CTXSYNC_DELAY_MS=300"}, gpuSettleSlow},
 	"lib-load-busy-8":             {[]string{"FAKECUDA_DEVICES=1", "FAKECUDA_BUSY_LOAD=fail"}, func(t *testing.T) { gpuLibLoadBusy(t, 8) }},
 	"launch-block-limit":          {nil, gpuLaunchBlockLimit},
 	"lib-file":                    {nil, gpuLibFile},
@@ -867,6 +870,63 @@ func gpuLibTrap(t *testing.T) {
 		"team not initialized, or this PE is not a member [GOSHMEMI_ERR_BAD_TEAM (4), info 31, 0] "+
 		`(last kernel launched: "goshmemi_lib_barrier"; `)
 	assert.Contains(t, err.Error(), "CUDA_ERROR_LAUNCH_FAILED (719)")
+}
+
+// gpuSettleTrap: a kernel queued and never synchronized that traps is
+// Finalize's error (SettleGPU), with the device's record, before the
+// heaps go.
+func gpuSettleTrap(t *testing.T) {
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		v := [gpulib.NArgs]uint64{31}
+		if err := r.LibLaunch(nil, gpulib.Barrier, &v, "BarrierOnStream"); err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
+		return r.SettleGPU()
+	})
+	require.NoError(t, got[0].err)
+	require.Error(t, got[0].work)
+	assert.Contains(t, got[0].work.Error(), "goshmem: PE 0: Finalize: a kernel trapped: device call failed on PE 0 (block 0, thread 0): "+
+		"team not initialized, or this PE is not a member")
+}
+
+// gpuSettleSlow: while SettleGPU waits for the GPU (here a
+// cuCtxSynchronize of 300 ms), the logger gets a warning every
+// settleWarn naming the last kernel; the wait then succeeds.
+func gpuSettleSlow(t *testing.T) {
+	old := settleWarn
+	settleWarn = 50 * time.Millisecond
+	defer func() { settleWarn = old }()
+	var buf syncBuffer
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		v := [gpulib.NArgs]uint64{}
+		if err := r.LibLaunch(nil, gpulib.Barrier, &v, "BarrierAllOnStream"); err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
+		r.Log = logx.New(nil, &buf)
+		return r.SettleGPU()
+	})
+	require.NoError(t, got[0].err)
+	require.NoError(t, got[0].work)
+	assert.Contains(t, buf.String(), `goshmem: warning: PE 0: Finalize has waited 0s for the work queued on this PE's GPU (last kernel launched: "goshmemi_lib_barrier")`)
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader on
+// different goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // gpuTeamTable: teams in rows and slots 5 and 33 of the device team table

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"
+	"github.com/goshmem/goshmem/internal/logx"
 )
 
 // Module is a loaded CUDA module with this PE's device state installed.
@@ -281,6 +283,45 @@ func (r *Runtime) Synchronize(s *Stream, op string) error {
 		return err
 	}
 	return r.ProxyErr(op)
+}
+
+// settleWarn is how often SettleGPU reports that it is still waiting.
+var settleWarn = 10 * time.Second
+
+// SettleGPU waits, in Finalize before the heaps go, for every kernel and
+// copy queued on this PE's GPU (stream calls the program did not
+// synchronize, its own kernels: they may still address the heaps) and for
+// the work those handed to the backends, as Synchronize does; a fault in
+// that work is its error. A kernel that never ends (one waiting for a
+// signal no PE will send) keeps Finalize waiting, as it would keep
+// Synchronize: every settleWarn the logger gets a warning naming the last
+// kernel launched, so the wait is not silent. No GPU: nothing to do.
+func (r *Runtime) SettleGPU() error {
+	if r.GPU == nil {
+		return nil
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		start := time.Now()
+		t := time.NewTicker(settleWarn)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				name := "(none launched)"
+				if last := r.gpuState.lastKernel.Load(); last != nil {
+					name = *last
+				}
+				msg := fmt.Sprintf("Finalize has waited %v for the work queued on this PE's GPU (last kernel launched: %q); "+
+					"a kernel that waits for something no PE will send keeps it waiting", time.Since(start).Round(time.Second), name)
+				r.Log.Warn(fmt.Sprintf("goshmem: warning: PE %d: %s\n", r.Me, msg), msg, logx.PE(r.Me))
+			}
+		}
+	}()
+	return r.Synchronize(nil, "Finalize")
 }
 
 // errGPUWaitTimeout marks gpuWait's timeout (kernelError passes it on).

@@ -39,7 +39,7 @@
  * <prefix>.<pid> holding its live objects, one "name count" line each,
  * rewritten at every change, so a test can check that everything was
  * released; a Go program exits without running C destructors, hence no
- * report at exit), FAKECUDA_BUSY_LOAD=fail (a module load while a kernel
+ * report at exit), FAKECUDA_CTXSYNC_DELAY_MS (below), FAKECUDA_BUSY_LOAD=fail (a module load while a kernel
  * of this process runs on the same device, on any thread, fails with
  * CUDA_ERROR_NOT_PERMITTED and a line on stderr: a GPU's module load may
  * wait until no kernel runs, under MPS no kernel of any process, so a
@@ -373,7 +373,19 @@ static CUresult sync_cur(void)
 	return (CUresult)p;
 }
 
-EXPORT CUresult cuCtxSynchronize(void) { return sync_cur(); }
+/* FAKECUDA_CTXSYNC_DELAY_MS=ms makes every cuCtxSynchronize take that
+ * long (work still queued on the GPU, as streams here never hold any). */
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	const char *e = getenv("FAKECUDA_CTXSYNC_DELAY_MS");
+	long ms = e && *e ? atol(e) : 0;
+	if (ms > 0) {
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
+	return sync_cur();
+}
 
 EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 {
