@@ -35,10 +35,13 @@ import (
 // default, and a growth has every node peer send before any takes). The
 // kernel attaches the sender's credentials: a message from another user
 // is dropped, and one whose pid is not the PE's it names is refused when
-// taken. Taking a message closes that sender's earlier messages still
-// queued here (a growth that failed elsewhere, a preparation dropped
-// before this PE took it): a sender's messages are taken in the order it
-// sent them.
+// taken. A PE sends to each peer over a socket of its own, connected to
+// the peer's at the first send: once the peer's socket closes, sends fail
+// rather than reach a socket bound to the same name later (by another
+// user, who can read the name in /proc/net/unix). Taking a message closes
+// that sender's earlier messages still queued here (a growth that failed
+// elsewhere, a preparation dropped before this PE took it): a sender's
+// messages are taken in the order it sent them.
 
 // postHdr is the length of a message's header: magic, sender PE,
 // sequence number, generation, chunk offset, chunk size, status.
@@ -73,6 +76,7 @@ type post struct {
 	got    map[int][]postMsg // per sending PE, in arrival order
 	seq    uint64            // the last sequence number given out
 	wake   chan struct{}     // closed (and replaced) when got grows or the post closes
+	to     map[string]int    // per peer's socket name, a socket connected to it
 	closed bool
 	done   chan struct{} // the draining goroutine returned
 }
@@ -89,7 +93,7 @@ func newPost(me int) (*post, error) {
 	if _, err := rand.Read(nb[:]); err != nil {
 		return nil, errors.Wrap(err, "nonce for the GPU heap's descriptor socket")
 	}
-	p := &post{fd: -1, nonce: binary.LittleEndian.Uint64(nb[:]) | 1, me: me, got: map[int][]postMsg{},
+	p := &post{fd: -1, nonce: binary.LittleEndian.Uint64(nb[:]) | 1, me: me, got: map[int][]postMsg{}, to: map[string]int{},
 		wake: make(chan struct{}), done: make(chan struct{})}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
@@ -213,6 +217,29 @@ func (p *post) changed() <-chan struct{} {
 	return p.wake
 }
 
+// connTo returns the socket connected to the socket named name,
+// connecting one at the first call (EBADF: the post is closed).
+func (p *post) connTo(name string) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return -1, unix.EBADF
+	}
+	if s, ok := p.to[name]; ok {
+		return s, nil
+	}
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Connect(s, &unix.SockaddrUnix{Name: name}); err != nil {
+		_ = unix.Close(s)
+		return -1, err
+	}
+	p.to[name] = s
+	return s, nil
+}
+
 // send sends m, numbered by nextSeq, and its descriptor fd (when >= 0)
 // to PE pe's socket (process pid, nonce).
 func (p *post) send(pe, pid int, nonce uint64, m postMsg, fd int) error {
@@ -229,11 +256,14 @@ func (p *post) send(pe, pid int, nonce uint64, m postMsg, fd int) error {
 	if fd >= 0 {
 		oob = unix.UnixRights(fd)
 	}
-	to := &unix.SockaddrUnix{Name: postName(pid, nonce)}
+	name := postName(pid, nonce)
 	deadline := time.Now().Add(postSendWait)
 	nap := 20 * time.Microsecond
 	for {
-		err := unix.Sendmsg(p.fd, hdr[:], oob, to, 0)
+		s, err := p.connTo(name)
+		if err == nil {
+			err = unix.Sendmsg(s, hdr[:], oob, nil, 0)
+		}
 		switch {
 		case err == nil:
 			return nil
@@ -243,12 +273,14 @@ func (p *post) send(pe, pid int, nonce uint64, m postMsg, fd int) error {
 			time.Sleep(nap)
 			nap = min(2*nap, time.Millisecond)
 			continue
+		case err == unix.EBADF:
+			return errs.New(errs.ErrFinalized, p.me, "GPU heap", "the descriptor socket is closed (sending to PE %d)", pe)
 		case err == unix.EAGAIN:
 			return errs.New(errs.ErrTimeout, p.me, "GPU heap", "PE %d (pid %d) took no descriptor for %v: its socket's queue is full (is the process stopped?)",
 				pe, pid, postSendWait)
-		case err == unix.ECONNREFUSED || err == unix.ENOENT:
+		case err == unix.ECONNREFUSED || err == unix.ENOENT || err == unix.ENOTCONN:
 			return errs.Hint(errs.ErrNotSupported, "run the node's PEs in one network namespace (the GPU heap's descriptors travel over abstract Unix sockets)",
-				p.me, "GPU heap", "PE %d (pid %d) has no descriptor socket %s here: its process has exited, or it is in another network namespace", pe, pid, to.Name)
+				p.me, "GPU heap", "PE %d (pid %d) has no descriptor socket %s here: its process has exited, or it is in another network namespace", pe, pid, name)
 		default:
 			return errs.Wrap(errs.Mark(err, errs.ErrNotSupported), p.me, "GPU heap", "sending a GPU heap chunk's descriptor to PE %d (pid %d)", pe, pid)
 		}
@@ -341,6 +373,10 @@ func (p *post) close() error {
 		}
 	}
 	p.got = nil
+	for _, s := range p.to {
+		_ = unix.Close(s)
+	}
+	p.to = nil
 	if cerr := unix.Close(p.fd); err == nil {
 		err = cerr
 	}

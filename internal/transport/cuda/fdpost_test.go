@@ -61,7 +61,9 @@ func TestPostSendTake(t *testing.T) {
 	for range 3 {
 		files = append(files, memfd(t))
 	}
-	held := openFDs(t) // a descriptor in flight is in no process's table
+	// a descriptor in flight is in no process's table; a's first send
+	// connects a socket to b's
+	held := openFDs(t) + 1
 	for i, fd := range files {
 		require.NoError(t, a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), off: uint64(i) << 21, size: 2 << 20, stat: postChunk}, fd))
 	}
@@ -88,7 +90,7 @@ func TestPostSendTake(t *testing.T) {
 	require.NoError(t, a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), stat: postChunk}, files[1]))
 	require.NoError(t, b.close())
 	require.NoError(t, a.close())
-	assert.Equal(t, held-4, openFDs(t), "close closed the two sockets of each post and the descriptor never taken")
+	assert.Equal(t, held-5, openFDs(t), "close closed the sockets of each post and the descriptor never taken")
 	_, _, err = b.take(0, pid, bySeq(5), 0)
 	assert.ErrorIs(t, err, errs.ErrFinalized)
 }
@@ -152,7 +154,7 @@ func TestPostRefuses(t *testing.T) {
 	a, b := twoPosts(t)
 	pid := os.Getpid()
 	fd := memfd(t)
-	held := openFDs(t)
+	held := openFDs(t) + 1 // and a's socket connected to b's
 	require.NoError(t, a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), stat: postChunk}, fd))
 	_, _, err := b.take(0, pid+1, bySeq(1), 0)
 	assert.ErrorIs(t, err, errs.ErrInvalidArgument)
@@ -173,4 +175,46 @@ func TestPostRefuses(t *testing.T) {
 	err = a.send(1, pid, b.nonce+2, postMsg{seq: a.nextSeq(), stat: postChunk}, fd)
 	assert.ErrorIs(t, err, errs.ErrNotSupported)
 	assert.ErrorContains(t, err, "PE 1")
+}
+
+// A peer's socket that closes (its process exited), its name then bound
+// by another socket (another user's, which read the name in
+// /proc/net/unix): a send to that PE fails and hands the descriptor to
+// no one.
+func TestPostPeerNameRebound(t *testing.T) {
+	a, err := newPost(0)
+	require.NoError(t, err)
+	defer a.close()
+	b, err := newPost(1)
+	require.NoError(t, err)
+	pid := os.Getpid()
+	fd := memfd(t)
+	require.NoError(t, a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), stat: postChunk}, fd))
+	m, ok, err := b.take(0, pid, bySeq(1), time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	closeFD(m.fd)
+	require.NoError(t, b.close())
+
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(s)
+	require.NoError(t, unix.Bind(s, &unix.SockaddrUnix{Name: postName(pid, b.nonce)}))
+	for range 2 {
+		err = a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), stat: postChunk}, fd)
+		assert.ErrorIs(t, err, errs.ErrNotSupported)
+		assert.ErrorContains(t, err, "PE 1")
+	}
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(s, make([]byte, postHdr), oob, unix.MSG_DONTWAIT)
+	if err == nil {
+		if cms, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil && len(cms) > 0 {
+			if fds, perr := unix.ParseUnixRights(&cms[0]); perr == nil {
+				for _, fd := range fds {
+					_ = unix.Close(fd)
+				}
+			}
+		}
+	}
+	assert.Equal(t, unix.EAGAIN, err, "the socket now bound at PE 1's name received nothing")
 }
