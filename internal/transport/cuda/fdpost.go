@@ -59,11 +59,13 @@ const (
 // draining goroutine is not running: the process is stopped).
 const postSendWait = 10 * time.Second
 
-// postMsg is one message received (fd -1: none).
+// postMsg is one message received (fd -1: none; lost: the kernel
+// dropped its descriptor, MSG_CTRUNC, as when the descriptor table is full).
 type postMsg struct {
 	pid                       int
 	seq, gen, off, size, stat uint64
 	fd                        int
+	lost                      bool
 }
 
 // post is a PE's socket and the messages received from each PE.
@@ -179,17 +181,21 @@ func (p *post) drain() {
 			}
 		}
 		le := binary.LittleEndian
-		ok := n == postHdr && flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) == 0 && cred != nil && cred.Uid == uid &&
-			len(fds) <= 1 && le.Uint32(hdr[0:]) == postMagic
-		if !ok {
+		ok := n == postHdr && flags&unix.MSG_TRUNC == 0 && cred != nil && cred.Uid == uid && le.Uint32(hdr[0:]) == postMagic
+		// a message whose descriptor was dropped is kept without it, so
+		// that its taker fails at once rather than wait for it
+		lost := flags&unix.MSG_CTRUNC != 0 || len(fds) > 1
+		if !ok || lost {
 			for _, fd := range fds {
 				_ = unix.Close(fd)
 			}
+		}
+		if !ok {
 			continue
 		}
 		m := postMsg{pid: int(cred.Pid), seq: le.Uint64(hdr[8:]), gen: le.Uint64(hdr[16:]), off: le.Uint64(hdr[24:]),
-			size: le.Uint64(hdr[32:]), stat: le.Uint64(hdr[40:]), fd: -1}
-		if len(fds) == 1 {
+			size: le.Uint64(hdr[32:]), stat: le.Uint64(hdr[40:]), fd: -1, lost: lost}
+		if len(fds) == 1 && !lost {
 			m.fd = fds[0]
 		}
 		from := int(le.Uint32(hdr[4:]))

@@ -218,3 +218,44 @@ func TestPostPeerNameRebound(t *testing.T) {
 	}
 	assert.Equal(t, unix.EAGAIN, err, "the socket now bound at PE 1's name received nothing")
 }
+
+// A message whose descriptor does not fit in the receiver's descriptor
+// table (RLIMIT_NOFILE reached: the kernel truncates it, MSG_CTRUNC) is
+// found without its descriptor, so that its taker fails at once instead
+// of waiting for a message that will never come.
+func TestPostTableFull(t *testing.T) {
+	a, b := twoPosts(t)
+	pid := os.Getpid()
+	fd := memfd(t)
+	require.NoError(t, a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), stat: postChunk}, fd)) // connects a's socket now
+	m, ok, err := b.take(0, pid, bySeq(1), time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	closeFD(m.fd)
+
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	low := lim
+	low.Cur = min(lim.Cur, 4096)
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+	var fill []int
+	for {
+		d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fill = append(fill, d)
+	}
+	err = a.send(1, pid, b.nonce, postMsg{seq: a.nextSeq(), off: 2 << 20, size: 2 << 20, stat: postChunk}, fd)
+	if err == nil {
+		m, ok, err = b.take(0, pid, bySeq(2), time.Second)
+	}
+	for _, d := range fill {
+		_ = unix.Close(d)
+	}
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
+	require.NoError(t, err)
+	require.True(t, ok, "the message came, without its descriptor")
+	assert.Equal(t, -1, m.fd)
+	assert.True(t, m.lost)
+}

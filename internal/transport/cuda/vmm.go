@@ -356,11 +356,24 @@ func (t *Transport) takeChunk(pe int, seq uint64, wait time.Duration) (postMsg, 
 	if err == nil && !ok {
 		err = errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's descriptor message %d has not arrived here, though PE %d sent it", pe, seq, pe)
 	}
-	if err == nil && (m.stat != postChunk || m.fd < 0) {
+	switch {
+	case err == nil && m.lost:
+		err = t.lostFD(pe, m)
+	case err == nil && (m.stat != postChunk || m.fd < 0):
 		closeFD(m.fd)
 		err = errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's message %d holds no GPU heap chunk descriptor", pe, seq)
 	}
 	return m, err
+}
+
+// lostFD is the error for PE pe's message m, whose descriptor the kernel
+// dropped here.
+func (t *Transport) lostFD(pe int, m postMsg) error {
+	var lim unix.Rlimit
+	_ = unix.Getrlimit(unix.RLIMIT_NOFILE, &lim)
+	return errs.Hint(errs.ErrNotSupported, "raise the open files limit (ulimit -n)", t.me, "GPU heap",
+		"PE %d's GPU heap chunk [%d, %d) came without its descriptor: this process's descriptor table is full (RLIMIT_NOFILE %d)",
+		pe, m.off, m.off+m.size, lim.Cur)
 }
 
 // fdHint is what a user can do when a peer's descriptor does not arrive.
@@ -390,6 +403,9 @@ func (t *Transport) mapPeerChunk(pe int, m postMsg) error {
 // state is the caller's to update). It closes m.fd.
 func (t *Transport) importChunk(pe int, m postMsg) (chunk, error) {
 	c := chunk{off: m.off, size: m.size, fd: -1}
+	if m.lost {
+		return c, t.lostFD(pe, m)
+	}
 	if m.fd < 0 {
 		return c, errs.New(errs.ErrInvalidArgument, t.me, "GPU heap", "PE %d's chunk [%d, %d) came without its descriptor", pe, m.off, m.off+m.size)
 	}
