@@ -378,7 +378,7 @@ func (t *Transport) lostFD(pe int, m postMsg) error {
 
 // fdHint is what a user can do when a peer's descriptor does not arrive.
 const fdHint = "the node's PEs pass GPU heap chunks' file descriptors to each other over abstract Unix sockets (SCM_RIGHTS): " +
-	"run them as one user in one network namespace; " +
+	"run them as one user in one network namespace and one pid namespace; " +
 	"or set GOSHMEM_DEVICE_HEAP_MAX=fixed for a heap of GOSHMEM_DEVICE_HEAP_SIZE shared by legacy CUDA IPC"
 
 // mapPeerChunk maps PE pe's chunk that m's descriptor names into pe's
