@@ -317,7 +317,7 @@ func (r *runtime) fence(q *quiet.Queue) error { return r.c.Fence(q) }
 // it reads zeros (this PE's region is replaced by private zero pages).
 //
 // When this PE's context (WithContext) is done, Finalize does not wait for
-// the other PEs: it marks this PE as gone (their waits fail naming it),
+// the other PEs or for its GPU's queued work: it marks this PE as gone (their waits fail naming it),
 // releases what this PE holds and returns nil.
 //
 // Under GOSHMEM_TIMEOUT a peer
