@@ -1,5 +1,7 @@
 package shmem
 
+import "github.com/goshmem/goshmem/internal/gpulib"
+
 // OFIProgressStats is the ofi transport's ProgressStats (ok: ofi is in use).
 func OFIProgressStats() (defers, rounds, kicks uint64, ok bool) {
 	r := current.Load()
@@ -14,4 +16,16 @@ func OFIProgressStats() (defers, rounds, kicks uint64, ok bool) {
 func OFISpinning() bool {
 	r := current.Load()
 	return r != nil && r.c.OFISpinning()
+}
+
+// LaunchTrappingBarrier queues on the default stream a device barrier over
+// team slot 31, which no team holds: the kernel traps (a fault the next
+// synchronization reports).
+func LaunchTrappingBarrier() error {
+	r := current.Load()
+	if r == nil {
+		return notInitialized("LaunchTrappingBarrier")
+	}
+	v := [gpulib.NArgs]uint64{31}
+	return r.c.LibLaunch(nil, gpulib.Barrier, &v, "BarrierOnStream")
 }
