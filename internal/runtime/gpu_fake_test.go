@@ -91,6 +91,7 @@ var fakeCases = map[string]struct {
 	"lib-trap":                    {nil, gpuLibTrap},
 	"settle-trap":                 {nil, gpuSettleTrap},
 	"settle-slow":                 {[]string{"FAKECUDA_CTXSYNC_DELAY_MS=300"}, gpuSettleSlow},
+	"settle-warn-ends":            {[]string{"FAKECUDA_CTXSYNC_DELAY_MS=20"}, gpuSettleWarnEnds},
 	"lib-load-busy-8":             {[]string{"FAKECUDA_DEVICES=1", "FAKECUDA_BUSY_LOAD=fail"}, func(t *testing.T) { gpuLibLoadBusy(t, 8) }},
 	"launch-block-limit":          {nil, gpuLaunchBlockLimit},
 	"lib-file":                    {nil, gpuLibFile},
@@ -908,6 +909,34 @@ func gpuSettleSlow(t *testing.T) {
 	require.NoError(t, got[0].err)
 	require.NoError(t, got[0].work)
 	assert.Contains(t, buf.String(), `goshmem: warning: PE 0: Finalize has waited 0s for the work queued on this PE's GPU (last kernel launched: "goshmemi_lib_barrier")`)
+}
+
+// gpuSettleWarnEnds: SettleGPU's warnings end when it returns (none is
+// logged after Finalize), however often they come.
+func gpuSettleWarnEnds(t *testing.T) {
+	old := settleWarn
+	settleWarn = time.Microsecond
+	defer func() { settleWarn = old }()
+	var buf syncBuffer
+	late := 0
+	got := fakeJob(t, 1, map[string]string{"GOSHMEM_GPU": "on"}, nil, func(r *Runtime) error {
+		r.Log = logx.New(nil, &buf)
+		for range 10 {
+			if err := r.SettleGPU(); err != nil {
+				return err
+			}
+			at := buf.String()
+			time.Sleep(5 * time.Millisecond)
+			if buf.String() != at {
+				late++
+			}
+		}
+		return nil
+	})
+	require.NoError(t, got[0].err)
+	require.NoError(t, got[0].work)
+	assert.Contains(t, buf.String(), "goshmem: warning: PE 0: Finalize has waited")
+	assert.Zero(t, late, "SettleGPU calls followed by a warning after they returned")
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader on

@@ -300,11 +300,13 @@ func (r *Runtime) SettleGPU() error {
 	if r.GPU == nil {
 		return nil
 	}
-	stop := make(chan struct{})
-	defer close(stop)
+	// The warnings end before SettleGPU returns: none comes after Finalize.
+	stop, done := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-done }()
+	start, every := time.Now(), settleWarn
 	go func() {
-		start := time.Now()
-		t := time.NewTicker(settleWarn)
+		defer close(done)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
