@@ -1,12 +1,8 @@
 package shmem_test
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -34,20 +30,7 @@ func TestRegisterDeviceFake(t *testing.T) {
 	if os.Getenv(registerCaseEnv) != "" {
 		t.Skip("the child process runs only TestRegisterDeviceFakeCase")
 	}
-	lib := testutil.FakeCUDA(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRegisterDeviceFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, registerCaseEnv+"=1", "GOSHMEM_LIBCUDA="+lib, "GOSHMEM_GPU=on", "GOSHMEM_DEVICE_HEAP_SIZE=4M")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the case did not end; output:\n%s", out)
-	require.NoError(t, err, "output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestRegisterDeviceFakeCase", "the case did not run; output:\n%s", out)
+	runFakeGPUCase(t, registerCaseEnv, "TestRegisterDeviceFakeCase")
 }
 
 // foreign is device memory that goshmem did not allocate: cuMemAlloc'd

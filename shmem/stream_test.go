@@ -1,12 +1,8 @@
 package shmem_test
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,20 +66,7 @@ func TestOnStreamGPUFake(t *testing.T) {
 	if os.Getenv(streamGPUCaseEnv) != "" {
 		t.Skip("the child process runs only TestOnStreamGPUFakeCase")
 	}
-	lib := testutil.FakeCUDA(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestOnStreamGPUFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, streamGPUCaseEnv+"=1", "GOSHMEM_LIBCUDA="+lib, "GOSHMEM_GPU=on", "GOSHMEM_DEVICE_HEAP_SIZE=4M")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the case did not end; output:\n%s", out)
-	require.NoError(t, err, "output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestOnStreamGPUFakeCase", "the case did not run; output:\n%s", out)
+	runFakeGPUCase(t, streamGPUCaseEnv, "TestOnStreamGPUFakeCase")
 }
 
 // TestOnStreamGPUFakeCase is TestOnStreamGPUFake's case.

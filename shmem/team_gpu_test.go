@@ -1,13 +1,9 @@
 package shmem_test
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	goruntime "runtime"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,20 +25,7 @@ func TestTeamDestroyDeviceRowFake(t *testing.T) {
 	if os.Getenv(teamGPUCaseEnv) != "" {
 		t.Skip("the child process runs only TestTeamDestroyDeviceRowFakeCase")
 	}
-	lib := testutil.FakeCUDA(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTeamDestroyDeviceRowFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, teamGPUCaseEnv+"=1", "GOSHMEM_LIBCUDA="+lib, "GOSHMEM_GPU=on", "GOSHMEM_DEVICE_HEAP_SIZE=4M")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the case did not end; output:\n%s", out)
-	require.NoError(t, err, "output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestTeamDestroyDeviceRowFakeCase", "the case did not run; output:\n%s", out)
+	runFakeGPUCase(t, teamGPUCaseEnv, "TestTeamDestroyDeviceRowFakeCase")
 }
 
 func TestTeamDestroyDeviceRowFakeCase(t *testing.T) {
@@ -76,20 +59,7 @@ func TestCallerContextKeptFake(t *testing.T) {
 	if os.Getenv(callerCtxCaseEnv) != "" {
 		t.Skip("the child process runs only TestCallerContextKeptFakeCase")
 	}
-	lib := testutil.FakeCUDA(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCallerContextKeptFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, callerCtxCaseEnv+"=1", "GOSHMEM_LIBCUDA="+lib, "GOSHMEM_GPU=on", "GOSHMEM_DEVICE_HEAP_SIZE=4M", "FAKECUDA_DEVICES=2")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the case did not end; output:\n%s", out)
-	require.NoError(t, err, "output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestCallerContextKeptFakeCase", "the case did not run; output:\n%s", out)
+	runFakeGPUCase(t, callerCtxCaseEnv, "TestCallerContextKeptFakeCase", "FAKECUDA_DEVICES=2")
 }
 
 func TestCallerContextKeptFakeCase(t *testing.T) {

@@ -1,17 +1,13 @@
 package shmem_test
 
 import (
-	"context"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/internal/testutil"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -27,20 +23,7 @@ func TestWaitSetGPUFake(t *testing.T) {
 	if os.Getenv(waitGPUCaseEnv) != "" {
 		t.Skip("the child process runs only TestWaitSetGPUFakeCase")
 	}
-	lib := testutil.FakeCUDA(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestWaitSetGPUFakeCase$", "-test.v", "-test.count=1", "-test.timeout=100s")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FAKECUDA_") && !strings.HasPrefix(kv, "GOSHMEM_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, waitGPUCaseEnv+"=1", "GOSHMEM_LIBCUDA="+lib, "GOSHMEM_GPU=on", "GOSHMEM_DEVICE_HEAP_SIZE=4M")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, ctx.Err(), "the case did not end; output:\n%s", out)
-	require.NoError(t, err, "output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestWaitSetGPUFakeCase", "the case did not run; output:\n%s", out)
+	runFakeGPUCase(t, waitGPUCaseEnv, "TestWaitSetGPUFakeCase")
 }
 
 // TestWaitSetGPUFakeCase is TestWaitSetGPUFake's case, in its own process.
