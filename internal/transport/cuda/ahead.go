@@ -3,10 +3,7 @@ package cudatr
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/cgo/cuda"
 	"github.com/goshmem/goshmem/internal/errs"
@@ -215,7 +212,7 @@ func (t *Transport) mapPeersAhead(a *ahead, mapped []uint64) error {
 		case <-wake:
 		case <-tick.C:
 			for _, pe := range left {
-				if v.pids[pe] != os.Getpid() && unix.Kill(v.pids[pe], 0) == unix.ESRCH {
+				if gone(v.pids[pe]) {
 					return errs.New(errs.ErrTimeout, t.me, "AllocDevice", "PE %d (pid %d) exited before it prepared its next GPU heap chunk (generation %d)", pe, v.pids[pe], a.gen)
 				}
 			}

@@ -339,7 +339,7 @@ func (p *post) take(pe, pid int, match func(*postMsg) bool, wait time.Duration) 
 		select {
 		case <-wake:
 		case <-tick.C:
-			if pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH {
+			if gone(pid) {
 				return postMsg{}, false, errs.New(errs.ErrTimeout, p.me, "GPU heap",
 					"PE %d (pid %d) exited before it sent its GPU heap chunk's descriptor", pe, pid)
 			}
@@ -350,6 +350,9 @@ func (p *post) take(pe, pid int, match func(*postMsg) bool, wait time.Duration) 
 		}
 	}
 }
+
+// gone reports whether process pid (not this one) has exited.
+func gone(pid int) bool { return pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH }
 
 func closeFD(fd int) {
 	if fd >= 0 {

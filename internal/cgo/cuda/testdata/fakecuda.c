@@ -365,6 +365,19 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 	return CUDA_SUCCESS;
 }
 
+/* Sleeps the milliseconds the environment variable name gives (none:
+ * no delay). */
+static void env_delay(const char *name)
+{
+	const char *e = getenv(name);
+	long ms = e && *e ? atol(e) : 0;
+	if (ms > 0) {
+		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
+}
+
 static CUresult sync_cur(void)
 {
 	int p;
@@ -377,13 +390,7 @@ static CUresult sync_cur(void)
  * long (work still queued on the GPU, as streams here never hold any). */
 EXPORT CUresult cuCtxSynchronize(void)
 {
-	const char *e = getenv("FAKECUDA_CTXSYNC_DELAY_MS");
-	long ms = e && *e ? atol(e) : 0;
-	if (ms > 0) {
-		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
+	env_delay("FAKECUDA_CTXSYNC_DELAY_MS");
 	return sync_cur();
 }
 
@@ -914,16 +921,7 @@ static struct fake_memhandle *memhandle(CUmemGenericAllocationHandle h)
 
 /* FAKECUDA_VMM_DELAY_MS=ms makes every cuMemCreate take that long (a
  * driver slower than the program's allocations). */
-static void vmm_delay(void)
-{
-	const char *e = getenv("FAKECUDA_VMM_DELAY_MS");
-	long ms = e && *e ? atol(e) : 0;
-	if (ms > 0) {
-		struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
-}
+static void vmm_delay(void) { env_delay("FAKECUDA_VMM_DELAY_MS"); }
 
 EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p, unsigned long long flags)
 {
