@@ -587,7 +587,7 @@ func gpuProxy(t *testing.T, n int) {
 			if err := heapTraffic(r); err != nil {
 				return err
 			}
-			if err := r.Diagnose(); err != nil {
+			if err := r.Diagnose("Synchronize"); err != nil {
 				return fmt.Errorf("PE %d: Diagnose of a healthy job: %v", r.Me, err)
 			}
 			if l := &r.gpuState.lib; !l.loaded || l.err != nil {
@@ -680,7 +680,7 @@ func gpuSoftNIC(t *testing.T, n int, bell string) {
 			if err := nicRegions(r); err != nil {
 				return err
 			}
-			if err := r.Diagnose(); err != nil {
+			if err := r.Diagnose("Synchronize"); err != nil {
 				return fmt.Errorf("PE %d: Diagnose of an idle soft NIC: %v", r.Me, err)
 			}
 			return nil

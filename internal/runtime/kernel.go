@@ -277,7 +277,7 @@ func (r *Runtime) Synchronize(s *Stream, op string) error {
 		wait, last = s.s.Synchronize, s.last.Load()
 	}
 	if err := r.gpuWait(wait, last, op); err != nil {
-		return errors.Join(r.kernelError(err, last, op), r.Diagnose())
+		return errors.Join(r.kernelError(err, last, op), r.Diagnose(op))
 	}
 	if err := r.Drain(op); err != nil {
 		return err

@@ -478,12 +478,13 @@ func (r *Runtime) Drain(op string) error {
 	return nil
 }
 
-// Diagnose joins every backend's diagnosis for a failed Synchronize.
-func (r *Runtime) Diagnose() error {
+// Diagnose joins every backend's diagnosis for a failed GPU wait of op
+// (Synchronize, or Finalize's wait for the work queued on the GPU).
+func (r *Runtime) Diagnose(op string) error {
 	var list []error
 	for _, b := range r.backends {
 		if d := b.Diagnose(); d != "" {
-			list = append(list, errs.Wrap(errors.New(d), r.Me, "Synchronize", "%s", b.Name()))
+			list = append(list, errs.Wrap(errors.New(d), r.Me, op, "%s", b.Name()))
 		}
 	}
 	return errors.Join(list...)
