@@ -69,6 +69,28 @@ func blockedCalls() []blockedCall {
 				return err
 			}
 		}},
+		{"WaitUntilAllVector", func(t *testing.T) func(context.Context) error {
+			a := word(t)
+			return func(ctx context.Context) error {
+				return shmem.WaitUntilAllVectorContext(ctx, a, 0, 8, nil, shmem.CmpEQ, []uint64{1, 2, 3, 4, 5, 6, 7, 8})
+			}
+		}},
+		{"WaitUntilAnyVector", func(t *testing.T) func(context.Context) error {
+			a := word(t)
+			return func(ctx context.Context) error {
+				i, err := shmem.WaitUntilAnyVectorContext(ctx, a, 0, 8, nil, shmem.CmpEQ, []uint64{1, 2, 3, 4, 5, 6, 7, 8})
+				assert.Equal(t, -1, i)
+				return err
+			}
+		}},
+		{"WaitUntilSomeVector", func(t *testing.T) func(context.Context) error {
+			a := word(t)
+			return func(ctx context.Context) error {
+				got, err := shmem.WaitUntilSomeVectorContext(ctx, a, 0, 8, nil, shmem.CmpEQ, []uint64{1, 2, 3, 4, 5, 6, 7, 8})
+				assert.Empty(t, got)
+				return err
+			}
+		}},
 		{"Lock.Set", func(t *testing.T) func(context.Context) error {
 			// The PE holds the lock; a second Set waits for its Clear.
 			l, err := shmem.NewLock()

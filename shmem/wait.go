@@ -52,7 +52,13 @@ func WaitUntilAllContext[T Elem](ctx context.Context, a Array[T], idx, n int, sk
 // the wait set (see WaitUntilAll for what the calls share).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_all_vector.
 func WaitUntilAllVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) error {
-	s, err := newWaitSet(context.Background(), a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
+	return WaitUntilAllVectorContext(context.Background(), a, idx, n, skip, cmp, vals)
+}
+
+// WaitUntilAllVectorContext is WaitUntilAllVector that also ends when ctx
+// is done, as WaitUntilAllContext does.
+func WaitUntilAllVectorContext[T Elem](ctx context.Context, a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) error {
+	s, err := newWaitSet(ctx, a, "WaitUntilAllVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return err
 	}
@@ -87,7 +93,13 @@ func WaitUntilAnyContext[T Elem](ctx context.Context, a Array[T], idx, n int, sk
 // element: it returns an i with (a[idx+i] cmp vals[i]).
 // Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_any_vector.
 func WaitUntilAnyVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (int, error) {
-	s, err := newWaitSet(context.Background(), a, "WaitUntilAnyVector", idx, n, skip, cmp, 0, vals, true)
+	return WaitUntilAnyVectorContext(context.Background(), a, idx, n, skip, cmp, vals)
+}
+
+// WaitUntilAnyVectorContext is WaitUntilAnyVector that also ends when ctx
+// is done, as WaitUntilAllContext does (returning -1).
+func WaitUntilAnyVectorContext[T Elem](ctx context.Context, a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) (int, error) {
+	s, err := newWaitSet(ctx, a, "WaitUntilAnyVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return -1, err
 	}
@@ -120,7 +132,13 @@ func WaitUntilSomeContext[T Elem](ctx context.Context, a Array[T], idx, n int, s
 // WaitUntilSomeVector is WaitUntilSome with one comparison value per
 // element. Ref: OpenSHMEM 1.6 §9.10 shmem_wait_until_some_vector.
 func WaitUntilSomeVector[T Elem](a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) ([]int, error) {
-	s, err := newWaitSet(context.Background(), a, "WaitUntilSomeVector", idx, n, skip, cmp, 0, vals, true)
+	return WaitUntilSomeVectorContext(context.Background(), a, idx, n, skip, cmp, vals)
+}
+
+// WaitUntilSomeVectorContext is WaitUntilSomeVector that also ends when
+// ctx is done, as WaitUntilAllContext does (returning nil).
+func WaitUntilSomeVectorContext[T Elem](ctx context.Context, a Array[T], idx, n int, skip []bool, cmp Cmp, vals []T) ([]int, error) {
+	s, err := newWaitSet(ctx, a, "WaitUntilSomeVector", idx, n, skip, cmp, 0, vals, true)
 	if err != nil {
 		return nil, err
 	}
