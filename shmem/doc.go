@@ -137,7 +137,9 @@
 //     or Destroy is a collective on the parent or destroyed team (TeamShared
 //     and TeamNode are one team). Destroy must not overlap other calls on
 //     the team it destroys.
-//   - Init and Finalize must not run concurrently with any other call.
+//   - Init must not run concurrently with any other call. Finalize may: it
+//     ends the calls other goroutines are blocked in (they return
+//     ErrFinalized) and waits until every call has left (see Finalize).
 //   - Local and Ptr slices are plain memory: Go's rules for concurrent
 //     access apply (use the atomics for words several goroutines update).
 //   - GPU calls are safe from several goroutines; the host-side copies and
