@@ -34,6 +34,13 @@
 #endif
 #endif
 
+/* Called between the loads of a registered-buffer lookup (proxy.h,
+ * ibgda/backend.h): nothing, unless a host-mode test (tests/hdr) defines it
+ * to change the table at those points. */
+#ifndef GOSHMEMI_REG_LOAD_HOOK
+#define GOSHMEMI_REG_LOAD_HOOK() ((void)0)
+#endif
+
 #if defined(__GNUC__) || defined(__CUDACC__)
 #define GOSHMEMI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GOSHMEMI_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -111,8 +111,10 @@
  * (shmem.RegisterDevice) is entered by the host in the table `regs` (GPU
  * memory): {base, end} per slot, end = 0 for a free slot. The host writes
  * base before end when it adds one and clears end first when it removes
- * one, so a thread that reads a slot during a change matches nothing or
- * the whole entry; a buffer is used only between its registration and its
+ * one; a thread reads end, base and end again (acquire loads, read again
+ * while end changes), so a slot changing during its scan matches nothing
+ * or one whole entry, and a buffer registered throughout is always found;
+ * a buffer is used only between its registration and its
  * removal (the caller's rule), never during either. A put from (or a get
  * into) a range outside the heap looks the range up here (a scan of the
  * n slots in use; the heap's own path does not read the table) and, when
@@ -771,10 +773,30 @@ GOSHMEMI_COLD uint32_t goshmemi_proxy_reg_find(goshmemi_proxy_state_t *ps, const
     uint32_t m = goshmemi_relaxed_load_u32(&rs->n, 0);
     if (m > GOSHMEMI_PROXY_MAX_REGS) m = GOSHMEMI_PROXY_MAX_REGS;
     for (uint32_t i = 0; i < m; i++) {
-        /* end first: a slot being removed has end = 0 before its base changes */
-        const uint64_t end = goshmemi_relaxed_load_u64(&rs->reg[i].end, 0);
-        const uint64_t base = goshmemi_relaxed_load_u64(&rs->reg[i].base, 0);
-        if (a >= base && a < end && (uint64_t)n <= end - a) {
+        /* A scan with relaxed loads finds a candidate. A slot the host
+         * changes meanwhile may read as a mix of its entries, so the
+         * candidate is confirmed from one consistent reading: end, base,
+         * then end again, each load ordered after the one before. The host
+         * clears end before it changes base and writes end last when it
+         * fills a slot, so equal ends mean base belongs to the entry that
+         * end describes; a slot refilled meanwhile is read again. A buffer
+         * registered throughout is always found, with its own base. */
+        uint64_t end = goshmemi_relaxed_load_u64(&rs->reg[i].end, 0);
+        GOSHMEMI_REG_LOAD_HOOK();
+        uint64_t base = goshmemi_relaxed_load_u64(&rs->reg[i].base, 0);
+        GOSHMEMI_REG_LOAD_HOOK();
+        if (end == 0 || a < base || a >= end || (uint64_t)n > end - a) continue;
+        end = goshmemi_acquire_load_u64(&rs->reg[i].end, 1);
+        GOSHMEMI_REG_LOAD_HOOK();
+        while (end != 0) {
+            base = goshmemi_acquire_load_u64(&rs->reg[i].base, 1);
+            GOSHMEMI_REG_LOAD_HOOK();
+            const uint64_t again = goshmemi_relaxed_load_u64(&rs->reg[i].end, 0);
+            GOSHMEMI_REG_LOAD_HOOK();
+            if (again == end) break;
+            end = again;
+        }
+        if (end != 0 && a >= base && a < end && (uint64_t)n <= end - a) {
             *off = a - base;
             return i + 1;
         }

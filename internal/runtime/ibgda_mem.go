@@ -81,15 +81,17 @@ func (m *ibgdaMem) register(addr, bytes uint64) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	// base and lkey, then end (a reader matches the whole slot or nothing),
-	// then the scan bound
+	// lkey, base, then end, then the scan bound: the device reads end,
+	// base, lkey and end again (goshmemi_ibgdab_reg_lkey), so a base it
+	// reads comes with its lkey, and a buffer that stays registered is
+	// found with its own lkey while other slots change
 	e := m.regs + ibgda.RegsOffReg + uint64(slot)*ibgda.RegSize
 	var b [ibgda.RegSize]byte
 	binary.LittleEndian.PutUint64(b[ibgda.RegOffBase:], addr)
 	binary.LittleEndian.PutUint32(b[ibgda.RegOffLKey:], lkey)
-	err = m.write(e+ibgda.RegOffBase, b[ibgda.RegOffBase:ibgda.RegOffBase+8])
+	err = m.write(e+ibgda.RegOffLKey, b[ibgda.RegOffLKey:ibgda.RegOffLKey+4])
 	if err == nil {
-		err = m.write(e+ibgda.RegOffLKey, b[ibgda.RegOffLKey:ibgda.RegOffLKey+4])
+		err = m.write(e+ibgda.RegOffBase, b[ibgda.RegOffBase:ibgda.RegOffBase+8])
 	}
 	if err == nil {
 		err = m.write(e+ibgda.RegOffEnd, binary.LittleEndian.AppendUint64(nil, addr+bytes))

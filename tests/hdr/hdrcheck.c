@@ -10,6 +10,10 @@
  */
 #define _GNU_SOURCE 1
 
+/* t_reg_find changes the tables of registered buffers between a lookup's loads */
+static void reg_hook(void);
+#define GOSHMEMI_REG_LOAD_HOOK() reg_hook()
+
 #include <goshmem.h>
 #include <goshmem/nvshmem_compat.h>
 
@@ -756,6 +760,223 @@ static void t_errors(void)
     world_free(&w, 1);
 }
 
+/* ---- the tables of registered buffers (proxy, IBGDA) ------------------- */
+
+/* A lookup in a table of registered buffers (goshmemi_proxy_reg_find,
+ * goshmemi_ibgdab_reg_lkey) while the host refills a slot. The host clears
+ * the slot's end, then writes its other fields, end last (proxy: base;
+ * IBGDA: lkey, then base). GOSHMEMI_REG_LOAD_HOOK (defined above, before
+ * the header) applies the host's writes between the lookup's loads, by a
+ * schedule: every way to spread the refill's writes over the lookup's
+ * first REG_HOOKS load points. Each answer must be the answer of one table
+ * state the refill passed through: never a mix of two registrations.
+ *
+ * Slot 0 goes from A to C, and from A to T (a range that ends where A ends:
+ * a refill the end alone cannot tell apart). Slot 1 holds B, which lies
+ * between C and A, so that C's base with A's end would cover it. */
+#define REG_C_BASE 0x10000u
+#define REG_C_END 0x20000u
+#define REG_B_BASE 0x50000u
+#define REG_B_END 0x51000u
+#define REG_A_BASE 0x60000u
+#define REG_A_END 0x70000u
+#define REG_T_BASE 0x68000u
+#define REG_HOOKS 9
+
+typedef struct reg_write {
+    int field; /* 0 end, 1 base, 2 lkey */
+    uint64_t v;
+} reg_write_t;
+
+typedef struct reg_answer {
+    uint32_t slot; /* slot + 1, 0: none */
+    uint64_t off;
+    uint32_t lkey;
+} reg_answer_t;
+
+static struct {
+    int ibgda; /* the table the writes go to */
+    goshmemi_proxy_regs_t *proxy;
+    goshmemi_ibgda_regs_t *ib;
+    const reg_write_t *writes;
+    int nwrites, applied, calls;
+    int sched[REG_HOOKS]; /* writes applied at each load point */
+} g_reg;
+
+static void reg_apply(const reg_write_t *w)
+{
+    if (g_reg.ibgda) {
+        goshmemi_ibgda_reg_t *r = &g_reg.ib->reg[0];
+        if (w->field == 0) r->end = w->v;
+        else if (w->field == 1) r->base = w->v;
+        else r->lkey = (uint32_t)w->v;
+    } else {
+        goshmemi_proxy_reg_t *r = &g_reg.proxy->reg[0];
+        if (w->field == 0) r->end = w->v;
+        else if (w->field == 1) r->base = w->v;
+    }
+}
+
+static void reg_hook(void)
+{
+    if (g_reg.writes == NULL || g_reg.calls >= REG_HOOKS) return;
+    for (int k = 0; k < g_reg.sched[g_reg.calls] && g_reg.applied < g_reg.nwrites; k++)
+        reg_apply(&g_reg.writes[g_reg.applied++]);
+    g_reg.calls++;
+}
+
+/* The answer for [a, a+n) of the table as it is now. */
+static reg_answer_t reg_expect(uint64_t a, uint64_t n)
+{
+    reg_answer_t r = {0, 0, 0};
+    for (uint32_t i = 0; i < 2; i++) {
+        uint64_t base = g_reg.ibgda ? g_reg.ib->reg[i].base : g_reg.proxy->reg[i].base;
+        uint64_t end = g_reg.ibgda ? g_reg.ib->reg[i].end : g_reg.proxy->reg[i].end;
+        if (end != 0 && a >= base && a < end && n <= end - a) {
+            r.slot = i + 1, r.off = a - base, r.lkey = g_reg.ibgda ? g_reg.ib->reg[i].lkey : 0;
+            return r;
+        }
+    }
+    return r;
+}
+
+static reg_answer_t reg_lookup(void *table_state, uint64_t a, uint64_t n)
+{
+    reg_answer_t r = {0, 0, 0};
+    if (g_reg.ibgda) {
+        int found = 0;
+        r.lkey = goshmemi_ibgdab_reg_lkey((const goshmemi_ibgda_state_t *)table_state, (const void *)(uintptr_t)a,
+                                          (size_t)n, &found);
+        if (found) r.slot = 1; /* the IBGDA lookup names no slot: any match counts as one */
+        return r;
+    }
+    r.slot = goshmemi_proxy_reg_find((goshmemi_proxy_state_t *)table_state, (const void *)(uintptr_t)a, (size_t)n,
+                                     &r.off);
+    return r;
+}
+
+/* Slot 0 holds A (lkey 1), slot 1 B (lkey 2); table n = 2. */
+static void reg_reset(void)
+{
+    if (g_reg.ibgda) {
+        memset(g_reg.ib, 0, sizeof *g_reg.ib);
+        g_reg.ib->reg[0].base = REG_A_BASE, g_reg.ib->reg[0].end = REG_A_END, g_reg.ib->reg[0].lkey = 1;
+        g_reg.ib->reg[1].base = REG_B_BASE, g_reg.ib->reg[1].end = REG_B_END, g_reg.ib->reg[1].lkey = 2;
+        g_reg.ib->n = 2;
+    } else {
+        memset(g_reg.proxy, 0, sizeof *g_reg.proxy);
+        g_reg.proxy->reg[0].base = REG_A_BASE, g_reg.proxy->reg[0].end = REG_A_END;
+        g_reg.proxy->reg[1].base = REG_B_BASE, g_reg.proxy->reg[1].end = REG_B_END;
+        g_reg.proxy->n = 2;
+    }
+}
+
+/* Every schedule of writes (the refill of slot 0) against lookups of
+ * addresses in A, B, C and T; *schedules counts the schedules run. */
+static void reg_schedules(void *table_state, const reg_write_t *writes, int nwrites, unsigned long *schedules)
+{
+    static const uint64_t addrs[] = {REG_A_BASE + 0x800, REG_B_BASE + 0x800, REG_C_BASE + 0x800, REG_T_BASE + 0x800};
+    int sched[REG_HOOKS];
+    memset(sched, 0, sizeof sched);
+    for (;;) {
+        int total = 0;
+        for (int h = 0; h < REG_HOOKS; h++) total += sched[h];
+        if (total <= nwrites) {
+            for (size_t k = 0; k < sizeof addrs / sizeof addrs[0]; k++) {
+                /* the answers of the states the refill passes through */
+                reg_answer_t want[8];
+                reg_reset();
+                for (int w = 0; w <= nwrites; w++) {
+                    want[w] = reg_expect(addrs[k], 8);
+                    if (g_reg.ibgda) want[w].slot = want[w].slot != 0, want[w].off = 0;
+                    if (w < nwrites) reg_apply(&writes[w]);
+                }
+                reg_reset();
+                g_reg.writes = writes, g_reg.nwrites = nwrites, g_reg.applied = 0, g_reg.calls = 0;
+                memcpy(g_reg.sched, sched, sizeof sched);
+                reg_answer_t got = reg_lookup(table_state, addrs[k], 8);
+                g_reg.writes = NULL;
+                int ok = 0;
+                for (int w = 0; w <= nwrites; w++)
+                    ok |= got.slot == want[w].slot && got.off == want[w].off && got.lkey == want[w].lkey;
+                /* An address that only A held, looked up while A is
+                 * unregistered (a kernel using a buffer being freed: the
+                 * caller's race), may get the new registration's lkey with
+                 * A's base when the new end equals A's: the NIC then refuses
+                 * the access. Addresses of a buffer that stays registered
+                 * (B) and of the new one are always exact. */
+                if (!ok && g_reg.ibgda && addrs[k] == REG_A_BASE + 0x800)
+                    ok = got.slot == 1 && got.lkey == 3;
+                CHECK(ok);
+                if (!ok)
+                    fprintf(stderr, "hdrcheck: reg_find %s: address %#llx: slot %u off %#llx lkey %u is no state's\n",
+                            g_reg.ibgda ? "ibgda" : "proxy", (unsigned long long)addrs[k], got.slot,
+                            (unsigned long long)got.off, got.lkey);
+            }
+            (*schedules)++;
+        }
+        int h = 0; /* next schedule: count in base nwrites + 1 */
+        while (h < REG_HOOKS && ++sched[h] > nwrites) sched[h++] = 0;
+        if (h == REG_HOOKS) break;
+    }
+}
+
+static void t_reg_find(void)
+{
+    static const reg_write_t proxy_to_c[] = {{0, 0}, {1, REG_C_BASE}, {0, REG_C_END}};
+    static const reg_write_t proxy_to_t[] = {{0, 0}, {1, REG_T_BASE}, {0, REG_A_END}};
+    static const reg_write_t ib_to_c[] = {{0, 0}, {2, 3}, {1, REG_C_BASE}, {0, REG_C_END}};
+    static const reg_write_t ib_to_t[] = {{0, 0}, {2, 3}, {1, REG_T_BASE}, {0, REG_A_END}};
+    goshmemi_proxy_state_t *ps = (goshmemi_proxy_state_t *)calloc(1, sizeof *ps);
+    goshmemi_ibgda_state_t *is = (goshmemi_ibgda_state_t *)calloc(1, sizeof *is);
+    g_reg.proxy = (goshmemi_proxy_regs_t *)calloc(1, sizeof *g_reg.proxy);
+    g_reg.ib = (goshmemi_ibgda_regs_t *)calloc(1, sizeof *g_reg.ib);
+    CHECK(ps != NULL && is != NULL && g_reg.proxy != NULL && g_reg.ib != NULL);
+    uint64_t off = 0;
+    int found = 1;
+
+    /* without a table nothing is registered */
+    CHECK_EQ(0, goshmemi_proxy_reg_find(ps, (void *)(uintptr_t)(REG_B_BASE + 8), 8, &off));
+    CHECK_EQ(0, goshmemi_ibgdab_reg_lkey(is, (void *)(uintptr_t)(REG_B_BASE + 8), 8, &found));
+    CHECK_EQ(0, found);
+    ps->regs = (uint64_t)(uintptr_t)g_reg.proxy;
+    is->regs = g_reg.ib;
+
+    /* the bounds of a match, a free slot, the scan bound n */
+    g_reg.ibgda = 0;
+    reg_reset();
+    g_reg.proxy->reg[2].base = REG_B_BASE + 0x4000; /* end 0: free */
+    g_reg.proxy->n = 3;
+    CHECK_EQ(2, goshmemi_proxy_reg_find(ps, (void *)(uintptr_t)(REG_B_BASE + 0x10), 0xff0, &off));
+    CHECK_EQ(0x10, off);
+    CHECK_EQ(0, goshmemi_proxy_reg_find(ps, (void *)(uintptr_t)(REG_B_BASE + 0x10), 0xff1, &off));
+    CHECK_EQ(0, goshmemi_proxy_reg_find(ps, (void *)(uintptr_t)(REG_B_BASE + 0x4000), 8, &off));
+    CHECK_EQ(0, goshmemi_proxy_reg_find(ps, (void *)(uintptr_t)(REG_B_END), 8, &off));
+    g_reg.proxy->n = 1;
+    CHECK_EQ(0, goshmemi_proxy_reg_find(ps, (void *)(uintptr_t)(REG_B_BASE + 0x10), 8, &off));
+    g_reg.ibgda = 1;
+    reg_reset();
+    CHECK_EQ(2, goshmemi_ibgdab_reg_lkey(is, (void *)(uintptr_t)(REG_B_BASE + 0x10), 0xff0, &found));
+    CHECK_EQ(1, found);
+    CHECK_EQ(0, goshmemi_ibgdab_reg_lkey(is, (void *)(uintptr_t)(REG_B_BASE + 0x10), 0xff1, &found));
+    CHECK_EQ(0, found);
+    g_reg.ib->n = 1;
+    CHECK_EQ(0, goshmemi_ibgdab_reg_lkey(is, (void *)(uintptr_t)(REG_B_BASE + 0x10), 8, &found));
+    CHECK_EQ(0, found);
+
+    /* refills between the loads */
+    unsigned long schedules = 0;
+    g_reg.ibgda = 0;
+    reg_schedules(ps, proxy_to_c, 3, &schedules);
+    reg_schedules(ps, proxy_to_t, 3, &schedules);
+    g_reg.ibgda = 1;
+    reg_schedules(is, ib_to_c, 4, &schedules);
+    reg_schedules(is, ib_to_t, 4, &schedules);
+    CHECK(schedules > 1000);
+    free(ps), free(is), free(g_reg.proxy), free(g_reg.ib);
+    g_reg.proxy = NULL, g_reg.ib = NULL;
+}
+
 /* ---- driver ------------------------------------------------------------------ */
 
 static void on_alarm(int sig)
@@ -857,6 +1078,8 @@ int main(void)
      * but both branches of goshmemi_sys_scope() run */
     static const int ns[] = {1, 2, 3, 4, 6, 8, 12}; /* 12: barriers in dissemination rounds (flat up to 8) */
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) run_suite(ns[i], (int)(i % 2));
+    g_test = "reg_find";
+    t_reg_find();
     g_test = "errors";
     t_errors();
     printf("hdrcheck: %lu passed, %lu failed\n", g_passed, g_failed);

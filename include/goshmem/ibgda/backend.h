@@ -331,16 +331,44 @@ GOSHMEMI_COLD uint32_t goshmemi_ibgdab_reg_lkey(const goshmemi_ibgda_state_t *s,
     *found = 0;
     if (rs == NULL)
         return 0;
-    m = *(const volatile uint32_t *)&rs->n;
+    m = goshmemi_relaxed_load_u32(&rs->n, 0);
     if (m > GOSHMEMI_IBGDA_MAX_REGS)
         m = GOSHMEMI_IBGDA_MAX_REGS;
     for (i = 0; i < m; i++) {
-        /* end first: a slot being removed has end = 0 before the rest changes */
-        uint64_t end = *(const volatile uint64_t *)&rs->reg[i].end;
-        uint64_t base = *(const volatile uint64_t *)&rs->reg[i].base;
-        if (a >= base && a < end && (uint64_t)n <= end - a) {
+        /* A scan with relaxed loads finds a candidate, confirmed from one
+         * consistent reading (as goshmemi_proxy_reg_find does). The host
+         * clears end before it changes the rest and fills a slot in the
+         * order lkey, base, end; end, base, lkey, then end again, each load
+         * ordered after the one before: equal ends mean base belongs to the
+         * entry end describes, a base just written comes with its lkey, and
+         * a slot refilled meanwhile is read again. A buffer registered
+         * throughout is always found with its own lkey. (An address of a
+         * buffer unregistered during the lookup, the caller's race, can
+         * get a successor's lkey when the successor ends where it did: the
+         * NIC then refuses the access.) */
+        uint64_t end = goshmemi_relaxed_load_u64(&rs->reg[i].end, 0), base, again;
+        uint32_t lkey = 0;
+        GOSHMEMI_REG_LOAD_HOOK();
+        base = goshmemi_relaxed_load_u64(&rs->reg[i].base, 0);
+        GOSHMEMI_REG_LOAD_HOOK();
+        if (end == 0 || a < base || a >= end || (uint64_t)n > end - a)
+            continue;
+        end = goshmemi_acquire_load_u64(&rs->reg[i].end, 1);
+        GOSHMEMI_REG_LOAD_HOOK();
+        while (end != 0) {
+            base = goshmemi_acquire_load_u64(&rs->reg[i].base, 1);
+            GOSHMEMI_REG_LOAD_HOOK();
+            lkey = goshmemi_acquire_load_u32(&rs->reg[i].lkey, 1);
+            GOSHMEMI_REG_LOAD_HOOK();
+            again = goshmemi_relaxed_load_u64(&rs->reg[i].end, 0);
+            GOSHMEMI_REG_LOAD_HOOK();
+            if (again == end)
+                break;
+            end = again;
+        }
+        if (end != 0 && a >= base && a < end && (uint64_t)n <= end - a) {
             *found = 1;
-            return *(const volatile uint32_t *)&rs->reg[i].lkey;
+            return lkey;
         }
     }
     return 0;
