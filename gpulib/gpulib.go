@@ -11,8 +11,8 @@
 //	import _ "github.com/goshmem/goshmem/gpulib"
 //
 // Its init registers the image with goshmem, which loads it at Init on
-// every PE with a GPU; a load or ABI error is kept and returned by the
-// first call that needs a kernel. Programs without the import do not carry
+// every PE with a GPU; a load or ABI error is kept and returned by every
+// call that needs a kernel. Programs without the import do not carry
 // the image (7 MiB); their first such call returns an error naming this
 // import. Require the same version of this module as of
 // github.com/goshmem/goshmem: the image is checked against goshmem's

@@ -146,7 +146,9 @@ DTR="bin/devtest -fatbin bin/gpu/devtest_remote.fatbin -compat bin/gpu/compat_re
 # The soft NIC steps: the emulated NIC runs the atomics test's 8,192 device
 # atomics and lock operations from a host goroutine (about 16 s on one H100
 # under MPS), while the PE that finished first waits for the other in the next
-# barrier, so their limits are three times the other remote steps'.
+# barrier, so their limits are three times the other remote steps'. They do
+# not follow RTIMEOUT and WATCHDOG; keep RTIMEOUT_SOFT at most
+# (WATCHDOG_SOFT - 1 s) / 1.25, so that goshmem's own timeouts fire first.
 RTIMEOUT_SOFT=${RTIMEOUT_SOFT:-60s}
 DTR_SOFT="bin/devtest -fatbin bin/gpu/devtest_remote.fatbin -compat bin/gpu/compat_remote.fatbin -watchdog ${WATCHDOG_SOFT:-90s}"
 

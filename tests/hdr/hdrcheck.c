@@ -773,7 +773,11 @@ static void t_errors(void)
  *
  * Slot 0 goes from A to C, and from A to T (a range that ends where A ends:
  * a refill the end alone cannot tell apart). Slot 1 holds B, which lies
- * between C and A, so that C's base with A's end would cover it. */
+ * between C and A, so that C's base with A's end would cover it.
+ *
+ * What it cannot show: loads the GPU performs out of order (the hooks run
+ * in program order), and a slot refilled twice or more within one lookup,
+ * which the lookup does not handle yet (docs/gpu.md, RegisterDevice). */
 #define REG_C_BASE 0x10000u
 #define REG_C_END 0x20000u
 #define REG_B_BASE 0x50000u
@@ -873,7 +877,7 @@ static void reg_reset(void)
 
 /* Every schedule of writes (the refill of slot 0) against lookups of
  * addresses in A, B, C and T; *schedules counts the schedules run. */
-static void reg_schedules(void *table_state, const reg_write_t *writes, int nwrites, unsigned long *schedules)
+static void reg_schedules(void *table_state, const reg_write_t *writes, int nwrites, int twin, unsigned long *schedules)
 {
     static const uint64_t addrs[] = {REG_A_BASE + 0x800, REG_B_BASE + 0x800, REG_C_BASE + 0x800, REG_T_BASE + 0x800};
     int sched[REG_HOOKS];
@@ -902,10 +906,11 @@ static void reg_schedules(void *table_state, const reg_write_t *writes, int nwri
                 /* An address that only A held, looked up while A is
                  * unregistered (a kernel using a buffer being freed: the
                  * caller's race), may get the new registration's lkey with
-                 * A's base when the new end equals A's: the NIC then refuses
-                 * the access. Addresses of a buffer that stays registered
-                 * (B) and of the new one are always exact. */
-                if (!ok && g_reg.ibgda && addrs[k] == REG_A_BASE + 0x800)
+                 * A's base when the new end equals A's: the NIC then fails the
+                 * access with an error completion. Addresses of a buffer that
+                 * stays registered (B) and of the new one are exact after one
+                 * refill. */
+                if (!ok && g_reg.ibgda && twin && addrs[k] == REG_A_BASE + 0x800)
                     ok = got.slot == 1 && got.lkey == 3;
                 CHECK(ok);
                 if (!ok)
@@ -967,11 +972,11 @@ static void t_reg_find(void)
     /* refills between the loads */
     unsigned long schedules = 0;
     g_reg.ibgda = 0;
-    reg_schedules(ps, proxy_to_c, 3, &schedules);
-    reg_schedules(ps, proxy_to_t, 3, &schedules);
+    reg_schedules(ps, proxy_to_c, 3, 0, &schedules);
+    reg_schedules(ps, proxy_to_t, 3, 1, &schedules);
     g_reg.ibgda = 1;
-    reg_schedules(is, ib_to_c, 4, &schedules);
-    reg_schedules(is, ib_to_t, 4, &schedules);
+    reg_schedules(is, ib_to_c, 4, 0, &schedules);
+    reg_schedules(is, ib_to_t, 4, 1, &schedules);
     CHECK(schedules > 1000);
     free(ps), free(is), free(g_reg.proxy), free(g_reg.ib);
     g_reg.proxy = NULL, g_reg.ib = NULL;
