@@ -84,7 +84,8 @@ func (m *ibgdaMem) register(addr, bytes uint64) (int, error) {
 	// lkey, base, then end, then the scan bound: the device reads end,
 	// base, lkey and end again (goshmemi_ibgdab_reg_lkey), so a base it
 	// reads comes with its lkey, and a buffer that stays registered is
-	// found with its own lkey while other slots change
+	// found with its own lkey while another slot is refilled once (more
+	// refills within one lookup are not covered yet: docs/gpu.md)
 	e := m.regs + ibgda.RegsOffReg + uint64(slot)*ibgda.RegSize
 	var b [ibgda.RegSize]byte
 	binary.LittleEndian.PutUint64(b[ibgda.RegOffBase:], addr)
