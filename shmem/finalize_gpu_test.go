@@ -1,7 +1,6 @@
 package shmem_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,17 +19,12 @@ const finalizeGPUCaseEnv = "GOSHMEM_TEST_FINALIZE_GPU"
 // GPU's queued work before the heaps go), on the fake CUDA driver in a
 // process of its own.
 func TestFinalizeSettlesGPUFake(t *testing.T) {
-	if os.Getenv(finalizeGPUCaseEnv) != "" {
-		t.Skip("the child process runs only TestFinalizeSettlesGPUFakeCase")
-	}
 	runFakeGPUCase(t, finalizeGPUCaseEnv, "TestFinalizeSettlesGPUFakeCase")
 }
 
 // TestFinalizeSettlesGPUFakeCase is TestFinalizeSettlesGPUFake's case.
 func TestFinalizeSettlesGPUFakeCase(t *testing.T) {
-	if os.Getenv(finalizeGPUCaseEnv) == "" {
-		t.Skip("run by TestFinalizeSettlesGPUFake in a process of its own")
-	}
+	inFakeGPUCase(t, finalizeGPUCaseEnv, "TestFinalizeSettlesGPUFake")
 	testutil.FakeLib(t) // what importing the gpulib module does
 	require.NoError(t, shmem.Init(shmem.WithSymmetricSize(testHeap)))
 	// The fake runs the kernel at the launch; its trap is pending for the

@@ -1,7 +1,6 @@
 package shmem_test
 
 import (
-	"os"
 	"testing"
 	"unsafe"
 
@@ -27,9 +26,6 @@ const registerCaseEnv = "GOSHMEM_TEST_REGISTER_GPU"
 // TestRegisterDeviceFake: RegisterDevice in a 1-PE job on the fake CUDA
 // driver, in a process of its own (the driver loads once per process).
 func TestRegisterDeviceFake(t *testing.T) {
-	if os.Getenv(registerCaseEnv) != "" {
-		t.Skip("the child process runs only TestRegisterDeviceFakeCase")
-	}
 	runFakeGPUCase(t, registerCaseEnv, "TestRegisterDeviceFakeCase")
 }
 
@@ -50,9 +46,7 @@ func foreign(t *testing.T, dev, bytes int) (*cuda.Context, cuda.DevicePtr) {
 
 // TestRegisterDeviceFakeCase is TestRegisterDeviceFake's case.
 func TestRegisterDeviceFakeCase(t *testing.T) {
-	if os.Getenv(registerCaseEnv) == "" {
-		t.Skip("run by TestRegisterDeviceFake in a process of its own")
-	}
+	inFakeGPUCase(t, registerCaseEnv, "TestRegisterDeviceFake")
 	testutil.FakeLib(t)
 	start(t)
 	c, p := foreign(t, 0, 64<<10)

@@ -1,7 +1,6 @@
 package shmem_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,17 +62,12 @@ const streamGPUCaseEnv = "GOSHMEM_TEST_STREAM_GPU"
 // streams are synchronous); in a process of its own, as the driver loads
 // once per process.
 func TestOnStreamGPUFake(t *testing.T) {
-	if os.Getenv(streamGPUCaseEnv) != "" {
-		t.Skip("the child process runs only TestOnStreamGPUFakeCase")
-	}
 	runFakeGPUCase(t, streamGPUCaseEnv, "TestOnStreamGPUFakeCase")
 }
 
 // TestOnStreamGPUFakeCase is TestOnStreamGPUFake's case.
 func TestOnStreamGPUFakeCase(t *testing.T) {
-	if os.Getenv(streamGPUCaseEnv) == "" {
-		t.Skip("run by TestOnStreamGPUFake in a process of its own")
-	}
+	inFakeGPUCase(t, streamGPUCaseEnv, "TestOnStreamGPUFake")
 	testutil.FakeLib(t) // what importing the gpulib module does
 	start(t)
 	x, err := shmem.AllocDevice[float64](9)

@@ -22,16 +22,11 @@ const teamGPUCaseEnv = "GOSHMEM_TEST_TEAM_GPU"
 // on a slot the next team may own. On the fake CUDA driver, in a process
 // of its own.
 func TestTeamDestroyDeviceRowFake(t *testing.T) {
-	if os.Getenv(teamGPUCaseEnv) != "" {
-		t.Skip("the child process runs only TestTeamDestroyDeviceRowFakeCase")
-	}
 	runFakeGPUCase(t, teamGPUCaseEnv, "TestTeamDestroyDeviceRowFakeCase")
 }
 
 func TestTeamDestroyDeviceRowFakeCase(t *testing.T) {
-	if os.Getenv(teamGPUCaseEnv) == "" {
-		t.Skip("run by TestTeamDestroyDeviceRowFake in a process of its own")
-	}
+	inFakeGPUCase(t, teamGPUCaseEnv, "TestTeamDestroyDeviceRowFake")
 	testutil.FakeLib(t)
 	start(t)
 	tm, err := shmem.TeamSplitStrided(shmem.TeamWorld, 0, 1, 1)
@@ -56,16 +51,11 @@ const callerCtxCaseEnv = "GOSHMEM_TEST_CALLER_CTX"
 // GPU, its Destroy, and Finalize. On the fake CUDA driver, in a process
 // of its own.
 func TestCallerContextKeptFake(t *testing.T) {
-	if os.Getenv(callerCtxCaseEnv) != "" {
-		t.Skip("the child process runs only TestCallerContextKeptFakeCase")
-	}
 	runFakeGPUCase(t, callerCtxCaseEnv, "TestCallerContextKeptFakeCase", "FAKECUDA_DEVICES=2")
 }
 
 func TestCallerContextKeptFakeCase(t *testing.T) {
-	if os.Getenv(callerCtxCaseEnv) == "" {
-		t.Skip("run by TestCallerContextKeptFake in a process of its own")
-	}
+	inFakeGPUCase(t, callerCtxCaseEnv, "TestCallerContextKeptFake")
 	testutil.FakeLib(t)
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()

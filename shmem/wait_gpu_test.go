@@ -1,7 +1,6 @@
 package shmem_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -20,17 +19,12 @@ const waitGPUCaseEnv = "GOSHMEM_TEST_WAITSET_GPU"
 // process, so the case runs in a process of its own (this test binary
 // again, TestWaitSetGPUFakeCase only).
 func TestWaitSetGPUFake(t *testing.T) {
-	if os.Getenv(waitGPUCaseEnv) != "" {
-		t.Skip("the child process runs only TestWaitSetGPUFakeCase")
-	}
 	runFakeGPUCase(t, waitGPUCaseEnv, "TestWaitSetGPUFakeCase")
 }
 
 // TestWaitSetGPUFakeCase is TestWaitSetGPUFake's case, in its own process.
 func TestWaitSetGPUFakeCase(t *testing.T) {
-	if os.Getenv(waitGPUCaseEnv) == "" {
-		t.Skip("run by TestWaitSetGPUFake in a process of its own")
-	}
+	inFakeGPUCase(t, waitGPUCaseEnv, "TestWaitSetGPUFake")
 	t.Run("results", func(t *testing.T) {
 		start(t, shmem.WithTimeout(20*time.Second))
 		a, err := shmem.AllocDevice[int64](8)
